@@ -1,0 +1,94 @@
+#include "cli/app.h"
+
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/suggest.h"
+#include "engine/core/build_info.h"
+#include "engine/core/error.h"
+
+namespace dlbench::cli {
+namespace {
+
+std::string version_line() {
+  const BuildInfo& b = build_info();
+  return "dlbench " + b.version + " (git " + b.git_hash + ", " + b.compiler + ", " +
+         (b.cuda ? "CUDA sm_" + b.cuda_architectures : std::string("CPU-only")) + ")";
+}
+
+// Every name a user could have meant: subcommands and long flags, at every level.
+void collect_names(const CLI::App& app, std::vector<std::string>& names) {
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+  }
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    names.push_back(sub->get_name());
+    collect_names(*sub, names);
+  }
+}
+
+std::string hint_for(const CLI::App& app, const CLI::ParseError& e) {
+  std::vector<std::string> unexpected = app.remaining(true);
+  std::vector<std::string> names;
+  collect_names(app, names);
+  for (const std::string& word : unexpected) {
+    std::string match = closest_match(word, names);
+    if (!match.empty()) return "did you mean '" + match + "'? See 'dlbench --help'.";
+  }
+  (void)e;
+  return "see 'dlbench --help' for the subcommands and 'dlbench SUBCOMMAND --help' for their "
+         "flags.";
+}
+
+int report(const Error& e) {
+  std::cerr << "dlbench: " << e.what() << "\n";
+  if (!e.hint().empty()) std::cerr << "hint: " << e.hint() << "\n";
+  return exit_code(e.kind());
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  GlobalOptions global;
+  CLI::App app{"dlbench: how good is this machine at deep learning, and why.", "dlbench"};
+  app.set_version_flag("--version", version_line(), "Print the version and build, then exit");
+  app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
+  app.add_flag("-q,--quiet", global.quiet, "Print only results and errors");
+  app.add_flag("-v,--verbose", global.verbose, "Print more detail");
+  app.fallthrough();  // global flags work after the subcommand too
+  app.require_subcommand(0, 1);
+
+  add_info_command(app, global);
+
+  try {
+    app.parse(argc, argv);
+    if (app.get_subcommands().empty()) {
+      std::cout << app.help();
+      throw Error(ErrorKind::kUsage, "no subcommand given", "try 'dlbench info'.");
+    }
+    return 0;
+  } catch (const CLI::CallForHelp&) {
+    return app.exit(CLI::CallForHelp());
+  } catch (const CLI::CallForAllHelp&) {
+    return app.exit(CLI::CallForAllHelp());
+  } catch (const CLI::CallForVersion&) {
+    std::cout << version_line() << "\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return report(Error(ErrorKind::kUsage, e.what(), hint_for(app, e)));
+  } catch (const Error& e) {
+    return report(e);
+  } catch (const std::bad_alloc&) {
+    return report(
+        Error(ErrorKind::kResource, "out of host memory", "free memory or try a smaller batch."));
+  } catch (const std::exception& e) {
+    return report(Error(ErrorKind::kInternal, std::string("unexpected: ") + e.what(),
+                        "this is a dlbench bug; please report it with the command line."));
+  }
+}
+
+}  // namespace dlbench::cli

@@ -1,0 +1,12 @@
+// Each subcommand registers itself on the app; the callback runs after a successful parse.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/global_options.h"
+
+namespace dlbench::cli {
+
+void add_info_command(CLI::App& app, const GlobalOptions& global);
+
+}  // namespace dlbench::cli

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages in deps/debian.txt that are missing; does nothing when all are
+# present. Set DLBENCH_SKIP_DEPS=1 to skip (machines whose libraries come from elsewhere).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+list="$root/deps/debian.txt"
+if [ "${DLBENCH_SKIP_DEPS:-0}" = "1" ]; then
+  echo "install-deps: skipped (DLBENCH_SKIP_DEPS=1)"
+  exit 0
+fi
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps: this is not a Debian-like system; install the packages named in deps/debian.txt yourself, then run with DLBENCH_SKIP_DEPS=1" >&2
+  exit 3
+fi
+missing=()
+while read -r name _; do
+  [ -z "$name" ] && continue
+  case "$name" in \#*) continue ;; esac
+  status=$(dpkg-query -W -f='${Status}' "$name" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ] || missing+=("$name")
+done <"$list"
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+  echo "install-deps: run as root:  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 3
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
