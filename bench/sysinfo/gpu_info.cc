@@ -109,6 +109,21 @@ GpuSoftware query_nvml_software(const Nvml& nvml) {
   return sw;
 }
 
+// A GPU that only the CUDA runtime sees: every NVML-only field says why it is missing.
+GpuInfo gpu_without_nvml(const std::string& why) {
+  GpuInfo gpu;
+  gpu.nvml_index = Reported<int>::missing(why);
+  gpu.uuid = gpu.pci_bus_id = gpu.compute_capability = Reported<std::string>::missing(why);
+  gpu.memory_bytes = Reported<std::uint64_t>::missing(why);
+  gpu.max_sm_clock_mhz = gpu.max_memory_clock_mhz = gpu.memory_bus_width_bits =
+      gpu.pcie_generation_max = gpu.pcie_width_max = gpu.pcie_generation_current =
+          gpu.pcie_width_current = Reported<unsigned>::missing(why);
+  gpu.nvlink_links_active = Reported<int>::missing(why);
+  gpu.power_limit_w = Reported<double>::missing(why);
+  gpu.ecc_enabled = gpu.mig_enabled = gpu.persistence_enabled = Reported<bool>::missing(why);
+  return gpu;
+}
+
 // Fills what NVML does not know (SM count, L2) or did not answer from the CUDA runtime.
 void merge_cuda(GpuInfo& gpu, const CudaDevice& d) {
   gpu.cuda_index = Reported<int>::of(d.index);
@@ -186,9 +201,8 @@ GpuReport query_gpus(const nvml::Nvml& nvml) {
         break;
       }
     }
-    if (!matched) {  // CUDA sees a GPU that NVML does not list
-      GpuInfo gpu;
-      gpu.nvml_index = Reported<int>::missing("not listed by NVML");
+    if (!matched) {  // CUDA sees a GPU that NVML does not list (or NVML is missing)
+      GpuInfo gpu = gpu_without_nvml(nvml.loaded() ? "not listed by NVML" : nvml.why_unavailable());
       merge_cuda(gpu, d);
       report.gpus.push_back(gpu);
     }
