@@ -26,7 +26,9 @@ TEST(NvmlTest, GpuReportWithoutDriverSaysSoPlainly) {
     EXPECT_FALSE(gpu.power_limit_w.available());
     EXPECT_NE(gpu.power_limit_w.reason().find("no NVIDIA driver"), std::string::npos);
   }
-  if (report.gpus.empty()) EXPECT_FALSE(report.none_reason.empty());
+  if (report.gpus.empty()) {
+    EXPECT_FALSE(report.none_reason.empty());
+  }
   EXPECT_NE(report.software.driver_version.reason().find("no NVIDIA driver"), std::string::npos);
 }
 
