@@ -1,0 +1,198 @@
+// The checks at the door of every op; the backends implement the *_impl hooks.
+#include "engine/backend/backend.h"
+
+namespace dlbench::backend {
+namespace {
+
+constexpr DType kF32 = DType::kF32;
+
+void check(const Tensor& t, const Shape& shape, DType dtype, const char* op, const char* what) {
+  DLBENCH_CHECK(t.defined(), std::string(op) + ": " + what + " is not allocated");
+  check_shape(t, shape, op, what);
+  check_dtype(t, dtype, op, what);
+}
+
+void check_same(const Tensor& a, const Tensor& b, const char* op, const char* what) {
+  check(b, a.shape(), a.dtype(), op, what);
+}
+
+}  // namespace
+
+void Backend::conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w,
+                             const Tensor& bias, const Tensor& y) {
+  check(x, p.input_shape(), x.dtype(), "conv2d_forward", "x");
+  check(w, p.weight_shape(), x.dtype(), "conv2d_forward", "w");
+  check(y, p.output_shape(), x.dtype(), "conv2d_forward", "y");
+  if (p.bias) check(bias, {p.k}, x.dtype(), "conv2d_forward", "bias");
+  conv2d_forward_impl(p, x, w, bias, y);
+}
+
+void Backend::conv2d_backward_data(const Conv2dParams& p, const Tensor& dy, const Tensor& w,
+                                   const Tensor& dx, GradMode mode) {
+  check(dy, p.output_shape(), dy.dtype(), "conv2d_backward_data", "dy");
+  check(w, p.weight_shape(), dy.dtype(), "conv2d_backward_data", "w");
+  check(dx, p.input_shape(), dy.dtype(), "conv2d_backward_data", "dx");
+  conv2d_backward_data_impl(p, dy, w, dx, mode);
+}
+
+void Backend::conv2d_backward_weights(const Conv2dParams& p, const Tensor& x, const Tensor& dy,
+                                      const Tensor& dw, const Tensor& dbias, GradMode mode) {
+  check(x, p.input_shape(), x.dtype(), "conv2d_backward_weights", "x");
+  check(dy, p.output_shape(), x.dtype(), "conv2d_backward_weights", "dy");
+  check(dw, p.weight_shape(), dw.dtype(), "conv2d_backward_weights", "dw");
+  if (p.bias) check(dbias, {p.k}, dw.dtype(), "conv2d_backward_weights", "dbias");
+  conv2d_backward_weights_impl(p, x, dy, dw, dbias, mode);
+}
+
+void Backend::batch_norm_forward_training(const BatchNormParams& p, const Tensor& x,
+                                          const Tensor& gamma, const Tensor& beta, const Tensor& y,
+                                          const Tensor& saved_mean, const Tensor& saved_inv_std,
+                                          const Tensor& running_mean, const Tensor& running_var) {
+  const char* op = "batch_norm_forward_training";
+  DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
+  check_same(x, y, op, "y");
+  for (const Tensor* t : {&gamma, &beta, &saved_mean, &saved_inv_std, &running_mean, &running_var})
+    check(*t, {p.channels}, kF32, op, "per-channel tensor");
+  batch_norm_forward_training_impl(p, x, gamma, beta, y, saved_mean, saved_inv_std, running_mean,
+                                   running_var);
+}
+
+void Backend::batch_norm_forward_inference(const BatchNormParams& p, const Tensor& x,
+                                           const Tensor& gamma, const Tensor& beta,
+                                           const Tensor& running_mean, const Tensor& running_var,
+                                           const Tensor& y) {
+  const char* op = "batch_norm_forward_inference";
+  DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
+  check_same(x, y, op, "y");
+  for (const Tensor* t : {&gamma, &beta, &running_mean, &running_var})
+    check(*t, {p.channels}, kF32, op, "per-channel tensor");
+  batch_norm_forward_inference_impl(p, x, gamma, beta, running_mean, running_var, y);
+}
+
+void Backend::batch_norm_backward(const BatchNormParams& p, const Tensor& x, const Tensor& dy,
+                                  const Tensor& gamma, const Tensor& saved_mean,
+                                  const Tensor& saved_inv_std, const Tensor& dx,
+                                  const Tensor& dgamma, const Tensor& dbeta, GradMode mode) {
+  const char* op = "batch_norm_backward";
+  DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
+  check_same(x, dy, op, "dy");
+  check_same(x, dx, op, "dx");
+  for (const Tensor* t : {&gamma, &saved_mean, &saved_inv_std, &dgamma, &dbeta})
+    check(*t, {p.channels}, kF32, op, "per-channel tensor");
+  batch_norm_backward_impl(p, x, dy, gamma, saved_mean, saved_inv_std, dx, dgamma, dbeta, mode);
+}
+
+void Backend::pool_forward(const PoolParams& p, const Tensor& x, const Tensor& y,
+                           const Tensor& workspace) {
+  check(x, p.input_shape(), x.dtype(), "pool_forward", "x");
+  check(y, p.output_shape(), x.dtype(), "pool_forward", "y");
+  DLBENCH_CHECK(workspace.bytes() >= pool_workspace_bytes(p), "pool workspace too small");
+  pool_forward_impl(p, x, y, workspace);
+}
+
+void Backend::pool_backward(const PoolParams& p, const Tensor& x, const Tensor& y, const Tensor& dy,
+                            const Tensor& workspace, const Tensor& dx, GradMode mode) {
+  check(x, p.input_shape(), x.dtype(), "pool_backward", "x");
+  check(y, p.output_shape(), x.dtype(), "pool_backward", "y");
+  check(dy, p.output_shape(), x.dtype(), "pool_backward", "dy");
+  check(dx, p.input_shape(), x.dtype(), "pool_backward", "dx");
+  DLBENCH_CHECK(workspace.bytes() >= pool_workspace_bytes(p), "pool workspace too small");
+  pool_backward_impl(p, x, y, dy, workspace, dx, mode);
+}
+
+void Backend::matmul_forward(const MatmulParams& p, const Tensor& x, const Tensor& w,
+                             const Tensor& bias, const Tensor& y) {
+  check(x, {p.m, p.k}, x.dtype(), "matmul_forward", "x");
+  check(w, {p.n, p.k}, x.dtype(), "matmul_forward", "w");
+  check(y, {p.m, p.n}, x.dtype(), "matmul_forward", "y");
+  if (p.bias) check(bias, {p.n}, x.dtype(), "matmul_forward", "bias");
+  matmul_forward_impl(p, x, w, bias, y);
+}
+
+void Backend::matmul_backward_data(const MatmulParams& p, const Tensor& dy, const Tensor& w,
+                                   const Tensor& dx, GradMode mode) {
+  DLBENCH_CHECK(p.activation == Activation::kNone, "run the activation's backward first");
+  check(dy, {p.m, p.n}, dy.dtype(), "matmul_backward_data", "dy");
+  check(w, {p.n, p.k}, dy.dtype(), "matmul_backward_data", "w");
+  check(dx, {p.m, p.k}, dy.dtype(), "matmul_backward_data", "dx");
+  matmul_backward_data_impl(p, dy, w, dx, mode);
+}
+
+void Backend::matmul_backward_weights(const MatmulParams& p, const Tensor& x, const Tensor& dy,
+                                      const Tensor& dw, const Tensor& dbias, GradMode mode) {
+  DLBENCH_CHECK(p.activation == Activation::kNone, "run the activation's backward first");
+  check(x, {p.m, p.k}, x.dtype(), "matmul_backward_weights", "x");
+  check(dy, {p.m, p.n}, x.dtype(), "matmul_backward_weights", "dy");
+  check(dw, {p.n, p.k}, dw.dtype(), "matmul_backward_weights", "dw");
+  if (p.bias) check(dbias, {p.n}, dw.dtype(), "matmul_backward_weights", "dbias");
+  matmul_backward_weights_impl(p, x, dy, dw, dbias, mode);
+}
+
+void Backend::activation_forward(Activation a, const Tensor& x, const Tensor& y) {
+  check_same(x, y, "activation_forward", "y");
+  activation_forward_impl(a, x, y);
+}
+
+void Backend::activation_backward(Activation a, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                                  GradMode mode) {
+  check_same(y, dy, "activation_backward", "dy");
+  check_same(y, dx, "activation_backward", "dx");
+  activation_backward_impl(a, y, dy, dx, mode);
+}
+
+void Backend::add(const Tensor& a, const Tensor& b, const Tensor& y) {
+  check_same(a, b, "add", "b");
+  check_same(a, y, "add", "y");
+  add_impl(a, b, y);
+}
+
+void Backend::accumulate(const Tensor& src, const Tensor& dst) {
+  check_same(src, dst, "accumulate", "dst");
+  accumulate_impl(src, dst);
+}
+
+void Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
+                                    const Tensor& dlogits, float scale) {
+  const char* op = "softmax_cross_entropy";
+  DLBENCH_CHECK(logits.rank() == 2, "logits must be [rows, classes]");
+  check(labels, {logits.dim(0)}, DType::kI32, op, "labels");
+  check(loss, {1}, kF32, op, "loss");
+  check_same(logits, dlogits, op, "dlogits");
+  softmax_cross_entropy_impl(logits, labels, loss, dlogits, scale);
+}
+
+void Backend::sgd_momentum_update(const SgdParams& p, const Tensor& weights, const Tensor& grads,
+                                  const Tensor& velocity) {
+  check(grads, weights.shape(), kF32, "sgd_momentum_update", "grads");
+  check(velocity, weights.shape(), kF32, "sgd_momentum_update", "velocity");
+  check_dtype(weights, kF32, "sgd_momentum_update", "weights");
+  sgd_momentum_update_impl(p, weights, grads, velocity);
+}
+
+void Backend::fill(const Tensor& t, float value) {
+  fill_impl(t, value);
+}
+
+void Backend::copy(const Tensor& src, const Tensor& dst) {
+  check_same(src, dst, "copy", "dst");
+  copy_impl(src, dst);
+}
+
+void Backend::fill_normal(const Tensor& t, float mean, float stddev, std::uint64_t seed) {
+  fill_normal_impl(t, mean, stddev, seed);
+}
+
+void Backend::fill_uniform_int(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
+                               std::uint64_t seed) {
+  DLBENCH_CHECK(high_exclusive > low, "empty integer range");
+  fill_uniform_int_impl(t, low, high_exclusive, seed);
+}
+
+void Backend::to_host(const Tensor& src, void* host) {
+  to_host_impl(src, host);
+}
+void Backend::from_host(const void* host, const Tensor& dst) {
+  from_host_impl(host, dst);
+}
+
+}  // namespace dlbench::backend

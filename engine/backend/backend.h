@@ -1,0 +1,158 @@
+// The op interface every backend implements (CPU: oneDNN and loops; CUDA: cuDNN, cuBLASLt
+// and our kernels). Public entry points check shapes and dtypes at the door; each backend
+// implements the *_impl hooks. Ops run in order on the backend's stream; synchronize() waits.
+//
+// Conventions: tensors are dense row-major views; outputs are written (or accumulated when a
+// GradMode says so); workspaces come from the caller, sized by the *_workspace_bytes queries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/backend/op_params.h"
+#include "engine/core/memory.h"
+#include "engine/core/tensor.h"
+
+namespace dlbench::backend {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;  // "cpu (oneDNN 2.6.3)"
+  virtual Device device() const = 0;
+  virtual DeviceAllocator& allocator() = 0;
+  virtual void synchronize() = 0;
+
+  // --- convolution (NHWC x, KRSC w, optional bias [k]) -----------------------------------
+  void conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,
+                      const Tensor& y);
+  void conv2d_backward_data(const Conv2dParams& p, const Tensor& dy, const Tensor& w,
+                            const Tensor& dx, GradMode mode);
+  // dw always; dbias when p.bias.
+  void conv2d_backward_weights(const Conv2dParams& p, const Tensor& x, const Tensor& dy,
+                               const Tensor& dw, const Tensor& dbias, GradMode mode);
+
+  // --- batch norm (x as [rows, channels]; per-channel gamma, beta, stats) -------------------
+  // Normalizes with batch statistics, saves mean and 1/sqrt(var + eps) for backward, and
+  // updates the running mean and (unbiased) running variance.
+  void batch_norm_forward_training(const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
+                                   const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
+                                   const Tensor& saved_inv_std, const Tensor& running_mean,
+                                   const Tensor& running_var);
+  void batch_norm_forward_inference(const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
+                                    const Tensor& beta, const Tensor& running_mean,
+                                    const Tensor& running_var, const Tensor& y);
+  // dx (mode), dgamma and dbeta (overwritten).
+  void batch_norm_backward(const BatchNormParams& p, const Tensor& x, const Tensor& dy,
+                           const Tensor& gamma, const Tensor& saved_mean,
+                           const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,
+                           const Tensor& dbeta, GradMode mode);
+
+  // --- pooling ---------------------------------------------------------------------------
+  virtual std::size_t pool_workspace_bytes(const PoolParams& p) const = 0;
+  void pool_forward(const PoolParams& p, const Tensor& x, const Tensor& y, const Tensor& workspace);
+  void pool_backward(const PoolParams& p, const Tensor& x, const Tensor& y, const Tensor& dy,
+                     const Tensor& workspace, const Tensor& dx, GradMode mode);
+
+  // --- matmul / inner product ------------------------------------------------------------
+  void matmul_forward(const MatmulParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,
+                      const Tensor& y);
+  // dx = dy · W (mode). p.activation must be kNone: the graph runs the activation's backward
+  // first.
+  void matmul_backward_data(const MatmulParams& p, const Tensor& dy, const Tensor& w,
+                            const Tensor& dx, GradMode mode);
+  // dw = dyᵀ · x, dbias = column sums of dy (when p.bias).
+  void matmul_backward_weights(const MatmulParams& p, const Tensor& x, const Tensor& dy,
+                               const Tensor& dw, const Tensor& dbias, GradMode mode);
+
+  // --- activations and elementwise -------------------------------------------------------
+  void activation_forward(Activation a, const Tensor& x, const Tensor& y);
+  // ReLU's backward needs only y (y > 0 where x > 0), so x need not be kept.
+  void activation_backward(Activation a, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                           GradMode mode);
+  void add(const Tensor& a, const Tensor& b, const Tensor& y);  // y = a + b
+  void accumulate(const Tensor& src, const Tensor& dst);        // dst += src
+
+  // --- loss ------------------------------------------------------------------------------
+  // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:
+  // loss [1] = mean_i -log softmax(logits_i)[label_i]; dlogits = scale * dloss/dlogits
+  // (scale carries a loss-scaling factor; 1 otherwise).
+  void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
+                             const Tensor& dlogits, float scale);
+
+  // --- optimizer -------------------------------------------------------------------------
+  // One fused pass over flat f32 buffers of equal size:
+  //   g' = g + wd * w;  v = momentum * v + g';  w = w - lr * v   (PyTorch's SGD convention)
+  void sgd_momentum_update(const SgdParams& p, const Tensor& weights, const Tensor& grads,
+                           const Tensor& velocity);
+
+  // --- memory and data -------------------------------------------------------------------
+  void fill(const Tensor& t, float value);
+  void copy(const Tensor& src, const Tensor& dst);
+  // Deterministic per seed, so every device and rank can make the same data and weights.
+  void fill_normal(const Tensor& t, float mean, float stddev, std::uint64_t seed);
+  void fill_uniform_int(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
+                        std::uint64_t seed);
+  // Host <-> device transfers for tests and results; host memory is plain memory.
+  void to_host(const Tensor& src, void* host);
+  void from_host(const void* host, const Tensor& dst);
+
+ protected:
+  virtual void conv2d_forward_impl(const Conv2dParams&, const Tensor& x, const Tensor& w,
+                                   const Tensor& bias, const Tensor& y) = 0;
+  virtual void conv2d_backward_data_impl(const Conv2dParams&, const Tensor& dy, const Tensor& w,
+                                         const Tensor& dx, GradMode) = 0;
+  virtual void conv2d_backward_weights_impl(const Conv2dParams&, const Tensor& x, const Tensor& dy,
+                                            const Tensor& dw, const Tensor& dbias, GradMode) = 0;
+  virtual void batch_norm_forward_training_impl(const BatchNormParams&, const Tensor& x,
+                                                const Tensor& gamma, const Tensor& beta,
+                                                const Tensor& y, const Tensor& saved_mean,
+                                                const Tensor& saved_inv_std,
+                                                const Tensor& running_mean,
+                                                const Tensor& running_var) = 0;
+  virtual void batch_norm_forward_inference_impl(const BatchNormParams&, const Tensor& x,
+                                                 const Tensor& gamma, const Tensor& beta,
+                                                 const Tensor& running_mean,
+                                                 const Tensor& running_var, const Tensor& y) = 0;
+  virtual void batch_norm_backward_impl(const BatchNormParams&, const Tensor& x, const Tensor& dy,
+                                        const Tensor& gamma, const Tensor& saved_mean,
+                                        const Tensor& saved_inv_std, const Tensor& dx,
+                                        const Tensor& dgamma, const Tensor& dbeta, GradMode) = 0;
+  virtual void pool_forward_impl(const PoolParams&, const Tensor& x, const Tensor& y,
+                                 const Tensor& workspace) = 0;
+  virtual void pool_backward_impl(const PoolParams&, const Tensor& x, const Tensor& y,
+                                  const Tensor& dy, const Tensor& workspace, const Tensor& dx,
+                                  GradMode) = 0;
+  virtual void matmul_forward_impl(const MatmulParams&, const Tensor& x, const Tensor& w,
+                                   const Tensor& bias, const Tensor& y) = 0;
+  virtual void matmul_backward_data_impl(const MatmulParams&, const Tensor& dy, const Tensor& w,
+                                         const Tensor& dx, GradMode) = 0;
+  virtual void matmul_backward_weights_impl(const MatmulParams&, const Tensor& x, const Tensor& dy,
+                                            const Tensor& dw, const Tensor& dbias, GradMode) = 0;
+  virtual void activation_forward_impl(Activation, const Tensor& x, const Tensor& y) = 0;
+  virtual void activation_backward_impl(Activation, const Tensor& y, const Tensor& dy,
+                                        const Tensor& dx, GradMode) = 0;
+  virtual void add_impl(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
+  virtual void accumulate_impl(const Tensor& src, const Tensor& dst) = 0;
+  virtual void softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
+                                          const Tensor& loss, const Tensor& dlogits,
+                                          float scale) = 0;
+  virtual void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights,
+                                        const Tensor& grads, const Tensor& velocity) = 0;
+  virtual void fill_impl(const Tensor& t, float value) = 0;
+  virtual void copy_impl(const Tensor& src, const Tensor& dst) = 0;
+  virtual void fill_normal_impl(const Tensor& t, float mean, float stddev, std::uint64_t seed) = 0;
+  virtual void fill_uniform_int_impl(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
+                                     std::uint64_t seed) = 0;
+  virtual void to_host_impl(const Tensor& src, void* host) = 0;
+  virtual void from_host_impl(const void* host, const Tensor& dst) = 0;
+};
+
+// The backend for a device. Throws Error(kResource) when the device does not exist and
+// Error(kUsage) when this build lacks its backend.
+std::unique_ptr<Backend> make_backend(const Device& device);
+
+}  // namespace dlbench::backend

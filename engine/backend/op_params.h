@@ -1,0 +1,79 @@
+// Parameters of each op family, shared by every backend. Shapes follow the house layout:
+// activations NHWC, convolution weights KRSC, matmul weights [out, in], row-major.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/core/shape.h"
+
+namespace dlbench::backend {
+
+// Whether an op writes its gradient output or adds to what is there (fan-out edges
+// accumulate). An enum, never a bool, so a call site says which one it means.
+enum class GradMode { kOverwrite, kAccumulate };
+
+struct Conv2dParams {
+  std::int64_t n = 1, h = 1, w = 1, c = 1;  // input
+  std::int64_t k = 1, r = 1, s = 1;         // output channels, filter height and width
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+  int dilation_h = 1, dilation_w = 1;
+  bool bias = false;
+
+  std::int64_t out_h() const { return (h + 2 * pad_h - dilation_h * (r - 1) - 1) / stride_h + 1; }
+  std::int64_t out_w() const { return (w + 2 * pad_w - dilation_w * (s - 1) - 1) / stride_w + 1; }
+  Shape input_shape() const { return {n, h, w, c}; }
+  Shape weight_shape() const { return {k, r, s, c}; }
+  Shape output_shape() const { return {n, out_h(), out_w(), k}; }
+  // Multiply-accumulates of the forward pass (bias adds not counted).
+  std::int64_t macs() const { return n * out_h() * out_w() * k * r * s * c; }
+};
+
+// Batch norm over the channels of an NHWC tensor viewed as [rows = N*H*W, channels].
+struct BatchNormParams {
+  std::int64_t rows = 1;
+  std::int64_t channels = 1;
+  float epsilon = 1e-5f;
+  float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
+};
+
+enum class PoolKind { kMax, kAverage };
+
+struct PoolParams {
+  PoolKind kind = PoolKind::kMax;
+  std::int64_t n = 1, h = 1, w = 1, c = 1;
+  int window_h = 1, window_w = 1;
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;  // average pooling excludes padding from the divisor
+
+  std::int64_t out_h() const { return (h + 2 * pad_h - window_h) / stride_h + 1; }
+  std::int64_t out_w() const { return (w + 2 * pad_w - window_w) / stride_w + 1; }
+  Shape input_shape() const { return {n, h, w, c}; }
+  Shape output_shape() const { return {n, out_h(), out_w(), c}; }
+  static PoolParams global_average(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c) {
+    PoolParams p;
+    p.kind = PoolKind::kAverage;
+    p.n = n, p.h = h, p.w = w, p.c = c;
+    p.window_h = static_cast<int>(h), p.window_w = static_cast<int>(w);
+    p.stride_h = static_cast<int>(h), p.stride_w = static_cast<int>(w);
+    return p;
+  }
+};
+
+enum class Activation { kNone, kRelu };
+
+// y[m, n] = act(x[m, k] · W[n, k]ᵀ + b[n]); the epilogue is fused where the backend can.
+struct MatmulParams {
+  std::int64_t m = 1, k = 1, n = 1;
+  bool bias = false;
+  Activation activation = Activation::kNone;
+  std::int64_t macs() const { return m * k * n; }
+};
+
+struct SgdParams {
+  float learning_rate = 0.01f;
+  float momentum = 0.9f;
+  float weight_decay = 0.0f;
+};
+
+}  // namespace dlbench::backend

@@ -1,0 +1,54 @@
+#include "engine/core/memory.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "engine/core/error.h"
+
+namespace dlbench {
+
+void* HostAllocator::allocate(std::size_t bytes) {
+  void* ptr = std::aligned_alloc(kMemoryAlignment, align_up(bytes == 0 ? 1 : bytes));
+  if (ptr == nullptr) {
+    char size[32];
+    std::snprintf(size, sizeof size, "%.2f GiB", bytes / double(1 << 30));
+    throw Error(ErrorKind::kResource, std::string("out of host memory: asked for ") + size,
+                "use a smaller --batch or free memory");
+  }
+  return ptr;
+}
+
+void HostAllocator::deallocate(void* ptr) noexcept {
+  std::free(ptr);
+}
+
+Buffer::Buffer(DeviceAllocator& allocator, std::size_t bytes)
+    : allocator_(&allocator), data_(allocator.allocate(bytes)), bytes_(bytes) {}
+
+Buffer::~Buffer() {
+  if (data_) allocator_->deallocate(data_);
+}
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : allocator_(other.allocator_),
+      data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    if (data_) allocator_->deallocate(data_);
+    allocator_ = other.allocator_;
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void* Arena::at(std::size_t offset, std::size_t bytes) const {
+  DLBENCH_CHECK(offset + bytes <= buffer_.bytes(), "arena offset beyond the planned capacity");
+  return static_cast<char*>(buffer_.data()) + offset;
+}
+
+}  // namespace dlbench

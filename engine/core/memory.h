@@ -1,0 +1,67 @@
+// Device memory: an allocator per device, RAII buffers, and an arena that sub-allocates one
+// reservation at offsets a planner chose (so the peak is known before the first step).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "engine/core/device.h"
+
+namespace dlbench {
+
+constexpr std::size_t kMemoryAlignment = 256;  // cuDNN/cuBLAS like 256-byte aligned pointers
+
+constexpr std::size_t align_up(std::size_t bytes, std::size_t alignment = kMemoryAlignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+// Plain allocations on one device. allocate() throws Error(kResource) with the size asked
+// for when the device is out of memory.
+class DeviceAllocator {
+ public:
+  virtual ~DeviceAllocator() = default;
+  virtual Device device() const = 0;
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* ptr) noexcept = 0;
+};
+
+// Host memory, kMemoryAlignment-aligned.
+class HostAllocator final : public DeviceAllocator {
+ public:
+  Device device() const override { return Device::cpu(); }
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* ptr) noexcept override;
+};
+
+// One owned allocation.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(DeviceAllocator& allocator, std::size_t bytes);
+  ~Buffer();
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  DeviceAllocator* allocator_ = nullptr;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// One reservation; pointers are handed out at offsets (checked against the capacity).
+class Arena {
+ public:
+  Arena(DeviceAllocator& allocator, std::size_t capacity) : buffer_(allocator, capacity) {}
+  void* at(std::size_t offset, std::size_t bytes) const;
+  std::size_t capacity() const { return buffer_.bytes(); }
+
+ private:
+  Buffer buffer_;
+};
+
+}  // namespace dlbench
