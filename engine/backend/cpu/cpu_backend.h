@@ -1,0 +1,119 @@
+// The CPU backend: oneDNN primitives for convolution, batch norm, pooling, inner product and
+// ReLU; plain loops for the loss, elementwise ops, the optimizer and fills. f32 only.
+//
+// Layouts are the house ones, handed to oneDNN as explicit format tags so no reorder runs:
+// activations nhwc, convolution weights ohwi (KRSC), matmul weights oi ([out, in]).
+// Primitives are created once per parameter set and cached, so a training loop pays for
+// primitive creation only in its first step. One engine and one in-order stream per backend;
+// every op waits for its stream before returning, so host code may read outputs at once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "engine/backend/backend.h"
+#include "engine/backend/cpu/dnnl_util.h"
+
+namespace dlbench::backend::cpu {
+
+// What a cache entry holds: the primitive, and the workspace it needs (pooling) if any.
+struct CachedPrimitive {
+  dnnl::primitive primitive;
+  dnnl::memory::desc workspace;
+};
+
+// The first field of every cache key: which primitive the other fields describe.
+enum class PrimitiveKind : std::int64_t {
+  kConvForward,
+  kConvBackwardData,
+  kConvBackwardWeights,
+  kBatchNormTraining,
+  kBatchNormInference,
+  kBatchNormBackward,
+  kPoolForward,
+  kPoolBackward,
+  kMatmulForward,
+  kMatmulBackwardData,
+  kMatmulBackwardWeights,
+  kReluForward,
+  kReluBackward,
+};
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+  ~CpuBackend() override;
+
+  std::string name() const override;  // "cpu (oneDNN 2.6.3)"
+  Device device() const override { return Device::cpu(); }
+  DeviceAllocator& allocator() override { return allocator_; }
+  void synchronize() override;
+  std::size_t pool_workspace_bytes(const PoolParams& p) const override;
+
+  // How many primitives are cached (tests check that a repeated step creates none).
+  std::size_t cached_primitives() const { return primitives_.size(); }
+
+ protected:
+  void conv2d_forward_impl(const Conv2dParams&, const Tensor& x, const Tensor& w,
+                           const Tensor& bias, const Tensor& y) override;
+  void conv2d_backward_data_impl(const Conv2dParams&, const Tensor& dy, const Tensor& w,
+                                 const Tensor& dx, GradMode) override;
+  void conv2d_backward_weights_impl(const Conv2dParams&, const Tensor& x, const Tensor& dy,
+                                    const Tensor& dw, const Tensor& dbias, GradMode) override;
+  void batch_norm_forward_training_impl(const BatchNormParams&, const Tensor& x,
+                                        const Tensor& gamma, const Tensor& beta, const Tensor& y,
+                                        const Tensor& saved_mean, const Tensor& saved_inv_std,
+                                        const Tensor& running_mean,
+                                        const Tensor& running_var) override;
+  void batch_norm_forward_inference_impl(const BatchNormParams&, const Tensor& x,
+                                         const Tensor& gamma, const Tensor& beta,
+                                         const Tensor& running_mean, const Tensor& running_var,
+                                         const Tensor& y) override;
+  void batch_norm_backward_impl(const BatchNormParams&, const Tensor& x, const Tensor& dy,
+                                const Tensor& gamma, const Tensor& saved_mean,
+                                const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,
+                                const Tensor& dbeta, GradMode) override;
+  void pool_forward_impl(const PoolParams&, const Tensor& x, const Tensor& y,
+                         const Tensor& workspace) override;
+  void pool_backward_impl(const PoolParams&, const Tensor& x, const Tensor& y, const Tensor& dy,
+                          const Tensor& workspace, const Tensor& dx, GradMode) override;
+  void matmul_forward_impl(const MatmulParams&, const Tensor& x, const Tensor& w,
+                           const Tensor& bias, const Tensor& y) override;
+  void matmul_backward_data_impl(const MatmulParams&, const Tensor& dy, const Tensor& w,
+                                 const Tensor& dx, GradMode) override;
+  void matmul_backward_weights_impl(const MatmulParams&, const Tensor& x, const Tensor& dy,
+                                    const Tensor& dw, const Tensor& dbias, GradMode) override;
+  void activation_forward_impl(Activation, const Tensor& x, const Tensor& y) override;
+  void activation_backward_impl(Activation, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                                GradMode) override;
+  void add_impl(const Tensor& a, const Tensor& b, const Tensor& y) override;
+  void accumulate_impl(const Tensor& src, const Tensor& dst) override;
+  void softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels, const Tensor& loss,
+                                  const Tensor& dlogits, float scale) override;
+  void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights, const Tensor& grads,
+                                const Tensor& velocity) override;
+  void fill_impl(const Tensor& t, float value) override;
+  void copy_impl(const Tensor& src, const Tensor& dst) override;
+  void fill_normal_impl(const Tensor& t, float mean, float stddev, std::uint64_t seed) override;
+  void fill_uniform_int_impl(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
+                             std::uint64_t seed) override;
+  void to_host_impl(const Tensor& src, void* host) override;
+  void from_host_impl(const void* host, const Tensor& dst) override;
+
+ private:
+  // Runs one primitive on the stream and waits, turning oneDNN failures into dlbench::Error.
+  void execute(const char* op, const dnnl::primitive& primitive, const Args& args);
+  dnnl::memory mem(const dnnl::memory::desc& md, const Tensor& t) const;
+  CachedPrimitive& pool_primitive(const PoolParams& p, PrimitiveKind kind) const;
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  HostAllocator allocator_;
+  // Mutable because pool_workspace_bytes() is a const query that may create the primitive.
+  mutable PrimitiveCache<CachedPrimitive> primitives_;
+  ScratchPool scratch_;
+};
+
+}  // namespace dlbench::backend::cpu

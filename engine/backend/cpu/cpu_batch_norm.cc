@@ -1,0 +1,159 @@
+// Batch norm on oneDNN over x viewed as [rows, channels] (an NHWC tensor's N*H*W rows).
+//
+// Training:  mean_c = (1/R) sum_r x[r, c],  var_c = (1/R) sum_r (x[r, c] - mean_c)^2  (biased)
+//            y = gamma_c (x - mean_c) inv_std_c + beta_c,  inv_std_c = 1 / sqrt(var_c + eps)
+//            running_mean = (1 - m) running_mean + m mean
+//            running_var  = (1 - m) running_var  + m var R / (R - 1)   (unbiased, as PyTorch)
+// Inference: the same normalization with the running statistics.
+// Backward:  xhat = (x - mean) inv_std
+//            dbeta_c = sum_r dy,  dgamma_c = sum_r dy xhat
+//            dx = gamma_c inv_std_c (dy - dbeta_c / R - xhat dgamma_c / R)
+//
+// oneDNN outputs the biased variance, not inv_std; we save inv_std (what backward formulas
+// and the CUDA backend use) and rebuild var = 1/inv_std^2 - eps for oneDNN's backward. Only
+// var + eps enters its math, and that is rebuilt to within a few ulps.
+#include <cmath>
+#include <cstring>
+
+#include "engine/backend/cpu/cpu_backend.h"
+
+namespace dlbench::backend::cpu {
+namespace {
+
+using dnnl::memory;
+using Tag = dnnl::memory::format_tag;
+
+const auto kScaleShift =
+    dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+
+memory::desc data_desc(const BatchNormParams& p) {
+  return f32_desc({p.rows, p.channels}, Tag::nc);
+}
+
+memory::desc channel_desc(const BatchNormParams& p) {
+  return f32_desc({p.channels}, Tag::a);
+}
+
+PrimitiveKey bn_key(PrimitiveKind kind, const BatchNormParams& p) {
+  // epsilon is part of the primitive; compare its bits, not a rounded value.
+  std::int32_t eps_bits = 0;
+  static_assert(sizeof(eps_bits) == sizeof(p.epsilon));
+  std::memcpy(&eps_bits, &p.epsilon, sizeof(eps_bits));
+  return {{static_cast<std::int64_t>(kind), p.rows, p.channels, eps_bits}};
+}
+
+dnnl::batch_normalization_forward::primitive_desc training_pd(const BatchNormParams& p,
+                                                              const dnnl::engine& engine) {
+  const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training,
+                                                     data_desc(p), p.epsilon, kScaleShift);
+  return dnnl::batch_normalization_forward::primitive_desc(desc, engine);
+}
+
+}  // namespace
+
+void CpuBackend::batch_norm_forward_training_impl(const BatchNormParams& p, const Tensor& x,
+                                                  const Tensor& gamma, const Tensor& beta,
+                                                  const Tensor& y, const Tensor& saved_mean,
+                                                  const Tensor& saved_inv_std,
+                                                  const Tensor& running_mean,
+                                                  const Tensor& running_var) {
+  const char* op = "batch_norm_forward_training";
+  require_f32(x, op, "x"), require_f32(y, op, "y");
+  const memory::desc data = data_desc(p), channel = channel_desc(p);
+  float* var = scratch_.floats(0, p.channels);
+  try {
+    auto& entry = primitives_.get(bn_key(PrimitiveKind::kBatchNormTraining, p), [&] {
+      return CachedPrimitive{dnnl::batch_normalization_forward(training_pd(p, engine_)), {}};
+    });
+    execute(op, entry.primitive,
+            {{DNNL_ARG_SRC, mem(data, x)},
+             {DNNL_ARG_DST, mem(data, y)},
+             {DNNL_ARG_SCALE, mem(channel, gamma)},
+             {DNNL_ARG_SHIFT, mem(channel, beta)},
+             {DNNL_ARG_MEAN, mem(channel, saved_mean)},
+             {DNNL_ARG_VARIANCE, wrap(channel, engine_, var)}});
+  } catch (const dnnl::error& e) {
+    rethrow_dnnl_error(e, op);
+  }
+  const float m = p.momentum;
+  // Bessel's correction turns the batch's biased variance into the unbiased estimate the
+  // running statistics track; a single row has no spread to correct.
+  const float unbias =
+      p.rows > 1 ? static_cast<float>(p.rows) / static_cast<float>(p.rows - 1) : 1.0f;
+  const float* mean = saved_mean.data_as<float>();
+  float* inv_std = saved_inv_std.data_as<float>();
+  float* run_mean = running_mean.data_as<float>();
+  float* run_var = running_var.data_as<float>();
+  for (std::int64_t c = 0; c < p.channels; ++c) {
+    inv_std[c] = 1.0f / std::sqrt(var[c] + p.epsilon);
+    run_mean[c] = (1.0f - m) * run_mean[c] + m * mean[c];
+    run_var[c] = (1.0f - m) * run_var[c] + m * var[c] * unbias;
+  }
+}
+
+void CpuBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, const Tensor& x,
+                                                   const Tensor& gamma, const Tensor& beta,
+                                                   const Tensor& running_mean,
+                                                   const Tensor& running_var, const Tensor& y) {
+  const char* op = "batch_norm_forward_inference";
+  require_f32(x, op, "x"), require_f32(y, op, "y");
+  const memory::desc data = data_desc(p), channel = channel_desc(p);
+  try {
+    auto& entry = primitives_.get(bn_key(PrimitiveKind::kBatchNormInference, p), [&] {
+      const dnnl::batch_normalization_forward::desc desc(
+          dnnl::prop_kind::forward_inference, data, p.epsilon,
+          kScaleShift | dnnl::normalization_flags::use_global_stats);
+      return CachedPrimitive{dnnl::batch_normalization_forward(
+                                 dnnl::batch_normalization_forward::primitive_desc(desc, engine_)),
+                             {}};
+    });
+    execute(op, entry.primitive,
+            {{DNNL_ARG_SRC, mem(data, x)},
+             {DNNL_ARG_DST, mem(data, y)},
+             {DNNL_ARG_SCALE, mem(channel, gamma)},
+             {DNNL_ARG_SHIFT, mem(channel, beta)},
+             {DNNL_ARG_MEAN, mem(channel, running_mean)},
+             {DNNL_ARG_VARIANCE, mem(channel, running_var)}});
+  } catch (const dnnl::error& e) {
+    rethrow_dnnl_error(e, op);
+  }
+}
+
+void CpuBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor& x,
+                                          const Tensor& dy, const Tensor& gamma,
+                                          const Tensor& saved_mean, const Tensor& saved_inv_std,
+                                          const Tensor& dx, const Tensor& dgamma,
+                                          const Tensor& dbeta, GradMode mode) {
+  const char* op = "batch_norm_backward";
+  require_f32(x, op, "x"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
+  const memory::desc data = data_desc(p), channel = channel_desc(p);
+  float* var = scratch_.floats(0, p.channels);
+  const float* inv_std = saved_inv_std.data_as<float>();
+  for (std::int64_t c = 0; c < p.channels; ++c)
+    var[c] = 1.0f / (inv_std[c] * inv_std[c]) - p.epsilon;
+  const bool accumulate = mode == GradMode::kAccumulate;
+  float* out = accumulate ? scratch_.floats(1, dx.numel()) : dx.data_as<float>();
+  try {
+    auto& entry = primitives_.get(bn_key(PrimitiveKind::kBatchNormBackward, p), [&] {
+      const dnnl::batch_normalization_backward::desc desc(dnnl::prop_kind::backward, data, data,
+                                                          p.epsilon, kScaleShift);
+      const dnnl::batch_normalization_backward::primitive_desc pd(desc, engine_,
+                                                                  training_pd(p, engine_));
+      return CachedPrimitive{dnnl::batch_normalization_backward(pd), {}};
+    });
+    execute(op, entry.primitive,
+            {{DNNL_ARG_SRC, mem(data, x)},
+             {DNNL_ARG_DIFF_DST, mem(data, dy)},
+             {DNNL_ARG_SCALE, mem(channel, gamma)},
+             {DNNL_ARG_MEAN, mem(channel, saved_mean)},
+             {DNNL_ARG_VARIANCE, wrap(channel, engine_, var)},
+             {DNNL_ARG_DIFF_SRC, wrap(data, engine_, out)},
+             {DNNL_ARG_DIFF_SCALE, mem(channel, dgamma)},
+             {DNNL_ARG_DIFF_SHIFT, mem(channel, dbeta)}});
+  } catch (const dnnl::error& e) {
+    rethrow_dnnl_error(e, op);
+  }
+  if (accumulate) add_into(dx.data_as<float>(), out, dx.numel());
+}
+
+}  // namespace dlbench::backend::cpu

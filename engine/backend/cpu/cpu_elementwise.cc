@@ -1,0 +1,99 @@
+// Activations on oneDNN (forward and backward side by side) and elementwise loops.
+//
+//   ReLU:  y = max(x, 0);  dx = dy where y > 0, else 0 (from y, so x need not be kept:
+//          oneDNN's relu_use_dst_for_bwd computes exactly this)
+//   add:   y = a + b;      accumulate: dst += src
+// Elementwise ops see tensors as flat arrays: they are dense, and position is all that matters.
+#include <cstring>
+
+#include "engine/backend/cpu/cpu_backend.h"
+
+namespace dlbench::backend::cpu {
+namespace {
+
+using dnnl::memory;
+
+memory::desc flat_desc(const Tensor& t) {
+  return f32_desc({t.numel()}, memory::format_tag::a);
+}
+
+PrimitiveKey relu_key(PrimitiveKind kind, std::int64_t numel) {
+  return {{static_cast<std::int64_t>(kind), numel}};
+}
+
+dnnl::eltwise_forward::primitive_desc relu_forward_pd(const memory::desc& md,
+                                                      const dnnl::engine& engine) {
+  const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training,
+                                         dnnl::algorithm::eltwise_relu_use_dst_for_bwd, md, 0.0f);
+  return dnnl::eltwise_forward::primitive_desc(desc, engine);
+}
+
+}  // namespace
+
+void CpuBackend::activation_forward_impl(Activation a, const Tensor& x, const Tensor& y) {
+  const char* op = "activation_forward";
+  require_f32(x, op, "x"), require_f32(y, op, "y");
+  if (a == Activation::kNone) {
+    if (x.data() != y.data()) std::memmove(y.data(), x.data(), x.bytes());
+    return;
+  }
+  const memory::desc md = flat_desc(x);
+  try {
+    auto& entry = primitives_.get(relu_key(PrimitiveKind::kReluForward, x.numel()), [&] {
+      return CachedPrimitive{dnnl::eltwise_forward(relu_forward_pd(md, engine_)), {}};
+    });
+    execute(op, entry.primitive, {{DNNL_ARG_SRC, mem(md, x)}, {DNNL_ARG_DST, mem(md, y)}});
+  } catch (const dnnl::error& e) {
+    rethrow_dnnl_error(e, op);
+  }
+}
+
+void CpuBackend::activation_backward_impl(Activation a, const Tensor& y, const Tensor& dy,
+                                          const Tensor& dx, GradMode mode) {
+  const char* op = "activation_backward";
+  require_f32(y, op, "y"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
+  const bool accumulate = mode == GradMode::kAccumulate;
+  if (a == Activation::kNone) {
+    if (accumulate) {
+      add_into(dx.data_as<float>(), dy.data_as<float>(), dx.numel());
+    } else if (dx.data() != dy.data()) {
+      std::memmove(dx.data(), dy.data(), dy.bytes());
+    }
+    return;
+  }
+  const memory::desc md = flat_desc(y);
+  float* out = accumulate ? scratch_.floats(0, dx.numel()) : dx.data_as<float>();
+  try {
+    auto& entry = primitives_.get(relu_key(PrimitiveKind::kReluBackward, y.numel()), [&] {
+      const dnnl::eltwise_backward::desc desc(dnnl::algorithm::eltwise_relu_use_dst_for_bwd, md, md,
+                                              0.0f);
+      const dnnl::eltwise_backward::primitive_desc pd(desc, engine_, relu_forward_pd(md, engine_));
+      return CachedPrimitive{dnnl::eltwise_backward(pd), {}};
+    });
+    execute(op, entry.primitive,
+            {{DNNL_ARG_DST, mem(md, y)},
+             {DNNL_ARG_DIFF_DST, mem(md, dy)},
+             {DNNL_ARG_DIFF_SRC, wrap(md, engine_, out)}});
+  } catch (const dnnl::error& e) {
+    rethrow_dnnl_error(e, op);
+  }
+  if (accumulate) add_into(dx.data_as<float>(), out, dx.numel());
+}
+
+void CpuBackend::add_impl(const Tensor& a, const Tensor& b, const Tensor& y) {
+  const char* op = "add";
+  require_f32(a, op, "a"), require_f32(b, op, "b"), require_f32(y, op, "y");
+  const float* pa = a.data_as<float>();
+  const float* pb = b.data_as<float>();
+  float* py = y.data_as<float>();
+  const std::int64_t n = y.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) py[i] = pa[i] + pb[i];
+}
+
+void CpuBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {
+  require_f32(src, "accumulate", "src"), require_f32(dst, "accumulate", "dst");
+  add_into(dst.data_as<float>(), src.data_as<float>(), dst.numel());
+}
+
+}  // namespace dlbench::backend::cpu

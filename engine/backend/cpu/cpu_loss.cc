@@ -1,0 +1,54 @@
+// Mean softmax cross-entropy over the rows of logits [m, classes], with its gradient.
+//
+//   p[i, j] = exp(z[i, j] - max_j z[i, :]) / sum_j exp(z[i, j] - max_j z[i, :])
+//   loss    = (1/m) sum_i -log p[i, label_i]
+//           = (1/m) sum_i (log sum_j exp(z[i, j] - max_i) - (z[i, label_i] - max_i))
+//   dz[i, j] = scale (p[i, j] - [j == label_i]) / m
+// Subtracting the row maximum keeps exp() from overflowing; the row sums are in double so
+// that wide rows (thousands of classes) lose nothing.
+#include <cmath>
+#include <string>
+
+#include "engine/backend/cpu/cpu_backend.h"
+
+namespace dlbench::backend::cpu {
+
+void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
+                                            const Tensor& loss, const Tensor& dlogits,
+                                            float scale) {
+  const char* op = "softmax_cross_entropy";
+  require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
+  require_cpu(labels, op, "labels");
+  const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
+  const float* z = logits.data_as<float>();
+  const auto* label = labels.data_as<std::int32_t>();
+  float* dz = dlogits.data_as<float>();
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (label[i] < 0 || label[i] >= classes)
+      throw Error(ErrorKind::kUsage,
+                  std::string(op) + ": label " + std::to_string(label[i]) + " of row " +
+                      std::to_string(i) + " is outside [0, " + std::to_string(classes) + ")",
+                  "labels must be class indices of the model's output");
+  }
+  const double row_weight = rows > 0 ? 1.0 / static_cast<double>(rows) : 0.0;
+  double total = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float* zi = z + i * classes;
+    float* dzi = dz + i * classes;
+    float max = zi[0];
+    for (std::int64_t j = 1; j < classes; ++j) max = std::fmax(max, zi[j]);
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(static_cast<double>(zi[j] - max));
+    const double log_sum = std::log(sum);
+    total += log_sum - static_cast<double>(zi[label[i]] - max);
+    const double g = scale * row_weight;
+    for (std::int64_t j = 0; j < classes; ++j) {
+      const double p = std::exp(static_cast<double>(zi[j] - max) - log_sum);
+      dzi[j] = static_cast<float>(g * (p - (j == label[i] ? 1.0 : 0.0)));
+    }
+  }
+  loss.data_as<float>()[0] = static_cast<float>(total * row_weight);
+}
+
+}  // namespace dlbench::backend::cpu
