@@ -128,9 +128,13 @@ void CpuBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor
   require_f32(x, op, "x"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
   const memory::desc data = data_desc(p), channel = channel_desc(p);
   float* var = scratch_.floats(0, p.channels);
+  // oneDNN's backward asks for the shift too, though beta does not enter any gradient.
+  float* unused_shift = scratch_.floats(2, p.channels);
   const float* inv_std = saved_inv_std.data_as<float>();
-  for (std::int64_t c = 0; c < p.channels; ++c)
+  for (std::int64_t c = 0; c < p.channels; ++c) {
     var[c] = 1.0f / (inv_std[c] * inv_std[c]) - p.epsilon;
+    unused_shift[c] = 0.0f;
+  }
   const bool accumulate = mode == GradMode::kAccumulate;
   float* out = accumulate ? scratch_.floats(1, dx.numel()) : dx.data_as<float>();
   try {
@@ -145,6 +149,7 @@ void CpuBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor
             {{DNNL_ARG_SRC, mem(data, x)},
              {DNNL_ARG_DIFF_DST, mem(data, dy)},
              {DNNL_ARG_SCALE, mem(channel, gamma)},
+             {DNNL_ARG_SHIFT, wrap(channel, engine_, unused_shift)},
              {DNNL_ARG_MEAN, mem(channel, saved_mean)},
              {DNNL_ARG_VARIANCE, wrap(channel, engine_, var)},
              {DNNL_ARG_DIFF_SRC, wrap(data, engine_, out)},

@@ -1,0 +1,244 @@
+#include "tests/ops/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dlbench::ref {
+namespace {
+
+// Flat indices of the house layouts.
+std::int64_t nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t H,
+                  std::int64_t W, std::int64_t C) {
+  return ((n * H + h) * W + w) * C + c;
+}
+
+// Calls f(y_index, x_index, w_index) for every multiply-accumulate of a convolution, skipping
+// taps that fall into the zero padding. All three conv passes are sums over this one set.
+template <class F>
+void for_each_conv_tap(const Conv2dParams& p, F&& f) {
+  const std::int64_t oh = p.out_h(), ow = p.out_w();
+  for (std::int64_t n = 0; n < p.n; ++n)
+    for (std::int64_t i = 0; i < oh; ++i)
+      for (std::int64_t j = 0; j < ow; ++j)
+        for (std::int64_t k = 0; k < p.k; ++k)
+          for (std::int64_t r = 0; r < p.r; ++r) {
+            const std::int64_t h = i * p.stride_h - p.pad_h + r * p.dilation_h;
+            if (h < 0 || h >= p.h) continue;
+            for (std::int64_t s = 0; s < p.s; ++s) {
+              const std::int64_t w = j * p.stride_w - p.pad_w + s * p.dilation_w;
+              if (w < 0 || w >= p.w) continue;
+              for (std::int64_t c = 0; c < p.c; ++c)
+                f(nhwc(n, i, j, k, oh, ow, p.k), nhwc(n, h, w, c, p.h, p.w, p.c),
+                  ((k * p.r + r) * p.s + s) * p.c + c);
+            }
+          }
+}
+
+// Calls f(y_index, x_index, window_count) for each in-bounds element of each pooling window;
+// window_count is the number of in-bounds elements (average pooling's divisor).
+template <class F>
+void for_each_pool_tap(const PoolParams& p, F&& f) {
+  const std::int64_t oh = p.out_h(), ow = p.out_w();
+  for (std::int64_t n = 0; n < p.n; ++n)
+    for (std::int64_t i = 0; i < oh; ++i)
+      for (std::int64_t j = 0; j < ow; ++j) {
+        const std::int64_t h0 = std::max<std::int64_t>(i * p.stride_h - p.pad_h, 0);
+        const std::int64_t h1 = std::min<std::int64_t>(i * p.stride_h - p.pad_h + p.window_h, p.h);
+        const std::int64_t w0 = std::max<std::int64_t>(j * p.stride_w - p.pad_w, 0);
+        const std::int64_t w1 = std::min<std::int64_t>(j * p.stride_w - p.pad_w + p.window_w, p.w);
+        const std::int64_t count = (h1 - h0) * (w1 - w0);
+        for (std::int64_t c = 0; c < p.c; ++c)
+          for (std::int64_t h = h0; h < h1; ++h)
+            for (std::int64_t w = w0; w < w1; ++w)
+              f(nhwc(n, i, j, c, oh, ow, p.c), nhwc(n, h, w, c, p.h, p.w, p.c), count);
+      }
+}
+
+}  // namespace
+
+Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec& bias) {
+  Vec y(p.output_shape().numel(), 0.0);
+  if (p.bias)
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = bias[i % p.k];
+  for_each_conv_tap(
+      p, [&](std::int64_t yi, std::int64_t xi, std::int64_t wi) { y[yi] += x[xi] * w[wi]; });
+  return y;
+}
+
+Vec conv2d_backward_data(const Conv2dParams& p, const Vec& dy, const Vec& w) {
+  Vec dx(p.input_shape().numel(), 0.0);
+  for_each_conv_tap(
+      p, [&](std::int64_t yi, std::int64_t xi, std::int64_t wi) { dx[xi] += dy[yi] * w[wi]; });
+  return dx;
+}
+
+WeightGrads conv2d_backward_weights(const Conv2dParams& p, const Vec& x, const Vec& dy) {
+  WeightGrads g{Vec(p.weight_shape().numel(), 0.0), {}};
+  for_each_conv_tap(
+      p, [&](std::int64_t yi, std::int64_t xi, std::int64_t wi) { g.dw[wi] += dy[yi] * x[xi]; });
+  if (p.bias) {
+    g.dbias.assign(p.k, 0.0);
+    for (std::size_t i = 0; i < dy.size(); ++i) g.dbias[i % p.k] += dy[i];
+  }
+  return g;
+}
+
+BatchNormTraining batch_norm_forward_training(const BatchNormParams& p, const Vec& x,
+                                              const Vec& gamma, const Vec& beta,
+                                              const Vec& running_mean, const Vec& running_var) {
+  const std::int64_t R = p.rows, C = p.channels;
+  BatchNormTraining t{Vec(x.size()), Vec(C, 0.0), Vec(C), running_mean, running_var};
+  for (std::int64_t c = 0; c < C; ++c) {
+    double sum = 0;
+    for (std::int64_t r = 0; r < R; ++r) sum += x[r * C + c];
+    const double mean = sum / R;
+    double sq = 0;
+    for (std::int64_t r = 0; r < R; ++r) sq += (x[r * C + c] - mean) * (x[r * C + c] - mean);
+    const double var = sq / R;  // biased: what normalizes this batch
+    const double inv_std = 1.0 / std::sqrt(var + p.epsilon);
+    for (std::int64_t r = 0; r < R; ++r)
+      t.y[r * C + c] = gamma[c] * (x[r * C + c] - mean) * inv_std + beta[c];
+    t.mean[c] = mean;
+    t.inv_std[c] = inv_std;
+    const double m = p.momentum;
+    t.running_mean[c] = (1 - m) * running_mean[c] + m * mean;
+    t.running_var[c] = (1 - m) * running_var[c] + m * (R > 1 ? sq / (R - 1) : var);
+  }
+  return t;
+}
+
+Vec batch_norm_forward_inference(const BatchNormParams& p, const Vec& x, const Vec& gamma,
+                                 const Vec& beta, const Vec& running_mean, const Vec& running_var) {
+  const std::int64_t C = p.channels;
+  Vec y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::int64_t c = static_cast<std::int64_t>(i) % C;
+    y[i] = gamma[c] * (x[i] - running_mean[c]) / std::sqrt(running_var[c] + p.epsilon) + beta[c];
+  }
+  return y;
+}
+
+BatchNormGrads batch_norm_backward(const BatchNormParams& p, const Vec& x, const Vec& dy,
+                                   const Vec& gamma, const Vec& mean, const Vec& inv_std) {
+  const std::int64_t R = p.rows, C = p.channels;
+  BatchNormGrads g{Vec(x.size()), Vec(C, 0.0), Vec(C, 0.0)};
+  for (std::int64_t c = 0; c < C; ++c) {
+    for (std::int64_t r = 0; r < R; ++r) {
+      const double xhat = (x[r * C + c] - mean[c]) * inv_std[c];
+      g.dbeta[c] += dy[r * C + c];
+      g.dgamma[c] += dy[r * C + c] * xhat;
+    }
+    for (std::int64_t r = 0; r < R; ++r) {
+      const double xhat = (x[r * C + c] - mean[c]) * inv_std[c];
+      g.dx[r * C + c] =
+          gamma[c] * inv_std[c] * (dy[r * C + c] - g.dbeta[c] / R - xhat * g.dgamma[c] / R);
+    }
+  }
+  return g;
+}
+
+Vec pool_forward(const PoolParams& p, const Vec& x) {
+  const bool max = p.kind == backend::PoolKind::kMax;
+  Vec y(p.output_shape().numel(), max ? -std::numeric_limits<double>::infinity() : 0.0);
+  for_each_pool_tap(p, [&](std::int64_t yi, std::int64_t xi, std::int64_t count) {
+    if (max)
+      y[yi] = std::max(y[yi], x[xi]);
+    else
+      y[yi] += x[xi] / count;
+  });
+  return y;
+}
+
+Vec pool_backward(const PoolParams& p, const Vec& x, const Vec& dy) {
+  Vec dx(x.size(), 0.0);
+  if (p.kind == backend::PoolKind::kAverage) {
+    for_each_pool_tap(
+        p, [&](std::int64_t yi, std::int64_t xi, std::int64_t count) { dx[xi] += dy[yi] / count; });
+    return dx;
+  }
+  // Max: each output's gradient goes to the first position holding its maximum.
+  const Vec y = pool_forward(p, x);
+  std::vector<bool> routed(y.size(), false);
+  for_each_pool_tap(p, [&](std::int64_t yi, std::int64_t xi, std::int64_t) {
+    if (!routed[yi] && x[xi] == y[yi]) {
+      dx[xi] += dy[yi];
+      routed[yi] = true;
+    }
+  });
+  return dx;
+}
+
+Vec matmul_forward(const MatmulParams& p, const Vec& x, const Vec& w, const Vec& bias) {
+  Vec y(p.m * p.n);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      double acc = p.bias ? bias[j] : 0.0;
+      for (std::int64_t k = 0; k < p.k; ++k) acc += x[i * p.k + k] * w[j * p.k + k];
+      y[i * p.n + j] = p.activation == backend::Activation::kRelu ? std::max(acc, 0.0) : acc;
+    }
+  return y;
+}
+
+Vec matmul_backward_data(const MatmulParams& p, const Vec& dy, const Vec& w) {
+  Vec dx(p.m * p.k, 0.0);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j)
+      for (std::int64_t k = 0; k < p.k; ++k) dx[i * p.k + k] += dy[i * p.n + j] * w[j * p.k + k];
+  return dx;
+}
+
+WeightGrads matmul_backward_weights(const MatmulParams& p, const Vec& x, const Vec& dy) {
+  WeightGrads g{Vec(p.n * p.k, 0.0), {}};
+  if (p.bias) g.dbias.assign(p.n, 0.0);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      for (std::int64_t k = 0; k < p.k; ++k) g.dw[j * p.k + k] += dy[i * p.n + j] * x[i * p.k + k];
+      if (p.bias) g.dbias[j] += dy[i * p.n + j];
+    }
+  return g;
+}
+
+Vec relu_forward(const Vec& x) {
+  Vec y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] > 0 ? x[i] : 0.0;
+  return y;
+}
+
+Vec relu_backward(const Vec& y, const Vec& dy) {
+  Vec dx(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) dx[i] = y[i] > 0 ? dy[i] : 0.0;
+  return dx;
+}
+
+SoftmaxCrossEntropy softmax_cross_entropy(std::int64_t rows, std::int64_t classes,
+                                          const Vec& logits,
+                                          const std::vector<std::int32_t>& labels, double scale) {
+  SoftmaxCrossEntropy out{0.0, Vec(logits.size())};
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double* z = &logits[i * classes];
+    double max = z[0];
+    for (std::int64_t j = 1; j < classes; ++j) max = std::max(max, z[j]);
+    double sum = 0;
+    for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(z[j] - max);
+    out.loss += (std::log(sum) + max - z[labels[i]]) / rows;
+    for (std::int64_t j = 0; j < classes; ++j) {
+      const double prob = std::exp(z[j] - max) / sum;
+      out.dlogits[i * classes + j] = scale * (prob - (j == labels[i] ? 1.0 : 0.0)) / rows;
+    }
+  }
+  return out;
+}
+
+SgdState sgd_momentum_update(const SgdParams& p, const Vec& weights, const Vec& grads,
+                             const Vec& velocity) {
+  SgdState s{weights, velocity};
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const double g = grads[i] + p.weight_decay * weights[i];
+    s.velocity[i] = p.momentum * velocity[i] + g;
+    s.weights[i] = weights[i] - p.learning_rate * s.velocity[i];
+  }
+  return s;
+}
+
+}  // namespace dlbench::ref

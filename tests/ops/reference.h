@@ -1,0 +1,66 @@
+// Reference ops for the op tests: naive float64 loops written straight from the math, with no
+// oneDNN and nothing shared with the backends but the parameter structs. Layouts are the
+// house ones (NHWC activations, KRSC conv weights, [out, in] matmul weights, row-major).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend/op_params.h"
+
+namespace dlbench::ref {
+
+using Vec = std::vector<double>;
+using backend::BatchNormParams;
+using backend::Conv2dParams;
+using backend::MatmulParams;
+using backend::PoolParams;
+using backend::SgdParams;
+
+// bias may be empty when !p.bias.
+Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec& bias);
+Vec conv2d_backward_data(const Conv2dParams& p, const Vec& dy, const Vec& w);
+struct WeightGrads {
+  Vec dw, dbias;  // dbias empty when the op has no bias
+};
+WeightGrads conv2d_backward_weights(const Conv2dParams& p, const Vec& x, const Vec& dy);
+
+struct BatchNormTraining {
+  Vec y, mean, inv_std, running_mean, running_var;  // running_* after the update
+};
+BatchNormTraining batch_norm_forward_training(const BatchNormParams& p, const Vec& x,
+                                              const Vec& gamma, const Vec& beta,
+                                              const Vec& running_mean, const Vec& running_var);
+Vec batch_norm_forward_inference(const BatchNormParams& p, const Vec& x, const Vec& gamma,
+                                 const Vec& beta, const Vec& running_mean, const Vec& running_var);
+struct BatchNormGrads {
+  Vec dx, dgamma, dbeta;
+};
+BatchNormGrads batch_norm_backward(const BatchNormParams& p, const Vec& x, const Vec& dy,
+                                   const Vec& gamma, const Vec& mean, const Vec& inv_std);
+
+Vec pool_forward(const PoolParams& p, const Vec& x);
+Vec pool_backward(const PoolParams& p, const Vec& x, const Vec& dy);
+
+Vec matmul_forward(const MatmulParams& p, const Vec& x, const Vec& w, const Vec& bias);
+Vec matmul_backward_data(const MatmulParams& p, const Vec& dy, const Vec& w);
+WeightGrads matmul_backward_weights(const MatmulParams& p, const Vec& x, const Vec& dy);
+
+Vec relu_forward(const Vec& x);
+Vec relu_backward(const Vec& y, const Vec& dy);
+
+struct SoftmaxCrossEntropy {
+  double loss = 0;
+  Vec dlogits;
+};
+SoftmaxCrossEntropy softmax_cross_entropy(std::int64_t rows, std::int64_t classes,
+                                          const Vec& logits,
+                                          const std::vector<std::int32_t>& labels, double scale);
+
+struct SgdState {
+  Vec weights, velocity;
+};
+SgdState sgd_momentum_update(const SgdParams& p, const Vec& weights, const Vec& grads,
+                             const Vec& velocity);
+
+}  // namespace dlbench::ref
