@@ -1,0 +1,202 @@
+// Gradient checks by central finite differences, on tiny shapes, in float64: for
+// L(v) = sum_i f(v)_i r_i with a random r (r plays dy), dL/dv_j ~ (L(v + h e_j) - L(v - h e_j)) /
+// 2h with the *reference* forward as f. Both the reference backward and the backend's backward must
+// match it. With h = 1e-6 the truncation error (h^2 f''') and the rounding error (2^-53 |L| / h)
+// are both below 1e-9, so the reference is held to 1e-7, and the backend (f32 arithmetic on the
+// same f32-representable inputs) to f32 tolerances.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "tests/ops/op_test_util.h"
+
+namespace dlbench::ops_test {
+namespace {
+
+using backend::GradMode;
+
+constexpr double kStep = 1e-6;
+constexpr Tolerance kReferenceTolerance{1e-7, 1e-6};
+constexpr Tolerance kBackendTolerance{1e-5, 1e-4};
+
+using Forward = std::function<Vec(const Vec&)>;
+
+double weighted_sum(const Vec& y, const Vec& r) {
+  double s = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) s += y[i] * r[i];
+  return s;
+}
+
+Vec numeric_grad(Vec v, const Forward& f, const Vec& r) {
+  Vec g(v.size());
+  for (std::size_t j = 0; j < v.size(); ++j) {
+    const double saved = v[j];
+    v[j] = saved + kStep;
+    const double up = weighted_sum(f(v), r);
+    v[j] = saved - kStep;
+    const double down = weighted_sum(f(v), r);
+    v[j] = saved;
+    g[j] = (up - down) / (2 * kStep);
+  }
+  return g;
+}
+
+// Checks one gradient from both sides: the reference's and the backend's.
+void check(const std::string& what, const Vec& numeric, const Vec& reference,
+           const std::vector<float>& backend) {
+  EXPECT_TRUE(all_close(what + " (reference backward)", reference, numeric, kReferenceTolerance));
+  EXPECT_TRUE(all_close(what + " (cpu backend)", backend, numeric, kBackendTolerance));
+}
+
+TEST(GradientCheck, Conv2d) {
+  for (int stride : {1, 2}) {
+    SCOPED_TRACE("stride " + std::to_string(stride));
+    backend::Conv2dParams p;
+    p.n = 2, p.h = 5, p.w = 4, p.c = 3, p.k = 2, p.r = 3, p.s = 3;
+    p.stride_h = p.stride_w = stride, p.pad_h = p.pad_w = 1, p.bias = true;
+    HostTensor x = random_tensor(p.input_shape(), 81), w = random_tensor(p.weight_shape(), 82);
+    HostTensor b = random_tensor({p.k}, 83), dy = random_tensor(p.output_shape(), 84);
+    const Vec xd = x.as_double(), wd = w.as_double(), bd = b.as_double(), r = dy.as_double();
+
+    backend::cpu::CpuBackend be;
+    HostTensor dx(p.input_shape()), dw(p.weight_shape()), db({p.k});
+    be.conv2d_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+    be.conv2d_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
+                               GradMode::kOverwrite);
+    const ref::WeightGrads rw = ref::conv2d_backward_weights(p, xd, r);
+    check("dx",
+          numeric_grad(
+              xd, [&](const Vec& v) { return ref::conv2d_forward(p, v, wd, bd); }, r),
+          ref::conv2d_backward_data(p, r, wd), dx.data);
+    check("dw",
+          numeric_grad(
+              wd, [&](const Vec& v) { return ref::conv2d_forward(p, xd, v, bd); }, r),
+          rw.dw, dw.data);
+    check("dbias",
+          numeric_grad(
+              bd, [&](const Vec& v) { return ref::conv2d_forward(p, xd, wd, v); }, r),
+          rw.dbias, db.data);
+  }
+}
+
+TEST(GradientCheck, BatchNormTraining) {
+  backend::BatchNormParams p;
+  p.rows = 6, p.channels = 3;
+  const Shape data{p.rows, p.channels}, channel{p.channels};
+  HostTensor x = random_tensor(data, 91), gamma = random_positive(channel, 92, 0.5f, 1.5f);
+  HostTensor beta = random_tensor(channel, 93), dy = random_tensor(data, 94);
+  HostTensor run_mean = random_tensor(channel, 95), run_var = random_positive(channel, 96, 1, 2);
+  const Vec xd = x.as_double(), gd = gamma.as_double(), bd = beta.as_double(), r = dy.as_double();
+  const Vec rm = run_mean.as_double(), rv = run_var.as_double();
+  auto forward = [&](const Vec& xv, const Vec& gv, const Vec& bv) {
+    return ref::batch_norm_forward_training(p, xv, gv, bv, rm, rv).y;
+  };
+
+  backend::cpu::CpuBackend be;
+  HostTensor y(data), mean(channel), inv_std(channel), dx(data), dgamma(channel), dbeta(channel);
+  be.batch_norm_forward_training(p, x.tensor(), gamma.tensor(), beta.tensor(), y.tensor(),
+                                 mean.tensor(), inv_std.tensor(), run_mean.tensor(),
+                                 run_var.tensor());
+  be.batch_norm_backward(p, x.tensor(), dy.tensor(), gamma.tensor(), mean.tensor(),
+                         inv_std.tensor(), dx.tensor(), dgamma.tensor(), dbeta.tensor(),
+                         GradMode::kOverwrite);
+  const ref::BatchNormTraining fwd = ref::batch_norm_forward_training(p, xd, gd, bd, rm, rv);
+  const ref::BatchNormGrads rg = ref::batch_norm_backward(p, xd, r, gd, fwd.mean, fwd.inv_std);
+  check("dx",
+        numeric_grad(
+            xd, [&](const Vec& v) { return forward(v, gd, bd); }, r),
+        rg.dx, dx.data);
+  check("dgamma",
+        numeric_grad(
+            gd, [&](const Vec& v) { return forward(xd, v, bd); }, r),
+        rg.dgamma, dgamma.data);
+  check("dbeta",
+        numeric_grad(
+            bd, [&](const Vec& v) { return forward(xd, gd, v); }, r),
+        rg.dbeta, dbeta.data);
+}
+
+TEST(GradientCheck, Pooling) {
+  for (backend::PoolKind kind : {backend::PoolKind::kMax, backend::PoolKind::kAverage}) {
+    const bool max = kind == backend::PoolKind::kMax;
+    SCOPED_TRACE(max ? "max" : "average");
+    backend::PoolParams p;
+    p.kind = kind, p.n = 1, p.h = 5, p.w = 6, p.c = 2;
+    p.window_h = p.window_w = 3, p.stride_h = p.stride_w = 2, p.pad_h = p.pad_w = 1;
+    HostTensor x = random_tensor(p.input_shape(), 101), dy = random_tensor(p.output_shape(), 102);
+    const Vec xd = x.as_double(), r = dy.as_double();
+
+    backend::cpu::CpuBackend be;
+    HostTensor y(p.output_shape()), dx(p.input_shape());
+    HostTensor ws({static_cast<std::int64_t>(be.pool_workspace_bytes(p) / 4 + 1)});
+    be.pool_forward(p, x.tensor(), y.tensor(), ws.tensor());
+    be.pool_backward(p, x.tensor(), y.tensor(), dy.tensor(), ws.tensor(), dx.tensor(),
+                     GradMode::kOverwrite);
+    // Random inputs have no ties, and a step of 1e-6 never changes which element wins.
+    check("dx",
+          numeric_grad(
+              xd, [&](const Vec& v) { return ref::pool_forward(p, v); }, r),
+          ref::pool_backward(p, xd, r), dx.data);
+  }
+}
+
+TEST(GradientCheck, Matmul) {
+  backend::MatmulParams p;
+  p.m = 3, p.k = 4, p.n = 5, p.bias = true;
+  HostTensor x = random_tensor({p.m, p.k}, 111), w = random_tensor({p.n, p.k}, 112);
+  HostTensor b = random_tensor({p.n}, 113), dy = random_tensor({p.m, p.n}, 114);
+  const Vec xd = x.as_double(), wd = w.as_double(), bd = b.as_double(), r = dy.as_double();
+
+  backend::cpu::CpuBackend be;
+  HostTensor dx({p.m, p.k}), dw({p.n, p.k}), db({p.n});
+  be.matmul_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+  be.matmul_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
+                             GradMode::kOverwrite);
+  const ref::WeightGrads rw = ref::matmul_backward_weights(p, xd, r);
+  check("dx",
+        numeric_grad(
+            xd, [&](const Vec& v) { return ref::matmul_forward(p, v, wd, bd); }, r),
+        ref::matmul_backward_data(p, r, wd), dx.data);
+  check("dw",
+        numeric_grad(
+            wd, [&](const Vec& v) { return ref::matmul_forward(p, xd, v, bd); }, r),
+        rw.dw, dw.data);
+  check("dbias",
+        numeric_grad(
+            bd, [&](const Vec& v) { return ref::matmul_forward(p, xd, wd, v); }, r),
+        rw.dbias, db.data);
+}
+
+TEST(GradientCheck, Relu) {
+  // |x| >= 0.1 (random_tensor), so no finite-difference step crosses the kink at 0.
+  HostTensor x = random_tensor({4, 6}, 121), dy = random_tensor({4, 6}, 122);
+  const Vec xd = x.as_double(), r = dy.as_double();
+  backend::cpu::CpuBackend be;
+  HostTensor y({4, 6}), dx({4, 6});
+  be.activation_forward(backend::Activation::kRelu, x.tensor(), y.tensor());
+  be.activation_backward(backend::Activation::kRelu, y.tensor(), dy.tensor(), dx.tensor(),
+                         GradMode::kOverwrite);
+  check("dx", numeric_grad(xd, ref::relu_forward, r), ref::relu_backward(ref::relu_forward(xd), r),
+        dx.data);
+}
+
+TEST(GradientCheck, SoftmaxCrossEntropy) {
+  constexpr std::int64_t kRows = 3, kClasses = 5;
+  HostTensor logits = random_tensor({kRows, kClasses}, 131);
+  std::vector<std::int32_t> labels = {4, 0, 2};
+  const Vec zd = logits.as_double();
+  backend::cpu::CpuBackend be;
+  HostTensor loss({1}), dlogits({kRows, kClasses});
+  be.softmax_cross_entropy(logits.tensor(),
+                           Tensor(labels.data(), {kRows}, DType::kI32, Device::cpu()),
+                           loss.tensor(), dlogits.tensor(), 1.0f);
+  auto forward = [&](const Vec& v) {
+    return Vec{ref::softmax_cross_entropy(kRows, kClasses, v, labels, 1.0).loss};
+  };
+  check("dlogits", numeric_grad(zd, forward, {1.0}),
+        ref::softmax_cross_entropy(kRows, kClasses, zd, labels, 1.0).dlogits, dlogits.data);
+}
+
+}  // namespace
+}  // namespace dlbench::ops_test
