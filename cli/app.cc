@@ -63,6 +63,8 @@ int run(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   add_info_command(app, global);
+  add_monitor_command(app, global);
+  add_run_command(app, global);
 
   try {
     app.parse(argc, argv);
@@ -70,7 +72,7 @@ int run(int argc, char** argv) {
       std::cout << app.help();
       throw Error(ErrorKind::kUsage, "no subcommand given", "try 'dlbench info'.");
     }
-    return 0;
+    return global.exit_code;
   } catch (const CLI::CallForHelp&) {
     return app.exit(CLI::CallForHelp());
   } catch (const CLI::CallForAllHelp&) {

@@ -8,5 +8,7 @@
 namespace dlbench::cli {
 
 void add_info_command(CLI::App& app, const GlobalOptions& global);
+void add_monitor_command(CLI::App& app, GlobalOptions& global);
+void add_run_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace dlbench::cli

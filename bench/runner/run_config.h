@@ -1,0 +1,38 @@
+// One benchmark run: a model, a mode, a batch, a precision, a device, how long to measure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/core/device.h"
+#include "engine/nn/layer.h"
+#include "engine/nn/precision.h"
+
+namespace dlbench::runner {
+
+// Defaults follow the published evaluations (DESIGN.md): train batch 128, infer batch 64.
+constexpr std::int64_t kDefaultTrainBatch = 128;
+constexpr std::int64_t kDefaultInferBatch = 64;
+constexpr int kDefaultWarmupSteps = 5;
+constexpr int kDefaultMeasuredSteps = 20;
+
+struct RunConfig {
+  std::string model = "resnet50";
+  nn::Mode mode = nn::Mode::kTrain;
+  std::optional<std::int64_t> batch;  // unset: the mode's default
+  nn::Precision precision = nn::Precision::kFp32;
+  Device device;
+  int input_size = 0;  // 0: the model's default
+  int warmup_steps = kDefaultWarmupSteps;
+  int steps = kDefaultMeasuredSteps;
+  double seconds = 0;  // > 0: measure for this long instead of a step count
+  std::uint64_t seed = 42;
+};
+
+const char* to_string(nn::Mode mode);
+nn::Mode parse_mode(const std::string& text);  // Error(kUsage) on anything but train/infer
+// Fills defaults (after validation batch is set) and rejects impossible values with Error(kUsage).
+RunConfig validated(RunConfig config);
+
+}  // namespace dlbench::runner

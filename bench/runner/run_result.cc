@@ -1,0 +1,45 @@
+#include "bench/runner/run_result.h"
+
+namespace dlbench::runner {
+
+nlohmann::json to_json(const RunResult& r) {
+  using nlohmann::json;
+  const RunConfig& c = r.config;
+  json metrics = json::array();
+  for (const Metric& m : r.metrics)
+    metrics.push_back(
+        {{"tag", m.tag}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}});
+  return json{
+      {"schema", "dlbench.run/1"},
+      {"config",
+       {{"model", c.model},
+        {"mode", to_string(c.mode)},
+        {"batch", c.batch.value_or(0)},
+        {"precision", nn::to_string(c.precision)},
+        {"device", to_string(c.device)},
+        {"input_size", c.input_size},
+        {"warmup_steps", c.warmup_steps},
+        {"steps", c.steps},
+        {"seconds", c.seconds},
+        {"seed", c.seed}}},
+      {"model_description", r.model_description},
+      {"backend", r.backend},
+      {"parameters", r.parameters},
+      {"flops_per_sample", r.flops_per_sample},
+      {"measured_steps", r.measured_steps},
+      {"measured_seconds", r.measured_seconds},
+      {"throughput_samples_per_s", r.throughput},
+      {"step_time_ms",
+       {{"mean", r.step.mean_ms},
+        {"median", r.step.median_ms},
+        {"p5", r.step.p5_ms},
+        {"p95", r.step.p95_ms},
+        {"min", r.step.min_ms},
+        {"max", r.step.max_ms},
+        {"cv", r.step.cv}}},
+      {"metrics", metrics},
+      {"environment", r.environment},
+  };
+}
+
+}  // namespace dlbench::runner

@@ -1,0 +1,39 @@
+// The result of one run: tagged metrics with units (nvbench style), the configuration, and the
+// environment it ran in. Printers (terminal, JSON; later the store and reports) read this.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/runner/run_config.h"
+#include "bench/runner/step_stats.h"
+
+namespace dlbench::runner {
+
+struct Metric {
+  std::string tag;  // "throughput/samples_per_s"
+  double value = 0;
+  std::string unit;  // "samples/s"
+  std::string description;
+};
+
+struct RunResult {
+  RunConfig config;
+  std::string model_description;
+  std::string backend;  // "cpu (oneDNN 2.6.3)"
+  std::int64_t parameters = 0;
+  double flops_per_sample = 0;  // 2 x MACs of what one step computes per sample
+  int measured_steps = 0;
+  double measured_seconds = 0;  // wall time of the measured steps, device synchronized
+  double throughput = 0;        // samples / measured_seconds
+  StepStats step;
+  double first_loss = 0, last_loss = 0;  // train only
+  std::vector<Metric> metrics;           // everything above and more, tagged
+  nlohmann::json environment;            // dlbench info --json of the machine
+};
+
+nlohmann::json to_json(const RunResult& r);
+
+}  // namespace dlbench::runner

@@ -1,0 +1,18 @@
+// Statistics of per-step times: what a benchmark reports next to its throughput.
+#pragma once
+
+#include <vector>
+
+namespace dlbench::runner {
+
+struct StepStats {
+  int count = 0;
+  double mean_ms = 0, median_ms = 0, p5_ms = 0, p95_ms = 0, min_ms = 0, max_ms = 0;
+  double cv = 0;  // coefficient of variation: stddev / mean (noise of the measurement)
+};
+
+// Percentiles by linear interpolation between order statistics.
+StepStats summarize_steps(std::vector<double> step_ms);
+double percentile(const std::vector<double>& sorted, double q);
+
+}  // namespace dlbench::runner

@@ -1,0 +1,24 @@
+// Runs a workload: build the model for the configuration, warm up, measure, summarize.
+//
+// Throughput = samples processed in the measured steps / wall time from the start of the
+// first measured step to the end of the last (device synchronized) — never the mean of
+// per-step rates. Each step is also timed on its own for the step-time statistics.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "bench/runner/run_result.h"
+
+namespace dlbench::runner {
+
+struct RunHooks {
+  // Progress for the terminal: (phase, step, total steps or -1 when time-bounded).
+  std::function<void(const std::string& phase, int step, int total)> on_step;
+  // Around the measured phase, for the telemetry sampler.
+  std::function<void()> on_measure_begin, on_measure_end;
+};
+
+RunResult run_workload(const RunConfig& config, const RunHooks& hooks = {});
+
+}  // namespace dlbench::runner

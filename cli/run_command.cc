@@ -1,0 +1,141 @@
+// dlbench run MODEL: train or infer one model on one device and report what it measured.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "bench/runner/workload_runner.h"
+#include "cli/commands.h"
+#include "cli/text_table.h"
+
+namespace dlbench::cli {
+namespace {
+
+struct RunOptions {
+  std::string model;
+  std::string mode = "train";
+  std::optional<std::int64_t> batch;
+  std::string precision = "fp32";
+  std::string device = "cpu";
+  int input = 0;
+  int warmup = runner::kDefaultWarmupSteps;
+  int steps = runner::kDefaultMeasuredSteps;
+  double seconds = 0;
+  std::uint64_t seed = 42;
+  std::optional<std::string> json_path;
+};
+
+std::string fixed(double v, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+const runner::Metric* find_metric(const runner::RunResult& r, const std::string& tag) {
+  for (const runner::Metric& m : r.metrics)
+    if (m.tag == tag) return &m;
+  return nullptr;
+}
+
+void print_text(const runner::RunResult& r, std::ostream& out) {
+  const runner::RunConfig& c = r.config;
+  std::string title = c.model + " " + runner::to_string(c.mode) + " " + nn::to_string(c.precision) +
+                      " on " + to_string(c.device) + ", batch " + std::to_string(*c.batch) +
+                      ", input " + std::to_string(c.input_size) + "x" +
+                      std::to_string(c.input_size);
+  Section s(title);
+  s.row("Model", r.model_description)
+      .row("Backend", r.backend)
+      .row("Parameters", std::to_string(r.parameters))
+      .row("FLOPs per sample", fixed(r.flops_per_sample / 1e9, 3) + " GFLOP" +
+                                   (c.mode == nn::Mode::kTrain ? " (forward + backward)" : ""))
+      .row("Measured", std::to_string(r.measured_steps) + " steps in " +
+                           fixed(r.measured_seconds, 2) + " s after " +
+                           std::to_string(c.warmup_steps) + " warm-up steps")
+      .row("Throughput", fixed(r.throughput, 2) + " samples/s")
+      .row("Step time", "mean " + fixed(r.step.mean_ms, 1) + " ms, median " +
+                            fixed(r.step.median_ms, 1) + ", p5 " + fixed(r.step.p5_ms, 1) +
+                            ", p95 " + fixed(r.step.p95_ms, 1) + ", CV " +
+                            fixed(100 * r.step.cv, 1) + " %");
+  if (const auto* m = find_metric(r, "compute/achieved_gflops"))
+    s.row("Achieved", fixed(m->value, 1) + " GFLOP/s");
+  if (const auto* m = find_metric(r, "memory/planned_gib")) {
+    std::string mem = format_bytes(m->value * (1 << 30)) + " planned";
+    if (const auto* a = find_metric(r, "memory/activations_gib"))
+      mem += " (activations " + format_bytes(a->value * (1 << 30)) + ")";
+    if (const auto* rss = find_metric(r, "memory/process_peak_rss_gib"))
+      mem += ", process peak RSS " + format_bytes(rss->value * (1 << 30));
+    s.row("Memory", mem);
+  }
+  if (c.mode == nn::Mode::kTrain)
+    s.row("Loss", fixed(r.first_loss, 4) + " (first measured step) -> " + fixed(r.last_loss, 4) +
+                      " (last)");
+  s.print(out);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, const GlobalOptions& global) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* run = app.add_subcommand("run", "Train or run inference on one model and measure it");
+  run->add_option("model", opts->model, "Model: resnet50, vgg16")->required();
+  run->add_option("--mode", opts->mode, "train or infer")->capture_default_str();
+  run->add_option("--batch", opts->batch, "Samples per step (default: 128 train, 64 infer)");
+  run->add_option("--precision", opts->precision, "fp32, tf32, fp16 or bf16")
+      ->capture_default_str();
+  run->add_option("--device", opts->device, "cpu or cuda:N")->capture_default_str();
+  run->add_option(
+      "--input", opts->input,
+      "Input size in pixels (default 224; resnet50 --input 32 is the CIFAR-10 variant)");
+  run->add_option("--warmup", opts->warmup, "Warm-up steps, not measured")->capture_default_str();
+  run->add_option("--steps", opts->steps, "Measured steps")->capture_default_str();
+  run->add_option("--seconds", opts->seconds, "Measure for this many seconds instead of --steps");
+  run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
+      ->capture_default_str();
+  run->add_option("--json", opts->json_path, "Write the result as JSON to FILE ('-': stdout)")
+      ->expected(0, 1)
+      ->default_str("-");
+  run->callback([opts, &global] {
+    runner::RunConfig config;
+    config.model = opts->model;
+    config.mode = runner::parse_mode(opts->mode);
+    config.batch = opts->batch;
+    config.precision = nn::parse_precision(opts->precision);
+    config.device = parse_device(opts->device);
+    config.input_size = opts->input;
+    config.warmup_steps = opts->warmup;
+    config.steps = opts->steps;
+    config.seconds = opts->seconds;
+    config.seed = opts->seed;
+
+    // Open the output first, so a typo in the path fails before minutes of measuring.
+    std::ofstream json_file;
+    std::string json_path = opts->json_path.value_or(global.json ? "-" : "");
+    if (!json_path.empty() && json_path != "-") {
+      json_file.open(json_path);
+      if (!json_file)
+        throw Error(ErrorKind::kResource, "cannot write " + json_path,
+                    "check that the folder exists and is writable");
+    }
+
+    runner::RunHooks hooks;
+    if (!global.quiet) {
+      hooks.on_step = [&global](const std::string& phase, int step, int total) {
+        if (!global.verbose && step != 1) return;
+        std::cerr << "  " << phase << " step " << step;
+        if (total > 0) std::cerr << "/" << total;
+        std::cerr << "\n";
+      };
+    }
+    runner::RunResult result = runner::run_workload(config, hooks);
+    nlohmann::json doc = runner::to_json(result);
+    if (json_path == "-")
+      std::cout << doc.dump(2) << "\n";
+    else {
+      if (json_file.is_open()) json_file << doc.dump(2) << "\n";
+      print_text(result, std::cout);
+    }
+  });
+}
+
+}  // namespace dlbench::cli

@@ -1,0 +1,68 @@
+#include "engine/models/builder.h"
+
+#include "engine/nn/layers.h"
+
+namespace dlbench::models {
+
+ValueId Builder::input(std::int64_t batch, std::int64_t height, std::int64_t width,
+                       std::int64_t channels) {
+  return g_.add_input("images", {batch, height, width, channels});
+}
+
+ValueId Builder::conv(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,
+                      int stride, int pad, bool bias) {
+  const Shape& s = shape(x);
+  backend::Conv2dParams p;
+  p.n = s[0], p.h = s[1], p.w = s[2], p.c = s[3];
+  p.k = out_channels, p.r = kernel, p.s = kernel;
+  p.stride_h = p.stride_w = stride;
+  p.pad_h = p.pad_w = pad;
+  p.bias = bias;
+  return g_.add(name, std::make_unique<nn::Conv2d>(p), {x});
+}
+
+ValueId Builder::batch_norm(const std::string& name, ValueId x) {
+  const Shape& s = shape(x);
+  backend::BatchNormParams p;
+  p.channels = s[s.rank() - 1];
+  p.rows = s.numel() / p.channels;
+  return g_.add(name, std::make_unique<nn::BatchNorm>(p), {x});
+}
+
+ValueId Builder::relu(const std::string& name, ValueId x) {
+  return g_.add(name, std::make_unique<nn::Relu>(), {x});
+}
+
+ValueId Builder::max_pool(const std::string& name, ValueId x, int window, int stride, int pad) {
+  const Shape& s = shape(x);
+  backend::PoolParams p;
+  p.kind = backend::PoolKind::kMax;
+  p.n = s[0], p.h = s[1], p.w = s[2], p.c = s[3];
+  p.window_h = p.window_w = window;
+  p.stride_h = p.stride_w = stride;
+  p.pad_h = p.pad_w = pad;
+  return g_.add(name, std::make_unique<nn::Pool>(p), {x});
+}
+
+ValueId Builder::global_avg_pool(const std::string& name, ValueId x) {
+  const Shape& s = shape(x);
+  return g_.add(
+      name, std::make_unique<nn::Pool>(backend::PoolParams::global_average(s[0], s[1], s[2], s[3])),
+      {x});
+}
+
+ValueId Builder::add(const std::string& name, ValueId a, ValueId b) {
+  return g_.add(name, std::make_unique<nn::Add>(), {a, b});
+}
+
+ValueId Builder::linear(const std::string& name, ValueId x, std::int64_t out_features) {
+  const Shape& s = shape(x);
+  backend::MatmulParams p;
+  p.m = s[0];
+  p.k = s.numel() / s[0];
+  p.n = out_features;
+  p.bias = true;
+  return g_.add(name, std::make_unique<nn::Linear>(p), {x});
+}
+
+}  // namespace dlbench::models

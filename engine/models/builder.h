@@ -1,0 +1,34 @@
+// Shape-aware helpers that models use to append layers: each one reads the input's shape,
+// fills the op parameters and names the layer.
+#pragma once
+
+#include <string>
+
+#include "engine/nn/graph.h"
+
+namespace dlbench::models {
+
+using nn::Graph;
+using nn::ValueId;
+
+class Builder {
+ public:
+  explicit Builder(Graph& graph) : g_(graph) {}
+
+  ValueId input(std::int64_t batch, std::int64_t height, std::int64_t width, std::int64_t channels);
+  ValueId conv(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,
+               int stride, int pad, bool bias);
+  ValueId batch_norm(const std::string& name, ValueId x);
+  ValueId relu(const std::string& name, ValueId x);
+  ValueId max_pool(const std::string& name, ValueId x, int window, int stride, int pad);
+  ValueId global_avg_pool(const std::string& name, ValueId x);
+  ValueId add(const std::string& name, ValueId a, ValueId b);
+  ValueId linear(const std::string& name, ValueId x, std::int64_t out_features);
+
+  const Shape& shape(ValueId v) const { return g_.value(v).shape; }
+
+ private:
+  Graph& g_;
+};
+
+}  // namespace dlbench::models

@@ -1,0 +1,87 @@
+// Layer: one node of a model's static graph, with forward and backward side by side.
+//
+// A layer reads input values and writes one output value; the Network owns all memory and
+// hands the layer tensors through a StepContext. At build time a layer declares its output
+// shape, its parameters, its state (running statistics, saved batch statistics, workspaces),
+// which values its backward needs, and its MACs, so the planner knows the peak memory and the
+// runner knows the FLOPs before the first step.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/core/tensor.h"
+
+namespace dlbench::nn {
+
+using backend::GradMode;
+
+enum class Mode { kTrain, kInfer };
+
+enum class Init { kZeros, kOnes, kKaimingNormal };
+
+struct ParamDecl {
+  std::string name;  // "weight", "bias", "gamma", ...
+  Shape shape;
+  Init init = Init::kZeros;
+  std::int64_t fan_in = 1;    // for kKaimingNormal: std = sqrt(2 / fan_in)
+  bool weight_decay = false;  // conv and linear weights decay; biases and BN do not
+};
+
+// Per-layer memory that is not a parameter: running statistics live across steps, saved
+// statistics and workspaces from forward to backward. Always resident.
+struct StateDecl {
+  std::string name;
+  std::size_t bytes = 0;
+  Init init = Init::kZeros;  // kOnes for a running variance
+};
+
+// What backward needs from forward, so the planner keeps exactly that alive.
+struct SavedForBackward {
+  std::vector<int> inputs;  // indices into the layer's inputs
+  bool output = false;
+};
+
+// Everything a layer touches in one step.
+struct StepContext {
+  backend::Backend& backend;
+  Mode mode;
+  std::span<const Tensor> inputs;
+  Tensor output;
+  std::span<const Tensor> params;
+  std::span<const Tensor> state;
+  // Backward only: gradient of the output, gradients of the inputs (undefined when that input
+  // needs none) and whether each input gradient is overwritten or accumulated.
+  Tensor output_grad;
+  std::span<const Tensor> input_grads;
+  std::span<const GradMode> input_grad_modes;
+  std::span<const Tensor> param_grads;
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+
+  virtual const char* kind() const = 0;
+  virtual int num_inputs() const { return 1; }
+  // Checks the input shapes and returns the output shape; called once at build time.
+  virtual Shape output_shape(std::span<const Shape> inputs) const = 0;
+  virtual std::vector<ParamDecl> params() const { return {}; }
+  virtual std::vector<StateDecl> state(backend::Backend&) const { return {}; }
+  virtual SavedForBackward saved_for_backward() const { return {}; }
+  // Multiply-accumulates of one forward pass over the whole batch.
+  virtual std::int64_t forward_macs() const { return 0; }
+  // Of the backward pass; skip_input_grad says the layer's input needs no gradient.
+  virtual std::int64_t backward_macs(bool skip_input_grad) const {
+    (void)skip_input_grad;
+    return 0;
+  }
+
+  virtual void forward(const StepContext& ctx) = 0;
+  virtual void backward(const StepContext& ctx) = 0;
+};
+
+}  // namespace dlbench::nn

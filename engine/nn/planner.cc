@@ -1,0 +1,115 @@
+#include "engine/nn/planner.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "engine/core/memory.h"
+
+namespace dlbench::nn {
+
+BufferPlan place_buffers(const std::vector<BufferRequest>& requests) {
+  BufferPlan plan;
+  plan.offsets.assign(requests.size(), 0);
+  std::vector<std::size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return requests[a].bytes > requests[b].bytes;
+  });
+  struct Placed {
+    std::size_t offset, end;
+    int first, last;
+  };
+  std::vector<Placed> placed;
+  for (std::size_t i : order) {
+    const BufferRequest& r = requests[i];
+    std::size_t size = align_up(r.bytes);
+    // Candidate offsets: 0 and the end of every live-overlapping buffer; take the lowest fit.
+    std::vector<Placed> live;
+    for (const Placed& p : placed)
+      if (p.first <= r.last && r.first <= p.last) live.push_back(p);
+    std::sort(live.begin(), live.end(),
+              [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
+    std::size_t offset = 0;
+    for (const Placed& p : live) {
+      if (offset + size <= p.offset) break;
+      offset = std::max(offset, p.end);
+    }
+    plan.offsets[i] = offset;
+    placed.push_back({offset, offset + size, r.first, r.last});
+    plan.total_bytes = std::max(plan.total_bytes, offset + size);
+  }
+  return plan;
+}
+
+ActivationPlan plan_activations(const Graph& graph, Mode mode) {
+  const auto& values = graph.values();
+  const auto& nodes = graph.nodes();
+  const int layers = static_cast<int>(nodes.size());
+  const bool train = mode == Mode::kTrain;
+  auto backward_time = [&](int node) { return 2 * layers - node; };
+
+  std::vector<int> first(values.size(), 0), last(values.size(), 0);
+  std::vector<int> last_reader(values.size(), -1);
+  for (std::size_t v = 0; v < values.size(); ++v) {
+    first[v] = last[v] = std::max(values[v].producer, 0);
+  }
+  for (int n = 0; n < layers; ++n) {
+    const Node& node = nodes[n];
+    SavedForBackward saved = node.layer->saved_for_backward();
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      ValueId v = node.inputs[i];
+      last[v] = std::max(last[v], n);
+      last_reader[v] = std::max(last_reader[v], n);
+      bool keeps = std::find(saved.inputs.begin(), saved.inputs.end(), static_cast<int>(i)) !=
+                   saved.inputs.end();
+      if (train && keeps) last[v] = std::max(last[v], backward_time(n));
+    }
+    if (train && saved.output) last[node.output] = std::max(last[node.output], backward_time(n));
+  }
+  // The logits are read by the loss at time L.
+  last[graph.output()] = std::max(last[graph.output()], layers);
+
+  ActivationPlan plan;
+  plan.value_offset.assign(values.size(), kNoBuffer);
+  plan.grad_offset.assign(values.size(), kNoBuffer);
+  std::vector<BufferRequest> requests;
+  std::vector<std::pair<std::size_t, bool>> owner;  // (value, is_grad)
+  for (std::size_t v = 0; v < values.size(); ++v) {
+    if (values[v].producer < 0) continue;  // the batch comes from the data source
+    std::size_t bytes =
+        static_cast<std::size_t>(values[v].shape.numel()) * size_of(values[v].dtype);
+    requests.push_back({bytes, first[v], last[v]});
+    owner.push_back({v, false});
+    if (train && values[v].needs_grad) {
+      int producer_backward = backward_time(values[v].producer);
+      int first_write = last_reader[v] >= 0 ? backward_time(last_reader[v]) : layers;
+      if (static_cast<ValueId>(v) == graph.output()) first_write = layers;
+      requests.push_back({bytes, first_write, producer_backward});
+      owner.push_back({v, true});
+    }
+  }
+  BufferPlan placed = place_buffers(requests);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    auto [v, is_grad] = owner[i];
+    (is_grad ? plan.grad_offset : plan.value_offset)[v] = placed.offsets[i];
+  }
+  plan.total_bytes = placed.total_bytes;
+
+  // Backward runs nodes in reverse: the first gradient written into a value overwrites it.
+  plan.input_grad_modes.resize(nodes.size());
+  std::vector<bool> written(values.size(), false);
+  for (int n = layers - 1; n >= 0; --n) {
+    const Node& node = nodes[n];
+    auto& modes = plan.input_grad_modes[n];
+    modes.assign(node.inputs.size(), GradMode::kOverwrite);
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      ValueId v = node.inputs[i];
+      if (!values[v].needs_grad) continue;
+      modes[i] = written[v] ? GradMode::kAccumulate : GradMode::kOverwrite;
+      written[v] = true;
+    }
+  }
+  return plan;
+}
+
+}  // namespace dlbench::nn

@@ -1,0 +1,52 @@
+// The memory planner: no two buffers alive at the same time overlap, and reuse happens.
+#include <gtest/gtest.h>
+
+#include "engine/models/registry.h"
+#include "engine/nn/planner.h"
+
+namespace dlbench::nn {
+namespace {
+
+TEST(PlannerTest, BuffersAliveTogetherNeverOverlap) {
+  std::vector<BufferRequest> r{{1000, 0, 2}, {500, 1, 3}, {2000, 3, 5}, {700, 4, 4}, {300, 0, 5}};
+  BufferPlan p = place_buffers(r);
+  for (std::size_t i = 0; i < r.size(); ++i)
+    for (std::size_t j = i + 1; j < r.size(); ++j) {
+      bool together = r[i].first <= r[j].last && r[j].first <= r[i].last;
+      if (!together) continue;
+      bool apart =
+          p.offsets[i] + r[i].bytes <= p.offsets[j] || p.offsets[j] + r[j].bytes <= p.offsets[i];
+      EXPECT_TRUE(apart) << i << " and " << j;
+    }
+  std::size_t sum = 0;
+  for (const auto& q : r) sum += align_up(q.bytes);
+  EXPECT_LT(p.total_bytes, sum) << "disjoint lifetimes should share memory";
+}
+
+TEST(PlannerTest, ResNetPlanIsConsistentAndInferenceNeedsLess) {
+  const auto& m = models::find_model("resnet50");
+  models::ModelConfig c;
+  c.batch = 2;
+  c.input_size = 32;
+  c = models::resolve(m, c);
+  Graph g = m.build(c);
+  ActivationPlan train = plan_activations(g, Mode::kTrain);
+  ActivationPlan infer = plan_activations(g, Mode::kInfer);
+  EXPECT_LT(infer.total_bytes, train.total_bytes);
+  // Every produced value has a buffer; in training every value after a parameterized layer
+  // has a gradient buffer; the image input has neither.
+  for (std::size_t v = 0; v < g.values().size(); ++v) {
+    bool produced = g.values()[v].producer >= 0;
+    EXPECT_EQ(train.value_offset[v] != kNoBuffer, produced) << g.values()[v].name;
+    EXPECT_EQ(train.grad_offset[v] != kNoBuffer, produced && g.values()[v].needs_grad);
+  }
+  // Residual fan-out: a block input read by conv1 and the shortcut gets one overwrite and one
+  // accumulate.
+  int accumulates = 0;
+  for (const auto& modes : train.input_grad_modes)
+    for (GradMode mode : modes) accumulates += mode == GradMode::kAccumulate;
+  EXPECT_EQ(accumulates, 16);  // one per bottleneck block
+}
+
+}  // namespace
+}  // namespace dlbench::nn
