@@ -5,8 +5,9 @@ namespace dlbench::backend {
 
 std::unique_ptr<Backend> make_backend(const Device& device) {
   if (device.type == DeviceType::kCpu) return std::make_unique<cpu::CpuBackend>();
-  throw Error(ErrorKind::kUsage, "no backend for " + to_string(device) + " yet",
-              "the CUDA backend is not built yet; use --device cpu");
+  throw Error(ErrorKind::kResource,
+              "device " + to_string(device) + " is not available: dlbench has no CUDA backend yet",
+              "use --device cpu");
 }
 
 }  // namespace dlbench::backend

@@ -1,0 +1,90 @@
+// dlbench run end to end on the CPU: a tiny real run, its JSON, and every bad value a user
+// may type getting a one-line error with the right exit code.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.h"
+
+namespace dlbench {
+namespace {
+
+using nlohmann::json;
+using testing::dlbench;
+
+const char* kTiny = "run resnet50 --device cpu --input 32 --batch 2 --steps 2 --warmup 1";
+
+TEST(RunCliTest, TinyTrainingRunReportsThroughputAndLoss) {
+  auto r = dlbench(kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* label : {"Throughput", "samples/s", "Step time", "Parameters", "Loss", "Memory"})
+    EXPECT_NE(r.out.find(label), std::string::npos) << label << "\n" << r.out;
+}
+
+TEST(RunCliTest, JsonFileHoldsTheResultAndEnvironment) {
+  std::string path = ::testing::TempDir() + "dlbench-run-test.json";
+  std::remove(path.c_str());
+  auto r = dlbench(std::string(kTiny) + " --mode infer --json " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good());
+  json doc = json::parse(in);
+  EXPECT_EQ(doc["schema"], "dlbench.run/1");
+  EXPECT_EQ(doc["config"]["model"], "resnet50");
+  EXPECT_EQ(doc["config"]["mode"], "infer");
+  EXPECT_EQ(doc["config"]["batch"], 2);
+  EXPECT_EQ(doc["measured_steps"], 2);
+  EXPECT_GT(doc["throughput_samples_per_s"].get<double>(), 0.0);
+  // Throughput is samples over the measured wall time, not a mean of per-step rates.
+  EXPECT_NEAR(doc["throughput_samples_per_s"].get<double>(),
+              2.0 * 2 / doc["measured_seconds"].get<double>(), 1e-6);
+  EXPECT_TRUE(doc["environment"]["host"].is_object());
+  bool has_throughput_metric = false;
+  for (const json& m : doc["metrics"])
+    has_throughput_metric |= m["tag"] == "throughput/samples_per_s";
+  EXPECT_TRUE(has_throughput_metric);
+  std::remove(path.c_str());
+}
+
+struct BadValue {
+  const char* args;
+  int exit_code;
+  const char* message;
+};
+
+class RunBadValueTest : public ::testing::TestWithParam<BadValue> {};
+
+TEST_P(RunBadValueTest, GivesAOneLineErrorAndExitCode) {
+  const BadValue& b = GetParam();
+  auto r = dlbench(b.args);
+  EXPECT_EQ(r.exit_code, b.exit_code) << r.err;
+  EXPECT_NE(r.err.find(b.message), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hint: "), std::string::npos) << r.err;
+  int lines = 0;
+  for (char c : r.err) lines += c == '\n';
+  EXPECT_LE(lines, 2) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Run, RunBadValueTest,
+    ::testing::Values(
+        BadValue{"run resnet50 --device cpu --batch 0", 2, "--batch must be at least 1"},
+        BadValue{"run resnet50 --device cpu --batch -3", 2, "--batch must be at least 1"},
+        BadValue{"run resnet51 --device cpu", 2, "unknown model 'resnet51'"},
+        BadValue{"run resnet50 --device cpu --precision fp8", 2, "unknown precision 'fp8'"},
+        BadValue{"run resnet50 --device cpu --precision fp16", 2, "needs a GPU backend"},
+        BadValue{"run resnet50 --device gpu0", 2, "unknown device 'gpu0'"},
+        BadValue{"run resnet50 --device cpu --mode learn", 2, "unknown mode 'learn'"},
+        BadValue{"run resnet50 --device cpu --steps 0", 2, "--steps must be at least 1"},
+        BadValue{"run resnet50 --device cpu --input 100", 2, "does not take --input 100"},
+        BadValue{"run resnet50 --device cuda:7 --input 32 --batch 2", 3, "cuda:7"},
+        BadValue{"run resnet50 --device cpu --json /nonexistent/dir/out.json", 3, "cannot write"},
+        BadValue{"run", 2, "model is required"}),
+    [](const ::testing::TestParamInfo<BadValue>& info) {
+      return "case" + std::to_string(info.index);
+    });
+
+}  // namespace
+}  // namespace dlbench
