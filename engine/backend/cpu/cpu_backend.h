@@ -19,9 +19,13 @@
 namespace dlbench::backend::cpu {
 
 // What a cache entry holds: the primitive, and the workspace it needs (pooling) if any.
+// Convolutions also hold the weights layout their fast kernels chose and the reorder between
+// it and our KRSC weights (empty when the primitive reads KRSC as it is).
 struct CachedPrimitive {
-  dnnl::primitive primitive;
-  dnnl::memory::desc workspace;
+  dnnl::primitive primitive = {};
+  dnnl::memory::desc workspace = {};
+  dnnl::memory::desc weights = {};
+  dnnl::primitive weights_reorder = {};
 };
 
 // The first field of every cache key: which primitive the other fields describe.
@@ -107,6 +111,12 @@ class CpuBackend final : public Backend {
   void execute(const char* op, const dnnl::primitive& primitive, const Args& args);
   dnnl::memory mem(const dnnl::memory::desc& md, const Tensor& t) const;
   CachedPrimitive& pool_primitive(const PoolParams& p, PrimitiveKind kind) const;
+  // Convolution weights in the layout the cached primitive chose (reordered from KRSC into
+  // scratch when it differs).
+  dnnl::memory primitive_weights(const CachedPrimitive& entry, const dnnl::memory::desc& user,
+                                 const Tensor& w);
+  // Scratch slot of reordered convolution weights; slots 0-2 hold accumulated gradients.
+  static constexpr int kWeightsScratch = 3;
 
   dnnl::engine engine_;
   dnnl::stream stream_;

@@ -26,8 +26,12 @@ using Tag = dnnl::memory::format_tag;
 const auto kScaleShift =
     dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
 
+// [rows, channels] described as an NHWC image of one sample, rows tall and one pixel wide:
+// the same memory, but oneDNN then sees channels-last ("nspc") data and runs its vectorized
+// channels-last kernels; as a 2D "nc" tensor it takes a plain-layout path that strides
+// through memory one channel at a time.
 memory::desc data_desc(const BatchNormParams& p) {
-  return f32_desc({p.rows, p.channels}, Tag::nc);
+  return f32_desc({1, p.channels, p.rows, 1}, Tag::nhwc);
 }
 
 memory::desc channel_desc(const BatchNormParams& p) {

@@ -6,7 +6,12 @@
 //   db[k]          = sum_{n, p, q} dy[n, p, q, k]
 //
 // oneDNN names dims logically (N, C, H, W and O, I, H, W) whatever the memory order; the
-// format tags nhwc and ohwi say that our memory is NHWC activations and KRSC weights.
+// format tag nhwc says that our activations are NHWC. Weights are KRSC ("ohwi") in our memory,
+// but oneDNN 2.6 has optimized (jit/brgemm) kernels only for its own blocked weight layouts and
+// falls back to a naive reference kernel for ohwi -- about two orders of magnitude slower. So
+// the primitives take weights in the layout they choose ("any"), and we reorder: KRSC into it
+// before forward and backward-data, and the weight gradient out of it after backward-weights.
+// The reorder is a copy of the weights, small next to the convolution itself.
 // Its dilation counts the gaps between taps, so ours (1 = dense) becomes dilation - 1.
 #include "engine/backend/cpu/cpu_backend.h"
 
@@ -17,7 +22,7 @@ using dnnl::memory;
 using Tag = dnnl::memory::format_tag;
 
 struct ConvDescs {
-  memory::desc src, weights, bias, dst;
+  memory::desc src, weights, any_weights, bias, dst;
   memory::dims strides, dilates, padding_l, padding_r;
 };
 
@@ -25,6 +30,7 @@ ConvDescs conv_descs(const Conv2dParams& p) {
   ConvDescs d;
   d.src = f32_desc({p.n, p.c, p.h, p.w}, Tag::nhwc);
   d.weights = f32_desc({p.k, p.c, p.r, p.s}, Tag::ohwi);
+  d.any_weights = f32_desc({p.k, p.c, p.r, p.s}, Tag::any);
   d.bias = f32_desc({p.k}, Tag::a);
   d.dst = f32_desc({p.n, p.k, p.out_h(), p.out_w()}, Tag::nhwc);
   d.strides = {p.stride_h, p.stride_w};
@@ -49,14 +55,36 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Conv2dParams& p,
   const auto desc =
       p.bias ? dnnl::convolution_forward::desc(
                    dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, d.src,
-                   d.weights, d.bias, d.dst, d.strides, d.dilates, d.padding_l, d.padding_r)
+                   d.any_weights, d.bias, d.dst, d.strides, d.dilates, d.padding_l, d.padding_r)
              : dnnl::convolution_forward::desc(
                    dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, d.src,
-                   d.weights, d.dst, d.strides, d.dilates, d.padding_l, d.padding_r);
+                   d.any_weights, d.dst, d.strides, d.dilates, d.padding_l, d.padding_r);
   return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
 }
 
+// A cache entry for a convolution primitive whose weights (or weight gradient) are in
+// `chosen`; the reorder goes from `from` to `to`, one of which is our KRSC layout.
+CachedPrimitive conv_entry(dnnl::primitive primitive, const memory::desc& chosen,
+                           const memory::desc& from, const memory::desc& to,
+                           const dnnl::engine& engine) {
+  CachedPrimitive entry{std::move(primitive), {}, chosen, {}};
+  if (from != to)
+    entry.weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
+  return entry;
+}
+
 }  // namespace
+
+dnnl::memory CpuBackend::primitive_weights(const CachedPrimitive& entry,
+                                           const dnnl::memory::desc& user, const Tensor& w) {
+  if (!entry.weights_reorder) return mem(user, w);
+  const dnnl::memory chosen =
+      wrap(entry.weights, engine_,
+           scratch_.floats(kWeightsScratch, entry.weights.get_size() / sizeof(float)));
+  execute("convolution weights reorder", entry.weights_reorder,
+          {{DNNL_ARG_FROM, mem(user, w)}, {DNNL_ARG_TO, chosen}});
+  return chosen;
+}
 
 void CpuBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
                                      const Tensor& bias, const Tensor& y) {
@@ -66,10 +94,12 @@ void CpuBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, con
   const ConvDescs d = conv_descs(p);
   try {
     auto& entry = primitives_.get(conv_key(PrimitiveKind::kConvForward, p), [&] {
-      return CachedPrimitive{dnnl::convolution_forward(forward_pd(p, engine_)), {}};
+      const auto pd = forward_pd(p, engine_);
+      return conv_entry(dnnl::convolution_forward(pd), pd.weights_desc(), d.weights,
+                        pd.weights_desc(), engine_);
     });
     Args args{{DNNL_ARG_SRC, mem(d.src, x)},
-              {DNNL_ARG_WEIGHTS, mem(d.weights, w)},
+              {DNNL_ARG_WEIGHTS, primitive_weights(entry, d.weights, w)},
               {DNNL_ARG_DST, mem(d.dst, y)}};
     if (p.bias) args.emplace(DNNL_ARG_BIAS, mem(d.bias, bias));
     execute(op, entry.primitive, args);
@@ -86,18 +116,19 @@ void CpuBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& 
   try {
     auto& entry = primitives_.get(conv_key(PrimitiveKind::kConvBackwardData, p), [&] {
       const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src,
-                                                       d.weights, d.dst, d.strides, d.dilates,
+                                                       d.any_weights, d.dst, d.strides, d.dilates,
                                                        d.padding_l, d.padding_r);
       const dnnl::convolution_backward_data::primitive_desc pd(desc, engine_,
                                                                forward_pd(p, engine_));
-      return CachedPrimitive{dnnl::convolution_backward_data(pd), {}};
+      return conv_entry(dnnl::convolution_backward_data(pd), pd.weights_desc(), d.weights,
+                        pd.weights_desc(), engine_);
     });
     // oneDNN overwrites diff_src; to accumulate, compute into scratch and add.
     const bool accumulate = mode == GradMode::kAccumulate;
     float* out = accumulate ? scratch_.floats(0, dx.numel()) : dx.data_as<float>();
     execute(op, entry.primitive,
             {{DNNL_ARG_DIFF_DST, mem(d.dst, dy)},
-             {DNNL_ARG_WEIGHTS, mem(d.weights, w)},
+             {DNNL_ARG_WEIGHTS, primitive_weights(entry, d.weights, w)},
              {DNNL_ARG_DIFF_SRC, wrap(d.src, engine_, out)}});
     if (accumulate) add_into(dx.data_as<float>(), out, dx.numel());
   } catch (const dnnl::error& e) {
@@ -115,26 +146,36 @@ void CpuBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tenso
   try {
     auto& entry = primitives_.get(conv_key(PrimitiveKind::kConvBackwardWeights, p), [&] {
       const auto desc = p.bias ? dnnl::convolution_backward_weights::desc(
-                                     dnnl::algorithm::convolution_direct, d.src, d.weights, d.bias,
-                                     d.dst, d.strides, d.dilates, d.padding_l, d.padding_r)
+                                     dnnl::algorithm::convolution_direct, d.src, d.any_weights,
+                                     d.bias, d.dst, d.strides, d.dilates, d.padding_l, d.padding_r)
                                : dnnl::convolution_backward_weights::desc(
-                                     dnnl::algorithm::convolution_direct, d.src, d.weights, d.dst,
-                                     d.strides, d.dilates, d.padding_l, d.padding_r);
+                                     dnnl::algorithm::convolution_direct, d.src, d.any_weights,
+                                     d.dst, d.strides, d.dilates, d.padding_l, d.padding_r);
       const dnnl::convolution_backward_weights::primitive_desc pd(desc, engine_,
                                                                   forward_pd(p, engine_));
-      return CachedPrimitive{dnnl::convolution_backward_weights(pd), {}};
+      return conv_entry(dnnl::convolution_backward_weights(pd), pd.diff_weights_desc(),
+                        pd.diff_weights_desc(), d.weights, engine_);
     });
     const bool accumulate = mode == GradMode::kAccumulate;
     float* dw_out = accumulate ? scratch_.floats(0, dw.numel()) : dw.data_as<float>();
     float* db_out = nullptr;
+    // The weight gradient lands in the primitive's layout, then is reordered into KRSC.
+    const bool reorder = static_cast<bool>(entry.weights_reorder);
+    const dnnl::memory dw_user = wrap(d.weights, engine_, dw_out);
+    const dnnl::memory dw_primitive =
+        reorder ? wrap(entry.weights, engine_,
+                       scratch_.floats(kWeightsScratch, entry.weights.get_size() / sizeof(float)))
+                : dw_user;
     Args args{{DNNL_ARG_SRC, mem(d.src, x)},
               {DNNL_ARG_DIFF_DST, mem(d.dst, dy)},
-              {DNNL_ARG_DIFF_WEIGHTS, wrap(d.weights, engine_, dw_out)}};
+              {DNNL_ARG_DIFF_WEIGHTS, dw_primitive}};
     if (p.bias) {
       db_out = accumulate ? scratch_.floats(1, dbias.numel()) : dbias.data_as<float>();
       args.emplace(DNNL_ARG_DIFF_BIAS, wrap(d.bias, engine_, db_out));
     }
     execute(op, entry.primitive, args);
+    if (reorder)
+      execute(op, entry.weights_reorder, {{DNNL_ARG_FROM, dw_primitive}, {DNNL_ARG_TO, dw_user}});
     if (accumulate) {
       add_into(dw.data_as<float>(), dw_out, dw.numel());
       if (p.bias) add_into(dbias.data_as<float>(), db_out, dbias.numel());
