@@ -1,8 +1,10 @@
 // The CPU backend: oneDNN primitives for convolution, batch norm, pooling, inner product and
 // ReLU; plain loops for the loss, elementwise ops, the optimizer and fills. f32 only.
 //
-// Layouts are the house ones, handed to oneDNN as explicit format tags so no reorder runs:
-// activations nhwc, convolution weights ohwi (KRSC), matmul weights oi ([out, in]).
+// Layouts are the house ones, handed to oneDNN as explicit format tags so activations are
+// never reordered: activations nhwc, matmul weights oi ([out, in]). Convolution weights are
+// KRSC (ohwi) in memory but reordered into the layout oneDNN's fast kernels choose (see
+// cpu_conv.cc), because oneDNN 2.6 only has a naive kernel for ohwi.
 // Primitives are created once per parameter set and cached, so a training loop pays for
 // primitive creation only in its first step. One engine and one in-order stream per backend;
 // every op waits for its stream before returning, so host code may read outputs at once.

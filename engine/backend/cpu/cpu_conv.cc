@@ -13,6 +13,8 @@
 // before forward and backward-data, and the weight gradient out of it after backward-weights.
 // The reorder is a copy of the weights, small next to the convolution itself.
 // Its dilation counts the gaps between taps, so ours (1 = dense) becomes dilation - 1.
+#include <utility>
+
 #include "engine/backend/cpu/cpu_backend.h"
 
 namespace dlbench::backend::cpu {
