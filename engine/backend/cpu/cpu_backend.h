@@ -5,6 +5,7 @@
 // never reordered: activations nhwc, matmul weights oi ([out, in]). Convolution weights are
 // KRSC (ohwi) in memory but reordered into the layout oneDNN's fast kernels choose (see
 // cpu_conv.cc), because oneDNN 2.6 only has a naive kernel for ohwi.
+//
 // Primitives are created once per parameter set and cached, so a training loop pays for
 // primitive creation only in its first step. One engine and one in-order stream per backend;
 // every op waits for its stream before returning, so host code may read outputs at once.
