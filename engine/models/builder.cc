@@ -55,14 +55,15 @@ ValueId Builder::add(const std::string& name, ValueId a, ValueId b) {
   return g_.add(name, std::make_unique<nn::Add>(), {a, b});
 }
 
-ValueId Builder::linear(const std::string& name, ValueId x, std::int64_t out_features) {
+ValueId Builder::linear(const std::string& name, ValueId x, std::int64_t out_features,
+                        float init_stddev) {
   const Shape& s = shape(x);
   backend::MatmulParams p;
   p.m = s[0];
   p.k = s.numel() / s[0];
   p.n = out_features;
   p.bias = true;
-  return g_.add(name, std::make_unique<nn::Linear>(p), {x});
+  return g_.add(name, std::make_unique<nn::Linear>(p, init_stddev), {x});
 }
 
 }  // namespace dlbench::models

@@ -23,7 +23,9 @@ class Builder {
   ValueId max_pool(const std::string& name, ValueId x, int window, int stride, int pad);
   ValueId global_avg_pool(const std::string& name, ValueId x);
   ValueId add(const std::string& name, ValueId a, ValueId b);
-  ValueId linear(const std::string& name, ValueId x, std::int64_t out_features);
+  // init_stddev 0: Kaiming-normal weights.
+  ValueId linear(const std::string& name, ValueId x, std::int64_t out_features,
+                 float init_stddev = 0.0f);
 
   const Shape& shape(ValueId v) const { return g_.value(v).shape; }
 

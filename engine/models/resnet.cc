@@ -2,6 +2,7 @@
 // convolution, as in torchvision and NVIDIA's reference): 25,557,032 parameters and 4.09 GMAC
 // per 224x224 image. At 32x32 the CIFAR-10 variant of the published evaluations: a 3x3
 // stride-1 stem without max-pool and 10 classes.
+#include <cmath>
 #include <string>
 
 #include "engine/models/builder.h"
@@ -52,7 +53,9 @@ nn::Graph build_resnet50(const ModelConfig& config) {
     }
   }
   x = b.global_avg_pool("avgpool", x);
-  g.set_output(b.linear("fc", x, config.classes));
+  // The classifier starts with the spread of PyTorch's default Linear init, U(±1/sqrt(k)).
+  const float fc_stddev = 1.0f / std::sqrt(3.0f * static_cast<float>(b.shape(x)[3]));
+  g.set_output(b.linear("fc", x, config.classes, fc_stddev));
   return g;
 }
 

@@ -14,6 +14,9 @@ constexpr int kPool = 0;  // marks a 2x2 max-pool in the layer list
 constexpr int kLayers[] = {64,    64,  kPool, 128, 128,   kPool, 256, 256, 256,
                            kPool, 512, 512,   512, kPool, 512,   512, 512, kPool};
 constexpr std::int64_t kHidden = 4096;
+// The last layer starts N(0, 0.01), as torchvision's VGG does, so the first loss is about
+// log(classes); the ReLU layers before it start Kaiming-normal like the convolutions.
+constexpr float kClassifierStddev = 0.01f;
 
 }  // namespace
 
@@ -33,7 +36,7 @@ nn::Graph build_vgg16(const ModelConfig& config) {
   }
   x = b.relu("fc1.relu", b.linear("fc1", x, kHidden / d));
   x = b.relu("fc2.relu", b.linear("fc2", x, kHidden / d));
-  g.set_output(b.linear("fc3", x, config.classes));
+  g.set_output(b.linear("fc3", x, config.classes, kClassifierStddev));
   return g;
 }
 

@@ -21,7 +21,7 @@ using backend::GradMode;
 
 enum class Mode { kTrain, kInfer };
 
-enum class Init { kZeros, kOnes, kKaimingNormal };
+enum class Init { kZeros, kOnes, kKaimingNormal, kNormal };
 
 struct ParamDecl {
   std::string name;  // "weight", "bias", "gamma", ...
@@ -29,6 +29,7 @@ struct ParamDecl {
   Init init = Init::kZeros;
   std::int64_t fan_in = 1;    // for kKaimingNormal: std = sqrt(2 / fan_in)
   bool weight_decay = false;  // conv and linear weights decay; biases and BN do not
+  float stddev = 0.0f;        // for kNormal
 };
 
 // Per-layer memory that is not a parameter: running statistics live across steps, saved

@@ -154,6 +154,10 @@ Shape Linear::output_shape(std::span<const Shape> inputs) const {
 
 std::vector<ParamDecl> Linear::params() const {
   std::vector<ParamDecl> decls{{"weight", {p_.n, p_.k}, Init::kKaimingNormal, p_.k, true}};
+  if (init_stddev_ > 0) {
+    decls[0].init = Init::kNormal;
+    decls[0].stddev = init_stddev_;
+  }
   if (p_.bias) decls.push_back({"bias", {p_.n}, Init::kZeros, 1, false});
   return decls;
 }

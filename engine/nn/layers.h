@@ -80,10 +80,12 @@ class Add final : public Layer {
   void backward(const StepContext& ctx) override;
 };
 
-// y = x · Wᵀ + b over x flattened to [rows, features] (NHWC order).
+// y = x · Wᵀ + b over x flattened to [rows, features] (NHWC order). Weights start normal with
+// init_stddev, or Kaiming-normal when it is 0 (models pick what their reference uses).
 class Linear final : public Layer {
  public:
-  explicit Linear(const backend::MatmulParams& p) : p_(p) {}
+  explicit Linear(const backend::MatmulParams& p, float init_stddev = 0.0f)
+      : p_(p), init_stddev_(init_stddev) {}
   const char* kind() const override { return "linear"; }
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<ParamDecl> params() const override;
@@ -97,6 +99,7 @@ class Linear final : public Layer {
 
  private:
   backend::MatmulParams p_;
+  float init_stddev_;
 };
 
 }  // namespace dlbench::nn

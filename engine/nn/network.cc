@@ -7,9 +7,8 @@ namespace {
 
 constexpr std::uint64_t kSeedStride = 0x9E3779B97F4A7C15ull;  // decorrelates per-tensor seeds
 
-void initialize(backend::Backend& be, const Tensor& t, Init init, std::int64_t fan_in,
-                std::uint64_t seed) {
-  switch (init) {
+void initialize(backend::Backend& be, const Tensor& t, const ParamDecl& d, std::uint64_t seed) {
+  switch (d.init) {
     case Init::kZeros:
       be.fill(t, 0.0f);
       break;
@@ -18,7 +17,10 @@ void initialize(backend::Backend& be, const Tensor& t, Init init, std::int64_t f
       break;
     case Init::kKaimingNormal:
       // He et al. 2015: keeps activation variance constant through ReLU layers.
-      be.fill_normal(t, 0.0f, std::sqrt(2.0f / static_cast<float>(fan_in)), seed);
+      be.fill_normal(t, 0.0f, std::sqrt(2.0f / static_cast<float>(d.fan_in)), seed);
+      break;
+    case Init::kNormal:
+      be.fill_normal(t, 0.0f, d.stddev, seed);
       break;
   }
 }
@@ -89,7 +91,7 @@ void Network::bind_parameters() {
                         backend_.device());
         };
         Tensor w = view(weights_);
-        initialize(backend_, w, d.init, d.fan_in, config_.seed + kSeedStride * (i + 1));
+        initialize(backend_, w, d, config_.seed + kSeedStride * (i + 1));
         bindings_[n].params.push_back(w);
         bindings_[n].grads.push_back(config_.mode == Mode::kTrain ? view(grads_) : Tensor());
       }
@@ -112,7 +114,7 @@ void Network::bind_state() {
           static_cast<std::int64_t>((d.bytes + sizeof(float) - 1) / sizeof(float));
       Tensor t(static_cast<char*>(state_.data()) + offset, {std::max<std::int64_t>(floats, 1)},
                DType::kF32, backend_.device());
-      if (d.bytes > 0) initialize(backend_, t, d.init, 1, 0);
+      if (d.bytes > 0) backend_.fill(t, d.init == Init::kOnes ? 1.0f : 0.0f);
       bindings_[n].state.push_back(t);
       offset += align_up(d.bytes);
     }

@@ -52,8 +52,8 @@ class LayerHarness {
       param_grads_.emplace_back(std::make_unique<HostTensor>(d.shape));
     }
     for (const StateDecl& d : layer_->state(*backend_)) {
-      state_.emplace_back(std::make_unique<HostTensor>(
-          Shape{std::max<std::int64_t>(1, static_cast<std::int64_t>((d.bytes + 3) / sizeof(float)))}));
+      state_.emplace_back(std::make_unique<HostTensor>(Shape{
+          std::max<std::int64_t>(1, static_cast<std::int64_t>((d.bytes + 3) / sizeof(float)))}));
       if (d.init == Init::kOnes)
         std::fill(state_.back()->data.begin(), state_.back()->data.end(), 1.0f);
     }

@@ -59,8 +59,10 @@ TEST(LearningTest, ResNet50DrivesTheLossDown) {
   expect_learns({"resnet50", 8, 0.02f, 300});
 }
 
+// VGG has no batch norm: above lr ~0.01 this tiny-width copy collapses to a constant output
+// (loss stuck near 1.5), the known fragility of plain deep ReLU stacks, so it gets a smaller lr.
 TEST(LearningTest, Vgg16DrivesTheLossDown) {
-  expect_learns({"vgg16", 8, 0.01f, 300});
+  expect_learns({"vgg16", 8, 0.005f, 300});
 }
 
 }  // namespace
