@@ -7,6 +7,7 @@ struct GlobalOptions {
   bool json = false;     // machine-readable output on stdout
   bool quiet = false;    // only results and errors
   bool verbose = false;  // more detail (reasons, progress)
+  int exit_code = 0;     // set by a subcommand that passes on a command's exit code (monitor)
 };
 
 }  // namespace dlbench::cli

@@ -18,8 +18,10 @@ enum : nvmlReturn_t {
   NVML_ERROR_NOT_FOUND = 6,
   NVML_ERROR_INSUFFICIENT_SIZE = 7,
   NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
   NVML_ERROR_FUNCTION_NOT_FOUND = 13,
   NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_NO_DATA = 21,
   NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_ERROR_UNKNOWN = 999,
 };
@@ -59,6 +61,133 @@ typedef struct {
   unsigned long long used;
 } nvmlMemory_v2_t;
 
+// ---- Telemetry (bench/telemetry): utilization, processes, field values, GPM. ----
+
+// Percent of the last sample period (1/6 s to 1 s by product) in which at least one kernel ran
+// (gpu) or device memory was read or written (memory). Not how much of the GPU was used.
+typedef struct {
+  unsigned int gpu;
+  unsigned int memory;
+} nvmlUtilization_t;
+
+// As taken by nvmlDeviceGetComputeRunningProcesses_v3 (24 bytes; the R515 header briefly added
+// usedGpuCcProtectedMemory here, which moved to nvmlProcessDetail_v1_t).
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // NVML_VALUE_NOT_AVAILABLE when unknown
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
+typedef enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
+
+typedef enum {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+} nvmlValueType_t;
+
+typedef union {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+} nvmlValue_t;
+
+// One entry of nvmlDeviceGetFieldValues: the caller sets fieldId (and scopeId), NVML fills the
+// rest. 40 bytes: fieldId@0 scopeId@4 timestamp@8 latencyUsec@16 valueType@24 nvmlReturn@28
+// value@32.
+typedef struct {
+  unsigned int fieldId;
+  unsigned int scopeId;   // e.g. NVLink link id; UINT_MAX = all links
+  long long timestamp;    // CPU time of the value, microseconds since 1970
+  long long latencyUsec;  // how long NVML took to update it
+  nvmlValueType_t valueType;
+  nvmlReturn_t nvmlReturn;  // value is valid only when NVML_SUCCESS
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+// Field ids (NVML_FI_*) dlbench reads.
+enum : unsigned int {
+  NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138,  // KiB, cumulative; scopeId = link or UINT_MAX
+  NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139,
+  NVML_FI_DEV_POWER_AVERAGE = 185,        // mW, averaged over the last second
+  NVML_FI_DEV_POWER_INSTANT = 186,        // mW
+  NVML_FI_DEV_PCIE_COUNT_TX_BYTES = 197,  // bytes, cumulative, may wrap (driver >= 555)
+  NVML_FI_DEV_PCIE_COUNT_RX_BYTES = 198,
+};
+
+// Clock-event ("throttle") reasons, a bit mask (nvmlClocksEventReason*).
+enum : unsigned long long {
+  NVML_CLOCKS_EVENT_REASON_GPU_IDLE = 0x1ull,
+  NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS_SETTING = 0x2ull,
+  NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP = 0x4ull,
+  NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN = 0x8ull,
+  NVML_CLOCKS_EVENT_REASON_SYNC_BOOST = 0x10ull,
+  NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN = 0x20ull,
+  NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN = 0x40ull,
+  NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN = 0x80ull,
+  NVML_CLOCKS_EVENT_REASON_DISPLAY_CLOCK_SETTING = 0x100ull,
+};
+
+// GPM (GPU performance monitoring, Hopper and newer): metrics computed by the driver from two
+// counter samples taken more than 100 ms apart.
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+
+typedef enum {
+  NVML_GPM_METRIC_GRAPHICS_UTIL = 1,
+  NVML_GPM_METRIC_SM_UTIL = 2,       // % of SMs with at least one warp assigned
+  NVML_GPM_METRIC_SM_OCCUPANCY = 3,  // % of warps resident vs the theoretical maximum
+  NVML_GPM_METRIC_INTEGER_UTIL = 4,
+  NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,  // % of time the SMs ran any tensor-core instruction
+  NVML_GPM_METRIC_DFMA_TENSOR_UTIL = 6,
+  NVML_GPM_METRIC_HMMA_TENSOR_UTIL = 7,
+  NVML_GPM_METRIC_IMMA_TENSOR_UTIL = 9,
+  NVML_GPM_METRIC_DRAM_BW_UTIL = 10,  // % of the theoretical DRAM bandwidth
+  NVML_GPM_METRIC_FP64_UTIL = 11,     // non-tensor pipes, % of time
+  NVML_GPM_METRIC_FP32_UTIL = 12,
+  NVML_GPM_METRIC_FP16_UTIL = 13,
+  NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20,  // MiB/s
+  NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21,
+  NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60,  // MiB/s, all links
+  NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC = 61,
+} nvmlGpmMetricId_t;
+
+typedef struct {
+  unsigned int metricId;    // in: NVML_GPM_METRIC_*
+  nvmlReturn_t nvmlReturn;  // out: value is valid only when NVML_SUCCESS
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+} nvmlGpmMetric_t;
+
+// NVML_GPM_METRIC_MAX was 98 in R525 headers and is 210 in current ones. The driver reads only
+// numMetrics entries, so the larger array is safe with every driver.
+#define NVML_GPM_METRIC_MAX 210
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_SUPPORT_VERSION 1
+
+typedef struct {
+  unsigned int version;  // NVML_GPM_METRICS_GET_VERSION
+  unsigned int numMetrics;
+  nvmlGpmSample_t sample1;
+  nvmlGpmSample_t sample2;
+  nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct {
+  unsigned int version;  // NVML_GPM_SUPPORT_VERSION
+  unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
 }  // extern "C"
 
 namespace dlbench::nvml {
@@ -66,6 +195,8 @@ namespace dlbench::nvml {
 constexpr unsigned kNvmlMemoryV2 = sizeof(nvmlMemory_v2_t) | (2u << 24);
 constexpr unsigned kMaxNvLinks = 18;  // NVML_NVLINK_MAX_LINKS
 constexpr unsigned kStringBufferSize = 96;
+// usedGpuMemory when the driver cannot tell (NVML_VALUE_NOT_AVAILABLE).
+constexpr unsigned long long kValueNotAvailable = ~0ull;
 
 // X-macro of every NVML function dlbench may call: (name, return type, parameter list).
 // Each becomes an optional function pointer in Api; a missing symbol leaves it null.
@@ -94,6 +225,25 @@ constexpr unsigned kStringBufferSize = 96;
   X(nvmlDeviceGetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t, unsigned*))                 \
   X(nvmlDeviceGetEccMode, nvmlReturn_t, (nvmlDevice_t, nvmlEnableState_t*, nvmlEnableState_t*)) \
   X(nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t, unsigned*, unsigned*))                   \
-  X(nvmlDeviceGetPersistenceMode, nvmlReturn_t, (nvmlDevice_t, nvmlEnableState_t*))
+  X(nvmlDeviceGetPersistenceMode, nvmlReturn_t, (nvmlDevice_t, nvmlEnableState_t*))             \
+  DLBENCH_NVML_TELEMETRY_FUNCTIONS(X)
+
+// The functions bench/telemetry samples with; part of DLBENCH_NVML_FUNCTIONS.
+#define DLBENCH_NVML_TELEMETRY_FUNCTIONS(X)                                                       \
+  X(nvmlDeviceGetUtilizationRates, nvmlReturn_t, (nvmlDevice_t, nvmlUtilization_t*))              \
+  X(nvmlDeviceGetFieldValues, nvmlReturn_t, (nvmlDevice_t, int, nvmlFieldValue_t*))               \
+  X(nvmlDeviceGetTotalEnergyConsumption, nvmlReturn_t, (nvmlDevice_t, unsigned long long*))       \
+  X(nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t, unsigned*))                             \
+  X(nvmlDeviceGetClockInfo, nvmlReturn_t, (nvmlDevice_t, nvmlClockType_t, unsigned*))             \
+  X(nvmlDeviceGetTemperature, nvmlReturn_t, (nvmlDevice_t, nvmlTemperatureSensors_t, unsigned*))  \
+  X(nvmlDeviceGetCurrentClocksEventReasons, nvmlReturn_t, (nvmlDevice_t, unsigned long long*))    \
+  X(nvmlDeviceGetCurrentClocksThrottleReasons, nvmlReturn_t, (nvmlDevice_t, unsigned long long*)) \
+  X(nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t,                                        \
+    (nvmlDevice_t, unsigned*, nvmlProcessInfo_t*))                                                \
+  X(nvmlGpmQueryDeviceSupport, nvmlReturn_t, (nvmlDevice_t, nvmlGpmSupport_t*))                   \
+  X(nvmlGpmSampleAlloc, nvmlReturn_t, (nvmlGpmSample_t*))                                         \
+  X(nvmlGpmSampleFree, nvmlReturn_t, (nvmlGpmSample_t))                                           \
+  X(nvmlGpmSampleGet, nvmlReturn_t, (nvmlDevice_t, nvmlGpmSample_t))                              \
+  X(nvmlGpmMetricsGet, nvmlReturn_t, (nvmlGpmMetricsGet_t*))
 
 }  // namespace dlbench::nvml
