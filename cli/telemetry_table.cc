@@ -76,7 +76,12 @@ Row row_for(const MetricSummary& m, const std::string& name) {
   row.p95 = format(m.p95, d);
   row.max = format(m.max, d);
   row.unit = d.unit;
-  if (m.spec.kind == MetricKind::kCounter) row.unit += " (" + total_text(m) + ")";
+  if (m.spec.kind == MetricKind::kCounter && m.spec.total_unit == "s")
+    row.unit = "% of a core (" + total_text(m).substr(0, total_text(m).find(" total")) + " CPU)";
+  else if (m.spec.kind == MetricKind::kCounter)
+    row.unit += " (" + total_text(m) + ")";
+  else if (m.spec.name == "system.cpu")
+    row.unit = "% of all CPUs";
   return row;
 }
 
