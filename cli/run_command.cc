@@ -1,4 +1,5 @@
 // dlbench run MODEL: train or infer one model on one device and report what it measured.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -22,8 +23,13 @@ struct RunOptions {
   int steps = runner::kDefaultMeasuredSteps;
   double seconds = 0;
   std::uint64_t seed = 42;
+  float lr = runner::RunConfig{}.learning_rate;
+  float momentum = runner::RunConfig{}.momentum;
   std::optional<std::string> json_path;
 };
+
+// A last loss this many times the first counts as diverging.
+constexpr double kDivergedRatio = 10.0;
 
 std::string fixed(double v, int digits) {
   char text[64];
@@ -67,9 +73,17 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
       mem += ", process peak RSS " + format_bytes(rss->value * (1 << 30));
     s.row("Memory", mem);
   }
-  if (c.mode == nn::Mode::kTrain)
-    s.row("Loss", fixed(r.first_loss, 4) + " (first measured step) -> " + fixed(r.last_loss, 4) +
-                      " (last)");
+  if (c.mode == nn::Mode::kTrain) {
+    std::string loss =
+        fixed(r.first_loss, 4) + " (first measured step) -> " + fixed(r.last_loss, 4) + " (last)";
+    // Throughput does not depend on the loss, but a reader must not mistake divergence for
+    // a bug: say what happened and what to do.
+    if (!std::isfinite(r.first_loss) || !std::isfinite(r.last_loss) ||
+        r.last_loss > kDivergedRatio * r.first_loss)
+      loss += "; diverged at --lr " + fixed(c.learning_rate, 4) + " on this synthetic batch " +
+              "(throughput is unaffected; a smaller --lr keeps it finite)";
+    s.row("Loss", loss);
+  }
   s.print(out);
 }
 
@@ -92,6 +106,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   run->add_option("--seconds", opts->seconds, "Measure for this many seconds instead of --steps");
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
       ->capture_default_str();
+  run->add_option("--lr", opts->lr, "SGD learning rate (training)")->capture_default_str();
+  run->add_option("--momentum", opts->momentum, "SGD momentum (training)")->capture_default_str();
   run->add_option("--json", opts->json_path, "Write the result as JSON to FILE ('-': stdout)")
       ->expected(0, 1)
       ->default_str("-");
@@ -107,6 +123,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.steps = opts->steps;
     config.seconds = opts->seconds;
     config.seed = opts->seed;
+    config.learning_rate = opts->lr;
+    config.momentum = opts->momentum;
 
     // Open the output first, so a typo in the path fails before minutes of measuring.
     std::ofstream json_file;

@@ -24,6 +24,9 @@ RunConfig validated(RunConfig c) {
                 "e.g. --steps 20");
   if (c.warmup_steps < 0)
     throw Error(ErrorKind::kUsage, "--warmup must not be negative", "e.g. --warmup 5");
+  if (!(c.learning_rate >= 0) || !(c.momentum >= 0 && c.momentum < 1))
+    throw Error(ErrorKind::kUsage, "--lr must be >= 0 and --momentum in [0, 1)",
+                "e.g. --lr 0.01 --momentum 0.9");
   if (c.seconds < 0)
     throw Error(ErrorKind::kUsage, "--seconds must be positive", "e.g. --seconds 30");
   if (c.device.type == DeviceType::kCpu && c.precision != nn::Precision::kFp32)

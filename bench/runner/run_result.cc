@@ -1,6 +1,17 @@
 #include "bench/runner/run_result.h"
 
+#include <cmath>
+
 namespace dlbench::runner {
+
+namespace {
+
+// JSON has no NaN or infinity: a diverged loss is null.
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
 
 nlohmann::json to_json(const RunResult& r) {
   using nlohmann::json;
@@ -21,7 +32,9 @@ nlohmann::json to_json(const RunResult& r) {
         {"warmup_steps", c.warmup_steps},
         {"steps", c.steps},
         {"seconds", c.seconds},
-        {"seed", c.seed}}},
+        {"seed", c.seed},
+        {"learning_rate", c.learning_rate},
+        {"momentum", c.momentum}}},
       {"model_description", r.model_description},
       {"backend", r.backend},
       {"parameters", r.parameters},
@@ -37,6 +50,7 @@ nlohmann::json to_json(const RunResult& r) {
         {"min", r.step.min_ms},
         {"max", r.step.max_ms},
         {"cv", r.step.cv}}},
+      {"loss", {{"first", finite_or_null(r.first_loss)}, {"last", finite_or_null(r.last_loss)}}},
       {"metrics", metrics},
       {"environment", r.environment},
   };

@@ -70,6 +70,8 @@ RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
   nn::NetworkConfig nc;
   nc.mode = config.mode;
   nc.seed = config.seed;
+  nc.sgd.learning_rate = config.learning_rate;
+  nc.sgd.momentum = config.momentum;
   nn::Graph graph = model.build(mc);
   Shape input_shape = graph.value(graph.input()).shape;
   nn::Network net(std::move(graph), *backend, nc);
