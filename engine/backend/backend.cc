@@ -169,6 +169,13 @@ void Backend::sgd_momentum_update(const SgdParams& p, const Tensor& weights, con
   sgd_momentum_update_impl(p, weights, grads, velocity);
 }
 
+void Backend::cast(const Tensor& src, const Tensor& dst) {
+  DLBENCH_CHECK(src.shape() == dst.shape(), "cast: shapes differ");
+  cast_impl(src, dst);
+}
+
+bool Backend::all_finite(const Tensor& t) { return all_finite_impl(t); }
+
 void Backend::fill(const Tensor& t, float value) {
   fill_impl(t, value);
 }

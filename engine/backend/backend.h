@@ -4,6 +4,10 @@
 //
 // Conventions: tensors are dense row-major views; outputs are written (or accumulated when a
 // GradMode says so); workspaces come from the caller, sized by the *_workspace_bytes queries.
+//
+// Dtypes: activations, weights and their gradients share one float dtype per op (f32 on CPU;
+// f32, f16 or bf16 on CUDA, accumulating in f32). Batch-norm parameters and statistics, the
+// loss and every optimizer buffer are always f32 (fp32 master weights); labels are i32.
 #pragma once
 
 #include <cstddef>
@@ -85,9 +89,17 @@ class Backend {
 
   // --- optimizer -------------------------------------------------------------------------
   // One fused pass over flat f32 buffers of equal size:
-  //   g' = g + wd * w;  v = momentum * v + g';  w = w - lr * v   (PyTorch's SGD convention)
+  //   g' = grad_scale * g + wd * w;  v = momentum * v + g';  w = w - lr * v
+  // (PyTorch's SGD convention; grad_scale undoes a loss scale).
   void sgd_momentum_update(const SgdParams& p, const Tensor& weights, const Tensor& grads,
                            const Tensor& velocity);
+
+  // --- mixed precision -------------------------------------------------------------------
+  // dst = src converted to dst's float dtype (same shape), round to nearest even.
+  void cast(const Tensor& src, const Tensor& dst);
+  // Whether every element is finite (loss scaling skips steps whose gradients are not).
+  // Waits for the device.
+  bool all_finite(const Tensor& t);
 
   // --- memory and data -------------------------------------------------------------------
   void fill(const Tensor& t, float value);
@@ -142,6 +154,8 @@ class Backend {
                                           float scale) = 0;
   virtual void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights,
                                         const Tensor& grads, const Tensor& velocity) = 0;
+  virtual void cast_impl(const Tensor& src, const Tensor& dst) = 0;
+  virtual bool all_finite_impl(const Tensor& t) = 0;
   virtual void fill_impl(const Tensor& t, float value) = 0;
   virtual void copy_impl(const Tensor& src, const Tensor& dst) = 0;
   virtual void fill_normal_impl(const Tensor& t, float mean, float stddev, std::uint64_t seed) = 0;

@@ -8,6 +8,10 @@
 
 namespace dlbench::backend {
 
+// How fp32 tensors are multiplied: strict IEEE fp32, or TF32 tensor cores (GPU only; the CPU
+// backend is always strict). f16/bf16 tensors always use their tensor-core paths.
+enum class MathMode { kStrict, kTf32 };
+
 // Whether an op writes its gradient output or adds to what is there (fan-out edges
 // accumulate). An enum, never a bool, so a call site says which one it means.
 enum class GradMode { kOverwrite, kAccumulate };
@@ -19,6 +23,7 @@ struct Conv2dParams {
   int pad_h = 0, pad_w = 0;
   int dilation_h = 1, dilation_w = 1;
   bool bias = false;
+  MathMode math = MathMode::kStrict;
 
   std::int64_t out_h() const { return (h + 2 * pad_h - dilation_h * (r - 1) - 1) / stride_h + 1; }
   std::int64_t out_w() const { return (w + 2 * pad_w - dilation_w * (s - 1) - 1) / stride_w + 1; }
@@ -67,6 +72,7 @@ struct MatmulParams {
   std::int64_t m = 1, k = 1, n = 1;
   bool bias = false;
   Activation activation = Activation::kNone;
+  MathMode math = MathMode::kStrict;
   std::int64_t macs() const { return m * k * n; }
 };
 
@@ -74,6 +80,7 @@ struct SgdParams {
   float learning_rate = 0.01f;
   float momentum = 0.9f;
   float weight_decay = 0.0f;
+  float grad_scale = 1.0f;  // gradients are multiplied by this first (1 / loss scale)
 };
 
 }  // namespace dlbench::backend

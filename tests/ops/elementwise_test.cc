@@ -148,17 +148,40 @@ TEST_P(Sgd, TwoStepsMatchReference) {
 INSTANTIATE_TEST_SUITE_P(Cases, Sgd,
                          ::testing::Values(SgdCase{1000, {0.1f, 0.9f, 1e-4f}},
                                            SgdCase{17, {0.01f, 0.0f, 0.0f}},
-                                           SgdCase{64, {0.05f, 0.9f, 5e-4f}}),
+                                           SgdCase{64, {0.05f, 0.9f, 5e-4f}},
+                                           SgdCase{33, {0.05f, 0.9f, 5e-4f, 1.0f / 1024}}),
                          [](const auto& info) {
                            const SgdCase& c = info.param;
                            std::ostringstream o;
                            o << "n" << c.size << "_lr" << c.p.learning_rate * 1000 << "e_3_m"
-                             << c.p.momentum * 10 << "_wd" << c.p.weight_decay * 1e5 << "e_5";
+                             << c.p.momentum * 10 << "_wd" << c.p.weight_decay * 1e5 << "e_5"
+                             << "_gs" << c.p.grad_scale * 1024 << "of1024";
                            std::string s = o.str();
                            for (char& ch : s)
                              if (ch == '.') ch = 'p';
                            return s;
                          });
+
+// --- mixed-precision helpers (the CPU computes in f32: a cast is a copy) -------------------
+TEST(Cast, F32ToF32CopiesExactly) {
+  backend::cpu::CpuBackend be;
+  HostTensor src = random_tensor({37}, 71), dst = poisoned({37});
+  be.cast(src.tensor(), dst.tensor());
+  EXPECT_EQ(src.data, dst.data);
+}
+
+TEST(AllFinite, FindsOneNonFiniteValueAnywhere) {
+  backend::cpu::CpuBackend be;
+  HostTensor t = random_tensor({1000}, 72);
+  EXPECT_TRUE(be.all_finite(t.tensor()));
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    for (std::size_t at : {std::size_t{0}, std::size_t{517}, std::size_t{999}}) {
+      HostTensor u = t;
+      u.data[at] = bad;
+      EXPECT_FALSE(be.all_finite(u.tensor())) << bad << " at " << at;
+    }
+  }
+}
 
 // --- fills, copies, transfers ------------------------------------------------------------
 TEST(Fill, NormalIsDeterministicPerSeedWithTheRightMoments) {

@@ -234,7 +234,7 @@ SgdState sgd_momentum_update(const SgdParams& p, const Vec& weights, const Vec& 
                              const Vec& velocity) {
   SgdState s{weights, velocity};
   for (std::size_t i = 0; i < weights.size(); ++i) {
-    const double g = grads[i] + p.weight_decay * weights[i];
+    const double g = p.grad_scale * grads[i] + p.weight_decay * weights[i];
     s.velocity[i] = p.momentum * velocity[i] + g;
     s.weights[i] = weights[i] - p.learning_rate * s.velocity[i];
   }

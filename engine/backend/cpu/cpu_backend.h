@@ -101,6 +101,8 @@ class CpuBackend final : public Backend {
                                   const Tensor& dlogits, float scale) override;
   void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights, const Tensor& grads,
                                 const Tensor& velocity) override;
+  void cast_impl(const Tensor& src, const Tensor& dst) override;
+  bool all_finite_impl(const Tensor& t) override;
   void fill_impl(const Tensor& t, float value) override;
   void copy_impl(const Tensor& src, const Tensor& dst) override;
   void fill_normal_impl(const Tensor& t, float mean, float stddev, std::uint64_t seed) override;
