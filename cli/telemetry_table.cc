@@ -47,8 +47,8 @@ std::string total_text(const MetricSummary& m) {
   if (!m.total.available()) return "";
   double total = m.total.value();
   char text[64];
-  if (m.spec.total_unit == "B")
-    std::snprintf(text, sizeof text, "%.2f GiB", total / kGiB);
+  if (m.spec.total_unit == "B")  // transfers, so decimal like their GB/s
+    std::snprintf(text, sizeof text, "%.2f GB", total / 1e9);
   else if (m.spec.total_unit == "J" && total >= 1e4)
     std::snprintf(text, sizeof text, "%.2f kJ", total / 1e3);
   else

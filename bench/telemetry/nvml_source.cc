@@ -1,6 +1,7 @@
 #include "bench/telemetry/nvml_source.h"
 
 #include <climits>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <unordered_set>
@@ -174,25 +175,32 @@ void NvmlGpuSource::read(const Tick& tick, Readings& out) {
   read_memory(out);
   read_process_memory(tick, out);
   read_fields(out);
-  unsigned long long energy_mj = 0;
-  if (permanent_[kEnergy].empty())
-    record(out, kEnergy,
-           DLBENCH_NVML(nvml, nvmlDeviceGetTotalEnergyConsumption, device_, &energy_mj),
-           static_cast<double>(energy_mj) * kMilli);
-  unsigned value = 0;
-  if (permanent_[kSmClock].empty())
-    record(out, kSmClock,
-           DLBENCH_NVML(nvml, nvmlDeviceGetClockInfo, device_, NVML_CLOCK_SM, &value), value);
-  if (permanent_[kMemoryClock].empty())
-    record(out, kMemoryClock,
-           DLBENCH_NVML(nvml, nvmlDeviceGetClockInfo, device_, NVML_CLOCK_MEM, &value), value);
-  if (permanent_[kTemperature].empty())
-    record(out, kTemperature,
-           DLBENCH_NVML(nvml, nvmlDeviceGetTemperature, device_, NVML_TEMPERATURE_GPU, &value),
-           value);
+  // Each call completes before its value is read (argument order is unspecified in C++).
+  if (permanent_[kEnergy].empty()) {
+    unsigned long long energy_mj = 0;
+    Status st = DLBENCH_NVML(nvml, nvmlDeviceGetTotalEnergyConsumption, device_, &energy_mj);
+    record(out, kEnergy, st, static_cast<double>(energy_mj) * kMilli);
+  }
+  read_unsigned(out, kSmClock, [&](unsigned* v) {
+    return DLBENCH_NVML(nvml, nvmlDeviceGetClockInfo, device_, NVML_CLOCK_SM, v);
+  });
+  read_unsigned(out, kMemoryClock, [&](unsigned* v) {
+    return DLBENCH_NVML(nvml, nvmlDeviceGetClockInfo, device_, NVML_CLOCK_MEM, v);
+  });
+  read_unsigned(out, kTemperature, [&](unsigned* v) {
+    return DLBENCH_NVML(nvml, nvmlDeviceGetTemperature, device_, NVML_TEMPERATURE_GPU, v);
+  });
   read_clock_events(out);
   for (std::size_t m = 0; m < metrics_.size(); ++m)
     if (!permanent_[m].empty()) out.missing(m, permanent_[m]);
+}
+
+void NvmlGpuSource::read_unsigned(Readings& out, std::size_t metric,
+                                  const std::function<Status(unsigned*)>& call) {
+  if (!permanent_[metric].empty()) return;
+  unsigned value = 0;
+  Status st = call(&value);
+  record(out, metric, st, value);
 }
 
 void NvmlGpuSource::read_memory(Readings& out) {
@@ -292,8 +300,8 @@ void NvmlGpuSource::read_fields(Readings& out) {
   }
   if (power_usage_fallback_) {
     unsigned milliwatts = 0;
-    record(out, kPowerAverage, DLBENCH_NVML(*nvml_, nvmlDeviceGetPowerUsage, device_, &milliwatts),
-           milliwatts * kMilli);
+    Status st = DLBENCH_NVML(*nvml_, nvmlDeviceGetPowerUsage, device_, &milliwatts);
+    record(out, kPowerAverage, st, milliwatts * kMilli);
   }
 }
 

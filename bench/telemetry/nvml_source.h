@@ -5,6 +5,7 @@
 // call answers "not supported" or "not found" it is not made again.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,8 @@ class NvmlGpuSource : public Source {
   };
 
   void record(Readings& out, std::size_t metric, const nvml::Status& status, double value);
+  void read_unsigned(Readings& out, std::size_t metric,
+                     const std::function<nvml::Status(unsigned*)>& call);
   void read_memory(Readings& out);
   void read_process_memory(const Tick& tick, Readings& out);
   void read_fields(Readings& out);

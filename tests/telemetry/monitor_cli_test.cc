@@ -25,6 +25,7 @@ const std::string kDlbench = DLBENCH_BINARY;
 const std::string kBusy = TELEMETRY_BUSY_CHILD;
 const std::string kMemory = TELEMETRY_MEMORY_CHILD;
 const char* kNoDriver = "DLBENCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 ";
+const std::string kFakeNvml = std::string("DLBENCH_NVML_LIBRARY=") + TELEMETRY_FAKE_NVML + " ";
 
 class MonitorTest : public ::testing::Test {
  protected:
@@ -217,6 +218,65 @@ TEST_F(MonitorTest, WithoutNvmlHostMetricsOnlyAClearNoteAndTheSameExitCode) {
   for (const auto& [name, value] : s["metrics"].items()) EXPECT_NE(name.rfind("gpu", 0), 0u);
   EXPECT_TRUE(s["metrics"].contains("process.cpu"));
   EXPECT_TRUE(s["metrics"].contains("system.cpu"));
+}
+
+// The NVML and GPM sources against a fake driver with known readings (children/fake_nvml.cc).
+TEST_F(MonitorTest, FakeGpuIsSampledWithEveryFallbackAndReason) {
+  auto r = monitor("--interval 0.2 --json " + path("g.json") + " -- sleep 1", kFakeNvml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = read_json("g.json");
+  ASSERT_EQ(s["gpus"].size(), 1u) << s["gpus"];
+  EXPECT_EQ(s["gpus"][0]["name"], "Fake GPU");
+  EXPECT_EQ(s["gpus"][0]["pci_bus_id"], "0000:65:00.0");
+  EXPECT_TRUE(s["gpus_none_reason"].is_null());
+  auto mean = [&](const std::string& name) { return metric(s, "gpu0." + name)["mean"]; };
+  EXPECT_NEAR(mean("kernel_busy").get<double>(), 97.0, 1e-6);
+  EXPECT_NEAR(mean("memory_busy").get<double>(), 40.0, 1e-6);
+  EXPECT_NEAR(mean("memory_used").get<double>(), 20.0 * (1 << 30),
+              1.0);  // v1, after v2's version mismatch
+  EXPECT_NEAR(mean("memory_total").get<double>(), 80.0 * (1 << 30), 1.0);
+  EXPECT_EQ(metric(s, "gpu0.process_memory")["max"], 1.0 * (1 << 30));  // ours, not pid 1's
+  EXPECT_NEAR(mean("power").get<double>(), 250.0, 1e-6);
+  EXPECT_NEAR(mean("power_average").get<double>(), 240.0,
+              1e-6);  // nvmlDeviceGetPowerUsage fallback
+  EXPECT_NEAR(mean("energy").get<double>(), 300.0, 15.0);
+  EXPECT_GT(metric(s, "gpu0.energy")["total"].get<double>(), 200.0);
+  EXPECT_NEAR(mean("pcie_tx").get<double>(), 1e9, 5e7);
+  EXPECT_NEAR(mean("sm_clock").get<double>(), 1980.0, 1e-6);
+  EXPECT_NEAR(mean("temperature").get<double>(), 55.0, 1e-6);
+  EXPECT_EQ(metric(s, "gpu0.clock_events")["mask"], 4);  // through the pre-R535 name
+  EXPECT_EQ(metric(s, "gpu0.clock_events")["flags"], json::array({"sw_power_cap"}));
+  EXPECT_NEAR(mean("sm_active").get<double>(), 91.0, 1e-6);
+  EXPECT_NEAR(metric(s, "gpu0.sm_active")["window"].get<double>(), 91.0, 1e-6);
+  EXPECT_NEAR(mean("tensor_active").get<double>(), 60.0, 1e-6);
+  EXPECT_NEAR(mean("pcie_tx_gpm").get<double>(), 100.0 * (1 << 20), 1.0);
+  const json& nvlink = metric(s, "gpu0.nvlink_tx");
+  EXPECT_TRUE(nvlink["mean"].is_null());
+  EXPECT_EQ(nvlink["unavailable"], "not supported by this GPU or driver");
+  EXPECT_NE(metric(s, "gpu0.nvlink_rx_gpm")["unavailable"].get<std::string>().find("GPM: "),
+            std::string::npos);
+  std::string notes = s["notes"].dump();
+  EXPECT_NE(notes.find("nvmlDeviceGetPowerUsage"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("nvmlDeviceGetMemoryInfo v1"), std::string::npos) << notes;
+  EXPECT_NE(r.err.find("GPU 0: Fake GPU (0000:65:00.0)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kernel_busy"), std::string::npos) << r.err;
+}
+
+TEST_F(MonitorTest, GpmPairsSamplesAtLeast100msApartEvenAtTheShortestInterval) {
+  auto r = monitor("--interval 0.1 --json " + path("p.json") + " -- sleep 1", kFakeNvml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = read_json("p.json");
+  double samples = s["samples"];
+  // The first sample has nothing to pair with; every later one does (the fake refuses pairs
+  // closer than 100 ms).
+  EXPECT_GE(metric(s, "gpu0.sm_active")["samples"].get<double>(), samples - 2) << samples;
+}
+
+TEST_F(MonitorTest, AGpuThatDoesNotExistIsAResourceErrorBeforeTheCommandRuns) {
+  auto r = monitor("--gpus 0,3 -- touch " + path("ran"), kFakeNvml);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("no GPU 3: NVML sees 1 GPU"), std::string::npos) << r.err;
+  EXPECT_NE(access(path("ran").c_str(), F_OK), 0) << "the command ran";
 }
 
 TEST_F(MonitorTest, UnavailableMetricsAreNullWithAReasonNeverZero) {
