@@ -7,7 +7,9 @@
 
 #include "bench/runner/workload_runner.h"
 #include "cli/commands.h"
+#include "cli/telemetry_table.h"
 #include "cli/text_table.h"
+#include "engine/backend/backend.h"
 
 namespace dlbench::cli {
 namespace {
@@ -17,7 +19,7 @@ struct RunOptions {
   std::string mode = "train";
   std::optional<std::int64_t> batch;
   std::string precision = "fp32";
-  std::string device = "cpu";
+  std::string device;  // empty: cuda:0 when a GPU is present, else cpu
   int input = 0;
   int warmup = runner::kDefaultWarmupSteps;
   int steps = runner::kDefaultMeasuredSteps;
@@ -25,6 +27,8 @@ struct RunOptions {
   std::uint64_t seed = 42;
   float lr = runner::RunConfig{}.learning_rate;
   float momentum = runner::RunConfig{}.momentum;
+  bool telemetry = true;
+  double interval = runner::RunConfig{}.telemetry_interval_s;
   std::optional<std::string> json_path;
 };
 
@@ -97,7 +101,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   run->add_option("--batch", opts->batch, "Samples per step (default: 128 train, 64 infer)");
   run->add_option("--precision", opts->precision, "fp32, tf32, fp16 or bf16")
       ->capture_default_str();
-  run->add_option("--device", opts->device, "cpu or cuda:N")->capture_default_str();
+  run->add_option("--device", opts->device,
+                  "cpu or cuda:N (default: cuda:0 when a GPU is present)");
   run->add_option(
       "--input", opts->input,
       "Input size in pixels (default 224; resnet50 --input 32 is the CIFAR-10 variant)");
@@ -108,6 +113,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   run->add_option("--lr", opts->lr, "SGD learning rate (training)")->capture_default_str();
   run->add_option("--momentum", opts->momentum, "SGD momentum (training)")->capture_default_str();
+  run->add_flag("--telemetry,!--no-telemetry", opts->telemetry,
+                "Sample GPU/CPU/memory telemetry during the measured steps (default on)");
+  run->add_option("--interval", opts->interval, "Telemetry sampling interval in seconds")
+      ->capture_default_str();
   run->add_option("--json", opts->json_path, "Write the result as JSON to FILE ('-': stdout)")
       ->expected(0, 1)
       ->default_str("-");
@@ -117,7 +126,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.mode = runner::parse_mode(opts->mode);
     config.batch = opts->batch;
     config.precision = nn::parse_precision(opts->precision);
-    config.device = parse_device(opts->device);
+    config.device = opts->device.empty() ? backend::default_device() : parse_device(opts->device);
     config.input_size = opts->input;
     config.warmup_steps = opts->warmup;
     config.steps = opts->steps;
@@ -125,6 +134,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.seed = opts->seed;
     config.learning_rate = opts->lr;
     config.momentum = opts->momentum;
+    config.telemetry = opts->telemetry;
+    config.telemetry_interval_s = opts->interval;
 
     // Open the output first, so a typo in the path fails before minutes of measuring.
     std::ofstream json_file;
@@ -152,6 +163,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     else {
       if (json_file.is_open()) json_file << doc.dump(2) << "\n";
       print_text(result, std::cout);
+      if (result.telemetry && !global.quiet) {
+        std::cout << "\nTelemetry of the measured steps\n";
+        print_telemetry_table(std::cout, *result.telemetry, result.telemetry_gpus);
+      }
     }
   });
 }

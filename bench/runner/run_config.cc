@@ -1,5 +1,6 @@
 #include "bench/runner/run_config.h"
 
+#include "bench/telemetry/sampler.h"
 #include "engine/core/error.h"
 
 namespace dlbench::runner {
@@ -27,6 +28,7 @@ RunConfig validated(RunConfig c) {
   if (!(c.learning_rate >= 0) || !(c.momentum >= 0 && c.momentum < 1))
     throw Error(ErrorKind::kUsage, "--lr must be >= 0 and --momentum in [0, 1)",
                 "e.g. --lr 0.01 --momentum 0.9");
+  if (c.telemetry) telemetry::check_interval(c.telemetry_interval_s);
   if (c.seconds < 0)
     throw Error(ErrorKind::kUsage, "--seconds must be positive", "e.g. --seconds 30");
   if (c.device.type == DeviceType::kCpu && c.precision != nn::Precision::kFp32)

@@ -33,6 +33,9 @@ struct RunConfig {
   // loss finite, and the learning rate does not change the work or the time of a step.
   float learning_rate = 0.001f;
   float momentum = 0.9f;
+  // The telemetry sampler around the measured phase (process tree, system, every GPU).
+  bool telemetry = true;
+  double telemetry_interval_s = 0.5;
 };
 
 const char* to_string(nn::Mode mode);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "bench/telemetry/telemetry_json.h"
+
 namespace dlbench::runner {
 
 namespace {
@@ -9,6 +11,15 @@ namespace {
 // JSON has no NaN or infinity: a diverged loss is null.
 nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json telemetry_json(const RunResult& r) {
+  if (!r.telemetry) return nullptr;
+  nlohmann::json j = telemetry::to_json(*r.telemetry);
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : r.telemetry_gpus) gpus.push_back(telemetry::to_json(g));
+  j["gpus"] = gpus;
+  return j;
 }
 
 }  // namespace
@@ -34,7 +45,9 @@ nlohmann::json to_json(const RunResult& r) {
         {"seconds", c.seconds},
         {"seed", c.seed},
         {"learning_rate", c.learning_rate},
-        {"momentum", c.momentum}}},
+        {"momentum", c.momentum},
+        {"telemetry", c.telemetry},
+        {"telemetry_interval_s", c.telemetry_interval_s}}},
       {"model_description", r.model_description},
       {"backend", r.backend},
       {"parameters", r.parameters},
@@ -52,6 +65,7 @@ nlohmann::json to_json(const RunResult& r) {
         {"cv", r.step.cv}}},
       {"loss", {{"first", finite_or_null(r.first_loss)}, {"last", finite_or_null(r.last_loss)}}},
       {"metrics", metrics},
+      {"telemetry", telemetry_json(r)},
       {"environment", r.environment},
   };
 }

@@ -2,6 +2,7 @@
 // environment it ran in. Printers (terminal, JSON; later the store and reports) read this.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,9 @@
 
 #include "bench/runner/run_config.h"
 #include "bench/runner/step_stats.h"
+#include "bench/telemetry/metric.h"
+#include "bench/telemetry/nvml_source.h"
+#include "bench/telemetry/summary.h"
 
 namespace dlbench::runner {
 
@@ -30,8 +34,16 @@ struct RunResult {
   double throughput = 0;        // samples / measured_seconds
   StepStats step;
   double first_loss = 0, last_loss = 0;  // train only
-  std::vector<Metric> metrics;           // everything above and more, tagged
-  nlohmann::json environment;            // dlbench info --json of the machine
+  int skipped_steps = 0;                 // fp16 loss scaling: steps with non-finite gradients
+  float loss_scale = 1.0f;
+  std::vector<Metric> metrics;  // everything above and more, tagged
+  // Telemetry of the measured phase, when config.telemetry: its summary, every sample, and
+  // the GPUs sampled.
+  std::optional<telemetry::Summary> telemetry;
+  std::vector<telemetry::MetricSpec> telemetry_metrics;
+  std::vector<telemetry::Sample> telemetry_samples;
+  std::vector<telemetry::GpuIdentity> telemetry_gpus;
+  nlohmann::json environment;   // dlbench info --json of the machine
 };
 
 nlohmann::json to_json(const RunResult& r);

@@ -2,10 +2,15 @@
 
 #include <sys/resource.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <memory>
 
 #include "bench/nvml/nvml.h"
 #include "bench/sysinfo/machine_info.h"
+#include "bench/telemetry/sampler.h"
+#include "bench/telemetry/sources.h"
 #include "engine/backend/backend.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
@@ -49,6 +54,11 @@ void add_metrics(RunResult& r, const nn::MemoryReport& mem) {
   if (r.config.device.type == DeviceType::kCpu)
     add("memory/process_peak_rss_gib", peak_rss_bytes() / gib, "GiB",
         "peak resident memory of the dlbench process (getrusage)");
+  if (r.config.precision == nn::Precision::kFp16 && r.config.mode == nn::Mode::kTrain) {
+    add("loss_scaling/skipped_steps", r.skipped_steps, "steps",
+        "steps skipped (warm-up included) because fp16 gradients were not finite");
+    add("loss_scaling/final_scale", r.loss_scale, "factor", "the dynamic loss scale at the end");
+  }
   if (r.config.mode == nn::Mode::kTrain) {
     add("loss/first", r.first_loss, "nats", "training loss of the first measured step");
     add("loss/last", r.last_loss, "nats", "training loss of the last measured step");
@@ -69,13 +79,14 @@ RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
   auto backend = backend::make_backend(config.device);
   nn::NetworkConfig nc;
   nc.mode = config.mode;
+  nc.precision = config.precision;
   nc.seed = config.seed;
   nc.sgd.learning_rate = config.learning_rate;
   nc.sgd.momentum = config.momentum;
   nn::Graph graph = model.build(mc);
   Shape input_shape = graph.value(graph.input()).shape;
   nn::Network net(std::move(graph), *backend, nc);
-  data::SyntheticSource source(*backend, input_shape, mc.classes, config.seed + 7);
+  data::SyntheticSource source(*backend, input_shape, mc.classes, config.seed + 7, net.dtype());
 
   RunResult r;
   r.config = config;
@@ -99,6 +110,16 @@ RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
     backend->synchronize();
   }
 
+  // The sampler follows dlbench's own process and every GPU during the measured steps only.
+  auto nvml = nvml::Nvml::open();
+  std::unique_ptr<telemetry::Sampler> sampler;
+  telemetry::SourceSet sources;
+  if (config.telemetry) {
+    sources = telemetry::make_sources({getpid(), {}, nvml});
+    sampler = std::make_unique<telemetry::Sampler>(std::move(sources.sources),
+                                                   config.telemetry_interval_s);
+    sampler->start();
+  }
   if (hooks.on_measure_begin) hooks.on_measure_begin();
   std::vector<double> step_ms;
   const int planned = config.seconds > 0 ? -1 : config.steps;
@@ -114,13 +135,22 @@ RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
   }
   r.measured_seconds = elapsed_ms(start) / 1000.0;
   if (hooks.on_measure_end) hooks.on_measure_end();
+  if (sampler) {
+    sampler->stop();
+    r.telemetry = sampler->summary();
+    for (const std::string& note : sources.notes) r.telemetry->notes.push_back(note);
+    r.telemetry_metrics = sampler->metrics();
+    r.telemetry_samples = sampler->samples();
+    r.telemetry_gpus = sources.gpus;
+  }
   if (train) r.last_loss = net.loss();
 
   r.measured_steps = static_cast<int>(step_ms.size());
   r.throughput = static_cast<double>(r.measured_steps * mc.batch) / r.measured_seconds;
   r.step = summarize_steps(step_ms);
+  r.skipped_steps = net.skipped_steps();
+  r.loss_scale = net.loss_scale();
   add_metrics(r, net.memory());
-  auto nvml = nvml::Nvml::open();
   r.environment = sysinfo::to_json(sysinfo::query_machine(*nvml));
   return r;
 }

@@ -168,5 +168,7 @@ class Backend {
 // The backend for a device. Throws Error(kResource) when the device does not exist and
 // Error(kUsage) when this build lacks its backend.
 std::unique_ptr<Backend> make_backend(const Device& device);
+// cuda:0 when this build has the CUDA backend and a GPU is present, else cpu.
+Device default_device();
 
 }  // namespace dlbench::backend

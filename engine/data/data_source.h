@@ -9,7 +9,7 @@
 namespace dlbench::data {
 
 struct Batch {
-  Tensor images;  // NHWC f32 on the device
+  Tensor images;  // NHWC in the network's compute dtype, on the device
   Tensor labels;  // [N] i32 on the device
 };
 

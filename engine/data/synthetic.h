@@ -14,7 +14,7 @@ namespace dlbench::data {
 class SyntheticSource final : public DataSource {
  public:
   SyntheticSource(backend::Backend& backend, const Shape& image_shape, std::int64_t classes,
-                  std::uint64_t seed);
+                  std::uint64_t seed, DType image_dtype = DType::kF32);
   std::string name() const override { return "synthetic"; }
   Batch next() override { return batch_; }
 

@@ -33,6 +33,10 @@ class Graph {
   // Appends a layer; its output shape comes from the layer's own check of the inputs.
   ValueId add(std::string name, std::unique_ptr<Layer> layer, std::vector<ValueId> inputs);
   void set_output(ValueId logits) { output_ = logits; }
+  // Every value (activations and the input) in one compute dtype.
+  void set_dtype(DType dtype) {
+    for (ValueInfo& v : values_) v.dtype = dtype;
+  }
 
   const std::vector<ValueInfo>& values() const { return values_; }
   const std::vector<Node>& nodes() const { return nodes_; }

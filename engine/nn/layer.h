@@ -30,6 +30,9 @@ struct ParamDecl {
   std::int64_t fan_in = 1;    // for kKaimingNormal: std = sqrt(2 / fan_in)
   bool weight_decay = false;  // conv and linear weights decay; biases and BN do not
   float stddev = 0.0f;        // for kNormal
+  // Batch-norm parameters stay f32 in every precision (cuDNN and oneDNN want them so); the
+  // rest are used in the compute dtype, copied from the f32 master weights each step.
+  bool keep_f32 = false;
 };
 
 // Per-layer memory that is not a parameter: running statistics live across steps, saved
@@ -80,6 +83,9 @@ class Layer {
     (void)skip_input_grad;
     return 0;
   }
+
+  // fp32 strict or TF32 for the layer's matrix products (convolution, matmul).
+  virtual void set_math(backend::MathMode) {}
 
   virtual void forward(const StepContext& ctx) = 0;
   virtual void backward(const StepContext& ctx) = 0;

@@ -64,8 +64,10 @@ Shape BatchNorm::output_shape(std::span<const Shape> inputs) const {
 }
 
 std::vector<ParamDecl> BatchNorm::params() const {
-  return {{"gamma", {p_.channels}, Init::kOnes, 1, false},
-          {"beta", {p_.channels}, Init::kZeros, 1, false}};
+  ParamDecl gamma{"gamma", {p_.channels}, Init::kOnes, 1, false};
+  ParamDecl beta{"beta", {p_.channels}, Init::kZeros, 1, false};
+  gamma.keep_f32 = beta.keep_f32 = true;
+  return {gamma, beta};
 }
 
 std::vector<StateDecl> BatchNorm::state(backend::Backend&) const {

@@ -19,6 +19,7 @@ class Conv2d final : public Layer {
   std::int64_t backward_macs(bool skip_input_grad) const override {
     return p_.macs() * (skip_input_grad ? 1 : 2);
   }
+  void set_math(backend::MathMode math) override { p_.math = math; }
   void forward(const StepContext& ctx) override;
   void backward(const StepContext& ctx) override;
 
@@ -94,6 +95,7 @@ class Linear final : public Layer {
   std::int64_t backward_macs(bool skip_input_grad) const override {
     return p_.macs() * (skip_input_grad ? 1 : 2);
   }
+  void set_math(backend::MathMode math) override { p_.math = math; }
   void forward(const StepContext& ctx) override;
   void backward(const StepContext& ctx) override;
 

@@ -27,9 +27,26 @@ void initialize(backend::Backend& be, const Tensor& t, const ParamDecl& d, std::
 
 }  // namespace
 
+DType compute_dtype(Precision p) {
+  switch (p) {
+    case Precision::kFp16:
+      return DType::kF16;
+    case Precision::kBf16:
+      return DType::kBF16;
+    default:
+      return DType::kF32;
+  }
+}
+
 Network::Network(Graph graph, backend::Backend& backend, const NetworkConfig& config)
     : graph_(std::move(graph)), backend_(backend), config_(config) {
   DLBENCH_CHECK(graph_.input() >= 0 && graph_.output() >= 0, "graph needs an input and logits");
+  dtype_ = compute_dtype(config_.precision);
+  graph_.set_dtype(dtype_);
+  const backend::MathMode math =
+      config_.precision == Precision::kTf32 ? backend::MathMode::kTf32 : backend::MathMode::kStrict;
+  for (Node& n : graph_.nodes()) n.layer->set_math(math);
+  loss_scale_ = config_.precision == Precision::kFp16 ? config_.initial_loss_scale : 1.0f;
   bindings_.resize(graph_.nodes().size());
   bind_parameters();
   bind_state();
@@ -54,31 +71,36 @@ Network::Network(Graph graph, backend::Backend& backend, const NetworkConfig& co
 }
 
 void Network::bind_parameters() {
-  // Two passes: decayed tensors first, so weight decay applies to one contiguous prefix.
+  // Order: compute params with decay, compute params without, then f32-only params; each
+  // range is contiguous so casts and SGD run once per range.
   struct Slot {
     std::size_t node;
     ParamDecl decl;
-    std::size_t offset = 0;
+    std::int64_t offset = 0;
   };
+  auto rank = [](const ParamDecl& d) { return d.keep_f32 ? 2 : (d.weight_decay ? 0 : 1); };
   std::vector<Slot> slots;
-  for (bool decayed : {true, false})
+  for (int r = 0; r < 3; ++r)
     for (std::size_t n = 0; n < graph_.nodes().size(); ++n)
       for (const ParamDecl& d : graph_.nodes()[n].layer->params())
-        if (d.weight_decay == decayed) slots.push_back({n, d});
-  std::size_t floats = 0;
+        if (rank(d) == r) slots.push_back({n, d});
+  std::int64_t count = 0;
   for (Slot& s : slots) {
-    s.offset = floats;
-    floats += static_cast<std::size_t>(s.decl.shape.numel());
-    if (s.decl.weight_decay) decayed_floats_ = floats;
+    s.offset = count;
+    count += s.decl.shape.numel();
+    if (rank(s.decl) == 0) decayed_ = count;
+    if (rank(s.decl) <= 1) compute_ = count;
   }
-  parameter_count_ = static_cast<std::int64_t>(floats);
-  const std::size_t bytes = std::max<std::size_t>(floats, 1) * sizeof(float);
-  weights_ = Buffer(backend_.allocator(), bytes);
+  parameter_count_ = count;
+  const std::size_t floats = static_cast<std::size_t>(std::max<std::int64_t>(count, 1));
+  weights_ = Buffer(backend_.allocator(), floats * sizeof(float));
+  if (mixed()) compute_weights_ = Buffer(backend_.allocator(), floats * size_of(dtype_));
   if (config_.mode == Mode::kTrain) {
-    grads_ = Buffer(backend_.allocator(), bytes);
-    velocity_ = Buffer(backend_.allocator(), bytes);
-    backend_.fill(flat(grads_), 0.0f);
-    backend_.fill(flat(velocity_), 0.0f);
+    grads_ = Buffer(backend_.allocator(), floats * sizeof(float));
+    velocity_ = Buffer(backend_.allocator(), floats * sizeof(float));
+    backend_.fill(flat(grads_, DType::kF32, count), 0.0f);
+    backend_.fill(flat(velocity_, DType::kF32, count), 0.0f);
+    if (mixed()) compute_grads_ = Buffer(backend_.allocator(), floats * size_of(dtype_));
   }
   // Bind in declaration order per node (layers index their params as they declared them).
   for (std::size_t n = 0; n < graph_.nodes().size(); ++n) {
@@ -86,17 +108,25 @@ void Network::bind_parameters() {
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const Slot& s = slots[i];
         if (s.node != n || s.decl.name != d.name) continue;
-        auto view = [&](const Buffer& b) {
-          return Tensor(static_cast<float*>(b.data()) + s.offset, d.shape, DType::kF32,
-                        backend_.device());
+        const bool compute = mixed() && !d.keep_f32;
+        auto view = [&](const Buffer& b, DType t) {
+          return Tensor(
+              static_cast<char*>(b.data()) + s.offset * static_cast<std::int64_t>(size_of(t)),
+              d.shape, t, backend_.device());
         };
-        Tensor w = view(weights_);
-        initialize(backend_, w, d, config_.seed + kSeedStride * (i + 1));
-        bindings_[n].params.push_back(w);
-        bindings_[n].grads.push_back(config_.mode == Mode::kTrain ? view(grads_) : Tensor());
+        initialize(backend_, view(weights_, DType::kF32), d, config_.seed + kSeedStride * (i + 1));
+        bindings_[n].params.push_back(compute ? view(compute_weights_, dtype_)
+                                              : view(weights_, DType::kF32));
+        if (config_.mode == Mode::kTrain)
+          bindings_[n].grads.push_back(compute ? view(compute_grads_, dtype_)
+                                               : view(grads_, DType::kF32));
+        else
+          bindings_[n].grads.push_back(Tensor());
       }
     }
   }
+  if (mixed() && compute_ > 0)
+    backend_.cast(flat(weights_, DType::kF32, compute_), flat(compute_weights_, dtype_, compute_));
 }
 
 void Network::bind_state() {
@@ -121,9 +151,9 @@ void Network::bind_state() {
   }
 }
 
-Tensor Network::flat(const Buffer& b) const {
-  return Tensor(b.data(), {std::max<std::int64_t>(parameter_count_, 1)}, DType::kF32,
-                backend_.device());
+Tensor Network::flat(const Buffer& b, DType dtype, std::int64_t count, std::int64_t begin) const {
+  return Tensor(static_cast<char*>(b.data()) + begin * static_cast<std::int64_t>(size_of(dtype)),
+                {std::max<std::int64_t>(count, 1)}, dtype, backend_.device());
 }
 
 StepContext Network::context(std::size_t n, std::vector<Tensor>& inputs,
@@ -159,27 +189,45 @@ void Network::forward(const Tensor& images) {
 void Network::train_step(const Tensor& images, const Tensor& labels) {
   DLBENCH_CHECK(config_.mode == Mode::kTrain, "train_step on a network built for inference");
   forward(images);
-  backend_.softmax_cross_entropy(logits(), labels, loss_, value_grads_[graph_.output()], 1.0f);
+  backend_.softmax_cross_entropy(logits(), labels, loss_, value_grads_[graph_.output()],
+                                 loss_scale_);
   std::vector<Tensor> inputs, grads;
   for (std::size_t n = graph_.nodes().size(); n-- > 0;)
     graph_.nodes()[n].layer->backward(context(n, inputs, grads));
-  // One fused update per weight-decay group over the flat buffers.
-  auto group = [&](const Buffer& b, std::size_t begin, std::size_t end) {
-    return Tensor(static_cast<float*>(b.data()) + begin, {static_cast<std::int64_t>(end - begin)},
-                  DType::kF32, backend_.device());
-  };
-  const std::size_t all = static_cast<std::size_t>(parameter_count_);
-  if (decayed_floats_ > 0)
-    backend_.sgd_momentum_update(config_.sgd, group(weights_, 0, decayed_floats_),
-                                 group(grads_, 0, decayed_floats_),
-                                 group(velocity_, 0, decayed_floats_));
-  if (all > decayed_floats_) {
-    backend::SgdParams no_decay = config_.sgd;
-    no_decay.weight_decay = 0.0f;
-    backend_.sgd_momentum_update(no_decay, group(weights_, decayed_floats_, all),
-                                 group(grads_, decayed_floats_, all),
-                                 group(velocity_, decayed_floats_, all));
+  if (mixed() && compute_ > 0)
+    backend_.cast(flat(compute_grads_, dtype_, compute_), flat(grads_, DType::kF32, compute_));
+  if (config_.precision == Precision::kFp16) {
+    // Dynamic loss scaling: a step with inf/NaN gradients changes nothing but the scale.
+    if (!backend_.all_finite(flat(grads_, DType::kF32, parameter_count_))) {
+      ++skipped_steps_;
+      clean_steps_ = 0;
+      loss_scale_ = std::max(1.0f, loss_scale_ / 2);
+      return;
+    }
+    if (++clean_steps_ >= config_.loss_scale_growth_interval) {
+      clean_steps_ = 0;
+      loss_scale_ *= 2;
+    }
   }
+  update_weights();
+}
+
+void Network::update_weights() {
+  backend::SgdParams sgd = config_.sgd;
+  sgd.grad_scale = 1.0f / loss_scale_;
+  // One fused update per weight-decay range over the flat f32 buffers.
+  auto range = [&](std::int64_t begin, std::int64_t end, float weight_decay) {
+    if (end <= begin) return;
+    backend::SgdParams p = sgd;
+    p.weight_decay = weight_decay;
+    backend_.sgd_momentum_update(p, flat(weights_, DType::kF32, end - begin, begin),
+                                 flat(grads_, DType::kF32, end - begin, begin),
+                                 flat(velocity_, DType::kF32, end - begin, begin));
+  };
+  range(0, decayed_, sgd.weight_decay);
+  range(decayed_, parameter_count_, 0.0f);
+  if (mixed() && compute_ > 0)
+    backend_.cast(flat(weights_, DType::kF32, compute_), flat(compute_weights_, dtype_, compute_));
 }
 
 float Network::loss() {
@@ -202,8 +250,8 @@ std::int64_t Network::train_macs() const {
 
 MemoryReport Network::memory() const {
   MemoryReport r;
-  r.parameters = weights_.bytes();
-  r.optimizer = grads_.bytes() + velocity_.bytes();
+  r.parameters = weights_.bytes() + compute_weights_.bytes();
+  r.optimizer = grads_.bytes() + velocity_.bytes() + compute_grads_.bytes();
   r.state = state_.bytes();
   r.activations = arena_->capacity();
   return r;

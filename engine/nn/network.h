@@ -1,6 +1,13 @@
-// Network: a Graph bound to a backend. Owns the parameters (one flat fp32 buffer each for
-// weights, gradients and momentum, weight-decayed tensors first), the layers' state and the
-// planned activation arena; runs train steps (forward, loss, backward, SGD) and infer steps.
+// Network: a Graph bound to a backend. Owns the parameters, the layers' state and the planned
+// activation arena; runs train steps (forward, loss, backward, SGD) and infer steps.
+//
+// Parameters live in flat buffers ordered [compute params with weight decay | compute params
+// without | f32-only params (batch norm)]: f32 master weights, f32 gradients and momentum.
+// In fp16/bf16 the compute params are also kept as a compute-dtype copy (cast from the
+// masters before each forward) with compute-dtype gradients (cast to f32 after backward), so
+// each cast and the fused SGD run once over a contiguous range. fp16 adds dynamic loss
+// scaling: the loss gradient is multiplied by S, a step whose gradients are not all finite is
+// skipped and halves S, and S doubles after kGrowthInterval clean steps.
 #pragma once
 
 #include <cstdint>
@@ -11,14 +18,20 @@
 #include "engine/core/memory.h"
 #include "engine/nn/graph.h"
 #include "engine/nn/planner.h"
+#include "engine/nn/precision.h"
 
 namespace dlbench::nn {
 
 struct NetworkConfig {
   Mode mode = Mode::kTrain;
+  Precision precision = Precision::kFp32;
   backend::SgdParams sgd;
-  std::uint64_t seed = 42;  // weights are the same on every device and rank for a seed
+  std::uint64_t seed = 42;              // weights are the same on every device and rank for a seed
+  float initial_loss_scale = 65536.0f;  // fp16 only (2^16, as PyTorch's GradScaler)
+  int loss_scale_growth_interval = 2000;
 };
+
+DType compute_dtype(Precision p);
 
 // Bytes the network holds on its device, known before the first step.
 struct MemoryReport {
@@ -49,6 +62,10 @@ class Network {
   void infer_step(const Tensor& images);
 
   Mode mode() const { return config_.mode; }
+  DType dtype() const { return dtype_; }
+  // fp16 loss scaling: steps skipped because of non-finite gradients, and the current scale.
+  int skipped_steps() const { return skipped_steps_; }
+  float loss_scale() const { return loss_scale_; }
   const Graph& graph() const { return graph_; }
   std::int64_t parameter_count() const { return parameter_count_; }
   std::int64_t forward_macs() const;  // per batch
@@ -57,8 +74,8 @@ class Network {
   std::vector<LayerSummary> layer_summaries() const;
 
   // For tests and gradient checks: the flat buffers and one value's tensors.
-  Tensor flat_weights() const { return flat(weights_); }
-  Tensor flat_grads() const { return flat(grads_); }
+  Tensor flat_weights() const { return flat(weights_, DType::kF32, parameter_count_); }
+  Tensor flat_grads() const { return flat(grads_, DType::kF32, parameter_count_); }
   Tensor value(ValueId v) const { return values_.at(static_cast<std::size_t>(v)); }
   Tensor logits() const { return value(graph_.output()); }
 
@@ -66,8 +83,10 @@ class Network {
   struct NodeBinding {
     std::vector<Tensor> params, grads, state;
   };
-  Tensor flat(const Buffer& b) const;
+  Tensor flat(const Buffer& b, DType dtype, std::int64_t count, std::int64_t begin = 0) const;
+  bool mixed() const { return dtype_ != DType::kF32; }
   void bind_parameters();
+  void update_weights();
   void bind_state();
   void forward(const Tensor& images);
   StepContext context(std::size_t n, std::vector<Tensor>& inputs, std::vector<Tensor>& grads) const;
@@ -77,9 +96,15 @@ class Network {
   NetworkConfig config_;
   ActivationPlan plan_;
   std::vector<NodeBinding> bindings_;
+  DType dtype_ = DType::kF32;
   Buffer weights_, grads_, velocity_, state_;
-  std::size_t decayed_floats_ = 0;  // weights_[0, decayed_floats_) get weight decay
+  Buffer compute_weights_, compute_grads_;  // fp16/bf16 only
+  std::int64_t decayed_ = 0;                // [0, decayed_) get weight decay
+  std::int64_t compute_ = 0;                // [0, compute_) are used in the compute dtype
   std::int64_t parameter_count_ = 0;
+  float loss_scale_ = 1.0f;
+  int skipped_steps_ = 0;
+  int clean_steps_ = 0;
   std::unique_ptr<Arena> arena_;
   std::vector<Tensor> values_, value_grads_;
   Buffer loss_buffer_;

@@ -1,0 +1,20 @@
+// The device a run uses when the user names none: the first GPU when this build has the CUDA
+// backend and the machine has a GPU, otherwise the CPU.
+#include "engine/backend/backend.h"
+
+#if DLBENCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace dlbench::backend {
+
+Device default_device() {
+#if DLBENCH_HAVE_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) return Device::cuda(0);
+  cudaGetLastError();  // clear "no device" so later runtime calls start clean
+#endif
+  return Device::cpu();
+}
+
+}  // namespace dlbench::backend
