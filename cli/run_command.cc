@@ -1,4 +1,5 @@
 // dlbench run MODEL: train or infer one model on one device and report what it measured.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -28,6 +29,7 @@ struct RunOptions {
   float lr = runner::RunConfig{}.learning_rate;
   float momentum = runner::RunConfig{}.momentum;
   bool telemetry = true;
+  bool layers = false;
   double interval = runner::RunConfig{}.telemetry_interval_s;
   std::optional<std::string> json_path;
 };
@@ -91,6 +93,26 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
   s.print(out);
 }
 
+// Where the work is: one row per layer, with its share of the forward multiply-accumulates.
+void print_layers(const runner::RunResult& r, std::ostream& out) {
+  std::int64_t total = 0;
+  for (const auto& l : r.layers) total += l.forward_macs;
+  std::size_t width = 5;
+  for (const auto& l : r.layers) width = std::max(width, l.name.size());
+  out << "\nLayers (forward MACs per batch)\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-*s  %-10s  %-20s  %12s  %10s  %6s\n",
+                static_cast<int>(width), "layer", "kind", "output", "parameters", "GMAC", "share");
+  out << line;
+  for (const auto& l : r.layers) {
+    std::snprintf(line, sizeof line, "  %-*s  %-10s  %-20s  %12lld  %10.3f  %5.1f%%\n",
+                  static_cast<int>(width), l.name.c_str(), l.kind.c_str(), l.output.str().c_str(),
+                  static_cast<long long>(l.parameters), l.forward_macs / 1e9,
+                  total > 0 ? 100.0 * static_cast<double>(l.forward_macs) / total : 0.0);
+    out << line;
+  }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, const GlobalOptions& global) {
@@ -113,6 +135,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   run->add_option("--lr", opts->lr, "SGD learning rate (training)")->capture_default_str();
   run->add_option("--momentum", opts->momentum, "SGD momentum (training)")->capture_default_str();
+  run->add_flag("--layers", opts->layers,
+                "Also print every layer: output shape, parameters, share of the MACs");
   run->add_flag("--telemetry,!--no-telemetry", opts->telemetry,
                 "Sample GPU/CPU/memory telemetry during the measured steps (default on)");
   run->add_option("--interval", opts->interval, "Telemetry sampling interval in seconds")
@@ -163,6 +187,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     else {
       if (json_file.is_open()) json_file << doc.dump(2) << "\n";
       print_text(result, std::cout);
+      if (opts->layers) print_layers(result, std::cout);
       if (result.telemetry && !global.quiet) {
         std::cout << "\nTelemetry of the measured steps\n";
         print_telemetry_table(std::cout, *result.telemetry, result.telemetry_gpus);

@@ -13,6 +13,7 @@
 #include "bench/telemetry/metric.h"
 #include "bench/telemetry/nvml_source.h"
 #include "bench/telemetry/summary.h"
+#include "engine/nn/network.h"
 
 namespace dlbench::runner {
 
@@ -36,14 +37,15 @@ struct RunResult {
   double first_loss = 0, last_loss = 0;  // train only
   int skipped_steps = 0;                 // fp16 loss scaling: steps with non-finite gradients
   float loss_scale = 1.0f;
-  std::vector<Metric> metrics;  // everything above and more, tagged
+  std::vector<Metric> metrics;           // everything above and more, tagged
+  std::vector<nn::LayerSummary> layers;  // per layer: output shape, parameters, forward MACs
   // Telemetry of the measured phase, when config.telemetry: its summary, every sample, and
   // the GPUs sampled.
   std::optional<telemetry::Summary> telemetry;
   std::vector<telemetry::MetricSpec> telemetry_metrics;
   std::vector<telemetry::Sample> telemetry_samples;
   std::vector<telemetry::GpuIdentity> telemetry_gpus;
-  nlohmann::json environment;   // dlbench info --json of the machine
+  nlohmann::json environment;  // dlbench info --json of the machine
 };
 
 nlohmann::json to_json(const RunResult& r);

@@ -93,6 +93,7 @@ RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
   r.model_description = model.description;
   r.backend = backend->name();
   r.parameters = net.parameter_count();
+  r.layers = net.layer_summaries();
   const bool train = config.mode == nn::Mode::kTrain;
   r.flops_per_sample =
       2.0 * static_cast<double>(train ? net.train_macs() : net.forward_macs()) / mc.batch;

@@ -48,6 +48,17 @@ TEST(RunCliTest, JsonFileHoldsTheResultAndEnvironment) {
   std::remove(path.c_str());
 }
 
+TEST(RunCliTest, LayersTableShowsWhereTheWorkIs) {
+  auto r = dlbench(
+      "run vgg16 --device cpu --input 32 --batch 2 --steps 1 --warmup 0 --mode infer "
+      "--no-telemetry --layers");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Layers (forward MACs per batch)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("conv13"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fc3"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Telemetry"), std::string::npos) << "--no-telemetry still sampled";
+}
+
 struct BadValue {
   const char* args;
   int exit_code;
