@@ -59,12 +59,18 @@ int run(int argc, char** argv) {
   app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
   app.add_flag("-q,--quiet", global.quiet, "Print only results and errors");
   app.add_flag("-v,--verbose", global.verbose, "Print more detail");
+  app.add_option("--db", global.db,
+                 "Results database: a file (SQLite) or a postgresql:// URL (default: "
+                 "$XDG_DATA_HOME/dlbench/results.db)");
   app.fallthrough();  // global flags work after the subcommand too
   app.require_subcommand(0, 1);
 
   add_info_command(app, global);
   add_monitor_command(app, global);
   add_run_command(app, global);
+  add_runs_command(app, global);
+  add_suite_command(app, global);
+  add_report_command(app, global);
 
   try {
     app.parse(argc, argv);

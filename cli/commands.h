@@ -10,5 +10,8 @@ namespace dlbench::cli {
 void add_info_command(CLI::App& app, const GlobalOptions& global);
 void add_monitor_command(CLI::App& app, GlobalOptions& global);
 void add_run_command(CLI::App& app, const GlobalOptions& global);
+void add_runs_command(CLI::App& app, const GlobalOptions& global);
+void add_suite_command(CLI::App& app, const GlobalOptions& global);
+void add_report_command(CLI::App& app, const GlobalOptions& global);  // and compare
 
 }  // namespace dlbench::cli

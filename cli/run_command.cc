@@ -7,7 +7,9 @@
 #include <optional>
 
 #include "bench/runner/workload_runner.h"
+#include "bench/store/run_record.h"
 #include "cli/commands.h"
+#include "cli/store_options.h"
 #include "cli/telemetry_table.h"
 #include "cli/text_table.h"
 #include "engine/backend/backend.h"
@@ -32,6 +34,7 @@ struct RunOptions {
   bool layers = false;
   double interval = runner::RunConfig{}.telemetry_interval_s;
   std::optional<std::string> json_path;
+  bool no_store = false;  // the results database is skipped
 };
 
 // A last loss this many times the first counts as diverging.
@@ -144,6 +147,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   run->add_option("--json", opts->json_path, "Write the result as JSON to FILE ('-': stdout)")
       ->expected(0, 1)
       ->default_str("-");
+  run->add_flag("--no-store", opts->no_store, "Do not store the result in the results database");
   run->callback([opts, &global] {
     runner::RunConfig config;
     config.model = opts->model;
@@ -180,7 +184,12 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
         std::cerr << "\n";
       };
     }
+    // Opened before measuring, so a bad --db fails first.
+    std::unique_ptr<store::Store> db = opts->no_store ? nullptr : open_store(global);
     runner::RunResult result = runner::run_workload(config, hooks);
+    if (db)
+      std::cerr << "stored as run " << db->save_run(store::run_record(result)) << " in "
+                << db->location() << "\n";
     nlohmann::json doc = runner::to_json(result);
     if (json_path == "-")
       std::cout << doc.dump(2) << "\n";

@@ -1,0 +1,204 @@
+#include "bench/report/charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace dlbench::report {
+namespace {
+
+using nlohmann::json;
+using store::RunRecord;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// A timeline keeps at most this many points per run: enough for the eye, small in the file.
+constexpr std::size_t kMaxTimelinePoints = 400;
+
+json number(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+bool is_bytes(const std::string& unit) {
+  return unit == "B" || unit == "bytes";
+}
+
+std::string machine_suffix(const ReportData& d, const RunRecord& r) {
+  return d.machines.size() > 1
+             ? " · " +
+                   (r.machine.hostname.empty() ? "machine " + std::to_string(r.machine.id)
+                                               : r.machine.hostname) +
+                   " #" + std::to_string(r.machine.id)
+             : "";
+}
+
+std::string workload(const RunRecord& r) {
+  std::string w = r.model + " " + r.mode + " b" + std::to_string(r.batch);
+  if (r.input_size) {
+    w += ' ';
+    w += std::to_string(r.input_size);
+    w += "px";
+  }
+  return w;
+}
+
+json bar(const std::string& section, const std::string& title, const std::string& unit,
+         const std::vector<std::string>& labels,
+         const std::vector<std::pair<std::string, std::vector<double>>>& sets) {
+  json datasets = json::array();
+  for (const auto& [label, values] : sets) {
+    json data = json::array();
+    for (double v : values) data.push_back(number(v));
+    datasets.push_back({{"label", label}, {"data", data}});
+  }
+  return {{"section", section}, {"title", title},   {"type", "bar"},
+          {"unit", unit},       {"labels", labels}, {"datasets", datasets}};
+}
+
+bool any_finite(const std::vector<std::pair<std::string, std::vector<double>>>& sets) {
+  for (const auto& s : sets)
+    for (double v : s.second)
+      if (std::isfinite(v)) return true;
+  return false;
+}
+
+double metric(const RunRecord& r, const std::string& tag) {
+  const store::MetricRecord* m = r.find_metric(tag);
+  return m ? m->value : NAN;
+}
+
+void throughput_chart(const ReportData& d, json& charts) {
+  std::vector<std::string> labels;
+  std::map<std::string, std::map<std::string, double>> by_set;  // set -> label -> value
+  std::vector<std::string> set_order;
+  for (const RunRecord& r : d.runs) {
+    if (r.status != "ok") continue;
+    std::string label = workload(r);
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+    std::string set = r.precision + machine_suffix(d, r);
+    if (!by_set.count(set)) set_order.push_back(set);
+    by_set[set][label] = r.throughput;  // the newest run of a configuration wins
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> sets;
+  for (const std::string& s : set_order) {
+    std::vector<double> values;
+    for (const std::string& l : labels) values.push_back(by_set[s].count(l) ? by_set[s][l] : NAN);
+    sets.emplace_back(s, values);
+  }
+  if (any_finite(sets))
+    charts.push_back(
+        bar("Throughput", "Throughput per model, mode and precision", "samples/s", labels, sets));
+}
+
+void speedup_chart(const ReportData& d, json& charts) {
+  std::map<std::string, double> fp32;
+  auto group = [](const RunRecord& r) { return std::to_string(r.machine.id) + "|" + workload(r); };
+  for (const RunRecord& r : d.runs)
+    if (r.status == "ok" && r.precision == "fp32") fp32[group(r)] = r.throughput;
+  std::vector<std::string> labels;
+  std::map<std::string, std::map<std::string, double>> by_precision;
+  for (const RunRecord& r : d.runs) {
+    auto it = fp32.find(group(r));
+    if (r.status != "ok" || r.precision == "fp32" || it == fp32.end() || it->second <= 0) continue;
+    std::string label = workload(r) + machine_suffix(d, r);
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+    by_precision[r.precision][label] = r.throughput / it->second;
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> sets;
+  for (auto& [p, values] : by_precision) {
+    std::vector<double> v;
+    for (const std::string& l : labels) v.push_back(values.count(l) ? values[l] : NAN);
+    sets.emplace_back(p + " / fp32", v);
+  }
+  if (any_finite(sets))
+    charts.push_back(bar("Mixed precision", "Speedup over fp32 (same model, mode and batch)",
+                         "x fp32", labels, sets));
+}
+
+void telemetry_charts(const ReportData& d, json& charts) {
+  // Metric names in first-seen order, their label and unit.
+  std::vector<std::string> names;
+  std::map<std::string, std::pair<std::string, std::string>> info;
+  for (const RunRecord& r : d.runs)
+    for (const store::TelemetryMetricRecord& t : r.telemetry)
+      if (is_reported_telemetry(t.name) && t.mean && !info.count(t.name)) {
+        names.push_back(t.name);
+        info[t.name] = {t.label, t.unit};
+      }
+  std::vector<std::string> run_labels;
+  for (const RunRecord& r : d.runs) run_labels.push_back(run_label(r));
+  for (const std::string& name : names) {
+    const auto& [label, unit] = info[name];
+    double scale = is_bytes(unit) ? 1 / kGiB : 1;
+    std::string shown = is_bytes(unit) ? "GiB" : unit;
+    std::vector<double> mean, max;
+    for (const RunRecord& r : d.runs) {
+      const store::TelemetryMetricRecord* t = r.find_telemetry(name);
+      mean.push_back(t && t->mean ? *t->mean * scale : NAN);
+      max.push_back(t && t->max ? *t->max * scale : NAN);
+    }
+    charts.push_back(bar("Telemetry", name + ": " + label + " (measured phase)", shown, run_labels,
+                         {{"mean", mean}, {"max", max}}));
+
+    json datasets = json::array();
+    for (const RunRecord& r : d.runs)
+      for (const store::TelemetrySeries& s : r.samples) {
+        if (s.name != name) continue;
+        std::size_t step = std::max<std::size_t>(1, s.values.size() / kMaxTimelinePoints);
+        json points = json::array();
+        for (std::size_t i = 0; i < s.values.size(); i += step)
+          if (std::isfinite(s.values[i]))
+            points.push_back({{"x", s.t_s[i]}, {"y", s.values[i] * scale}});
+        datasets.push_back({{"label", run_label(r)}, {"data", points}});
+      }
+    if (!datasets.empty())
+      charts.push_back({{"section", "Telemetry timelines"},
+                        {"title", name + ": " + label + " over the measured phase"},
+                        {"type", "line"},
+                        {"unit", shown},
+                        {"xUnit", "s"},
+                        {"datasets", datasets}});
+  }
+}
+
+void memory_and_energy_charts(const ReportData& d, json& charts) {
+  std::vector<std::string> labels;
+  std::vector<double> planned, activations, rss, gpu, energy;
+  for (const RunRecord& r : d.runs) {
+    if (r.status != "ok") continue;
+    labels.push_back(run_label(r));
+    planned.push_back(metric(r, "memory/planned_gib"));
+    activations.push_back(metric(r, "memory/activations_gib"));
+    rss.push_back(metric(r, "memory/process_peak_rss_gib"));
+    double g = NAN;
+    for (const store::TelemetryMetricRecord& t : r.telemetry)
+      if (t.name.rfind("gpu", 0) == 0 && t.name.find(".memory_used") != std::string::npos && t.max)
+        g = std::isnan(g) ? *t.max / kGiB : std::max(g, *t.max / kGiB);
+    gpu.push_back(g);
+    energy.push_back(energy_per_sample(r));
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> mem = {
+      {"planned (planner peak)", planned},
+      {"activations", activations},
+      {"process peak RSS", rss},
+      {"GPU memory max", gpu}};
+  mem.erase(std::remove_if(mem.begin(), mem.end(), [](const auto& s) { return !any_finite({s}); }),
+            mem.end());
+  if (any_finite(mem)) charts.push_back(bar("Memory", "Peak memory per run", "GiB", labels, mem));
+  if (any_finite({{"J/sample", energy}}))
+    charts.push_back(
+        bar("Energy", "GPU energy per sample", "J/sample", labels, {{"J/sample", energy}}));
+}
+
+}  // namespace
+
+json report_charts(const ReportData& d) {
+  json charts = json::array();
+  throughput_chart(d, charts);
+  speedup_chart(d, charts);
+  memory_and_energy_charts(d, charts);
+  telemetry_charts(d, charts);
+  return charts;
+}
+
+}  // namespace dlbench::report

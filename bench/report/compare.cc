@@ -1,0 +1,104 @@
+#include "bench/report/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "engine/core/error.h"
+
+namespace dlbench::report {
+namespace {
+
+bool is_integer(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string match_key(const store::RunRecord& r) {
+  std::string key = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
+  if (r.input_size) key += " " + std::to_string(r.input_size) + "px";
+  return key;
+}
+
+double median_ms(const store::RunRecord& r) {
+  return r.result.contains("step_time_ms") ? r.result["step_time_ms"].value("median", NAN) : NAN;
+}
+
+std::string ratio(double b, double a) {
+  return a > 0 && b > 0 ? fixed(b / a, 2) + "x" : "";
+}
+
+ReportData side(store::Store& store, const std::string& text, CompareKind kind) {
+  Selection s;
+  if (kind == CompareKind::kAuto) {
+    if (is_integer(text) && store.get_run(std::stoll(text)))
+      kind = CompareKind::kRuns;
+    else if (!store.suites(text).empty())
+      kind = CompareKind::kSuites;
+    else
+      kind = CompareKind::kMachines;
+  }
+  if (kind == CompareKind::kRuns) {
+    if (!is_integer(text))
+      throw Error(ErrorKind::kUsage, "'" + text + "' is not a run id", "see 'dlbench runs list'");
+    s.ids = {std::stoll(text)};
+  } else if (kind == CompareKind::kSuites) {
+    s.suite = text;
+  } else {
+    s.machine = store.find_machine(text).fingerprint.substr(0, 12);
+  }
+  return load_report(store, s);
+}
+
+}  // namespace
+
+CompareKind parse_compare_kind(const std::string& text) {
+  if (text == "auto") return CompareKind::kAuto;
+  if (text == "runs") return CompareKind::kRuns;
+  if (text == "suites") return CompareKind::kSuites;
+  if (text == "machines") return CompareKind::kMachines;
+  throw Error(ErrorKind::kUsage, "unknown comparison '" + text + "'",
+              "use runs, suites, machines or auto");
+}
+
+Comparison compare(store::Store& store, const std::string& a, const std::string& b,
+                   CompareKind kind) {
+  ReportData left = side(store, a, kind);
+  ReportData right = side(store, b, kind);
+  Comparison c;
+  c.title = "A = " + left.scope + ", B = " + right.scope;
+  c.table = Table{"compare",
+                  "Comparison",
+                  "ratio = B / A; throughput above 1x and step time below 1x mean B is faster",
+                  {"workload", "A samples/s", "B samples/s", "B/A", "A step p50 ms",
+                   "B step p50 ms", "B/A step"},
+                  {}};
+  // Newest run of each configuration on each side; two single runs match whatever they are.
+  std::map<std::string, const store::RunRecord*> in_a, in_b;
+  for (const store::RunRecord& r : left.runs)
+    if (r.status == "ok") in_a[match_key(r)] = &r;
+  for (const store::RunRecord& r : right.runs)
+    if (r.status == "ok") in_b[match_key(r)] = &r;
+  bool two_runs = left.runs.size() == 1 && right.runs.size() == 1;
+  if (two_runs && in_a.size() == 1 && in_b.size() == 1 &&
+      in_a.begin()->first != in_b.begin()->first) {
+    // Two runs of different configurations: one row, named by both.
+    std::string both = in_a.begin()->first + " vs " + in_b.begin()->first;
+    in_a = {{both, in_a.begin()->second}};
+    in_b = {{both, in_b.begin()->second}};
+  }
+  std::vector<std::string> keys;
+  for (const auto& [k, r] : in_a) keys.push_back(k);
+  for (const auto& [k, r] : in_b)
+    if (!in_a.count(k)) keys.push_back(k);
+  for (const std::string& k : keys) {
+    const store::RunRecord* ra = in_a.count(k) ? in_a[k] : nullptr;
+    const store::RunRecord* rb = in_b.count(k) ? in_b[k] : nullptr;
+    double ta = ra ? ra->throughput : NAN, tb = rb ? rb->throughput : NAN;
+    double sa = ra ? median_ms(*ra) : NAN, sb = rb ? median_ms(*rb) : NAN;
+    c.table.rows.push_back(
+        {k, fixed(ta, 2), fixed(tb, 2), ratio(tb, ta), fixed(sa, 1), fixed(sb, 1), ratio(sb, sa)});
+  }
+  return c;
+}
+
+}  // namespace dlbench::report

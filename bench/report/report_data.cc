@@ -1,0 +1,259 @@
+#include "bench/report/report_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "engine/core/error.h"
+
+namespace dlbench::report {
+namespace {
+
+using store::RunRecord;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// Without a selection a report covers the newest suite, or else this many newest runs.
+constexpr int kDefaultRuns = 50;
+
+const char* const kGpuMetrics[] = {"kernel_busy", "sm_active", "tensor_active", "memory_used",
+                                   "power"};
+const char* const kHostMetrics[] = {"process.cpu", "process.rss", "system.memory_used"};
+
+std::string gpu_suffix(const std::string& name) {
+  if (name.rfind("gpu", 0) != 0) return "";
+  std::size_t dot = name.find('.');
+  return dot == std::string::npos ? "" : name.substr(dot + 1);
+}
+
+double metric_or_nan(const RunRecord& r, const std::string& tag) {
+  const store::MetricRecord* m = r.find_metric(tag);
+  return m ? m->value : NAN;
+}
+
+// Bytes are shown in GiB; everything else in its own unit.
+std::string shown_unit(const std::string& unit) {
+  return unit == "B" || unit == "bytes" ? "GiB" : unit;
+}
+double shown_value(const std::string& unit, double v) {
+  return unit == "B" || unit == "bytes" ? v / kGiB : v;
+}
+
+std::string gpu_max_memory(const RunRecord& r) {
+  double best = NAN;
+  for (const store::TelemetryMetricRecord& t : r.telemetry)
+    if (gpu_suffix(t.name) == "memory_used" && t.max)
+      best = std::isnan(best) ? *t.max : std::max(best, *t.max);
+  return fixed(best / kGiB, 2);
+}
+
+std::string json_text(const nlohmann::json& env, const char* section, const char* key) {
+  if (!env.contains(section) || !env[section].contains(key) || env[section][key].is_null())
+    return "";
+  const nlohmann::json& v = env[section][key];
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+std::string fixed(double value, int digits) {
+  if (!std::isfinite(value)) return "";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string run_label(const RunRecord& r) {
+  std::string label = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
+  if (r.input_size) label += " " + std::to_string(r.input_size) + "px";
+  return label + " #" + std::to_string(r.id);
+}
+
+bool is_reported_telemetry(const std::string& name) {
+  std::string suffix = gpu_suffix(name);
+  for (const char* m : kGpuMetrics)
+    if (suffix == m) return true;
+  for (const char* m : kHostMetrics)
+    if (name == m) return true;
+  return false;
+}
+
+double energy_per_sample(const RunRecord& r) {
+  double joules = 0;
+  bool any = false;
+  for (const store::TelemetryMetricRecord& t : r.telemetry)
+    if (gpu_suffix(t.name) == "energy" && t.total) {
+      joules += *t.total;
+      any = true;
+    }
+  double seconds = r.result.value("measured_seconds", 0.0);
+  double samples = r.throughput * seconds;
+  return any && samples > 0 ? joules / samples : NAN;
+}
+
+ReportData load_report(store::Store& store, const Selection& s) {
+  ReportData data;
+  data.source = store.location();
+  data.generated_unix_s = std::time(nullptr);
+  store::RunFilter filter;
+  if (s.last_suite || !s.suite.empty()) {
+    std::vector<store::SuiteRecord> suites = store.suites(s.suite);
+    if (suites.empty())
+      throw Error(ErrorKind::kUsage,
+                  s.suite.empty() ? "no suite in " + store.location()
+                                  : "no suite '" + s.suite + "' in " + store.location(),
+                  "run 'dlbench suite quick' first, or pick runs with --runs");
+    filter.suite_invocation = suites.front().invocation;
+    data.scope = "suite " + suites.front().name + " (" + suites.front().invocation + ")";
+  } else if (!s.ids.empty()) {
+    filter.ids = s.ids;
+    data.scope = "runs";
+    for (std::int64_t id : s.ids) data.scope += " " + std::to_string(id);
+  } else if (!s.machine.empty()) {
+    filter.machine = s.machine;
+    data.scope = "machine " + s.machine;
+  } else if (s.last > 0) {
+    filter.last = s.last;
+    data.scope = "the newest " + std::to_string(s.last) + " run(s)";
+  } else {
+    std::vector<store::SuiteRecord> suites = store.suites();
+    if (!suites.empty()) return load_report(store, Selection{0, true, "", {}, ""});
+    filter.last = kDefaultRuns;
+    data.scope = "the newest runs";
+  }
+  std::vector<RunRecord> headers = store.list_runs(filter);
+  if (headers.empty())
+    throw Error(ErrorKind::kUsage, "no runs match (" + data.scope + ") in " + store.location(),
+                "see 'dlbench runs list'");
+  std::set<std::int64_t> machine_ids;
+  for (auto it = headers.rbegin(); it != headers.rend(); ++it) {
+    std::optional<RunRecord> full = store.get_run(it->id);
+    if (!full) continue;  // deleted meanwhile
+    if (machine_ids.insert(full->machine.id).second) data.machines.push_back(full->machine);
+    data.runs.push_back(std::move(*full));
+  }
+  data.title = "dlbench report: " + data.scope;
+  return data;
+}
+
+std::vector<Table> report_tables(const ReportData& d) {
+  std::vector<Table> tables;
+
+  Table runs{"runs",
+             "Runs",
+             "throughput = samples in the measured steps / their wall time; step time over the "
+             "measured steps; CV = coefficient of variation of step time",
+             {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
+              "samples/s", "step p50 ms", "step p95 ms", "CV %", "GFLOP/s"},
+             {}};
+  for (const RunRecord& r : d.runs) {
+    const nlohmann::json& st =
+        r.result.contains("step_time_ms") ? r.result["step_time_ms"] : nlohmann::json::object();
+    runs.rows.push_back({std::to_string(r.id), std::to_string(r.machine.id), r.model, r.mode,
+                         r.precision, std::to_string(r.batch), std::to_string(r.input_size),
+                         r.device, r.status == "ok" ? "ok" : "failed: " + r.error,
+                         r.status == "ok" ? fixed(r.throughput, 2) : "",
+                         fixed(st.value("median", NAN), 1), fixed(st.value("p95", NAN), 1),
+                         fixed(100 * st.value("cv", NAN), 1),
+                         fixed(metric_or_nan(r, "compute/achieved_gflops"), 1)});
+  }
+  tables.push_back(runs);
+
+  Table speedup{"speedup",
+                "Mixed-precision speedup over fp32",
+                "throughput of the precision / throughput of fp32, same machine, model, mode, "
+                "batch and input",
+                {"machine", "model", "mode", "batch", "input", "precision", "samples/s",
+                 "fp32 samples/s", "speedup"},
+                {}};
+  std::map<std::string, double> fp32;
+  auto group = [](const RunRecord& r) {
+    return std::to_string(r.machine.id) + "|" + r.model + "|" + r.mode + "|" +
+           std::to_string(r.batch) + "|" + std::to_string(r.input_size);
+  };
+  for (const RunRecord& r : d.runs)
+    if (r.status == "ok" && r.precision == "fp32") fp32[group(r)] = r.throughput;
+  for (const RunRecord& r : d.runs) {
+    auto it = fp32.find(group(r));
+    if (r.status != "ok" || r.precision == "fp32" || it == fp32.end() || it->second <= 0) continue;
+    speedup.rows.push_back({std::to_string(r.machine.id), r.model, r.mode, std::to_string(r.batch),
+                            std::to_string(r.input_size), r.precision, fixed(r.throughput, 2),
+                            fixed(it->second, 2), fixed(r.throughput / it->second, 2)});
+  }
+  tables.push_back(speedup);
+
+  Table telemetry{"telemetry",
+                  "Telemetry of the measured phase",
+                  "mean is time-weighted (or the whole-window figure); memory in GiB",
+                  {"run", "metric", "unit", "mean", "p95", "max"},
+                  {}};
+  for (const RunRecord& r : d.runs)
+    for (const store::TelemetryMetricRecord& t : r.telemetry) {
+      if (!is_reported_telemetry(t.name)) continue;
+      auto v = [&](const std::optional<double>& x) {
+        return x ? fixed(shown_value(t.unit, *x), 2) : std::string();
+      };
+      telemetry.rows.push_back({std::to_string(r.id), t.name, shown_unit(t.unit), v(t.mean),
+                                v(t.p95), t.reason.empty() ? v(t.max) : "n/a (" + t.reason + ")"});
+    }
+  tables.push_back(telemetry);
+
+  Table memory{"memory",
+               "Peak memory",
+               "planned = the memory planner's peak for the model (weights, activations, "
+               "workspaces); RSS = the process's peak resident memory; GPU = the most device "
+               "memory in use seen by telemetry",
+               {"run", "planned GiB", "activations GiB", "process peak RSS GiB", "GPU max GiB"},
+               {}};
+  for (const RunRecord& r : d.runs)
+    if (r.status == "ok")
+      memory.rows.push_back({std::to_string(r.id), fixed(metric_or_nan(r, "memory/planned_gib"), 3),
+                             fixed(metric_or_nan(r, "memory/activations_gib"), 3),
+                             fixed(metric_or_nan(r, "memory/process_peak_rss_gib"), 3),
+                             gpu_max_memory(r)});
+  tables.push_back(memory);
+
+  Table energy{"energy",
+               "Energy per sample",
+               "GPU board energy over the measured phase / samples processed (needs NVML energy "
+               "counters; CPU-only runs have none)",
+               {"run", "energy J", "samples", "J/sample"},
+               {}};
+  for (const RunRecord& r : d.runs) {
+    double e = energy_per_sample(r);
+    if (std::isnan(e)) continue;
+    double samples = r.throughput * r.result.value("measured_seconds", 0.0);
+    energy.rows.push_back(
+        {std::to_string(r.id), fixed(e * samples, 1), fixed(samples, 0), fixed(e, 3)});
+  }
+  tables.push_back(energy);
+
+  Table machines{"machines",
+                 "Machines",
+                 "a machine is one fingerprint of hardware and system software",
+                 {"machine", "fingerprint", "hostname", "CPU", "cores", "memory GiB", "OS",
+                  "kernel", "GPUs", "driver", "CUDA", "cuDNN", "dlbench"},
+                 {}};
+  for (const store::MachineRecord& m : d.machines) {
+    const nlohmann::json& env = m.environment;
+    std::string gpus;
+    if (env.contains("gpus"))
+      for (const nlohmann::json& g : env["gpus"])
+        gpus += (gpus.empty() ? "" : "; ") + g.value("name", std::string("GPU"));
+    if (gpus.empty()) gpus = "none";
+    double mem = env.contains("host") ? env["host"].value("memory_bytes", 0.0) : 0.0;
+    machines.rows.push_back(
+        {std::to_string(m.id), m.fingerprint.substr(0, 12), m.hostname,
+         json_text(env, "host", "cpu_model"), json_text(env, "host", "cores"), fixed(mem / kGiB, 1),
+         json_text(env, "host", "os"), json_text(env, "host", "kernel"), gpus,
+         json_text(env, "gpu_software", "driver_version"),
+         json_text(env, "gpu_software", "cuda_runtime"), json_text(env, "gpu_software", "cudnn"),
+         json_text(env, "dlbench", "version") + " " + json_text(env, "dlbench", "git_hash")});
+  }
+  tables.push_back(machines);
+  return tables;
+}
+
+}  // namespace dlbench::report

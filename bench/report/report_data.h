@@ -1,0 +1,56 @@
+// What a report covers, read from the store alone (so any report can be rebuilt later from
+// the database), and the tables every format shows: terminal, Markdown, CSV, JSON and HTML
+// (which adds charts of the same numbers).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/store/store.h"
+
+namespace dlbench::report {
+
+struct Selection {
+  int last = 0;             // the newest N runs
+  bool last_suite = false;  // the newest suite invocation
+  std::string suite;        // the newest invocation of this suite name, or an invocation id
+  std::vector<std::int64_t> ids;
+  std::string machine;  // every run of this machine
+};
+
+struct ReportData {
+  std::string title;
+  std::string scope;   // "suite quick-cpu (quick-cpu-20261122T...)", "runs 3, 4"
+  std::string source;  // the store's location
+  std::int64_t generated_unix_s = 0;
+  std::vector<store::RunRecord> runs;          // oldest first, telemetry included
+  std::vector<store::MachineRecord> machines;  // of these runs, by id
+};
+
+// Throws dlbench::Error (usage) when the selection names nothing or matches no run.
+ReportData load_report(store::Store& store, const Selection& selection);
+
+// A plain table: a title, columns, and rows of text cells (numbers already formatted).
+struct Table {
+  std::string id;  // "throughput", for CSV/JSON consumers
+  std::string title;
+  std::string note;  // what the numbers mean
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
+std::vector<Table> report_tables(const ReportData& data);
+
+// "resnet50 train fp32 b32 #12": a run in a chart's legend or a table.
+std::string run_label(const store::RunRecord& run);
+// A number with `digits` decimals; "" for NaN.
+std::string fixed(double value, int digits);
+// Energy per sample (J) of a run: GPU energy over the measured phase / samples processed.
+// NaN without GPU energy telemetry.
+double energy_per_sample(const store::RunRecord& run);
+// The telemetry metrics a report shows, in order: per GPU kernel busy, SM and tensor activity,
+// memory used and power, then the process's CPU and memory and the host's memory.
+bool is_reported_telemetry(const std::string& name);
+
+}  // namespace dlbench::report

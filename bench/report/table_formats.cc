@@ -1,0 +1,125 @@
+#include "bench/report/table_formats.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/store/export.h"
+#include "engine/core/error.h"
+
+namespace dlbench::report {
+namespace {
+
+// Markdown cells cannot hold a pipe or a line break.
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+void write_markdown(const Table& t, std::ostream& out) {
+  out << "## " << t.title << "\n\n";
+  if (!t.note.empty()) out << t.note << "\n\n";
+  out << "|";
+  for (const std::string& c : t.columns) out << " " << md_cell(c) << " |";
+  out << "\n|";
+  for (std::size_t i = 0; i < t.columns.size(); ++i) out << "---|";
+  out << "\n";
+  for (const auto& row : t.rows) {
+    out << "|";
+    for (const std::string& c : row) out << " " << md_cell(c) << " |";
+    out << "\n";
+  }
+  out << "\n";
+}
+
+void write_csv(const Table& t, std::ostream& out) {
+  out << "# " << t.title << "\n";
+  for (std::size_t i = 0; i < t.columns.size(); ++i)
+    out << (i ? "," : "") << store::csv_field(t.columns[i]);
+  out << "\n";
+  for (const auto& row : t.rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << store::csv_field(row[i]);
+    out << "\n";
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+TableFormat parse_table_format(const std::string& text) {
+  if (text == "md" || text == "markdown") return TableFormat::kMarkdown;
+  if (text == "csv") return TableFormat::kCsv;
+  if (text == "json") return TableFormat::kJson;
+  if (text == "text") return TableFormat::kText;
+  throw Error(ErrorKind::kUsage, "unknown format '" + text + "'", "use md, csv, json or text");
+}
+
+void write_text_table(const Table& t, std::ostream& out) {
+  std::vector<std::size_t> width(t.columns.size(), 0);
+  for (std::size_t i = 0; i < t.columns.size(); ++i) width[i] = t.columns[i].size();
+  for (const auto& row : t.rows)
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (std::size_t i = 0; i < cells.size() && i < width.size(); ++i) {
+      if (i) text += "  ";
+      text += cells[i] + std::string(width[i] - cells[i].size(), ' ');
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out << text << "\n";
+  };
+  line(t.columns);
+  for (const auto& row : t.rows) line(row);
+}
+
+void write_tables(const std::string& title, const std::vector<Table>& tables, TableFormat format,
+                  std::ostream& out) {
+  if (format == TableFormat::kJson) {
+    nlohmann::json doc = {
+        {"schema", "dlbench.report/1"}, {"title", title}, {"tables", nlohmann::json::array()}};
+    for (const Table& t : tables) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& row : t.rows) {
+        nlohmann::json o = nlohmann::json::object();
+        for (std::size_t i = 0; i < row.size() && i < t.columns.size(); ++i)
+          o[t.columns[i]] = row[i];
+        rows.push_back(o);
+      }
+      doc["tables"].push_back({{"id", t.id},
+                               {"title", t.title},
+                               {"note", t.note},
+                               {"columns", t.columns},
+                               {"rows", rows}});
+    }
+    out << doc.dump(2) << "\n";
+    return;
+  }
+  if (format == TableFormat::kMarkdown) out << "# " << title << "\n\n";
+  if (format == TableFormat::kText) out << title << "\n\n";
+  for (const Table& t : tables) {
+    if (t.rows.empty()) continue;
+    switch (format) {
+      case TableFormat::kMarkdown:
+        write_markdown(t, out);
+        break;
+      case TableFormat::kCsv:
+        write_csv(t, out);
+        break;
+      default:
+        out << t.title << "\n";
+        write_text_table(t, out);
+        out << "\n";
+    }
+  }
+}
+
+}  // namespace dlbench::report

@@ -1,0 +1,106 @@
+#include "bench/store/export.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace dlbench::store {
+namespace {
+
+using nlohmann::json;
+
+json number_or_null(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? json(*v) : json(nullptr);
+}
+
+std::string number_text(double v) {
+  if (!std::isfinite(v)) return "";
+  char text[40];
+  std::snprintf(text, sizeof text, "%.10g", v);
+  return text;
+}
+
+}  // namespace
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+json to_json(const RunRecord& r) {
+  json metrics = json::array();
+  for (const MetricRecord& m : r.metrics)
+    metrics.push_back({{"tag", m.tag},
+                       {"value", number_or_null(m.value)},
+                       {"unit", m.unit},
+                       {"description", m.description}});
+  json telemetry = json::array();
+  for (const TelemetryMetricRecord& t : r.telemetry)
+    telemetry.push_back({{"name", t.name},
+                         {"label", t.label},
+                         {"unit", t.unit},
+                         {"kind", t.kind},
+                         {"samples", t.samples},
+                         {"mean", number_or_null(t.mean)},
+                         {"min", number_or_null(t.min)},
+                         {"max", number_or_null(t.max)},
+                         {"p95", number_or_null(t.p95)},
+                         {"total", number_or_null(t.total)},
+                         {"total_unit", t.total_unit},
+                         {"unavailable", t.reason.empty() ? json(nullptr) : json(t.reason)}});
+  json doc = {
+      {"id", r.id},
+      {"created_unix_s", r.created_unix_s},
+      {"status", r.status},
+      {"error", r.error.empty() ? json(nullptr) : json(r.error)},
+      {"framework", r.framework},
+      {"model", r.model},
+      {"mode", r.mode},
+      {"precision", r.precision},
+      {"device", r.device},
+      {"batch", r.batch},
+      {"input_size", r.input_size},
+      {"throughput_samples_per_s", r.throughput},
+      {"config", r.config},
+      {"result", r.result},
+      {"metrics", metrics},
+      {"telemetry", telemetry},
+      {"machine",
+       {{"id", r.machine.id},
+        {"fingerprint", r.machine.fingerprint},
+        {"hostname", r.machine.hostname},
+        {"description", r.machine.description},
+        {"environment", r.machine.environment}}},
+      {"suite", r.suite ? json{{"invocation", r.suite->invocation},
+                               {"name", r.suite->name},
+                               {"index", r.suite->index}}
+                        : json(nullptr)},
+  };
+  return doc;
+}
+
+void export_json(const std::vector<RunRecord>& runs, std::ostream& out) {
+  json doc = {{"schema", "dlbench.runs/1"}, {"runs", json::array()}};
+  for (const RunRecord& r : runs) doc["runs"].push_back(to_json(r));
+  out << doc.dump(2) << "\n";
+}
+
+void export_csv(const std::vector<RunRecord>& runs, std::ostream& out) {
+  out << "run_id,created_unix_s,status,machine,hostname,model,mode,precision,device,batch,"
+         "input_size,suite,tag,value,unit\n";
+  for (const RunRecord& r : runs) {
+    std::string head = std::to_string(r.id) + "," + std::to_string(r.created_unix_s) + "," +
+                       r.status + "," + r.machine.fingerprint.substr(0, 12) + "," +
+                       csv_field(r.machine.hostname) + "," + csv_field(r.model) + "," + r.mode +
+                       "," + r.precision + "," + csv_field(r.device) + "," +
+                       std::to_string(r.batch) + "," + std::to_string(r.input_size) + "," +
+                       csv_field(r.suite ? r.suite->name : "");
+    if (r.metrics.empty()) out << head << ",,,\n";
+    for (const MetricRecord& m : r.metrics)
+      out << head << "," << csv_field(m.tag) << "," << number_text(m.value) << ","
+          << csv_field(m.unit) << "\n";
+  }
+}
+
+}  // namespace dlbench::store

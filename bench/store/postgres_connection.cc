@@ -1,0 +1,117 @@
+#include "bench/store/postgres_connection.h"
+
+#include <libpq-fe.h>
+
+#include "engine/core/error.h"
+
+namespace dlbench::store {
+namespace {
+
+std::string first_line(const char* text) {
+  std::string s = text ? text : "";
+  std::size_t end = s.find('\n');
+  return end == std::string::npos ? s : s.substr(0, end);
+}
+
+// `?` -> $1, $2, ...; our statements never hold a `?` inside a string literal.
+std::string number_placeholders(const std::string& sql) {
+  std::string out;
+  int n = 0;
+  for (char c : sql) {
+    if (c != '?') {
+      out.push_back(c);
+      continue;
+    }
+    out.push_back('$');
+    out.append(std::to_string(++n));
+  }
+  return out;
+}
+
+void ignore_notice(void*, const char*) {}
+
+class PostgresConnection : public Connection {
+ public:
+  PostgresConnection(PGconn* pg, std::string url) : pg_(pg), url_(std::move(url)) {}
+  ~PostgresConnection() override { PQfinish(pg_); }
+
+  Dialect dialect() const override { return Dialect::kPostgres; }
+  std::string location() const override { return "PostgreSQL " + url_; }
+
+  std::vector<SqlRow> query(const std::string& sql, const std::vector<SqlValue>& params) override {
+    std::vector<const char*> values;
+    for (const SqlValue& p : params) values.push_back(p ? p->c_str() : nullptr);
+    PGresult* res = PQexecParams(pg_, number_placeholders(sql).c_str(), int(values.size()), nullptr,
+                                 values.data(), nullptr, nullptr, 0);
+    ExecStatusType status = PQresultStatus(res);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+      std::string code = state ? state : "";
+      std::string message = first_line(PQresultErrorMessage(res));
+      PQclear(res);
+      // Classes 08 (connection), 53 (resources), 57 (operator intervention) are the server's
+      // or the network's problem; 42 and the rest are a wrong statement: ours.
+      std::string cls = code.substr(0, 2);
+      if (code.empty() || cls == "08" || cls == "53" || cls == "57" || cls == "28")
+        throw Error(ErrorKind::kResource, "PostgreSQL " + url_ + ": " + message,
+                    "check that the server is up and reachable");
+      if (cls == "42" && code == "42501")
+        throw Error(ErrorKind::kResource, "PostgreSQL " + url_ + ": " + message,
+                    "grant the user rights on the database");
+      throw Error(ErrorKind::kInternal, "PostgreSQL: " + message + " in: " + sql.substr(0, 80),
+                  "this is a dlbench bug; please report it");
+    }
+    std::vector<SqlRow> rows(PQntuples(res));
+    for (int r = 0; r < int(rows.size()); ++r) {
+      rows[r].resize(PQnfields(res));
+      for (int c = 0; c < int(rows[r].size()); ++c)
+        if (!PQgetisnull(res, r, c)) rows[r][c] = std::string(PQgetvalue(res, r, c));
+    }
+    PQclear(res);
+    return rows;
+  }
+
+  void begin_write() override { query("BEGIN", {}); }
+  void commit() override { query("COMMIT", {}); }
+  void rollback() noexcept override {
+    if (PQtransactionStatus(pg_) != PQTRANS_IDLE) PQclear(PQexec(pg_, "ROLLBACK"));
+  }
+
+ private:
+  PGconn* pg_;
+  std::string url_;
+};
+
+}  // namespace
+
+std::string redact_url(const std::string& url) {
+  std::size_t scheme = url.find("://");
+  std::size_t at = url.find('@');
+  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+  std::size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon) + url.substr(at);
+}
+
+std::unique_ptr<Connection> open_postgres(const std::string& url) {
+  char* parse_error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &parse_error);
+  if (options == nullptr) {
+    std::string message = first_line(parse_error);
+    PQfreemem(parse_error);
+    throw Error(ErrorKind::kUsage, "malformed database URL " + redact_url(url) + ": " + message,
+                "write it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
+  }
+  PQconninfoFree(options);
+  PGconn* pg = PQconnectdb(url.c_str());
+  if (PQstatus(pg) != CONNECTION_OK) {
+    std::string message = first_line(PQerrorMessage(pg));
+    PQfinish(pg);
+    throw Error(ErrorKind::kResource, "cannot connect to " + redact_url(url) + ": " + message,
+                "check that the server is up, the database exists and the login is right");
+  }
+  PQsetNoticeProcessor(pg, ignore_notice, nullptr);
+  return std::make_unique<PostgresConnection>(pg, redact_url(url));
+}
+
+}  // namespace dlbench::store

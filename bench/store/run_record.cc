@@ -1,0 +1,160 @@
+#include "bench/store/run_record.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace dlbench::store {
+namespace {
+
+using nlohmann::json;
+
+// FNV-1a, 64 bit: stable across builds and platforms, which std::hash is not.
+std::string fnv1a_hex(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::string machine_description(const json& env) {
+  std::string cpu = env.contains("host") ? env["host"].value("cpu_model", "CPU") : "CPU";
+  std::string text = cpu;
+  if (env.contains("host") && env["host"]["cores"].is_number())
+    text += ", " + std::to_string(env["host"]["cores"].get<int>()) + " cores";
+  const json& gpus = env.contains("gpus") ? env["gpus"] : json::array();
+  if (gpus.empty()) return text + ", no GPU";
+  std::string name = gpus[0].value("name", "GPU");
+  return text + ", " + std::to_string(gpus.size()) + "x " + name;
+}
+
+const char* kind_name(telemetry::MetricKind k) {
+  switch (k) {
+    case telemetry::MetricKind::kLevel:
+      return "level";
+    case telemetry::MetricKind::kIntervalAverage:
+      return "interval_average";
+    case telemetry::MetricKind::kCounter:
+      return "counter";
+    case telemetry::MetricKind::kBitmask:
+      return "bitmask";
+  }
+  return "level";
+}
+
+std::optional<double> value_of(const Reported<double>& r) {
+  if (!r.available() || !std::isfinite(r.value())) return std::nullopt;
+  return r.value();
+}
+
+void add_telemetry(RunRecord& record, const runner::RunResult& result) {
+  for (const telemetry::MetricSummary& m : result.telemetry->metrics) {
+    TelemetryMetricRecord r;
+    r.name = m.spec.name;
+    r.label = m.spec.label;
+    r.unit = m.spec.unit;
+    r.kind = kind_name(m.spec.kind);
+    r.samples = std::int64_t(m.samples);
+    // The whole-window figure is the honest mean where a source gives one (GPM, system CPU).
+    r.mean = value_of(m.window.available() ? m.window : m.mean);
+    r.min = value_of(m.min);
+    r.max = value_of(m.max);
+    r.p95 = value_of(m.p95);
+    r.total = value_of(m.total);
+    r.total_unit = m.spec.total_unit;
+    r.reason = m.reason;
+    record.telemetry.push_back(std::move(r));
+  }
+  const std::vector<telemetry::Sample>& samples = result.telemetry_samples;
+  if (samples.empty()) return;
+  std::int64_t t0 = samples.front().tick.monotonic_ns;
+  for (std::size_t col = 0; col < result.telemetry_metrics.size(); ++col) {
+    const telemetry::MetricSpec& spec = result.telemetry_metrics[col];
+    if (spec.kind == telemetry::MetricKind::kBitmask) continue;
+    TelemetrySeries series{spec.name, spec.unit, {}, {}};
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      // Counters are stored as their rate over the interval ending at the sample, as the
+      // monitor's CSV does: a cumulative count is meaningless on a timeline.
+      double v =
+          spec.kind == telemetry::MetricKind::kCounter
+              ? (i == 0 ? NAN : telemetry::interval_rate(spec, samples[i - 1], samples[i], col))
+              : samples[i].values[col];
+      if (!std::isfinite(v)) continue;
+      series.t_s.push_back(double(samples[i].tick.monotonic_ns - t0) * 1e-9);
+      series.values.push_back(v);
+    }
+    if (!series.values.empty()) record.samples.push_back(std::move(series));
+  }
+}
+
+}  // namespace
+
+MachineRecord machine_record(const json& environment) {
+  json identity = json::object();
+  for (const char* key : {"host", "gpu_software", "gpus"})
+    if (environment.contains(key)) identity[key] = environment[key];
+  if (identity.contains("gpus"))
+    for (json& g : identity["gpus"]) {
+      g.erase("pcie_generation_current");
+      g.erase("pcie_width_current");
+    }
+  MachineRecord m;
+  m.fingerprint = fnv1a_hex(identity.dump());
+  m.hostname = environment.contains("host") ? environment["host"].value("hostname", "") : "";
+  m.description = machine_description(environment);
+  m.environment = environment;
+  return m;
+}
+
+void set_config_columns(RunRecord& r, const runner::RunConfig& c) {
+  r.model = c.model;
+  r.mode = runner::to_string(c.mode);
+  r.precision = nn::to_string(c.precision);
+  r.device = to_string(c.device);
+  r.batch = c.batch.value_or(0);
+  r.input_size = c.input_size;
+}
+
+RunRecord run_record(const runner::RunResult& result) {
+  RunRecord r;
+  r.created_unix_s = std::time(nullptr);
+  set_config_columns(r, result.config);
+  json doc = runner::to_json(result);
+  r.config = doc["config"];
+  r.machine = machine_record(result.environment);
+  doc.erase("environment");  // kept once per machine
+  // The run keeps the dlbench build it ran with; the machine row does not (fingerprint).
+  if (result.environment.contains("dlbench")) doc["dlbench"] = result.environment["dlbench"];
+  r.result = doc;
+  r.throughput = result.throughput;
+  for (const runner::Metric& m : result.metrics)
+    r.metrics.push_back({m.tag, m.value, m.unit, m.description});
+  if (result.telemetry) add_telemetry(r, result);
+  return r;
+}
+
+RunRecord failed_run_record(const runner::RunConfig& config, const json& environment,
+                            const std::string& error) {
+  RunRecord r;
+  r.created_unix_s = std::time(nullptr);
+  r.status = "failed";
+  r.error = error;
+  set_config_columns(r, config);
+  r.config = {{"model", r.model},
+              {"mode", r.mode},
+              {"precision", r.precision},
+              {"device", r.device},
+              {"batch", r.batch},
+              {"input_size", r.input_size},
+              {"warmup_steps", config.warmup_steps},
+              {"steps", config.steps},
+              {"seconds", config.seconds}};
+  r.machine = machine_record(environment);
+  return r;
+}
+
+}  // namespace dlbench::store

@@ -1,0 +1,23 @@
+// The schema, one for every backend, as an ordered list of migrations. `schema_version` holds
+// one row per applied migration; opening a database applies the missing ones in one
+// transaction, so an older database is upgraded in place and a half-migrated one cannot exist.
+//
+//   version 1: machines, runs (configuration, environment, status), results,
+//              telemetry_summary, telemetry_samples
+//   version 2: suites, and the suite invocation each run belongs to (for suite --resume)
+#pragma once
+
+#include "bench/store/connection.h"
+
+namespace dlbench::store {
+
+constexpr int kSchemaVersion = 2;
+
+// The version the database is at; 0 for a new one.
+int schema_version(Connection& connection);
+
+// Brings the database to `target` (tests build old databases with a smaller one). Throws
+// dlbench::Error (resource) when the database is newer than this dlbench.
+void migrate(Connection& connection, int target = kSchemaVersion);
+
+}  // namespace dlbench::store

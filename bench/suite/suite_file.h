@@ -1,0 +1,52 @@
+// A suite: a TOML list of runs. Every key of a [[run]] table may hold one value or an array,
+// and a table stands for every combination of its arrays, so a suite stays short:
+//
+//   name = "quick-cpu"
+//   [defaults]
+//   device = "cpu"
+//   warmup = 2
+//   steps = 5
+//   [[run]]
+//   model = "resnet50"
+//   mode = ["train", "infer"]
+//   input = 32
+//   batch = 32
+//
+// Keys: model, mode, precision, batch, device (or devices), input, warmup, steps, seconds,
+// seed, lr, momentum.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/runner/run_config.h"
+
+namespace dlbench::suite {
+
+struct SuiteEntry {
+  runner::RunConfig config;
+  // The configuration as text; --resume matches landed runs by it.
+  std::string key;
+  std::string label;  // "resnet50 train fp32 batch 32 on cpu"
+};
+
+struct SuiteSpec {
+  std::string name;
+  std::string description;
+  std::string file;
+  std::vector<SuiteEntry> entries;
+};
+
+// Throws dlbench::Error: resource when the file cannot be read, usage for a TOML error or an
+// unknown key or value (naming the file, the line and the key).
+SuiteSpec load_suite(const std::string& path);
+
+// The file a FILE|NAME argument means: an existing file as given, else NAME.toml in ./suites,
+// then in the source tree's suites/ (compile definition DLBENCH_SUITES_DIR). Error (usage)
+// listing where it looked when none exists.
+std::string find_suite_file(const std::string& file_or_name);
+
+std::string entry_key(const runner::RunConfig& config);
+std::string entry_label(const runner::RunConfig& config);
+
+}  // namespace dlbench::suite

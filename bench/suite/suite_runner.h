@@ -1,0 +1,55 @@
+// Runs a suite: each entry in order, under the telemetry sampler, stored as soon as it
+// completes (one transaction per run), so an interrupted suite keeps every run that finished.
+// With resume, the newest invocation of the same suite is continued: entries whose
+// configuration already landed there with status ok are skipped.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/store/store.h"
+#include "bench/suite/suite_file.h"
+
+namespace dlbench::suite {
+
+struct SuiteOptions {
+  bool resume = false;
+  double telemetry_interval_s = 0.5;
+};
+
+// What the progress bar shows; times in seconds, NaN where not known yet.
+struct SuiteProgress {
+  int position = 0;  // 1-based among the runs this invocation executes
+  int total = 0;
+  const SuiteEntry* entry = nullptr;
+  std::string phase;       // "warmup", "measure"
+  double throughput = 0;   // samples/s of the current run so far (measure phase), NaN before
+  double elapsed_s = 0;    // since the suite started
+  double remaining_s = 0;  // estimate for the runs left, current one included
+};
+
+struct SuiteEvents {
+  std::function<void(const SuiteProgress&)> on_progress;
+  // After a run is stored (ok or failed); error is empty when it ran.
+  std::function<void(const SuiteEntry&, std::int64_t run_id, double throughput,
+                     const std::string& error)>
+      on_run_done;
+};
+
+struct SuiteOutcome {
+  std::string invocation;
+  int planned = 0;
+  int skipped = 0;  // already landed (resume)
+  int ran = 0;
+  int failed = 0;
+  int first_failure_exit_code = 0;
+  std::vector<std::int64_t> run_ids;
+};
+
+SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOptions& options,
+                       const SuiteEvents& events = {});
+
+}  // namespace dlbench::suite

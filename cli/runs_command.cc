@@ -1,0 +1,157 @@
+// dlbench runs list|show|delete|export: what the results database holds.
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+
+#include "bench/report/table_formats.h"
+#include "bench/store/export.h"
+#include "cli/commands.h"
+#include "cli/store_options.h"
+#include "cli/text_table.h"
+#include "engine/core/error.h"
+
+namespace dlbench::cli {
+namespace {
+
+struct RunsOptions {
+  store::RunFilter filter;
+  std::int64_t id = 0;
+  std::string format = "csv";
+  std::string out;
+};
+
+std::string local_time(std::int64_t unix_s) {
+  char text[32];
+  std::time_t t = unix_s;
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", std::localtime(&t));
+  return text;
+}
+
+void list(const GlobalOptions& global, const store::RunFilter& filter) {
+  auto db = open_store(global);
+  std::vector<store::RunRecord> runs = db->list_runs(filter);
+  if (global.json) {
+    store::export_json(runs, std::cout);
+    return;
+  }
+  report::Table t{"runs",
+                  "",
+                  "",
+                  {"id", "when", "machine", "model", "mode", "precision", "batch", "input",
+                   "device", "samples/s", "status", "suite"},
+                  {}};
+  for (const store::RunRecord& r : runs)
+    t.rows.push_back({std::to_string(r.id), local_time(r.created_unix_s),
+                      std::to_string(r.machine.id) + " " + r.machine.fingerprint.substr(0, 12),
+                      r.model, r.mode, r.precision, std::to_string(r.batch),
+                      std::to_string(r.input_size), r.device,
+                      r.status == "ok" ? report::fixed(r.throughput, 2) : "", r.status,
+                      r.suite ? r.suite->name : ""});
+  if (runs.empty()) {
+    std::cerr << "no runs in " << db->location() << "\n";
+    return;
+  }
+  report::write_text_table(t, std::cout);
+}
+
+void show(const GlobalOptions& global, std::int64_t id) {
+  auto db = open_store(global);
+  std::optional<store::RunRecord> r = db->get_run(id);
+  if (!r)
+    throw Error(ErrorKind::kUsage, "no run " + std::to_string(id) + " in " + db->location(),
+                "see 'dlbench runs list'");
+  if (global.json) {
+    std::cout << store::to_json(*r).dump(2) << "\n";
+    return;
+  }
+  Section s("Run " + std::to_string(r->id) + ": " + r->model + " " + r->mode + " " + r->precision);
+  s.row("When", local_time(r->created_unix_s))
+      .row("Status", r->status == "ok" ? "ok" : "failed: " + r->error)
+      .row("Machine", std::to_string(r->machine.id) + " (" + r->machine.fingerprint.substr(0, 12) +
+                          ") " + r->machine.hostname + ", " + r->machine.description)
+      .row("Device", r->device)
+      .row("Batch", std::to_string(r->batch))
+      .row("Input", std::to_string(r->input_size))
+      .row("Framework", r->framework);
+  if (r->suite) s.row("Suite", r->suite->name + " (" + r->suite->invocation + ")");
+  s.print(std::cout);
+  report::Table m{"metrics", "", "", {"metric", "value", "unit"}, {}};
+  for (const store::MetricRecord& x : r->metrics)
+    m.rows.push_back({x.tag, report::fixed(x.value, std::fabs(x.value) < 10 ? 4 : 2), x.unit});
+  if (!m.rows.empty()) {
+    std::cout << "\nMetrics\n";
+    report::write_text_table(m, std::cout);
+  }
+  report::Table t{"telemetry", "", "", {"telemetry", "mean", "p95", "max", "unit"}, {}};
+  for (const store::TelemetryMetricRecord& x : r->telemetry) {
+    if (!x.reason.empty()) continue;
+    auto v = [](const std::optional<double>& d) { return d ? report::fixed(*d, 2) : ""; };
+    t.rows.push_back({x.name, v(x.mean), v(x.p95), v(x.max), x.unit});
+  }
+  if (!t.rows.empty()) {
+    std::cout << "\nTelemetry of the measured phase\n";
+    report::write_text_table(t, std::cout);
+  }
+}
+
+}  // namespace
+
+void add_runs_command(CLI::App& app, const GlobalOptions& global) {
+  auto opts = std::make_shared<RunsOptions>();
+  CLI::App* runs = app.add_subcommand("runs", "List, show, delete and export stored runs");
+  runs->require_subcommand(1);
+
+  CLI::App* ls = runs->add_subcommand("list", "List stored runs, newest first");
+  ls->add_option("--last", opts->filter.last, "Only the newest N runs");
+  ls->add_option("--model", opts->filter.model, "Only runs of this model");
+  ls->add_option("--machine", opts->filter.machine,
+                 "Only runs of this machine (id, hostname or "
+                 "fingerprint prefix)");
+  ls->callback([opts, &global] { list(global, opts->filter); });
+
+  CLI::App* sh = runs->add_subcommand("show", "Everything stored about one run");
+  sh->add_option("id", opts->id, "Run id")->required();
+  sh->callback([opts, &global] { show(global, opts->id); });
+
+  CLI::App* del = runs->add_subcommand("delete", "Delete one run and its metrics and telemetry");
+  del->add_option("id", opts->id, "Run id")->required();
+  del->callback([opts, &global] {
+    auto db = open_store(global);
+    if (!db->delete_run(opts->id))
+      throw Error(ErrorKind::kUsage, "no run " + std::to_string(opts->id) + " in " + db->location(),
+                  "see 'dlbench runs list'");
+    if (!global.quiet) std::cerr << "deleted run " << opts->id << "\n";
+  });
+
+  CLI::App* ex = runs->add_subcommand("export", "Export stored runs as CSV or JSON");
+  ex->add_option("--format", opts->format, "csv (one row per run and metric) or json")
+      ->capture_default_str();
+  ex->add_option("--out", opts->out, "Write to FILE instead of stdout");
+  ex->add_option("--last", opts->filter.last, "Only the newest N runs");
+  ex->add_option("--model", opts->filter.model, "Only runs of this model");
+  ex->add_option("--machine", opts->filter.machine, "Only runs of this machine");
+  ex->callback([opts, &global] {
+    if (opts->format != "csv" && opts->format != "json")
+      throw Error(ErrorKind::kUsage, "unknown export format '" + opts->format + "'",
+                  "use --format csv or --format json");
+    auto db = open_store(global);
+    std::vector<store::RunRecord> runs;
+    for (const store::RunRecord& r : db->list_runs(opts->filter))
+      runs.push_back(opts->format == "json" ? db->get_run(r.id).value_or(r) : r);
+    std::ofstream file;
+    if (!opts->out.empty()) {
+      file.open(opts->out);
+      if (!file)
+        throw Error(ErrorKind::kResource, "cannot write " + opts->out,
+                    "check that the folder exists and is writable");
+    }
+    std::ostream& out = opts->out.empty() ? std::cout : file;
+    if (opts->format == "json")
+      store::export_json(runs, out);
+    else
+      store::export_csv(runs, out);
+  });
+}
+
+}  // namespace dlbench::cli

@@ -1,0 +1,118 @@
+// dlbench suite FILE|NAME [--resume]: run a TOML suite, store each run as it completes, with a
+// progress bar on stderr (a live line on a terminal, one line per run otherwise).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "bench/nvml/nvml.h"
+#include "bench/suite/suite_runner.h"
+#include "bench/sysinfo/gpu_info.h"
+#include "cli/commands.h"
+#include "cli/store_options.h"
+#include "engine/core/error.h"
+
+namespace dlbench::cli {
+namespace {
+
+constexpr int kBarWidth = 20;
+
+struct SuiteCommandOptions {
+  std::string suite;
+  bool resume = false;
+  double interval = 0.5;
+};
+
+std::string clock_text(double seconds) {
+  if (!std::isfinite(seconds)) return "?";
+  int s = int(seconds + 0.5);
+  char text[32];
+  if (s >= 3600)
+    std::snprintf(text, sizeof text, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(text, sizeof text, "%d:%02d", s / 60, s % 60);
+  return text;
+}
+
+std::string bar(int done, int total) {
+  int filled = total ? kBarWidth * done / total : 0;
+  return "[" + std::string(filled, '#') + std::string(kBarWidth - filled, '.') + "]";
+}
+
+// `quick` means the GPU suite where NVML sees a GPU, else the CPU-sized one.
+std::string resolve_name(const std::string& name) {
+  if (name != "quick") return name;
+  auto nvml = nvml::Nvml::open();
+  return sysinfo::query_gpus(*nvml).gpus.empty() ? "quick-cpu" : "quick";
+}
+
+}  // namespace
+
+void add_suite_command(CLI::App& app, const GlobalOptions& global) {
+  auto opts = std::make_shared<SuiteCommandOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("suite", "Run a suite of runs from a TOML file and store them");
+  cmd->add_option("suite", opts->suite,
+                  "Suite file, or a name: quick (quick-cpu without a GPU), quick-cpu")
+      ->required();
+  cmd->add_flag("--resume", opts->resume,
+                "Continue the newest invocation of this suite: skip the runs that landed");
+  cmd->add_option("--interval", opts->interval, "Telemetry sampling interval in seconds")
+      ->capture_default_str();
+  cmd->callback([opts, &global] {
+    suite::SuiteSpec spec = suite::load_suite(suite::find_suite_file(resolve_name(opts->suite)));
+    auto db = open_store(global);
+    bool live = isatty(STDERR_FILENO) && !global.quiet;
+    if (!global.quiet)
+      std::cerr << "suite " << spec.name << " (" << spec.file << "): " << spec.entries.size()
+                << " runs, stored in " << db->location() << "\n";
+    suite::SuiteEvents events;
+    std::string last_line;
+    events.on_progress = [&](const suite::SuiteProgress& p) {
+      if (!live) return;
+      std::string line = bar(p.position - 1, p.total) + " run " + std::to_string(p.position) + "/" +
+                         std::to_string(p.total) + " " + p.entry->label + "  " + p.phase;
+      if (std::isfinite(p.throughput)) {
+        char tp[32];
+        std::snprintf(tp, sizeof tp, "  %.1f samples/s", p.throughput);
+        line += tp;
+      }
+      line += "  elapsed " + clock_text(p.elapsed_s) + "  left ~" + clock_text(p.remaining_s);
+      std::string pad(last_line.size() > line.size() ? last_line.size() - line.size() : 0, ' ');
+      std::cerr << "\r" << line << pad << std::flush;
+      last_line = line;
+    };
+    int done = 0;
+    events.on_run_done = [&](const suite::SuiteEntry& e, std::int64_t id, double throughput,
+                             const std::string& error) {
+      ++done;
+      if (global.quiet) return;
+      if (live) std::cerr << "\r" << std::string(last_line.size(), ' ') << "\r";
+      last_line.clear();
+      char tp[32];
+      std::snprintf(tp, sizeof tp, "%.2f samples/s", throughput);
+      std::cerr << "  run " << id << ": " << e.label << ": "
+                << (error.empty() ? std::string(tp) : "failed: " + error) << "\n";
+    };
+    suite::SuiteOptions options;
+    options.resume = opts->resume;
+    options.telemetry_interval_s = opts->interval;
+    suite::SuiteOutcome out = suite::run_suite(spec, *db, options, events);
+    if (!global.quiet) {
+      std::cerr << "suite " << out.invocation << ": " << out.ran << " ran";
+      if (out.skipped) std::cerr << ", " << out.skipped << " already landed (skipped)";
+      if (out.failed) std::cerr << ", " << out.failed << " failed";
+      std::cerr << "\n";
+    }
+    std::cout << out.invocation << "\n";
+    if (out.failed)
+      throw Error(ErrorKind(out.first_failure_exit_code),
+                  std::to_string(out.failed) + " of " + std::to_string(out.ran) +
+                      " runs of suite " + spec.name + " failed (stored with their error)",
+                  "see 'dlbench runs list'; 'dlbench suite " + opts->suite +
+                      " --resume' runs only those again");
+  });
+}
+
+}  // namespace dlbench::cli
