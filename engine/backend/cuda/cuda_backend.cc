@@ -1,0 +1,228 @@
+// The backend's resources (device, stream, library handles, workspace), memory, transfers and
+// the error reporting behind cuda_check.h.
+#include "engine/backend/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <string>
+
+namespace dlbench::backend::cuda {
+namespace {
+
+std::string mib(std::size_t bytes) {
+  return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
+}
+
+}  // namespace
+
+// --- errors --------------------------------------------------------------------------------
+
+std::string status_name(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+      return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+      return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR:
+      return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "cublasStatus_t " + std::to_string(static_cast<int>(s));
+}
+
+void throw_library_error(const char* library, const std::string& status, bool out_of_memory,
+                         const char* statement, const char* file, int line) {
+  const std::string where = std::string(statement) + " at " + file + ":" + std::to_string(line);
+  if (out_of_memory)
+    throw Error(ErrorKind::kResource, std::string(library) + " ran out of GPU memory in " + where,
+                "use a smaller batch or a lower precision, or free the GPU of other processes");
+  throw Error(ErrorKind::kExternal,
+              std::string(library) + " failed with " + status + " in " + where,
+              "check the driver and library versions with `dlbench info`");
+}
+
+void report_library_error(const char* library, const std::string& status, const char* statement,
+                          const char* file, int line) noexcept {
+  std::fprintf(stderr, "dlbench: %s failed with %s in %s at %s:%d (while releasing)\n", library,
+               status.c_str(), statement, file, line);
+}
+
+// --- dtypes and checks ---------------------------------------------------------------------
+
+cudnnDataType_t cudnn_dtype(DType t, const char* op) {
+  switch (t) {
+    case DType::kF32:
+      return CUDNN_DATA_FLOAT;
+    case DType::kF16:
+      return CUDNN_DATA_HALF;
+    case DType::kBF16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      break;
+  }
+  throw Error(ErrorKind::kUsage, std::string(op) + ": dtype " + to_string(t) +
+                                     " is not a float dtype (f32, f16, bf16)");
+}
+
+cudaDataType_t cuda_dtype(DType t, const char* op) {
+  switch (t) {
+    case DType::kF32:
+      return CUDA_R_32F;
+    case DType::kF16:
+      return CUDA_R_16F;
+    case DType::kBF16:
+      return CUDA_R_16BF;
+    default:
+      break;
+  }
+  throw Error(ErrorKind::kUsage, std::string(op) + ": dtype " + to_string(t) +
+                                     " is not a float dtype (f32, f16, bf16)");
+}
+
+void require_float(const Tensor& t, const char* op, const char* what) {
+  if (t.dtype() == DType::kF32 || t.dtype() == DType::kF16 || t.dtype() == DType::kBF16) return;
+  throw Error(ErrorKind::kUsage, std::string(op) + ": " + what + " is " + to_string(t.dtype()) +
+                                     "; the CUDA backend computes in f32, f16 or bf16");
+}
+
+void require_same_dtype(const Tensor& a, const Tensor& b, const char* op, const char* what) {
+  if (a.dtype() == b.dtype()) return;
+  throw Error(ErrorKind::kUsage, std::string(op) + ": " + what + " is " + to_string(b.dtype()) +
+                                     " but the op runs in " + to_string(a.dtype()));
+}
+
+void CudaBackend::require_here(const Tensor& t, const char* op, const char* what) const {
+  if (t.device() == device()) return;
+  throw Error(ErrorKind::kUsage, std::string(op) + ": " + what + " lives on " +
+                                     to_string(t.device()) + ", not on " + to_string(device()));
+}
+
+// --- memory --------------------------------------------------------------------------------
+
+void* CudaAllocator::allocate(std::size_t bytes) {
+  CUDA_CHECK(cudaSetDevice(index_));
+  void* ptr = nullptr;
+  const cudaError_t e = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();  // clear the sticky-free error so later calls work
+    std::size_t free_bytes = 0, total_bytes = 0;
+    (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+    throw Error(ErrorKind::kResource,
+                "cuda:" + std::to_string(index_) + " is out of memory: asked for " + mib(bytes) +
+                    " with " + mib(free_bytes) + " free of " + mib(total_bytes),
+                "use a smaller batch or a lower precision, or free the GPU of other processes");
+  }
+  CUDA_CHECK(e);
+  return ptr;
+}
+
+void CudaAllocator::deallocate(void* ptr) noexcept {
+  if (ptr != nullptr) CUDA_CHECK_NOTHROW(cudaFree(ptr));
+}
+
+void* CudaBackend::workspace(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (workspace_.bytes() < bytes) {
+    // cudaFree waits for the device, so no queued op still reads the old buffer. Grow by at
+    // least half again, so a sequence of slowly growing requests reallocates rarely.
+    const std::size_t grown = std::max(bytes, workspace_.bytes() * 3 / 2);
+    workspace_ = Buffer();
+    workspace_ = Buffer(allocator_, align_up(grown));
+  }
+  return workspace_.data();
+}
+
+// --- the backend ---------------------------------------------------------------------------
+
+namespace {
+
+// Checks that the device exists before any resource is created for it.
+int existing_device(int index) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    count = 0;
+  }
+  if (index < 0 || index >= count) {
+    std::string message =
+        "no GPU cuda:" + std::to_string(index) + ": this machine has " + std::to_string(count);
+    if (e != cudaSuccess) message += " (the CUDA runtime says " + status_name(e) + ")";
+    throw Error(ErrorKind::kResource, message,
+                "run `dlbench info` to see the GPUs, or use --device cpu");
+  }
+  CUDA_CHECK(cudaSetDevice(index));
+  return index;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int index) : index_(existing_device(index)), allocator_(index) {
+  CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, index_));
+  device_name_ = prop.name;
+}
+
+CudaBackend::~CudaBackend() {
+  // Ops may still be queued on the stream; wait before the buffers they use are released.
+  CUDA_CHECK_NOTHROW(cudaSetDevice(index_));
+  CUDA_CHECK_NOTHROW(cudaStreamSynchronize(stream_));
+}
+
+std::string CudaBackend::name() const {
+  const std::size_t v = cudnnGetVersion();
+  return "cuda:" + std::to_string(index_) + " (" + device_name_ + ", cuDNN " +
+         std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100) + ")";
+}
+
+void CudaBackend::activate() const {
+  int current = -1;
+  CUDA_CHECK(cudaGetDevice(&current));
+  if (current != index_) CUDA_CHECK(cudaSetDevice(index_));
+}
+
+void CudaBackend::synchronize() {
+  activate();
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy_impl(const Tensor& src, const Tensor& dst) {
+  activate();
+  require_here(src, "copy", "src"), require_here(dst, "copy", "dst");
+  if (src.bytes() > 0 && src.data() != dst.data())
+    CUDA_CHECK(
+        cudaMemcpyAsync(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaBackend::to_host_impl(const Tensor& src, void* host) {
+  activate();
+  require_here(src, "to_host", "src");
+  if (src.bytes() == 0) return;
+  CUDA_CHECK(cudaMemcpyAsync(host, src.data(), src.bytes(), cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::from_host_impl(const void* host, const Tensor& dst) {
+  activate();
+  require_here(dst, "from_host", "dst");
+  if (dst.bytes() == 0) return;
+  CUDA_CHECK(cudaMemcpyAsync(dst.data(), host, dst.bytes(), cudaMemcpyHostToDevice, stream_));
+  // The host buffer may be reused as soon as we return.
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+}  // namespace dlbench::backend::cuda

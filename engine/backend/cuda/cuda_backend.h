@@ -1,0 +1,178 @@
+// The CUDA backend: cuDNN for convolution, batch norm and pooling, cuBLASLt for matmul, and our
+// own kernels (.cu) for activations, elementwise ops, the loss, the optimizer, casts and fills.
+//
+// One backend drives one GPU through one non-blocking stream; the cuDNN and cuBLASLt handles
+// are bound to it, so every op is asynchronous and ops run in the order they were issued.
+// synchronize() waits; to_host/from_host and all_finite wait because the host reads results.
+//
+// Layouts are the house ones and are never transposed: activations NHWC (cuDNN's
+// CUDNN_TENSOR_NHWC), convolution weights KRSC (a CUDNN_TENSOR_NHWC filter), matmul weights
+// [out, in] row-major (mapped onto cuBLASLt's column-major order in cuda_matmul.cc).
+// Dtypes: f32, f16 and bf16 activations, weights and gradients, always accumulated in f32.
+//
+// Convolution algorithms are chosen by measurement (cuDNN's Find) the first time a shape is
+// seen and cached for the life of the backend, which is the life of the process in dlbench.
+// cuDNN and cuBLASLt scratch comes from one device buffer owned here that grows to the largest
+// request; ops are serialized on the stream, so one buffer serves them all.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/backend/backend.h"
+#include "engine/backend/cuda/cuda_handles.h"
+
+namespace dlbench::backend::cuda {
+
+// cudaMalloc on one device. Out of memory becomes Error(kResource) saying how much was asked
+// for and how much the device has free, so a user can pick a smaller batch.
+class CudaAllocator final : public DeviceAllocator {
+ public:
+  explicit CudaAllocator(int index) : index_(index) {}
+  Device device() const override { return Device::cuda(index_); }
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* ptr) noexcept override;
+
+ private:
+  int index_;
+};
+
+enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
+
+// How one convolution shape and direction runs: its descriptors, the algorithm the
+// measurement chose (cuDNN's enum of that direction, stored as an int), and its workspace.
+struct ConvPlan {
+  TensorDesc x, y, bias;
+  FilterDesc w;
+  ConvDesc conv;
+  int algorithm = 0;
+  std::size_t workspace_bytes = 0;
+};
+using ConvKey = std::array<std::int64_t, 18>;
+
+// Device pointers of one convolution call; Find runs on them (the output only when the call
+// overwrites it anyway).
+struct ConvOperands {
+  void* x = nullptr;
+  void* w = nullptr;
+  void* y = nullptr;
+};
+
+// One matmul shape, ready to run: the descriptor, the three layouts and the algorithm that
+// cuBLASLt's heuristic returned for them.
+struct MatmulPlan {
+  MatmulDesc desc;
+  MatrixLayout a, b, c;
+  cublasLtMatmulAlgo_t algorithm{};
+  std::size_t workspace_bytes = 0;
+};
+using MatmulKey = std::array<std::int64_t, 8>;
+
+class CudaBackend final : public Backend {
+ public:
+  // Throws Error(kResource) when cuda:index does not exist.
+  explicit CudaBackend(int index);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override;  // "cuda:0 (NVIDIA H100 80GB HBM3, cuDNN 9.14.0)"
+  Device device() const override { return Device::cuda(index_); }
+  DeviceAllocator& allocator() override { return allocator_; }
+  void synchronize() override;
+  std::size_t pool_workspace_bytes(const PoolParams&) const override { return 0; }
+
+  cudaStream_t stream() const { return stream_; }
+  // How many convolution shapes were measured (tests check that a repeat measures none).
+  std::size_t conv_plans_cached() const { return conv_plans_.size(); }
+  std::size_t workspace_bytes() const { return workspace_.bytes(); }
+
+ protected:
+  void conv2d_forward_impl(const Conv2dParams&, const Tensor& x, const Tensor& w,
+                           const Tensor& bias, const Tensor& y) override;
+  void conv2d_backward_data_impl(const Conv2dParams&, const Tensor& dy, const Tensor& w,
+                                 const Tensor& dx, GradMode) override;
+  void conv2d_backward_weights_impl(const Conv2dParams&, const Tensor& x, const Tensor& dy,
+                                    const Tensor& dw, const Tensor& dbias, GradMode) override;
+  void batch_norm_forward_training_impl(const BatchNormParams&, const Tensor& x,
+                                        const Tensor& gamma, const Tensor& beta, const Tensor& y,
+                                        const Tensor& saved_mean, const Tensor& saved_inv_std,
+                                        const Tensor& running_mean,
+                                        const Tensor& running_var) override;
+  void batch_norm_forward_inference_impl(const BatchNormParams&, const Tensor& x,
+                                         const Tensor& gamma, const Tensor& beta,
+                                         const Tensor& running_mean, const Tensor& running_var,
+                                         const Tensor& y) override;
+  void batch_norm_backward_impl(const BatchNormParams&, const Tensor& x, const Tensor& dy,
+                                const Tensor& gamma, const Tensor& saved_mean,
+                                const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,
+                                const Tensor& dbeta, GradMode) override;
+  void pool_forward_impl(const PoolParams&, const Tensor& x, const Tensor& y,
+                         const Tensor& workspace) override;
+  void pool_backward_impl(const PoolParams&, const Tensor& x, const Tensor& y, const Tensor& dy,
+                          const Tensor& workspace, const Tensor& dx, GradMode) override;
+  void matmul_forward_impl(const MatmulParams&, const Tensor& x, const Tensor& w,
+                           const Tensor& bias, const Tensor& y) override;
+  void matmul_backward_data_impl(const MatmulParams&, const Tensor& dy, const Tensor& w,
+                                 const Tensor& dx, GradMode) override;
+  void matmul_backward_weights_impl(const MatmulParams&, const Tensor& x, const Tensor& dy,
+                                    const Tensor& dw, const Tensor& dbias, GradMode) override;
+  void activation_forward_impl(Activation, const Tensor& x, const Tensor& y) override;
+  void activation_backward_impl(Activation, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                                GradMode) override;
+  void add_impl(const Tensor& a, const Tensor& b, const Tensor& y) override;
+  void accumulate_impl(const Tensor& src, const Tensor& dst) override;
+  void softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels, const Tensor& loss,
+                                  const Tensor& dlogits, float scale) override;
+  void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights, const Tensor& grads,
+                                const Tensor& velocity) override;
+  void cast_impl(const Tensor& src, const Tensor& dst) override;
+  bool all_finite_impl(const Tensor& t) override;
+  void fill_impl(const Tensor& t, float value) override;
+  void copy_impl(const Tensor& src, const Tensor& dst) override;
+  void fill_normal_impl(const Tensor& t, float mean, float stddev, std::uint64_t seed) override;
+  void fill_uniform_int_impl(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
+                             std::uint64_t seed) override;
+  void to_host_impl(const Tensor& src, void* host) override;
+  void from_host_impl(const void* host, const Tensor& dst) override;
+
+ private:
+  // Makes this backend's GPU current for the calling thread (a thread may drive several).
+  void activate() const;
+  // Scratch of at least `bytes`, valid until the next call (ops on the stream run in order).
+  void* workspace(std::size_t bytes);
+  // Throws unless t lives on this backend's GPU.
+  void require_here(const Tensor& t, const char* op, const char* what) const;
+  // out[c] (+)= sum_r in[r, c] over a [rows, cols] tensor, in f32, in a fixed order.
+  void column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols, const Tensor& out,
+                   GradMode mode, const char* op);
+  const ConvPlan& conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
+                            const ConvOperands& operands, GradMode output_mode);
+  MatmulPlan& matmul_plan(const MatmulKey& key);
+  void run_matmul(MatmulPlan& plan, const void* a, const void* b, void* d, float beta,
+                  const void* bias);
+
+  int index_;
+  CudaAllocator allocator_;
+  Stream stream_;
+  CudnnHandle cudnn_;
+  CublasLtHandle cublaslt_;
+  Buffer workspace_;
+  std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
+  std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
+  std::string device_name_;
+};
+
+// Library dtypes of our float dtypes; throws Error(kUsage) for integers.
+cudnnDataType_t cudnn_dtype(DType t, const char* op);
+cudaDataType_t cuda_dtype(DType t, const char* op);
+// Throws Error(kUsage) unless t is f32, f16 or bf16.
+void require_float(const Tensor& t, const char* op, const char* what);
+// Throws Error(kUsage) unless a and b have the same dtype.
+void require_same_dtype(const Tensor& a, const Tensor& b, const char* op, const char* what);
+
+}  // namespace dlbench::backend::cuda

@@ -1,0 +1,216 @@
+// Convolution on cuDNN: forward, backward-data and backward-weights side by side.
+//
+//   y[n, p, q, k]  = b[k] + sum_{r, s, c} x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c] w[k, r, s, c]
+//   dx[n, h, w, c] = sum over the (p, q, r, s, k) that read x[n, h, w, c] of dy[n, p, q, k] w[k, r,
+//   s, c] dw[k, r, s, c] = sum_{n, p, q} dy[n, p, q, k] x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
+//   db[k]          = sum_{n, p, q} dy[n, p, q, k]
+//
+// cuDNN names dimensions logically (N, C, H, W; K, C, R, S) whatever the memory order; the
+// format CUDNN_TENSOR_NHWC says our activations are NHWC and our KRSC weights are a filter in
+// the same channels-last order, so nothing is transposed. cuDNN computes
+// out = alpha * conv + beta * out, so GradMode::kAccumulate is beta = 1. It multiplies in
+// cross-correlation order (no filter flip), which is what deep learning calls convolution.
+//
+// Each (direction, shape, dtype, math) is measured once with cuDNN's Find, which times every
+// algorithm that fits the workspace limit; the fastest is kept for the life of the backend.
+// Math types: strict f32 is CUDNN_FMA_MATH (FMA-only kernels, no TF32); TF32 and f16/bf16
+// allow tensor cores (CUDNN_TENSOR_OP_MATH); the compute type is always float.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/backend/cuda/cuda_backend.h"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+// Find's workspace: algorithms that need more are not considered. Large enough for every
+// implicit-GEMM kernel of the model suite; capped by a share of the free memory so Find never
+// fails where the run itself would fit.
+constexpr std::size_t kFindWorkspaceLimit = std::size_t{512} << 20;
+constexpr int kFreeShareDivisor = 4;
+
+constexpr float kOne = 1.0f;
+constexpr float kZero = 0.0f;
+
+cudnnMathType_t math_type(const Conv2dParams& p, DType dtype) {
+  if (dtype == DType::kF32 && p.math == MathMode::kStrict) return CUDNN_FMA_MATH;
+  return CUDNN_TENSOR_OP_MATH;
+}
+
+void set_nhwc(cudnnTensorDescriptor_t d, cudnnDataType_t t, std::int64_t n, std::int64_t c,
+              std::int64_t h, std::int64_t w) {
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NHWC, t, static_cast<int>(n),
+                                         static_cast<int>(c), static_cast<int>(h),
+                                         static_cast<int>(w)));
+}
+
+std::unique_ptr<ConvPlan> make_descriptors(const Conv2dParams& p, DType dtype) {
+  const cudnnDataType_t t = cudnn_dtype(dtype, "conv2d");
+  auto plan = std::make_unique<ConvPlan>();
+  set_nhwc(plan->x, t, p.n, p.c, p.h, p.w);
+  set_nhwc(plan->y, t, p.n, p.k, p.out_h(), p.out_w());
+  set_nhwc(plan->bias, t, 1, p.k, 1, 1);
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(plan->w, t, CUDNN_TENSOR_NHWC, static_cast<int>(p.k),
+                                         static_cast<int>(p.c), static_cast<int>(p.r),
+                                         static_cast<int>(p.s)));
+  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(plan->conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w,
+                                              p.dilation_h, p.dilation_w, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT));
+  CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, math_type(p, dtype)));
+  return plan;
+}
+
+// The fastest algorithm Find returned that ran successfully; perf results come sorted by time.
+template <class Perf>
+const Perf& fastest(const std::vector<Perf>& results, int returned, const char* what) {
+  for (int i = 0; i < returned; ++i)
+    if (results[static_cast<std::size_t>(i)].status == CUDNN_STATUS_SUCCESS)
+      return results[static_cast<std::size_t>(i)];
+  throw Error(ErrorKind::kExternal,
+              std::string("cuDNN has no algorithm for this ") + what + " convolution",
+              "check the cuDNN version with `dlbench info`");
+}
+
+}  // namespace
+
+const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
+                                       const ConvOperands& ops, GradMode output_mode) {
+  const ConvKey key = {static_cast<std::int64_t>(direction),
+                       static_cast<std::int64_t>(dtype),
+                       static_cast<std::int64_t>(math_type(p, dtype)),
+                       p.n,
+                       p.h,
+                       p.w,
+                       p.c,
+                       p.k,
+                       p.r,
+                       p.s,
+                       p.stride_h,
+                       p.stride_w,
+                       p.pad_h,
+                       p.pad_w,
+                       p.dilation_h,
+                       p.dilation_w,
+                       p.bias ? 1 : 0,
+                       0};
+  if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
+
+  std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t limit = std::min(kFindWorkspaceLimit, free_bytes / kFreeShareDivisor);
+  Buffer find_workspace(allocator_, limit);
+  // Find writes its output; when the call accumulates into it, Find writes into scratch.
+  const std::size_t out_bytes =
+      size_of(dtype) * static_cast<std::size_t>(
+                           direction == ConvDirection::kForward        ? p.output_shape().numel()
+                           : direction == ConvDirection::kBackwardData ? p.input_shape().numel()
+                                                                       : p.weight_shape().numel());
+  Buffer scratch_out;
+  ConvOperands o = ops;
+  if (output_mode == GradMode::kAccumulate) {
+    scratch_out = Buffer(allocator_, out_bytes);
+    void*& out = direction == ConvDirection::kForward        ? o.y
+                 : direction == ConvDirection::kBackwardData ? o.x
+                                                             : o.w;
+    out = scratch_out.data();
+  }
+  cudnnMathType_t chosen_math = CUDNN_DEFAULT_MATH;
+  if (direction == ConvDirection::kForward) {
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> results(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    int returned = 0;
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+        cudnn_, plan->x, o.x, plan->w, o.w, plan->conv, plan->y, o.y,
+        static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
+    const auto& best = fastest(results, returned, "forward");
+    plan->algorithm = static_cast<int>(best.algo);
+    plan->workspace_bytes = best.memory;
+    chosen_math = best.mathType;
+  } else if (direction == ConvDirection::kBackwardData) {
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> results(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+    int returned = 0;
+    CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+        cudnn_, plan->w, o.w, plan->y, o.y, plan->conv, plan->x, o.x,
+        static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
+    const auto& best = fastest(results, returned, "backward-data");
+    plan->algorithm = static_cast<int>(best.algo);
+    plan->workspace_bytes = best.memory;
+    chosen_math = best.mathType;
+  } else {
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> results(
+        CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+    int returned = 0;
+    CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        cudnn_, plan->x, o.x, plan->y, o.y, plan->conv, plan->w, o.w,
+        static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
+    const auto& best = fastest(results, returned, "backward-weights");
+    plan->algorithm = static_cast<int>(best.algo);
+    plan->workspace_bytes = best.memory;
+    chosen_math = best.mathType;
+  }
+  // cuDNN asks that the math type of the winning result be set on the descriptor; strict f32
+  // keeps FMA math whatever the result says, so TF32 can never slip in.
+  if (math_type(p, dtype) != CUDNN_FMA_MATH)
+    CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
+  return *conv_plans_.emplace(key, std::move(plan)).first->second;
+}
+
+void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
+                                      const Tensor& bias, const Tensor& y) {
+  const char* op = "conv2d_forward";
+  activate();
+  require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
+  require_here(y, op, "y");
+  const ConvPlan& plan = conv_plan(ConvDirection::kForward, p, x.dtype(),
+                                   {x.data(), w.data(), y.data()}, GradMode::kOverwrite);
+  void* ws = workspace(plan.workspace_bytes);
+  CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &kOne, plan.x, x.data(), plan.w, w.data(), plan.conv,
+                                      static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm), ws,
+                                      plan.workspace_bytes, &kZero, plan.y, y.data()));
+  if (p.bias) {
+    require_here(bias, op, "bias");
+    // y += b broadcast over N, H, W (the bias descriptor is 1 x K x 1 x 1).
+    CUDNN_CHECK(cudnnAddTensor(cudnn_, &kOne, plan.bias, bias.data(), &kOne, plan.y, y.data()));
+  }
+}
+
+void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& dy,
+                                            const Tensor& w, const Tensor& dx, GradMode mode) {
+  const char* op = "conv2d_backward_data";
+  activate();
+  require_float(dy, op, "dy"), require_here(dy, op, "dy"), require_here(w, op, "w");
+  require_here(dx, op, "dx");
+  // Operands in forward naming: x is the output here (dx), y the input (dy).
+  const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, p, dy.dtype(),
+                                   {dx.data(), w.data(), dy.data()}, mode);
+  void* ws = workspace(plan.workspace_bytes);
+  const float beta = mode == GradMode::kAccumulate ? 1.0f : 0.0f;
+  CUDNN_CHECK(
+      cudnnConvolutionBackwardData(cudnn_, &kOne, plan.w, w.data(), plan.y, dy.data(), plan.conv,
+                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm), ws,
+                                   plan.workspace_bytes, &beta, plan.x, dx.data()));
+}
+
+void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tensor& x,
+                                               const Tensor& dy, const Tensor& dw,
+                                               const Tensor& dbias, GradMode mode) {
+  const char* op = "conv2d_backward_weights";
+  activate();
+  require_float(x, op, "x"), require_same_dtype(x, dw, op, "dw");
+  require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dw, op, "dw");
+  const ConvPlan& plan = conv_plan(ConvDirection::kBackwardFilter, p, x.dtype(),
+                                   {x.data(), dw.data(), dy.data()}, mode);
+  void* ws = workspace(plan.workspace_bytes);
+  const float beta = mode == GradMode::kAccumulate ? 1.0f : 0.0f;
+  CUDNN_CHECK(
+      cudnnConvolutionBackwardFilter(cudnn_, &kOne, plan.x, x.data(), plan.y, dy.data(), plan.conv,
+                                     static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm),
+                                     ws, plan.workspace_bytes, &beta, plan.w, dw.data()));
+  if (p.bias) {
+    require_here(dbias, op, "dbias");
+    column_sums(dy, p.n * p.out_h() * p.out_w(), p.k, dbias, mode, op);
+  }
+}
+
+}  // namespace dlbench::backend::cuda

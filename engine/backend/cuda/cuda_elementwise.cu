@@ -1,0 +1,228 @@
+// Activations, elementwise ops, the column sums behind bias gradients, casts and finite checks.
+//
+//   ReLU:        y = max(x, 0);   dx (+)= dy where y > 0, else 0 (from y, so x need not be kept)
+//   add:         y = a + b;       accumulate: dst += src
+//   column sums: out[c] (+)= sum_r in[r, c]   (bias gradients of conv and matmul)
+//   cast:        dst = round_to_nearest_even(src) in dst's dtype
+// Elementwise ops see tensors as flat arrays and move 16 bytes per thread and step when every
+// pointer is 16-byte aligned (8 halves or 4 floats), so these memory-bound passes run at the
+// memory's speed; math is in f32 and rounds once on store.
+#include "engine/backend/cuda/cuda_kernels.cuh"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+template <class T, int kVec>
+struct alignas(sizeof(T) * kVec) Pack {
+  T v[kVec];
+};
+
+// out = op(a, b) (+ out when accumulating), kVec elements at a time, then a scalar tail.
+template <class T, int kVec, class Op>
+__global__ void map2_kernel(const T* a, const T* b, T* out, std::int64_t n, Op op,
+                            bool accumulate) {
+  const std::int64_t packs = n / kVec;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  using P = Pack<T, kVec>;
+  for (std::int64_t i = first; i < packs; i += stride) {
+    const P pa = reinterpret_cast<const P*>(a)[i];
+    const P pb = reinterpret_cast<const P*>(b)[i];
+    P po{};
+    if (accumulate) po = reinterpret_cast<const P*>(out)[i];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      float r = op(to_f32(pa.v[j]), to_f32(pb.v[j]));
+      if (accumulate) r += to_f32(po.v[j]);
+      po.v[j] = from_f32<T>(r);
+    }
+    reinterpret_cast<P*>(out)[i] = po;
+  }
+  for (std::int64_t i = packs * kVec + first; i < n; i += stride) {
+    float r = op(to_f32(a[i]), to_f32(b[i]));
+    if (accumulate) r += to_f32(out[i]);
+    out[i] = from_f32<T>(r);
+  }
+}
+
+struct ReluForward {
+  __device__ float operator()(float x, float) const { return x > 0.0f ? x : 0.0f; }
+};
+struct ReluBackward {  // (y, dy)
+  __device__ float operator()(float y, float dy) const { return y > 0.0f ? dy : 0.0f; }
+};
+struct Identity {
+  __device__ float operator()(float x, float) const { return x; }
+};
+struct Sum {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+template <class Op>
+void map2(const Tensor& a, const Tensor& b, const Tensor& out, Op op, bool accumulate,
+          cudaStream_t stream, const char* name) {
+  const std::int64_t n = out.numel();
+  if (n == 0) return;
+  dispatch_float(out.dtype(), name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int kVec = 16 / sizeof(T);
+    const auto* pa = static_cast<const T*>(a.data());
+    const auto* pb = static_cast<const T*>(b.data());
+    auto* po = static_cast<T*>(out.data());
+    if (aligned16(pa) && aligned16(pb) && aligned16(po))
+      map2_kernel<T, kVec>
+          <<<grid_for(n / kVec + 1), kBlock, 0, stream>>>(pa, pb, po, n, op, accumulate);
+    else
+      map2_kernel<T, 1><<<grid_for(n), kBlock, 0, stream>>>(pa, pb, po, n, op, accumulate);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+// Pass 1 of the column sums: block (x, y) sums columns [32 x, 32 x + 32) over its chunk of
+// rows into partial[y, c]; threads stride down the rows 8 at a time and reduce in shared
+// memory in a fixed order.
+constexpr int kColumnTile = 32;
+constexpr int kRowThreads = 8;
+constexpr std::int64_t kMaxChunks = 1024;
+constexpr std::int64_t kRowsPerChunk = 256;
+
+template <class T>
+__global__ void column_partial_kernel(const T* in, std::int64_t rows, std::int64_t cols,
+                                      std::int64_t rows_per_chunk, float* partial) {
+  __shared__ float tile[kRowThreads][kColumnTile];
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
+  const std::int64_t begin = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
+  const std::int64_t end = min(rows, begin + rows_per_chunk);
+  float sum = 0.0f;
+  if (c < cols)
+    for (std::int64_t r = begin + threadIdx.y; r < end; r += kRowThreads)
+      sum += to_f32(in[r * cols + c]);
+  tile[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    for (int i = 1; i < kRowThreads; ++i) sum += tile[i][threadIdx.x];
+    partial[static_cast<std::int64_t>(blockIdx.y) * cols + c] = sum;
+  }
+}
+
+// Pass 2: one thread per column adds the chunks' partial sums in chunk order.
+template <class T>
+__global__ void column_final_kernel(const float* partial, std::int64_t chunks, std::int64_t cols,
+                                    T* out, bool accumulate) {
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  float sum = accumulate ? to_f32(out[c]) : 0.0f;
+  float total = 0.0f;
+  for (std::int64_t i = 0; i < chunks; ++i) total += partial[i * cols + c];
+  out[c] = from_f32<T>(sum + total);
+}
+
+template <class S, class D>
+__global__ void cast_kernel(const S* src, D* dst, std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    dst[i] = from_f32<D>(to_f32(src[i]));
+}
+
+template <class T>
+__global__ void all_finite_kernel(const T* x, std::int64_t n, int* not_finite) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  bool bad = false;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    bad |= !isfinite(to_f32(x[i]));
+  if (__syncthreads_or(bad) && threadIdx.x == 0) *not_finite = 1;
+}
+
+}  // namespace
+
+void CudaBackend::activation_forward_impl(Activation a, const Tensor& x, const Tensor& y) {
+  activate();
+  require_here(x, "activation_forward", "x"), require_here(y, "activation_forward", "y");
+  if (a == Activation::kNone) return copy_impl(x, y);
+  map2(x, x, y, ReluForward{}, false, stream_, "activation_forward");
+}
+
+void CudaBackend::activation_backward_impl(Activation a, const Tensor& y, const Tensor& dy,
+                                           const Tensor& dx, GradMode mode) {
+  activate();
+  const char* op = "activation_backward";
+  require_here(y, op, "y"), require_here(dy, op, "dy"), require_here(dx, op, "dx");
+  const bool accumulate = mode == GradMode::kAccumulate;
+  if (a == Activation::kNone) {
+    if (!accumulate) return copy_impl(dy, dx);
+    return map2(dy, dy, dx, Identity{}, true, stream_, op);
+  }
+  map2(y, dy, dx, ReluBackward{}, accumulate, stream_, op);
+}
+
+void CudaBackend::add_impl(const Tensor& a, const Tensor& b, const Tensor& y) {
+  activate();
+  require_here(a, "add", "a"), require_here(b, "add", "b"), require_here(y, "add", "y");
+  map2(a, b, y, Sum{}, false, stream_, "add");
+}
+
+void CudaBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {
+  activate();
+  require_here(src, "accumulate", "src"), require_here(dst, "accumulate", "dst");
+  map2(src, src, dst, Identity{}, true, stream_, "accumulate");
+}
+
+void CudaBackend::column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols,
+                              const Tensor& out, GradMode mode, const char* op) {
+  require_same_dtype(in, out, op, "bias gradient");
+  const std::int64_t chunks =
+      std::clamp<std::int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
+  const std::int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+  auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * cols));
+  dispatch_float(in.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const dim3 grid(static_cast<unsigned>((cols + kColumnTile - 1) / kColumnTile),
+                    static_cast<unsigned>(chunks));
+    column_partial_kernel<T><<<grid, dim3(kColumnTile, kRowThreads), 0, stream_>>>(
+        static_cast<const T*>(in.data()), rows, cols, rows_per_chunk, partial);
+    CUDA_CHECK_LAUNCH();
+    column_final_kernel<T><<<grid_for(cols), kBlock, 0, stream_>>>(
+        partial, chunks, cols, static_cast<T*>(out.data()), mode == GradMode::kAccumulate);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void CudaBackend::cast_impl(const Tensor& src, const Tensor& dst) {
+  activate();
+  require_here(src, "cast", "src"), require_here(dst, "cast", "dst");
+  if (src.dtype() == dst.dtype()) return copy_impl(src, dst);
+  const std::int64_t n = src.numel();
+  if (n == 0) return;
+  dispatch_float(src.dtype(), "cast", [&](auto src_tag) {
+    dispatch_float(dst.dtype(), "cast", [&](auto dst_tag) {
+      using S = typename decltype(src_tag)::type;
+      using D = typename decltype(dst_tag)::type;
+      cast_kernel<<<grid_for(n), kBlock, 0, stream_>>>(static_cast<const S*>(src.data()),
+                                                       static_cast<D*>(dst.data()), n);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
+bool CudaBackend::all_finite_impl(const Tensor& t) {
+  activate();
+  require_here(t, "all_finite", "t");
+  const std::int64_t n = t.numel();
+  if (n == 0) return true;
+  auto* flag = static_cast<int*>(workspace(sizeof(int)));
+  CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream_));
+  dispatch_float(t.dtype(), "all_finite", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    all_finite_kernel<<<grid_for(n), kBlock, 0, stream_>>>(static_cast<const T*>(t.data()), n,
+                                                           flag);
+    CUDA_CHECK_LAUNCH();
+  });
+  int not_finite = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&not_finite, flag, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return not_finite == 0;
+}
+
+}  // namespace dlbench::backend::cuda

@@ -1,0 +1,94 @@
+// Pieces every kernel file shares: f32 loads and stores of our float dtypes (math is always in
+// f32; stores round to nearest even), dispatch from a DType to a C++ type, launch geometry,
+// and a deterministic block reduction.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "engine/backend/cuda/cuda_backend.h"
+
+namespace dlbench::backend::cuda {
+
+__device__ __forceinline__ float to_f32(float v) {
+  return v;
+}
+__device__ __forceinline__ float to_f32(__half v) {
+  return __half2float(v);
+}
+__device__ __forceinline__ float to_f32(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
+template <class T>
+__device__ __forceinline__ T from_f32(float v);
+template <>
+__device__ __forceinline__ float from_f32<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from_f32<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls f(TypeTag<T>{}) with the C++ type of a float dtype; throws for other dtypes.
+template <class F>
+void dispatch_float(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case DType::kF32:
+      return f(TypeTag<float>{});
+    case DType::kF16:
+      return f(TypeTag<__half>{});
+    case DType::kBF16:
+      return f(TypeTag<__nv_bfloat16>{});
+    default:
+      break;
+  }
+  throw Error(ErrorKind::kUsage, std::string(op) + ": dtype " + to_string(dtype) +
+                                     " is not a float dtype (f32, f16, bf16)");
+}
+
+constexpr int kBlock = 256;
+// Grid-stride loops: enough blocks to fill the GPU many times over, never more than needed.
+constexpr std::int64_t kMaxBlocks = 8192;
+
+inline unsigned grid_for(std::int64_t work_items) {
+  const std::int64_t blocks = (work_items + kBlock - 1) / kBlock;
+  return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, kMaxBlocks));
+}
+
+inline bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+// Sum (or max) over a block, in a fixed order for a fixed blockDim: warp shuffles, then the
+// warps' results in shared memory. Every thread gets the result. blockDim.x must be a multiple
+// of 32 and at most 1024.
+template <class T, class Op>
+__device__ T block_reduce(T value, Op op) {
+  __shared__ T partial[32];
+  for (int offset = 16; offset > 0; offset /= 2)
+    value = op(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+  __syncthreads();  // partial may still be read by a previous call
+  if (lane == 0) partial[warp] = value;
+  __syncthreads();
+  value = partial[0];
+  for (int i = 1; i < warps; ++i) value = op(value, partial[i]);
+  return value;
+}
+
+}  // namespace dlbench::backend::cuda

@@ -1,0 +1,92 @@
+// Mean softmax cross-entropy over the rows of logits [m, classes], with its gradient.
+//
+//   p[i, j]  = exp(z[i, j] - max_j z[i, :]) / sum_j exp(z[i, j] - max_j z[i, :])
+//   loss     = (1/m) sum_i (log sum_j exp(z[i, j] - max_i) - (z[i, label_i] - max_i))
+//   dz[i, j] = scale (p[i, j] - [j == label_i]) / m
+// Subtracting the row maximum keeps exp() from overflowing. One block per row: the block
+// reduces the row's maximum and its sum of exponentials, writes the row's loss to scratch and
+// the row's gradient to dlogits; a second single-block kernel adds the row losses in a fixed
+// order (in double), so the loss is the same bit for bit in every run.
+// A label outside [0, classes) makes the loss and its row's gradient NaN: the kernel cannot
+// throw, and a NaN loss stops a run loudly (the CPU backend throws Error(kUsage) instead).
+#include <cmath>
+
+#include "engine/backend/cuda/cuda_kernels.cuh"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+constexpr int kRowBlock = 256;
+constexpr int kMeanBlock = 1024;
+
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct Add {
+  template <class T>
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+
+template <class T>
+__global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t* labels,
+                                             std::int64_t classes, float grad_scale,
+                                             float* row_loss, T* dlogits) {
+  const std::int64_t row = blockIdx.x;
+  const T* z = logits + row * classes;
+  T* dz = dlogits + row * classes;
+  const std::int32_t label = labels[row];
+  if (label < 0 || label >= classes) {
+    for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) dz[j] = from_f32<T>(NAN);
+    if (threadIdx.x == 0) row_loss[row] = NAN;
+    return;
+  }
+  float max = -INFINITY;
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) max = fmaxf(max, to_f32(z[j]));
+  max = block_reduce(max, Max{});
+  float sum = 0.0f;
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) sum += expf(to_f32(z[j]) - max);
+  sum = block_reduce(sum, Add{});
+  const float log_sum = logf(sum);
+  if (threadIdx.x == 0) row_loss[row] = log_sum - (to_f32(z[label]) - max);
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
+    const float p = expf(to_f32(z[j]) - max - log_sum);
+    dz[j] = from_f32<T>(grad_scale * (p - (j == label ? 1.0f : 0.0f)));
+  }
+}
+
+__global__ void mean_kernel(const float* values, std::int64_t n, float* mean) {
+  double sum = 0.0;
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += values[i];
+  sum = block_reduce(sum, Add{});
+  if (threadIdx.x == 0) *mean = static_cast<float>(sum / static_cast<double>(n));
+}
+
+}  // namespace
+
+void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
+                                             const Tensor& loss, const Tensor& dlogits,
+                                             float scale) {
+  const char* op = "softmax_cross_entropy";
+  activate();
+  for (const Tensor* t : {&logits, &labels, &loss, &dlogits}) require_here(*t, op, "operand");
+  const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
+  if (rows == 0) {
+    CUDA_CHECK(cudaMemsetAsync(loss.data(), 0, sizeof(float), stream_));
+    return;
+  }
+  auto* row_loss = static_cast<float*>(workspace(sizeof(float) * rows));
+  const float grad_scale = scale / static_cast<float>(rows);
+  dispatch_float(logits.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    softmax_cross_entropy_kernel<T><<<static_cast<unsigned>(rows), kRowBlock, 0, stream_>>>(
+        static_cast<const T*>(logits.data()), labels.data_as<std::int32_t>(), classes, grad_scale,
+        row_loss, static_cast<T*>(dlogits.data()));
+    CUDA_CHECK_LAUNCH();
+  });
+  mean_kernel<<<1, kMeanBlock, 0, stream_>>>(row_loss, rows, loss.data_as<float>());
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace dlbench::backend::cuda

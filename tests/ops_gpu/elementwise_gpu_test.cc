@@ -1,0 +1,247 @@
+// Our own kernels against the CPU backend: ReLU, add, accumulate, softmax cross-entropy, SGD,
+// casts, finite checks, fills and copies; and the backend's errors (no such GPU, out of memory).
+#include <cmath>
+#include <limits>
+
+#include "engine/core/error.h"
+#include "tests/ops_gpu/gpu_test_util.h"
+
+namespace dlbench::gpu_test {
+namespace {
+
+using backend::Activation;
+
+// Elementwise results are one f32 operation rounded once to the dtype: exact in f32 but for
+// an ulp, half an ulp of f16/bf16 otherwise.
+Tolerance elementwise_tolerance(const Precision& prec) {
+  if (prec.dtype == DType::kF32) return ops_test::kElementwise;
+  return sum_tolerance(prec, 1);
+}
+
+constexpr std::int64_t kOddSize = 1003;  // not a multiple of any vector width: tails run too
+const Shape kShape{7, kOddSize};
+
+class ElementwiseGpu : public GpuOpTestP<Precision> {};
+
+TEST_P(ElementwiseGpu, ReluForwardAndBackward) {
+  const Precision& prec = GetParam();
+  HostTensor x_cpu = ops_test::random_tensor(kShape, 41),
+             dy_cpu = ops_test::random_tensor(kShape, 42);
+  round_in_place(prec.dtype, x_cpu), round_in_place(prec.dtype, dy_cpu);
+  for (Activation a : {Activation::kRelu, Activation::kNone}) {
+    const std::string act = a == Activation::kRelu ? "relu" : "none";
+    HostTensor y_cpu(kShape);
+    cpu().activation_forward(a, x_cpu.tensor(), y_cpu.tensor());
+    GpuTensor x = upload(x_cpu, prec.dtype), y = poisoned(kShape, prec.dtype);
+    gpu().activation_forward(a, x.tensor(), y.tensor());
+    EXPECT_TRUE(gpu_close(act + " y", y.download(), y_cpu.data, elementwise_tolerance(prec)));
+    for (GradMode mode : {GradMode::kOverwrite, GradMode::kAccumulate}) {
+      HostTensor dx_cpu = ops_test::random_tensor(kShape, 43);
+      round_in_place(prec.dtype, dx_cpu);
+      GpuTensor dx = upload(dx_cpu, prec.dtype), dy = upload(dy_cpu, prec.dtype);
+      if (mode == GradMode::kOverwrite) dx.poison();
+      cpu().activation_backward(a, y_cpu.tensor(), dy_cpu.tensor(), dx_cpu.tensor(), mode);
+      gpu().activation_backward(a, y.tensor(), dy.tensor(), dx.tensor(), mode);
+      EXPECT_TRUE(gpu_close(act + " dx " + ops_test::mode_name(mode), dx.download(), dx_cpu.data,
+                            elementwise_tolerance(prec)));
+    }
+  }
+}
+
+TEST_P(ElementwiseGpu, AddAndAccumulate) {
+  const Precision& prec = GetParam();
+  HostTensor a_cpu = ops_test::random_tensor(kShape, 44),
+             b_cpu = ops_test::random_tensor(kShape, 45);
+  round_in_place(prec.dtype, a_cpu), round_in_place(prec.dtype, b_cpu);
+  HostTensor y_cpu(kShape);
+  cpu().add(a_cpu.tensor(), b_cpu.tensor(), y_cpu.tensor());
+  GpuTensor a = upload(a_cpu, prec.dtype), b = upload(b_cpu, prec.dtype),
+            y = poisoned(kShape, prec.dtype);
+  gpu().add(a.tensor(), b.tensor(), y.tensor());
+  EXPECT_TRUE(gpu_close("add", y.download(), y_cpu.data, elementwise_tolerance(prec)));
+  cpu().accumulate(a_cpu.tensor(), b_cpu.tensor());
+  gpu().accumulate(a.tensor(), b.tensor());
+  EXPECT_TRUE(gpu_close("accumulate", b.download(), b_cpu.data, elementwise_tolerance(prec)));
+}
+
+TEST_P(ElementwiseGpu, SoftmaxCrossEntropy) {
+  const Precision& prec = GetParam();
+  struct Case {
+    std::int64_t rows, classes;
+    float scale;
+  };
+  // A loss-scaled batch too: dlogits carry the scale, the loss does not.
+  for (const Case c :
+       {Case{4, 10, 1.0f}, Case{3, 7, 1.0f}, Case{32, 1000, 1.0f}, Case{16, 1000, 1024.0f}}) {
+    SCOPED_TRACE(std::to_string(c.rows) + "x" + std::to_string(c.classes));
+    HostTensor z_cpu = ops_test::random_tensor({c.rows, c.classes}, 46);
+    for (float& v : z_cpu.data) v *= 4.0f;  // spread the probabilities
+    round_in_place(prec.dtype, z_cpu);
+    HostTensor labels_f({c.rows});
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(c.rows));
+    for (std::int64_t i = 0; i < c.rows; ++i)
+      labels[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7 + 3) % c.classes);
+    for (std::int64_t i = 0; i < c.rows; ++i)
+      labels_f.data[static_cast<std::size_t>(i)] =
+          static_cast<float>(labels[static_cast<std::size_t>(i)]);
+    float loss_cpu = 0;
+    HostTensor dz_cpu({c.rows, c.classes});
+    cpu().softmax_cross_entropy(
+        z_cpu.tensor(), Tensor(labels.data(), {c.rows}, DType::kI32, Device::cpu()),
+        Tensor(&loss_cpu, {1}, DType::kF32, Device::cpu()), dz_cpu.tensor(), c.scale);
+    GpuTensor z = upload(z_cpu, prec.dtype), label = upload(labels_f, DType::kI32),
+              loss = poisoned({1}, DType::kF32), dz = poisoned({c.rows, c.classes}, prec.dtype);
+    gpu().softmax_cross_entropy(z.tensor(), label.tensor(), loss.tensor(), dz.tensor(), c.scale);
+    // The loss is f32 from identical inputs on both sides; GPU exp/log are f32 functions.
+    EXPECT_TRUE(gpu_close("loss", loss.download(), {loss_cpu}, {1e-6, 1e-5}));
+    const double g = c.scale / static_cast<double>(c.rows);  // the largest |dlogit|
+    const Tolerance tol =
+        prec.dtype == DType::kF32 ? Tolerance{1e-6 * g, 1e-5} : sum_tolerance(prec, 1, g);
+    EXPECT_TRUE(gpu_close("dlogits", dz.download(), dz_cpu.data, tol));
+  }
+}
+
+TEST_P(ElementwiseGpu, FillNormalMatchesCpuExactly) {
+  const Precision& prec = GetParam();
+  HostTensor ref({kOddSize * 101});
+  cpu().fill_normal(ref.tensor(), 0.5f, 2.0f, 1234);
+  round_in_place(prec.dtype, ref);
+  GpuTensor t = poisoned(ref.shape, prec.dtype);
+  gpu().fill_normal(t.tensor(), 0.5f, 2.0f, 1234);
+  EXPECT_TRUE(gpu_close("fill_normal", t.download(), ref.data, {0.0, 0.0}));
+}
+
+TEST_P(ElementwiseGpu, FillCopyAndAllFinite) {
+  const Precision& prec = GetParam();
+  GpuTensor t = poisoned(kShape, prec.dtype);
+  EXPECT_FALSE(gpu().all_finite(t.tensor()));  // NaN bytes
+  gpu().fill(t.tensor(), 2.5f);
+  EXPECT_TRUE(gpu_close("fill", t.download(), std::vector<float>(kShape.numel(), 2.5f), {0, 0}));
+  EXPECT_TRUE(gpu().all_finite(t.tensor()));
+  HostTensor src = ops_test::random_tensor(kShape, 47);
+  round_in_place(prec.dtype, src);
+  GpuTensor s = upload(src, prec.dtype), d = poisoned(kShape, prec.dtype);
+  gpu().copy(s.tensor(), d.tensor());
+  EXPECT_TRUE(gpu_close("copy", d.download(), src.data, {0, 0}));
+  // One infinity at the very end (the scalar tail) is found.
+  src.data.back() = std::numeric_limits<float>::infinity();
+  s.upload(src.data);
+  EXPECT_FALSE(gpu().all_finite(s.tensor()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, ElementwiseGpu, ::testing::ValuesIn(float_precisions()),
+                         precision_name);
+
+TEST_F(GpuOpTest, SgdMomentumMatchesCpu) {
+  backend::SgdParams p;
+  p.learning_rate = 0.05f, p.momentum = 0.9f, p.weight_decay = 1e-4f, p.grad_scale = 1.0f / 256;
+  const Shape shape{1000003};  // odd: the float4 loop and its tail
+  HostTensor w_cpu = ops_test::random_tensor(shape, 51), g_cpu = ops_test::random_tensor(shape, 52),
+             v_cpu = ops_test::random_tensor(shape, 53);
+  GpuTensor w = upload(w_cpu, DType::kF32), g = upload(g_cpu, DType::kF32),
+            v = upload(v_cpu, DType::kF32);
+  for (int step = 0; step < 3; ++step) {
+    cpu().sgd_momentum_update(p, w_cpu.tensor(), g_cpu.tensor(), v_cpu.tensor());
+    gpu().sgd_momentum_update(p, w.tensor(), g.tensor(), v.tensor());
+  }
+  EXPECT_TRUE(gpu_close("sgd w", w.download(), w_cpu.data, ops_test::kElementwise));
+  EXPECT_TRUE(gpu_close("sgd velocity", v.download(), v_cpu.data, ops_test::kElementwise));
+}
+
+TEST_F(GpuOpTest, CastRoundsToNearestEven) {
+  // Random values plus the hard ones: f16 subnormals, halfway cases, values near the top of the f16
+  // range.
+  HostTensor values = ops_test::random_tensor({kOddSize}, 54);
+  const float specials[] = {1e-6f,
+                            -3e-7f,
+                            6.1e-5f,
+                            1.0f + 1.0f / 2048,
+                            1.0f + 3.0f / 2048,
+                            1.0f + 1.0f / 256,
+                            60000.0f,
+                            -1000.7f,
+                            3.14159265f,
+                            1e-30f};
+  std::copy(std::begin(specials), std::end(specials), values.data.begin());
+  for (const Precision& from : float_precisions()) {
+    for (const Precision& to : float_precisions()) {
+      HostTensor src = values;
+      round_in_place(from.dtype, src);
+      HostTensor expected = src;
+      round_in_place(to.dtype, expected);
+      GpuTensor s = upload(src, from.dtype), d = poisoned(src.shape, to.dtype);
+      gpu().cast(s.tensor(), d.tensor());
+      EXPECT_TRUE(gpu_close(std::string("cast ") + from.name + " -> " + to.name, d.download(),
+                            expected.data, {0, 0}));
+    }
+  }
+  // Past the f16 range is infinity, which all_finite reports.
+  HostTensor big({4});
+  std::fill(big.data.begin(), big.data.end(), 1e5f);
+  GpuTensor s = upload(big, DType::kF32), d = poisoned(big.shape, DType::kF16);
+  gpu().cast(s.tensor(), d.tensor());
+  EXPECT_FALSE(gpu().all_finite(d.tensor()));
+}
+
+TEST_F(GpuOpTest, FillUniformIntMatchesCpuExactly) {
+  for (DType dtype : {DType::kI32, DType::kI64, DType::kF32}) {
+    const Shape shape{kOddSize * 7};
+    std::vector<float> expected(static_cast<std::size_t>(shape.numel()));
+    if (dtype == DType::kI32) {
+      std::vector<std::int32_t> v(expected.size());
+      cpu().fill_uniform_int(Tensor(v.data(), shape, dtype, Device::cpu()), -5, 1000, 99);
+      std::copy(v.begin(), v.end(), expected.begin());
+    } else if (dtype == DType::kI64) {
+      std::vector<std::int64_t> v(expected.size());
+      cpu().fill_uniform_int(Tensor(v.data(), shape, dtype, Device::cpu()), -5, 1000, 99);
+      std::copy(v.begin(), v.end(), expected.begin());
+    } else {
+      cpu().fill_uniform_int(Tensor(expected.data(), shape, dtype, Device::cpu()), -5, 1000, 99);
+    }
+    GpuTensor t = poisoned(shape, dtype);
+    gpu().fill_uniform_int(t.tensor(), -5, 1000, 99);
+    EXPECT_TRUE(gpu_close(std::string("fill_uniform_int ") + to_string(dtype), t.download(),
+                          expected, {0, 0}));
+  }
+}
+
+TEST_F(GpuOpTest, BadLabelMakesTheLossNaN) {
+  HostTensor z = ops_test::random_tensor({2, 5}, 55), labels({2});
+  labels.data = {1.0f, 7.0f};  // 7 is not a class
+  GpuTensor zt = upload(z, DType::kF32), lt = upload(labels, DType::kI32),
+            loss = poisoned({1}, DType::kF32), dz = poisoned({2, 5}, DType::kF32);
+  gpu().fill(loss.tensor(), 0.0f);
+  gpu().softmax_cross_entropy(zt.tensor(), lt.tensor(), loss.tensor(), dz.tensor(), 1.0f);
+  EXPECT_TRUE(std::isnan(loss.download()[0]));
+}
+
+TEST_F(GpuOpTest, MissingGpuIsAResourceError) {
+  try {
+    backend::make_backend(Device::cuda(99));
+    FAIL() << "cuda:99 should not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kResource);
+    EXPECT_NE(std::string(e.what()).find("no GPU cuda:99: this machine has"), std::string::npos)
+        << e.what();
+    EXPECT_NE(e.hint().find("dlbench info"), std::string::npos) << e.hint();
+  }
+}
+
+TEST_F(GpuOpTest, OutOfMemoryIsAResourceError) {
+  constexpr std::size_t kPetabyte = std::size_t{1} << 50;
+  try {
+    gpu().allocator().allocate(kPetabyte);
+    FAIL() << "a petabyte should not fit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kResource);
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+    std::printf("  %s (%s)\n", e.what(), e.hint().c_str());
+  }
+  // The device is still usable afterwards.
+  GpuTensor t = poisoned({16}, DType::kF32);
+  gpu().fill(t.tensor(), 1.0f);
+  EXPECT_TRUE(gpu().all_finite(t.tensor()));
+}
+
+}  // namespace
+}  // namespace dlbench::gpu_test

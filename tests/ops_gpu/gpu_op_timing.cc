@@ -1,0 +1,158 @@
+// Times single ops of the CUDA backend on ResNet-50-sized shapes with CUDA events on the
+// backend's stream: a quick look at what cuDNN's measured algorithms and our kernels reach.
+// Not a test and not the benchmark (that is `dlbench run`); run by hand on a GPU machine:
+//   dlbench_gpu_op_timing            prints one line per op and precision
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/backend/cuda/cuda_backend.h"
+
+namespace dlbench {
+namespace {
+
+using backend::cuda::CudaBackend;
+
+constexpr int kWarmup = 3;
+constexpr int kIterations = 20;
+
+struct Timing {
+  double ms = 0;
+};
+
+// Mean time of fn over kIterations after kWarmup runs (the first run measures algorithms).
+Timing time_op(CudaBackend& be, const std::function<void()>& fn) {
+  for (int i = 0; i < kWarmup; ++i) fn();
+  be.synchronize();
+  cudaEvent_t start{}, stop{};
+  cudaEventCreate(&start), cudaEventCreate(&stop);
+  cudaEventRecord(start, be.stream());
+  for (int i = 0; i < kIterations; ++i) fn();
+  cudaEventRecord(stop, be.stream());
+  cudaEventSynchronize(stop);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, start, stop);
+  cudaEventDestroy(start), cudaEventDestroy(stop);
+  return {ms / kIterations};
+}
+
+struct Owned {
+  Buffer buffer;
+  Tensor tensor;
+  Owned(CudaBackend& be, Shape shape, DType dtype)
+      : buffer(be.allocator(), static_cast<std::size_t>(shape.numel()) * size_of(dtype)),
+        tensor(buffer.data(), shape, dtype, be.device()) {}
+};
+
+void report(const std::string& what, const char* precision, Timing t, double flops, double bytes) {
+  std::printf("%-44s %-5s %9.3f ms", what.c_str(), precision, t.ms);
+  if (flops > 0) std::printf("  %7.1f TFLOP/s", flops / (t.ms * 1e-3) / 1e12);
+  if (bytes > 0) std::printf("  %7.1f GB/s", bytes / (t.ms * 1e-3) / 1e9);
+  std::printf("\n");
+}
+
+struct Precision {
+  DType dtype;
+  backend::MathMode math;
+  const char* name;
+};
+
+void conv_timings(CudaBackend& be, const Precision& prec, std::int64_t batch) {
+  backend::Conv2dParams p;  // ResNet-50 stage 1, the 3x3 convolution of a bottleneck
+  p.n = batch, p.h = p.w = 56, p.c = 64, p.k = 64, p.r = p.s = 3, p.pad_h = p.pad_w = 1;
+  p.math = prec.math;
+  Owned x(be, p.input_shape(), prec.dtype), w(be, p.weight_shape(), prec.dtype),
+      y(be, p.output_shape(), prec.dtype), dx(be, p.input_shape(), prec.dtype),
+      dw(be, p.weight_shape(), prec.dtype);
+  be.fill_normal(x.tensor, 0, 1, 1), be.fill_normal(w.tensor, 0, 0.05f, 2);
+  be.fill_normal(y.tensor, 0, 1, 3);
+  const double flops = 2.0 * static_cast<double>(p.macs());
+  const std::string shape = "conv3x3 56x56x64->64 n" + std::to_string(batch);
+  const Timing fwd = time_op(be, [&] { be.conv2d_forward(p, x.tensor, w.tensor, {}, y.tensor); });
+  const Timing bwd_data = time_op(be, [&] {
+    be.conv2d_backward_data(p, y.tensor, w.tensor, dx.tensor, backend::GradMode::kOverwrite);
+  });
+  const Timing bwd_weights = time_op(be, [&] {
+    be.conv2d_backward_weights(p, x.tensor, y.tensor, dw.tensor, {}, backend::GradMode::kOverwrite);
+  });
+  report(shape + " fwd", prec.name, fwd, flops, 0);
+  report(shape + " bwd-data", prec.name, bwd_data, flops, 0);
+  report(shape + " bwd-weights", prec.name, bwd_weights, flops, 0);
+  report(shape + " fwd+bwd", prec.name, {fwd.ms + bwd_data.ms + bwd_weights.ms}, 3 * flops, 0);
+}
+
+void memory_bound_timings(CudaBackend& be, const Precision& prec, std::int64_t batch) {
+  backend::BatchNormParams p;  // ResNet-50 stage 1 output: 56x56x256
+  p.rows = batch * 56 * 56, p.channels = 256;
+  const Shape data{p.rows, p.channels}, channel{p.channels};
+  Owned x(be, data, prec.dtype), y(be, data, prec.dtype), dx(be, data, prec.dtype);
+  std::vector<Owned> per_channel;
+  for (int i = 0; i < 6; ++i) per_channel.emplace_back(be, channel, DType::kF32);
+  for (auto& t : per_channel) be.fill(t.tensor, 1.0f);
+  be.fill_normal(x.tensor, 0, 1, 1), be.fill_normal(y.tensor, 0, 1, 2);
+  const double bytes = static_cast<double>(p.rows * p.channels) * size_of(prec.dtype);
+  auto& c = per_channel;
+  report("bn train fwd 56x56x256 n" + std::to_string(batch), prec.name,
+         time_op(be,
+                 [&] {
+                   be.batch_norm_forward_training(p, x.tensor, c[0].tensor, c[1].tensor, y.tensor,
+                                                  c[2].tensor, c[3].tensor, c[4].tensor,
+                                                  c[5].tensor);
+                 }),
+         0, 2 * bytes);
+  report("bn bwd 56x56x256 n" + std::to_string(batch), prec.name,
+         time_op(be,
+                 [&] {
+                   be.batch_norm_backward(p, x.tensor, y.tensor, c[0].tensor, c[2].tensor,
+                                          c[3].tensor, dx.tensor, c[4].tensor, c[5].tensor,
+                                          backend::GradMode::kOverwrite);
+                 }),
+         0, 3 * bytes);
+  report(
+      "relu fwd 56x56x256 n" + std::to_string(batch), prec.name,
+      time_op(be, [&] { be.activation_forward(backend::Activation::kRelu, x.tensor, y.tensor); }),
+      0, 2 * bytes);
+  report("add 56x56x256 n" + std::to_string(batch), prec.name,
+         time_op(be, [&] { be.add(x.tensor, y.tensor, dx.tensor); }), 0, 3 * bytes);
+}
+
+void matmul_timings(CudaBackend& be, const Precision& prec) {
+  backend::MatmulParams p;  // a large square GEMM: the tensor cores' ceiling
+  p.m = p.n = p.k = 8192, p.math = prec.math;
+  Owned x(be, {p.m, p.k}, prec.dtype), w(be, {p.n, p.k}, prec.dtype), y(be, {p.m, p.n}, prec.dtype);
+  be.fill_normal(x.tensor, 0, 1, 1), be.fill_normal(w.tensor, 0, 1, 2);
+  report("matmul 8192^3", prec.name,
+         time_op(be, [&] { be.matmul_forward(p, x.tensor, w.tensor, {}, y.tensor); }),
+         2.0 * static_cast<double>(p.macs()), 0);
+}
+
+}  // namespace
+}  // namespace dlbench
+
+int main() {
+  using namespace dlbench;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("no GPU\n");
+    return 0;
+  }
+  try {
+    backend::cuda::CudaBackend be(0);
+    std::printf("%s\n", be.name().c_str());
+    const Precision precisions[] = {{DType::kF32, backend::MathMode::kStrict, "fp32"},
+                                    {DType::kF32, backend::MathMode::kTf32, "tf32"},
+                                    {DType::kF16, backend::MathMode::kStrict, "fp16"},
+                                    {DType::kBF16, backend::MathMode::kStrict, "bf16"}};
+    for (const auto& prec : precisions) conv_timings(be, prec, 256);
+    for (const auto& prec : precisions) matmul_timings(be, prec);
+    for (const auto& prec : precisions)
+      if (prec.math == backend::MathMode::kStrict) memory_bound_timings(be, prec, 256);
+  } catch (const Error& e) {
+    std::printf("error: %s (%s)\n", e.what(), e.hint().c_str());
+    return 1;
+  }
+  return 0;
+}
