@@ -22,12 +22,14 @@ build: configure
 test: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
-# The main job: describe the machine, then a short CPU run of both models (a few minutes on
-# 2 cores). The quick suite and the report replace this when they land.
+# The main job: describe the machine, run the quick suite (the GPU one when NVML sees a GPU,
+# else quick-cpu: a few minutes on 2 cores), store it, and write its report (also when a run
+# of the suite failed: failed runs are stored and shown).
+REPORT ?= $(BUILD_DIR)/report.html
 run: build
 	@$(DLBENCH) info
-	@$(DLBENCH) run resnet50 --device cpu --input 32 --batch 32 --warmup 2 --steps 5
-	@$(DLBENCH) run vgg16 --device cpu --batch 4 --warmup 2 --steps 3
+	@$(DLBENCH) suite quick; status=$$?; \
+	  $(DLBENCH) report --last-suite --out $(REPORT) && exit $$status
 
 clean:
 	@rm -rf $(BUILD_DIR)

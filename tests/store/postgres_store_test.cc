@@ -1,0 +1,113 @@
+// The PostgreSQL store against a real server: DLBENCH_TEST_POSTGRES_URL names it (.ci/run
+// starts a throwaway one); without it these tests are skipped.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "bench/store/postgres_connection.h"
+#include "bench/store/schema.h"
+#include "bench/store/store.h"
+#include "engine/core/error.h"
+#include "tests/store/store_test_util.h"
+
+namespace dlbench {
+namespace {
+
+using testing::sample_run;
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* url = std::getenv("DLBENCH_TEST_POSTGRES_URL");
+    if (url == nullptr || *url == '\0') GTEST_SKIP() << "DLBENCH_TEST_POSTGRES_URL is not set";
+    url_ = url;
+    auto c = store::open_postgres(url_);
+    for (const char* t : {"telemetry_samples", "telemetry_summary", "results", "runs", "machines",
+                          "suites", "schema_version"})
+      c->query(std::string("DROP TABLE IF EXISTS ") + t + " CASCADE", {});
+  }
+  std::string url_;
+};
+
+TEST_F(PostgresStoreTest, RunRoundTripsLikeSqlite) {
+  auto s = store::open_store(url_);
+  std::int64_t id = s->save_run(sample_run());
+  auto r = s->get_run(id);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->model, "resnet50");
+  EXPECT_DOUBLE_EQ(r->throughput, 812.5);
+  EXPECT_DOUBLE_EQ(r->find_metric("step_time/p95_ms")->value, 160.25);
+  EXPECT_DOUBLE_EQ(*r->find_telemetry("gpu0.sm_active")->mean, 71.5);
+  EXPECT_EQ(r->find_telemetry("gpu0.energy")->reason, "not supported");
+  ASSERT_EQ(r->samples.size(), 1u);
+  EXPECT_EQ(r->samples[0].values.size(), 3u);
+  EXPECT_EQ(r->machine.environment["host"]["cores"], 8);
+  EXPECT_TRUE(s->delete_run(id));
+  EXPECT_TRUE(s->list_runs({}).empty());
+}
+
+TEST_F(PostgresStoreTest, VersionOneSchemaIsMigrated) {
+  {
+    auto c = store::open_postgres(url_);
+    store::migrate(*c, 1);
+    EXPECT_EQ(store::schema_version(*c), 1);
+  }
+  auto s = store::open_store(url_);
+  EXPECT_EQ(store::schema_version(*store::open_postgres(url_)), store::kSchemaVersion);
+  s->save_suite({"inv", "quick", "quick.toml", 1, 1, 0});
+  EXPECT_EQ(s->suites("quick").size(), 1u);
+}
+
+TEST_F(PostgresStoreTest, TwoProcessesWritingAtOnceBothLand) {
+  constexpr int kRunsEach = 10;
+  std::vector<pid_t> children;
+  for (int p = 0; p < 2; ++p) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      try {
+        auto s = store::open_store(url_);  // both migrate a new database at once
+        for (int i = 0; i < kRunsEach; ++i) s->save_run(sample_run());
+        _exit(0);
+      } catch (...) {
+        _exit(1);
+      }
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  auto s = store::open_store(url_);
+  EXPECT_EQ(s->list_runs({}).size(), 2u * kRunsEach);
+  EXPECT_EQ(s->machines().size(), 1u);
+}
+
+TEST(PostgresUrlTest, MalformedUrlIsAUsageError) {
+  try {
+    store::open_store("postgresql://host:notaport:/x?bogus=1");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage) << e.what();
+  }
+}
+
+TEST(PostgresUrlTest, UnreachableServerIsAResourceError) {
+  try {
+    store::open_store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kResource) << e.what();
+  }
+}
+
+TEST(PostgresUrlTest, PasswordIsRedactedInMessages) {
+  EXPECT_EQ(store::redact_url("postgresql://me:secret@db.example/x"),
+            "postgresql://me@db.example/x");
+}
+
+}  // namespace
+}  // namespace dlbench
