@@ -129,6 +129,60 @@ void matmul_timings(CudaBackend& be, const Precision& prec) {
          2.0 * static_cast<double>(p.macs()), 0);
 }
 
+// How cuDNN's batch norm speed depends on the 4D shape that describes the same [rows, C]
+// memory: the backend's choice is made from these numbers.
+void bn_layout_timings(CudaBackend& be, DType dtype, const char* precision) {
+  const int c = 256, n = 256, hw = 56;
+  const std::int64_t rows = std::int64_t{n} * hw * hw;
+  Owned x(be, {rows, c}, dtype), y(be, {rows, c}, dtype);
+  std::vector<Owned> per_channel;
+  for (int i = 0; i < 6; ++i) per_channel.emplace_back(be, Shape{c}, DType::kF32);
+  for (auto& t : per_channel) be.fill(t.tensor, 1.0f);
+  be.fill_normal(x.tensor, 0, 1, 1);
+  cudnnHandle_t handle{};
+  cudnnCreate(&handle);
+  cudnnSetStream(handle, be.stream());
+  struct Layout {
+    const char* name;
+    int n, h, w;
+  };
+  const Layout layouts[] = {{"rows x 1 x 1", static_cast<int>(rows), 1, 1},
+                            {"1 x rows x 1", 1, static_cast<int>(rows), 1},
+                            {"256 x 56 x 56", n, hw, hw},
+                            {"896 x 896 x 1", 896, 896, 1},
+                            {"256 x 3136 x 1", n, hw * hw, 1}};
+  const cudnnDataType_t t = dtype == DType::kF32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
+  for (const Layout& l : layouts) {
+    for (cudnnBatchNormMode_t mode :
+         {CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_SPATIAL_PERSISTENT}) {
+      cudnnTensorDescriptor_t data{}, param{};
+      cudnnCreateTensorDescriptor(&data), cudnnCreateTensorDescriptor(&param);
+      cudnnSetTensor4dDescriptor(data, CUDNN_TENSOR_NHWC, t, l.n, c, l.h, l.w);
+      cudnnDeriveBNTensorDescriptor(param, data, mode);
+      const float one = 1, zero = 0;
+      auto& pc = per_channel;
+      cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+      const Timing fwd = time_op(be, [&] {
+        status = cudnnBatchNormalizationForwardTraining(
+            handle, mode, &one, &zero, data, x.tensor.data(), data, y.tensor.data(), param,
+            pc[0].tensor.data(), pc[1].tensor.data(), 0.1, pc[2].tensor.data(), pc[3].tensor.data(),
+            1e-5, pc[4].tensor.data(), pc[5].tensor.data());
+      });
+      const Timing bwd = time_op(be, [&] {
+        status = cudnnBatchNormalizationBackward(
+            handle, mode, &one, &zero, &one, &zero, data, x.tensor.data(), data, y.tensor.data(),
+            data, y.tensor.data(), param, pc[0].tensor.data(), pc[2].tensor.data(),
+            pc[3].tensor.data(), 1e-5, pc[4].tensor.data(), pc[5].tensor.data());
+      });
+      std::printf("bn layout %-16s %-10s %-5s fwd %8.3f ms  bwd %8.3f ms  %s\n", l.name,
+                  mode == CUDNN_BATCHNORM_SPATIAL ? "spatial" : "persistent", precision, fwd.ms,
+                  bwd.ms, cudnnGetErrorString(status));
+      cudnnDestroyTensorDescriptor(data), cudnnDestroyTensorDescriptor(param);
+    }
+  }
+  cudnnDestroy(handle);
+}
+
 }  // namespace
 }  // namespace dlbench
 
@@ -146,6 +200,8 @@ int main() {
                                     {DType::kF32, backend::MathMode::kTf32, "tf32"},
                                     {DType::kF16, backend::MathMode::kStrict, "fp16"},
                                     {DType::kBF16, backend::MathMode::kStrict, "bf16"}};
+    bn_layout_timings(be, DType::kF16, "fp16");
+    bn_layout_timings(be, DType::kF32, "fp32");
     for (const auto& prec : precisions) conv_timings(be, prec, 256);
     for (const auto& prec : precisions) matmul_timings(be, prec);
     for (const auto& prec : precisions)
