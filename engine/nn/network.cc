@@ -108,6 +108,7 @@ void Network::bind_parameters() {
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const Slot& s = slots[i];
         if (s.node != n || s.decl.name != d.name) continue;
+        slices_.push_back({graph_.nodes()[n].name + "." + d.name, s.offset, d.shape.numel()});
         const bool compute = mixed() && !d.keep_f32;
         auto view = [&](const Buffer& b, DType t) {
           return Tensor(

@@ -42,6 +42,13 @@ struct MemoryReport {
   std::size_t total() const { return parameters + optimizer + state + activations; }
 };
 
+// Where one parameter tensor lives in the flat f32 buffers.
+struct ParameterSlice {
+  std::string name;  // "layer1.0.conv1.weight"
+  std::int64_t offset = 0;
+  std::int64_t count = 0;
+};
+
 struct LayerSummary {
   std::string name;
   std::string kind;
@@ -72,6 +79,7 @@ class Network {
   std::int64_t train_macs() const;    // forward + backward, per batch
   MemoryReport memory() const;
   std::vector<LayerSummary> layer_summaries() const;
+  const std::vector<ParameterSlice>& parameter_slices() const { return slices_; }
 
   // For tests and gradient checks: the flat buffers and one value's tensors.
   Tensor flat_weights() const { return flat(weights_, DType::kF32, parameter_count_); }
@@ -96,6 +104,7 @@ class Network {
   NetworkConfig config_;
   ActivationPlan plan_;
   std::vector<NodeBinding> bindings_;
+  std::vector<ParameterSlice> slices_;
   DType dtype_ = DType::kF32;
   Buffer weights_, grads_, velocity_, state_;
   Buffer compute_weights_, compute_grads_;  // fp16/bf16 only
