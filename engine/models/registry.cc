@@ -24,13 +24,14 @@ const std::vector<ModelInfo>& model_registry() {
   return models;
 }
 
-const ModelInfo& find_model(const std::string& name) {
+const ModelInfo& find_model(std::string_view name) {
   std::string names;
   for (const ModelInfo& m : model_registry()) {
     if (m.name == name) return m;
     names += (names.empty() ? "" : ", ") + m.name;
   }
-  throw Error(ErrorKind::kUsage, "unknown model '" + name + "'", "choose one of: " + names);
+  throw Error(ErrorKind::kUsage, "unknown model '" + std::string(name) + "'",
+              "choose one of: " + names);
 }
 
 ModelConfig resolve(const ModelInfo& model, ModelConfig config) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/nn/graph.h"
@@ -28,7 +29,9 @@ struct ModelInfo {
 
 const std::vector<ModelInfo>& model_registry();
 // Throws Error(kUsage) listing the models when the name is unknown.
-const ModelInfo& find_model(const std::string& name);
+// A string_view, not a const std::string&: a returned reference next to a temporary string
+// argument trips GCC 13's -Wdangling-reference.
+const ModelInfo& find_model(std::string_view name);
 // Resolves input_size 0 to the default and checks that the model accepts the size.
 ModelConfig resolve(const ModelInfo& model, ModelConfig config);
 

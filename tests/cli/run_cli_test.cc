@@ -14,7 +14,9 @@ namespace {
 using nlohmann::json;
 using testing::dlbench;
 
-const char* kTiny = "run resnet50 --device cpu --input 32 --batch 2 --steps 2 --warmup 1";
+// --no-store: the tests must not write into the user's results database.
+const char* kTiny =
+    "run resnet50 --device cpu --input 32 --batch 2 --steps 2 --warmup 1 --no-store";
 
 TEST(RunCliTest, TinyTrainingRunReportsThroughputAndLoss) {
   auto r = dlbench(kTiny);
