@@ -4,6 +4,7 @@
 // output can be quoted. Figures are taken over the child's steady phase, from the CSV samples.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#include <filesystem>
 
 #include <cmath>
 #include <cstdio>
@@ -70,7 +71,8 @@ MonitoredRun monitor(const std::string& command) {
               "steady_unix_s=%lf", &run.steady_unix_s);
   auto end = r.out.find("end_unix_s=");
   if (end != std::string::npos) std::sscanf(r.out.c_str() + end, "end_unix_s=%lf", &run.end_unix_s);
-  std::system(("rm -rf " + base).c_str());
+  std::error_code ignored;
+  std::filesystem::remove_all(base, ignored);
   return run;
 }
 
