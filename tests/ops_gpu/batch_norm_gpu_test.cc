@@ -1,8 +1,12 @@
-// Batch norm training (with the running statistics), inference and backward on cuDNN against
-// the CPU backend: f32, f16 and bf16 data, f32 parameters and statistics.
+// Batch norm training (with the running statistics), inference and backward on our CUDA kernels
+// against the CPU backend: f32, f16 and bf16 data, f32 parameters and statistics. The cases
+// cover both kernel paths (16-byte packs when channels are a multiple of the pack, single
+// elements otherwise: 3, 10, 13 channels), one to many row chunks, and ResNet-sized blocks.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "tests/ops_gpu/gpu_test_util.h"
 
@@ -23,10 +27,12 @@ std::string name(const BatchNormParams& p) {
   return o.str();
 }
 
-// As the CPU tests, plus a ResNet-sized block (many rows, 64 channels) and an odd one.
-const std::vector<BatchNormParams> kCases = {bn(2 * 4 * 4, 8),    bn(2 * 7 * 5, 13),
-                                             bn(3, 64),           bn(8 * 2 * 2, 3, 0.5f),
-                                             bn(4 * 14 * 14, 64), bn(2 * 9 * 9, 24)};
+// As the CPU tests, plus ResNet-sized blocks (many rows: stage 3 at batch 256 with 256
+// channels, stage 1 at batch 64 with 64) and channel counts that leave pack tails (3, 10).
+const std::vector<BatchNormParams> kCases = {
+    bn(2 * 4 * 4, 8),    bn(2 * 7 * 5, 13),      bn(3, 64),           bn(8 * 2 * 2, 3, 0.5f),
+    bn(4 * 14 * 14, 64), bn(2 * 9 * 9, 24),      bn(1000, 3),         bn(37 * 5, 10),
+    bn(4 * 7 * 7, 2048), bn(256 * 14 * 14, 256), bn(64 * 56 * 56, 64)};
 
 // Normalized values have magnitude up to ~4 (a few sigma times gamma <= 1.5, plus beta).
 constexpr double kNormalizedMagnitude = 4.0;
@@ -148,6 +154,44 @@ TEST_P(BatchNormGpu, Backward) {
                             dx_cpu.data, bn_tolerance(prec, p, true)));
       EXPECT_TRUE(gpu_close(name(p) + " dgamma", dgamma.download(), dgamma_cpu.data, sums));
       EXPECT_TRUE(gpu_close(name(p) + " dbeta", dbeta.download(), dbeta_cpu.data, sums));
+    }
+  }
+}
+
+// The sums run in a fixed order (no atomics), so running an op twice gives the same bits.
+TEST_P(BatchNormGpu, Deterministic) {
+  const Precision& prec = GetParam();
+  const BatchNormParams p = bn(256 * 14 * 14, 256);
+  BnData d = make_data(p, prec.dtype);
+  const Shape data{p.rows, p.channels}, channel{p.channels};
+  GpuTensor x = upload(d.x, prec.dtype), dy = upload(d.dy, prec.dtype),
+            gamma = upload(d.gamma, DType::kF32), beta = upload(d.beta, DType::kF32);
+  GpuTensor y = poisoned(data, prec.dtype), dx = poisoned(data, prec.dtype),
+            mean = poisoned(channel, DType::kF32), inv_std = poisoned(channel, DType::kF32),
+            dgamma = poisoned(channel, DType::kF32), dbeta = poisoned(channel, DType::kF32);
+  std::vector<std::vector<float>> first;
+  for (int run = 0; run < 2; ++run) {
+    GpuTensor rmean = upload(d.running_mean, DType::kF32),
+              rvar = upload(d.running_var, DType::kF32);
+    gpu().batch_norm_forward_training(p, x.tensor(), gamma.tensor(), beta.tensor(), y.tensor(),
+                                      mean.tensor(), inv_std.tensor(), rmean.tensor(),
+                                      rvar.tensor());
+    gpu().batch_norm_backward(p, x.tensor(), dy.tensor(), gamma.tensor(), mean.tensor(),
+                              inv_std.tensor(), dx.tensor(), dgamma.tensor(), dbeta.tensor(),
+                              GradMode::kOverwrite);
+    std::vector<std::vector<float>> out = {y.download(),    mean.download(), inv_std.download(),
+                                           rvar.download(), dx.download(),   dgamma.download(),
+                                           dbeta.download()};
+    if (run == 0) {
+      first = std::move(out);
+      continue;
+    }
+    const char* names[] = {"y",  "saved_mean", "saved_inv_std", "running_var",
+                           "dx", "dgamma",     "dbeta"};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const auto [a, b] = std::mismatch(out[i].begin(), out[i].end(), first[i].begin());
+      EXPECT_TRUE(a == out[i].end()) << names[i] << " differs between runs at index "
+                                     << (a - out[i].begin()) << ": " << *a << " vs " << *b;
     }
   }
 }

@@ -2,9 +2,11 @@
 // backend's stream: a quick look at what cuDNN's measured algorithms and our kernels reach.
 // Not a test and not the benchmark (that is `dlbench run`); run by hand on a GPU machine:
 //   dlbench_gpu_op_timing            prints one line per op and precision
+//   dlbench_gpu_op_timing bn         batch norm only: our kernels and cuDNN's, which they replaced
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -183,10 +185,115 @@ void bn_layout_timings(CudaBackend& be, DType dtype, const char* precision) {
   cudnnDestroy(handle);
 }
 
+// A ResNet-50 batch norm input: batch x side x side x channels, viewed as [rows, channels].
+struct BnShape {
+  std::int64_t batch, side, channels;
+  std::string name() const {
+    return std::to_string(side) + "x" + std::to_string(side) + "x" + std::to_string(channels) +
+           " n" + std::to_string(batch);
+  }
+  backend::BatchNormParams params() const {
+    backend::BatchNormParams p;
+    p.rows = batch * side * side, p.channels = channels;
+    return p;
+  }
+};
+
+// Stage 1's widest output and stage 4's: the most rows and the most channels.
+const BnShape kBnShapes[] = {{256, 56, 256}, {256, 7, 2048}};
+
+// Our kernels. GB/s counts the bytes they move: training forward reads x twice and writes y
+// (3 passes), inference 2, backward reads x and dy twice and writes dx (5; 6 accumulating).
+void bn_timings(CudaBackend& be, const Precision& prec, const BnShape& shape) {
+  const backend::BatchNormParams p = shape.params();
+  const Shape data{p.rows, p.channels}, channel{p.channels};
+  Owned x(be, data, prec.dtype), y(be, data, prec.dtype), dy(be, data, prec.dtype),
+      dx(be, data, prec.dtype);
+  std::vector<Owned> c;
+  for (int i = 0; i < 6; ++i) c.emplace_back(be, channel, DType::kF32);
+  for (auto& t : c) be.fill(t.tensor, 1.0f);
+  be.fill_normal(x.tensor, 0.5f, 1, 1), be.fill_normal(dy.tensor, 0, 1, 2);
+  const double bytes = static_cast<double>(p.rows * p.channels) * size_of(prec.dtype);
+  const std::string what = "bn ours " + shape.name();
+  report(what + " train fwd", prec.name,
+         time_op(be,
+                 [&] {
+                   be.batch_norm_forward_training(p, x.tensor, c[0].tensor, c[1].tensor, y.tensor,
+                                                  c[2].tensor, c[3].tensor, c[4].tensor,
+                                                  c[5].tensor);
+                 }),
+         0, 3 * bytes);
+  report(what + " infer fwd", prec.name,
+         time_op(be,
+                 [&] {
+                   be.batch_norm_forward_inference(p, x.tensor, c[0].tensor, c[1].tensor,
+                                                   c[4].tensor, c[5].tensor, y.tensor);
+                 }),
+         0, 2 * bytes);
+  for (auto mode : {backend::GradMode::kOverwrite, backend::GradMode::kAccumulate}) {
+    const bool acc = mode == backend::GradMode::kAccumulate;
+    report(what + (acc ? " bwd (accumulate)" : " bwd"), prec.name,
+           time_op(be,
+                   [&] {
+                     be.batch_norm_backward(p, x.tensor, dy.tensor, c[0].tensor, c[2].tensor,
+                                            c[3].tensor, dx.tensor, c[4].tensor, c[5].tensor, mode);
+                   }),
+           0, (acc ? 6 : 5) * bytes);
+  }
+}
+
+// cuDNN as the backend called it before our kernels: [rows, C] as NHWC rows x C x 1 x 1,
+// spatial mode for f32 and persistent mode for f16, with the same byte counts as ours.
+void cudnn_bn_timings(CudaBackend& be, const Precision& prec, const BnShape& shape) {
+  const backend::BatchNormParams p = shape.params();
+  Owned x(be, {p.rows, p.channels}, prec.dtype), y(be, {p.rows, p.channels}, prec.dtype);
+  std::vector<Owned> pc;
+  for (int i = 0; i < 6; ++i) pc.emplace_back(be, Shape{p.channels}, DType::kF32);
+  for (auto& t : pc) be.fill(t.tensor, 1.0f);
+  be.fill_normal(x.tensor, 0.5f, 1, 1);
+  cudnnHandle_t handle{};
+  cudnnCreate(&handle);
+  cudnnSetStream(handle, be.stream());
+  const bool f32 = prec.dtype == DType::kF32;
+  const cudnnBatchNormMode_t mode =
+      f32 ? CUDNN_BATCHNORM_SPATIAL : CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+  cudnnTensorDescriptor_t data{}, param{};
+  cudnnCreateTensorDescriptor(&data), cudnnCreateTensorDescriptor(&param);
+  cudnnSetTensor4dDescriptor(data, CUDNN_TENSOR_NHWC, f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF,
+                             static_cast<int>(p.rows), static_cast<int>(p.channels), 1, 1);
+  cudnnDeriveBNTensorDescriptor(param, data, mode);
+  const float one = 1, zero = 0;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  const double bytes = static_cast<double>(p.rows * p.channels) * size_of(prec.dtype);
+  const std::string what = "bn cudnn " + shape.name();
+  report(what + " train fwd", prec.name,
+         time_op(be,
+                 [&] {
+                   status = cudnnBatchNormalizationForwardTraining(
+                       handle, mode, &one, &zero, data, x.tensor.data(), data, y.tensor.data(),
+                       param, pc[0].tensor.data(), pc[1].tensor.data(), 0.1, pc[2].tensor.data(),
+                       pc[3].tensor.data(), 1e-5, pc[4].tensor.data(), pc[5].tensor.data());
+                 }),
+         0, 3 * bytes);
+  report(what + " bwd", prec.name,
+         time_op(be,
+                 [&] {
+                   status = cudnnBatchNormalizationBackward(
+                       handle, mode, &one, &zero, &one, &zero, data, x.tensor.data(), data,
+                       y.tensor.data(), data, y.tensor.data(), param, pc[0].tensor.data(),
+                       pc[2].tensor.data(), pc[3].tensor.data(), 1e-5, pc[4].tensor.data(),
+                       pc[5].tensor.data());
+                 }),
+         0, 5 * bytes);
+  if (status != CUDNN_STATUS_SUCCESS) std::printf("  cudnn: %s\n", cudnnGetErrorString(status));
+  cudnnDestroyTensorDescriptor(data), cudnnDestroyTensorDescriptor(param);
+  cudnnDestroy(handle);
+}
+
 }  // namespace
 }  // namespace dlbench
 
-int main() {
+int main(int argc, char** argv) {
   using namespace dlbench;
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -200,12 +307,25 @@ int main() {
                                     {DType::kF32, backend::MathMode::kTf32, "tf32"},
                                     {DType::kF16, backend::MathMode::kStrict, "fp16"},
                                     {DType::kBF16, backend::MathMode::kStrict, "bf16"}};
+    if (argc > 1 && std::strcmp(argv[1], "bn") == 0) {
+      for (const BnShape& shape : kBnShapes)
+        for (const auto& prec : precisions)
+          if (prec.math == backend::MathMode::kStrict) bn_timings(be, prec, shape);
+      for (const BnShape& shape : kBnShapes)
+        for (const auto& prec : precisions)
+          if (prec.math == backend::MathMode::kStrict && prec.dtype != DType::kBF16)
+            cudnn_bn_timings(be, prec, shape);
+      return 0;
+    }
     bn_layout_timings(be, DType::kF16, "fp16");
     bn_layout_timings(be, DType::kF32, "fp32");
     for (const auto& prec : precisions) conv_timings(be, prec, 256);
     for (const auto& prec : precisions) matmul_timings(be, prec);
     for (const auto& prec : precisions)
       if (prec.math == backend::MathMode::kStrict) memory_bound_timings(be, prec, 256);
+    for (const BnShape& shape : kBnShapes)
+      for (const auto& prec : precisions)
+        if (prec.math == backend::MathMode::kStrict) bn_timings(be, prec, shape);
   } catch (const Error& e) {
     std::printf("error: %s (%s)\n", e.what(), e.hint().c_str());
     return 1;

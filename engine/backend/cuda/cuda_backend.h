@@ -1,5 +1,5 @@
-// The CUDA backend: cuDNN for convolution, batch norm and pooling, cuBLASLt for matmul, and our
-// own kernels (.cu) for activations, elementwise ops, the loss, the optimizer, casts and fills.
+// The CUDA backend: cuDNN for convolution and pooling, cuBLASLt for matmul, and our own kernels
+// (.cu) for batch norm, activations, elementwise ops, the loss, the optimizer, casts and fills.
 //
 // One backend drives one GPU through one non-blocking stream; the cuDNN and cuBLASLt handles
 // are bound to it, so every op is asynchronous and ops run in the order they were issued.

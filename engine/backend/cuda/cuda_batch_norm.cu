@@ -1,0 +1,176 @@
+// Batch norm on our own kernels: launch geometry and the backend's three batch norm ops. The math,
+// the kernels and why they sum the way they do are in cuda_batch_norm_kernels.cuh.
+#include <initializer_list>
+#include <type_traits>
+
+#include "engine/backend/cuda/cuda_batch_norm_kernels.cuh"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+// --- launch geometry -------------------------------------------------------------------------
+
+// Threads across the channel packs (a power of two up to a warp, no wider than the row) and
+// the rest of the block down the rows, so a warp reads contiguous rows even for 64 channels.
+struct Tiling {
+  dim3 block;
+  unsigned tiles;          // blocks across the channels
+  std::int64_t row_steps;  // rows / blockDim.y, rounded up
+};
+
+Tiling tiling(const BatchNormParams& p, int vec) {
+  const std::int64_t packs = (p.channels + vec - 1) / vec;
+  unsigned across = 1;
+  while (across < packs && across < 32) across *= 2;
+  const unsigned down = kBlock / across;
+  return {dim3(across, down), static_cast<unsigned>((packs + across - 1) / across),
+          (p.rows + down - 1) / down};
+}
+
+struct Chunking {
+  std::int64_t chunks, rows_per_chunk;
+};
+
+Chunking chunking(const BatchNormParams& p, const Tiling& t) {
+  const std::int64_t wanted = std::clamp<std::int64_t>((kPartialBlocks + t.tiles - 1) / t.tiles, 1,
+                                                       std::min(t.row_steps, kMaxChunks));
+  const std::int64_t rows_per_chunk = (p.rows + wanted - 1) / wanted;
+  return {(p.rows + rows_per_chunk - 1) / rows_per_chunk, rows_per_chunk};
+}
+
+// Apply kernels stride down the rows with about as many blocks as the GPU holds at once.
+dim3 apply_grid(const Tiling& t, int device) {
+  constexpr int kBlocksPerSm = 2048 / kBlock;
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::int64_t down = std::clamp<std::int64_t>(std::int64_t{sms} * kBlocksPerSm / t.tiles, 1,
+                                                     std::min(t.row_steps, kMaxChunks));
+  return dim3(t.tiles, static_cast<unsigned>(down));
+}
+
+unsigned finalize_blocks(std::int64_t channels) {
+  return static_cast<unsigned>((channels + kLanes - 1) / kLanes);
+}
+
+// Calls f(TypeTag<T>, integral_constant<kVec>): 16-byte packs when every row starts aligned
+// (channels a multiple of the pack) and every activation pointer is aligned, else one element.
+template <class F>
+void dispatch_bn(DType dtype, std::int64_t channels, std::initializer_list<const void*> data,
+                 const char* op, F&& f) {
+  dispatch_float(dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int kWide = 16 / sizeof(T);
+    bool wide = channels % kWide == 0;
+    for (const void* ptr : data) wide = wide && aligned16(ptr);
+    if (wide)
+      f(tag, std::integral_constant<int, kWide>{});
+    else
+      f(tag, std::integral_constant<int, 1>{});
+  });
+}
+
+}  // namespace
+
+void CudaBackend::batch_norm_forward_training_impl(const BatchNormParams& p, const Tensor& x,
+                                                   const Tensor& gamma, const Tensor& beta,
+                                                   const Tensor& y, const Tensor& saved_mean,
+                                                   const Tensor& saved_inv_std,
+                                                   const Tensor& running_mean,
+                                                   const Tensor& running_var) {
+  const char* op = "batch_norm_forward_training";
+  activate();
+  require_float(x, op, "x");
+  for (const Tensor* t :
+       {&x, &gamma, &beta, &y, &saved_mean, &saved_inv_std, &running_mean, &running_var})
+    require_here(*t, op, "operand");
+  if (p.rows == 0 || p.channels == 0) return;
+  dispatch_bn(x.dtype(), p.channels, {x.data(), y.data()}, op, [&](auto tag, auto vec) {
+    using T = typename decltype(tag)::type;
+    constexpr int kVec = decltype(vec)::value;
+    const Tiling t = tiling(p, kVec);
+    const Chunking k = chunking(p, t);
+    auto* coef =
+        static_cast<float*>(workspace(sizeof(float) * p.channels * (kCoefficients + 2 * k.chunks)));
+    float* partial = coef + kCoefficients * p.channels;
+    const auto* px = static_cast<const T*>(x.data());
+    bn_partial_kernel<T, kVec, SumKind::kForward>
+        <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
+            px, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk, partial);
+    CUDA_CHECK_LAUNCH();
+    const ForwardChannels ch{gamma.data_as<float>(),        beta.data_as<float>(),
+                             saved_mean.data_as<float>(),   saved_inv_std.data_as<float>(),
+                             running_mean.data_as<float>(), running_var.data_as<float>()};
+    bn_forward_finalize_kernel<T>
+        <<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0, stream_>>>(
+            partial, k.chunks, px, p.rows, p.channels, p, ch, coef);
+    CUDA_CHECK_LAUNCH();
+    bn_forward_apply_kernel<T, kVec><<<apply_grid(t, index_), t.block, 0, stream_>>>(
+        px, coef, p.rows, p.channels, static_cast<T*>(y.data()));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void CudaBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, const Tensor& x,
+                                                    const Tensor& gamma, const Tensor& beta,
+                                                    const Tensor& running_mean,
+                                                    const Tensor& running_var, const Tensor& y) {
+  const char* op = "batch_norm_forward_inference";
+  activate();
+  require_float(x, op, "x");
+  for (const Tensor* t : {&x, &gamma, &beta, &y, &running_mean, &running_var})
+    require_here(*t, op, "operand");
+  if (p.rows == 0 || p.channels == 0) return;
+  auto* coef = static_cast<float*>(workspace(sizeof(float) * p.channels * kCoefficients));
+  bn_inference_coefficients_kernel<<<grid_for(p.channels), kBlock, 0, stream_>>>(
+      gamma.data_as<float>(), beta.data_as<float>(), running_mean.data_as<float>(),
+      running_var.data_as<float>(), p.channels, p.epsilon, coef);
+  CUDA_CHECK_LAUNCH();
+  dispatch_bn(x.dtype(), p.channels, {x.data(), y.data()}, op, [&](auto tag, auto vec) {
+    using T = typename decltype(tag)::type;
+    constexpr int kVec = decltype(vec)::value;
+    const Tiling t = tiling(p, kVec);
+    bn_forward_apply_kernel<T, kVec><<<apply_grid(t, index_), t.block, 0, stream_>>>(
+        static_cast<const T*>(x.data()), coef, p.rows, p.channels, static_cast<T*>(y.data()));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void CudaBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor& x,
+                                           const Tensor& dy, const Tensor& gamma,
+                                           const Tensor& saved_mean, const Tensor& saved_inv_std,
+                                           const Tensor& dx, const Tensor& dgamma,
+                                           const Tensor& dbeta, GradMode grad_mode) {
+  const char* op = "batch_norm_backward";
+  activate();
+  require_float(x, op, "x");
+  for (const Tensor* t : {&x, &dy, &gamma, &saved_mean, &saved_inv_std, &dx, &dgamma, &dbeta})
+    require_here(*t, op, "operand");
+  if (p.rows == 0 || p.channels == 0) return;
+  dispatch_bn(x.dtype(), p.channels, {x.data(), dy.data(), dx.data()}, op, [&](auto tag, auto vec) {
+    using T = typename decltype(tag)::type;
+    constexpr int kVec = decltype(vec)::value;
+    const Tiling t = tiling(p, kVec);
+    const Chunking k = chunking(p, t);
+    auto* coef =
+        static_cast<float*>(workspace(sizeof(float) * p.channels * (kCoefficients + 2 * k.chunks)));
+    float* partial = coef + kCoefficients * p.channels;
+    const auto* px = static_cast<const T*>(x.data());
+    const auto* pdy = static_cast<const T*>(dy.data());
+    bn_partial_kernel<T, kVec, SumKind::kBackward>
+        <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
+            px, pdy, saved_mean.data_as<float>(), p.rows, p.channels, k.rows_per_chunk, partial);
+    CUDA_CHECK_LAUNCH();
+    const BackwardChannels ch{gamma.data_as<float>(), saved_mean.data_as<float>(),
+                              saved_inv_std.data_as<float>(), dgamma.data_as<float>(),
+                              dbeta.data_as<float>()};
+    bn_backward_finalize_kernel<<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0, stream_>>>(
+        partial, k.chunks, p.rows, p.channels, ch, coef);
+    CUDA_CHECK_LAUNCH();
+    bn_backward_apply_kernel<T, kVec><<<apply_grid(t, index_), t.block, 0, stream_>>>(
+        px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate,
+        static_cast<T*>(dx.data()));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace dlbench::backend::cuda

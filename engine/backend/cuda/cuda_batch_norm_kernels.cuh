@@ -1,0 +1,288 @@
+// Batch norm on our own kernels over x viewed as [rows, channels] (an NHWC tensor's N*H*W rows).
+//
+// Training:  mean_c = (1/R) sum_r x[r, c],  var_c = (1/R) sum_r (x[r, c] - mean_c)^2  (biased)
+//            y = gamma_c (x - mean_c) inv_std_c + beta_c,  inv_std_c = 1 / sqrt(var_c + eps)
+//            running_mean = (1 - m) running_mean + m mean
+//            running_var  = (1 - m) running_var  + m var R / (R - 1)   (unbiased, as PyTorch)
+// Inference: the same normalization with the running statistics.
+// Backward:  xhat = (x - mean) inv_std
+//            dbeta_c = sum_r dy,  dgamma_c = sum_r dy xhat = inv_std_c sum_r dy (x - mean_c)
+//            dx = gamma_c inv_std_c (dy - dbeta_c / R - xhat dgamma_c / R)
+//
+// NHWC puts a row's channels side by side, so a thread owns kVec neighbouring channels (one
+// 16-byte load) and walks down the rows; a warp reads whole rows, contiguous memory. Each op is
+// three kernels, and every sum runs in an order fixed by the shape alone (no atomics), so results
+// are the same from run to run:
+//   1. partial: block (tile, chunk) sums a chunk of rows for a tile of channels, each thread
+//      in f32 over its rows, then a fixed tree over the block's threads: one partial per chunk;
+//   2. finalize: per channel, adds the chunks' partials in f64 (fixed lanes, fixed tree) and
+//      turns them into the statistics, the gradients of gamma and beta, and per-channel
+//      coefficients for step 3;
+//   3. apply: y (or dx) elementwise from x (and dy) and the coefficients.
+// The number of chunks depends on the shape, not on the GPU, so every GPU sums the same way.
+//
+// Variance from plain sums of x and x^2 cancels catastrophically when |mean| >> std, so the
+// forward sums x - shift_c with shift_c = x[0, c], a sample of the channel: the sums then have
+// the size of the spread and var = S2/R - (S1/R)^2 keeps its digits. Backward sums dy (x - mean)
+// with the saved mean for the same reason. Memory traffic: forward reads x twice and writes y,
+// backward reads x and dy twice and writes dx (3 and 5 passes over an activation).
+#pragma once
+
+#include "engine/backend/cuda/cuda_kernels.cuh"
+
+// Included by cuda_batch_norm.cu alone (the launchers), hence the unnamed namespace.
+namespace dlbench::backend::cuda {
+namespace {
+
+template <class T, int kVec>
+struct alignas(sizeof(T) * kVec) Pack {
+  T v[kVec];
+};
+
+template <class T, int kVec>
+__device__ __forceinline__ void load(const T* p, float (&out)[kVec]) {
+  const Pack<T, kVec> pack = *reinterpret_cast<const Pack<T, kVec>*>(p);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) out[j] = to_f32(pack.v[j]);
+}
+
+template <class T, int kVec>
+__device__ __forceinline__ void store(T* p, const float (&in)[kVec]) {
+  Pack<T, kVec> pack;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) pack.v[j] = from_f32<T>(in[j]);
+  *reinterpret_cast<Pack<T, kVec>*>(p) = pack;
+}
+
+enum class SumKind { kForward, kBackward };
+
+// Blocks of the partial kernel: a shape-only number, so the summation order is the same on
+// every GPU; about one wave on an H100 (132 SMs), enough to keep its memory busy.
+constexpr std::int64_t kPartialBlocks = 1024;
+constexpr std::int64_t kMaxChunks = 65535;  // gridDim.y
+// Finalize: 32 channels per block, 32 lanes splitting the chunks.
+constexpr int kLanes = 32;
+// Per-channel coefficients in the workspace, ahead of the partials (see the finalize kernels).
+constexpr std::int64_t kCoefficients = 4;
+
+// Step 1. Forward: a = sum (x - shift), b = sum (x - shift)^2, shift = x[0, c].
+//         Backward: a = sum dy, b = sum dy (x - mean).
+// partial is [chunks][2][channels]. blockDim.x threads across channel packs, blockDim.y (a
+// power of two) down the rows.
+template <class T, int kVec, SumKind kKind>
+__global__ void __launch_bounds__(kBlock)
+    bn_partial_kernel(const T* x, const T* dy, const float* mean, std::int64_t rows,
+                      std::int64_t channels, std::int64_t rows_per_chunk, float* partial) {
+  __shared__ float sums[2][kVec][kBlock];
+  const int t = threadIdx.y * blockDim.x + threadIdx.x;
+  const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
+  const bool active = c0 < channels;
+  const std::int64_t begin = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
+  const std::int64_t end = min(rows, begin + rows_per_chunk);
+  float a[kVec] = {}, b[kVec] = {}, center[kVec] = {};
+  if (active) {
+    if constexpr (kKind == SumKind::kForward) {
+      load<T, kVec>(x + c0, center);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) center[j] = mean[c0 + j];
+    }
+#pragma unroll 4
+    for (std::int64_t r = begin + threadIdx.y; r < end; r += blockDim.y) {
+      float xv[kVec];
+      load<T, kVec>(x + r * channels + c0, xv);
+      if constexpr (kKind == SumKind::kForward) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const float d = xv[j] - center[j];
+          a[j] += d;
+          b[j] = fmaf(d, d, b[j]);
+        }
+      } else {
+        float g[kVec];
+        load<T, kVec>(dy + r * channels + c0, g);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          a[j] += g[j];
+          b[j] = fmaf(g[j], xv[j] - center[j], b[j]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) sums[0][j][t] = a[j], sums[1][j][t] = b[j];
+  __syncthreads();
+  // A fixed tree over the rows of threads: row y adds row y + half.
+  for (int half = blockDim.y / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.y) < half) {
+      const int other = t + half * blockDim.x;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        sums[0][j][t] += sums[0][j][other], sums[1][j][t] += sums[1][j][other];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.y == 0 && active) {
+    float* out = partial + static_cast<std::int64_t>(blockIdx.y) * 2 * channels + c0;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) out[j] = sums[0][j][t], out[channels + j] = sums[1][j][t];
+  }
+}
+
+struct ChunkSums {
+  double a, b;
+};
+
+// Step 2's sums for channel blockIdx.x * 32 + threadIdx.x: lane y adds chunks y, y + 32, ...,
+// then a fixed tree over the lanes. Block (kLanes, kLanes).
+__device__ ChunkSums sum_chunks(const float* partial, std::int64_t chunks, std::int64_t channels) {
+  __shared__ double sa[kLanes][kLanes], sb[kLanes][kLanes];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kLanes + tx;
+  double a = 0, b = 0;
+  if (c < channels) {
+#pragma unroll 4
+    for (std::int64_t k = ty; k < chunks; k += kLanes) {
+      a += partial[2 * k * channels + c];
+      b += partial[(2 * k + 1) * channels + c];
+    }
+  }
+  sa[ty][tx] = a, sb[ty][tx] = b;
+  __syncthreads();
+  for (int half = kLanes / 2; half > 0; half /= 2) {
+    if (ty < half) sa[ty][tx] += sa[ty + half][tx], sb[ty][tx] += sb[ty + half][tx];
+    __syncthreads();
+  }
+  return {sa[0][tx], sb[0][tx]};
+}
+
+struct ForwardChannels {
+  const float* gamma;
+  const float* beta;
+  float* saved_mean;
+  float* saved_inv_std;
+  float* running_mean;
+  float* running_var;
+};
+
+// Statistics, running statistics, and coefficients [mean, gamma inv_std, beta] for apply.
+template <class T>
+__global__ void bn_forward_finalize_kernel(const float* partial, std::int64_t chunks, const T* x,
+                                           std::int64_t rows, std::int64_t channels,
+                                           BatchNormParams p, ForwardChannels ch, float* coef) {
+  const ChunkSums s = sum_chunks(partial, chunks, channels);
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kLanes + threadIdx.x;
+  if (threadIdx.y != 0 || c >= channels) return;
+  const double n = static_cast<double>(rows);
+  const double offset = s.a / n;
+  const float mean = static_cast<float>(static_cast<double>(to_f32(x[c])) + offset);
+  const float var = static_cast<float>(fmax(s.b / n - offset * offset, 0.0));
+  const float inv_std = 1.0f / sqrtf(var + p.epsilon);
+  // Bessel's correction for the running (unbiased) variance; one row has no spread to correct.
+  const float unbias = rows > 1 ? static_cast<float>(n / (n - 1)) : 1.0f;
+  const float m = p.momentum;
+  ch.saved_mean[c] = mean;
+  ch.saved_inv_std[c] = inv_std;
+  ch.running_mean[c] = (1.0f - m) * ch.running_mean[c] + m * mean;
+  ch.running_var[c] = (1.0f - m) * ch.running_var[c] + m * var * unbias;
+  coef[c] = mean;
+  coef[channels + c] = ch.gamma[c] * inv_std;
+  coef[2 * channels + c] = ch.beta[c];
+}
+
+// Inference coefficients from the running statistics.
+__global__ void bn_inference_coefficients_kernel(const float* gamma, const float* beta,
+                                                 const float* running_mean,
+                                                 const float* running_var, std::int64_t channels,
+                                                 float epsilon, float* coef) {
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= channels) return;
+  coef[c] = running_mean[c];
+  coef[channels + c] = gamma[c] / sqrtf(running_var[c] + epsilon);
+  coef[2 * channels + c] = beta[c];
+}
+
+struct BackwardChannels {
+  const float* gamma;
+  const float* mean;
+  const float* inv_std;
+  float* dgamma;
+  float* dbeta;
+};
+
+// dgamma, dbeta, and coefficients [mean, gamma inv_std, dbeta / R, inv_std dgamma / R], so
+// that dx = gamma inv_std (dy - dbeta / R - (x - mean) inv_std dgamma / R).
+__global__ void bn_backward_finalize_kernel(const float* partial, std::int64_t chunks,
+                                            std::int64_t rows, std::int64_t channels,
+                                            BackwardChannels ch, float* coef) {
+  const ChunkSums s = sum_chunks(partial, chunks, channels);
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kLanes + threadIdx.x;
+  if (threadIdx.y != 0 || c >= channels) return;
+  const float inv_std = ch.inv_std[c];
+  const float dbeta = static_cast<float>(s.a);
+  const float dgamma = static_cast<float>(s.b * static_cast<double>(inv_std));
+  const float per_row = 1.0f / static_cast<float>(rows);
+  ch.dgamma[c] = dgamma;
+  ch.dbeta[c] = dbeta;
+  coef[c] = ch.mean[c];
+  coef[channels + c] = ch.gamma[c] * inv_std;
+  coef[2 * channels + c] = dbeta * per_row;
+  coef[3 * channels + c] = inv_std * dgamma * per_row;
+}
+
+// Step 3, forward: y = (x - mean) scale + beta. Each thread keeps its channels' coefficients
+// in registers and strides down the rows.
+template <class T, int kVec>
+__global__ void __launch_bounds__(kBlock)
+    bn_forward_apply_kernel(const T* x, const float* coef, std::int64_t rows, std::int64_t channels,
+                            T* y) {
+  const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
+  if (c0 >= channels) return;
+  float mean[kVec], scale[kVec], beta[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j)
+    mean[j] = coef[c0 + j], scale[j] = coef[channels + c0 + j],
+    beta[j] = coef[2 * channels + c0 + j];
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
+#pragma unroll 4
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += step) {
+    float v[kVec];
+    load<T, kVec>(x + r * channels + c0, v);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = fmaf(v[j] - mean[j], scale[j], beta[j]);
+    store<T, kVec>(y + r * channels + c0, v);
+  }
+}
+
+// Step 3, backward: dx (+)= a (dy - k2 - (x - mean) k3).
+template <class T, int kVec>
+__global__ void __launch_bounds__(kBlock)
+    bn_backward_apply_kernel(const T* x, const T* dy, const float* coef, std::int64_t rows,
+                             std::int64_t channels, bool accumulate, T* dx) {
+  const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
+  if (c0 >= channels) return;
+  float mean[kVec], a[kVec], k2[kVec], k3[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    mean[j] = coef[c0 + j], a[j] = coef[channels + c0 + j];
+    k2[j] = coef[2 * channels + c0 + j], k3[j] = coef[3 * channels + c0 + j];
+  }
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
+#pragma unroll 4
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += step) {
+    const std::int64_t i = r * channels + c0;
+    float xv[kVec], g[kVec], old[kVec] = {};
+    load<T, kVec>(x + i, xv);
+    load<T, kVec>(dy + i, g);
+    if (accumulate) load<T, kVec>(dx + i, old);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      xv[j] = old[j] + a[j] * (g[j] - k2[j] - (xv[j] - mean[j]) * k3[j]);
+    store<T, kVec>(dx + i, xv);
+  }
+}
+
+}  // namespace
+}  // namespace dlbench::backend::cuda
