@@ -8,6 +8,7 @@
 #include "bench/report/html_report.h"
 #include "bench/report/table_formats.h"
 #include "cli/commands.h"
+#include "cli/compare_frameworks.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
 
@@ -99,14 +100,30 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
   });
 
   auto cmp = std::make_shared<CompareOptions>();
-  CLI::App* c =
-      app.add_subcommand("compare", "Two runs, suites or machines side by side, with ratios");
-  c->add_option("a", cmp->a, "Run id, suite name or invocation, or machine (A)")->required();
-  c->add_option("b", cmp->b, "The same kind of thing (B)")->required();
+  CLI::App* c = app.add_subcommand(
+      "compare",
+      "Two runs, suites or machines side by side, with ratios; or, with --frameworks, one model "
+      "run in several frameworks");
+  c->add_option("a", cmp->a,
+                "Run id, suite name or invocation, or machine (A); with "
+                "--frameworks: the model");
+  c->add_option("b", cmp->b, "The same kind of thing (B)");
   c->add_option("--as", cmp->kind, "What A and B are: runs, suites, machines or auto")
       ->capture_default_str();
   c->add_option("--format", cmp->format, "text, md, csv or json")->capture_default_str();
-  c->callback([cmp, &global] {
+  auto frameworks = add_framework_compare_options(*c);
+  c->callback([cmp, frameworks, &global] {
+    if (!frameworks->frameworks.empty()) {
+      if (cmp->a.empty() || !cmp->b.empty())
+        throw Error(ErrorKind::kUsage, "compare --frameworks takes one model",
+                    "e.g. dlbench compare --frameworks native,pytorch resnet50");
+      run_framework_compare(*frameworks, cmp->a, global);
+      return;
+    }
+    if (cmp->b.empty())
+      throw Error(ErrorKind::kUsage, "compare needs two things to compare (A and B)",
+                  "e.g. dlbench compare 3 7, or dlbench compare --frameworks native,pytorch "
+                  "resnet50");
     auto db = open_store(global);
     report::Comparison result =
         report::compare(*db, cmp->a, cmp->b, report::parse_compare_kind(cmp->kind));

@@ -9,6 +9,7 @@
 #include "bench/runner/workload_runner.h"
 #include "bench/store/run_record.h"
 #include "cli/commands.h"
+#include "cli/compare_frameworks.h"
 #include "cli/store_options.h"
 #include "cli/telemetry_table.h"
 #include "cli/text_table.h"
@@ -35,6 +36,8 @@ struct RunOptions {
   double interval = runner::RunConfig{}.telemetry_interval_s;
   std::optional<std::string> json_path;
   bool no_store = false;  // the results database is skipped
+  std::string framework = "native";
+  peers::PeerOptions peer;
 };
 
 // A last loss this many times the first counts as diverging.
@@ -82,6 +85,8 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
       mem += ", process peak RSS " + format_bytes(rss->value * (1 << 30));
     s.row("Memory", mem);
   }
+  if (const auto* m = find_metric(r, "memory/peak_gib"))
+    s.row("Memory", format_bytes(m->value * (1 << 30)) + " peak in the framework's allocator");
   if (c.mode == nn::Mode::kTrain) {
     std::string loss =
         fixed(r.first_loss, 4) + " (first measured step) -> " + fixed(r.last_loss, 4) + " (last)";
@@ -148,9 +153,16 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->expected(0, 1)
       ->default_str("-");
   run->add_flag("--no-store", opts->no_store, "Do not store the result in the results database");
+  run->add_option("--framework", opts->framework,
+                  "native (dlbench's engine), or a peer run by peers/FRAMEWORK_worker.py: "
+                  "pytorch, jax")
+      ->capture_default_str();
+  add_peer_options(*run, opts->peer);
   run->callback([opts, &global] {
     runner::RunConfig config;
     config.model = opts->model;
+    peers::check_framework(opts->framework);
+    config.framework = opts->framework;
     config.mode = runner::parse_mode(opts->mode);
     config.batch = opts->batch;
     config.precision = nn::parse_precision(opts->precision);
@@ -186,7 +198,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     }
     // Opened before measuring, so a bad --db fails first.
     std::unique_ptr<store::Store> db = opts->no_store ? nullptr : open_store(global);
-    runner::RunResult result = runner::run_workload(config, hooks);
+    runner::RunResult result = peers::is_peer(config.framework)
+                                   ? peers::run_peer(config, opts->peer, hooks)
+                                   : runner::run_workload(config, hooks);
     if (db)
       std::cerr << "stored as run " << db->save_run(store::run_record(result)) << " in "
                 << db->location() << "\n";

@@ -1,5 +1,7 @@
 #include "bench/report/charts.h"
 
+#include "bench/report/framework_table.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -75,7 +77,8 @@ void throughput_chart(const ReportData& d, json& charts) {
     if (r.status != "ok") continue;
     std::string label = workload(r);
     if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
-    std::string set = r.precision + machine_suffix(d, r);
+    std::string set =
+        r.precision + (r.framework == "native" ? "" : " " + r.framework) + machine_suffix(d, r);
     if (!by_set.count(set)) set_order.push_back(set);
     by_set[set][label] = r.throughput;  // the newest run of a configuration wins
   }
@@ -92,7 +95,9 @@ void throughput_chart(const ReportData& d, json& charts) {
 
 void speedup_chart(const ReportData& d, json& charts) {
   std::map<std::string, double> fp32;
-  auto group = [](const RunRecord& r) { return std::to_string(r.machine.id) + "|" + workload(r); };
+  auto group = [](const RunRecord& r) {
+    return std::to_string(r.machine.id) + "|" + r.framework + "|" + workload(r);
+  };
   for (const RunRecord& r : d.runs)
     if (r.status == "ok" && r.precision == "fp32") fp32[group(r)] = r.throughput;
   std::vector<std::string> labels;
@@ -113,6 +118,30 @@ void speedup_chart(const ReportData& d, json& charts) {
   if (any_finite(sets))
     charts.push_back(bar("Mixed precision", "Speedup over fp32 (same model, mode and batch)",
                          "x fp32", labels, sets));
+}
+
+// The framework comparison as grouped bars: one group per workload, one bar per framework.
+void framework_chart(const ReportData& d, json& charts) {
+  if (!spans_frameworks(d.runs)) return;
+  std::vector<std::string> labels, frameworks;
+  std::map<std::string, std::map<std::string, double>> by_framework;
+  for (const RunRecord& r : d.runs) {
+    if (r.status != "ok") continue;
+    std::string label = workload(r) + " " + r.precision + machine_suffix(d, r);
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+    if (!by_framework.count(r.framework)) frameworks.push_back(r.framework);
+    by_framework[r.framework][label] = r.throughput;  // the newest run wins
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> sets;
+  for (const std::string& f : frameworks) {
+    std::vector<double> values;
+    for (const std::string& l : labels)
+      values.push_back(by_framework[f].count(l) ? by_framework[f][l] : NAN);
+    sets.emplace_back(f, values);
+  }
+  if (any_finite(sets))
+    charts.push_back(bar("Frameworks", "Throughput per framework (same workload and device)",
+                         "samples/s", labels, sets));
 }
 
 void telemetry_charts(const ReportData& d, json& charts) {
@@ -195,6 +224,7 @@ void memory_and_energy_charts(const ReportData& d, json& charts) {
 json report_charts(const ReportData& d) {
   json charts = json::array();
   throughput_chart(d, charts);
+  framework_chart(d, charts);
   speedup_chart(d, charts);
   memory_and_energy_charts(d, charts);
   telemetry_charts(d, charts);

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "bench/report/framework_table.h"
 #include "engine/core/error.h"
 
 namespace dlbench::report {
@@ -68,6 +69,7 @@ std::string fixed(double value, int digits) {
 std::string run_label(const RunRecord& r) {
   std::string label = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
   if (r.input_size) label += " " + std::to_string(r.input_size) + "px";
+  if (r.framework != "native") label += " " + r.framework;
   return label + " #" + std::to_string(r.id);
 }
 
@@ -170,7 +172,7 @@ std::vector<Table> report_tables(const ReportData& d) {
                 {}};
   std::map<std::string, double> fp32;
   auto group = [](const RunRecord& r) {
-    return std::to_string(r.machine.id) + "|" + r.model + "|" + r.mode + "|" +
+    return std::to_string(r.machine.id) + "|" + r.framework + "|" + r.model + "|" + r.mode + "|" +
            std::to_string(r.batch) + "|" + std::to_string(r.input_size);
   };
   for (const RunRecord& r : d.runs)
@@ -183,6 +185,7 @@ std::vector<Table> report_tables(const ReportData& d) {
                             fixed(it->second, 2), fixed(r.throughput / it->second, 2)});
   }
   tables.push_back(speedup);
+  if (spans_frameworks(d.runs)) tables.push_back(framework_table(d.runs));
 
   Table telemetry{"telemetry",
                   "Telemetry of the measured phase",

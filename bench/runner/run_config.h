@@ -19,6 +19,8 @@ constexpr int kDefaultMeasuredSteps = 20;
 
 struct RunConfig {
   std::string model = "resnet50";
+  // "native" (dlbench's engine) or a peer framework run by bench/peers: "pytorch", "jax".
+  std::string framework = "native";
   nn::Mode mode = nn::Mode::kTrain;
   std::optional<std::int64_t> batch;  // unset: the mode's default
   nn::Precision precision = nn::Precision::kFp32;

@@ -31,10 +31,11 @@ nlohmann::json to_json(const RunResult& r) {
   for (const Metric& m : r.metrics)
     metrics.push_back(
         {{"tag", m.tag}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}});
-  return json{
+  json doc{
       {"schema", "dlbench.run/1"},
       {"config",
        {{"model", c.model},
+        {"framework", c.framework},
         {"mode", to_string(c.mode)},
         {"batch", c.batch.value_or(0)},
         {"precision", nn::to_string(c.precision)},
@@ -68,6 +69,8 @@ nlohmann::json to_json(const RunResult& r) {
       {"telemetry", telemetry_json(r)},
       {"environment", r.environment},
   };
+  if (!r.peer.is_null()) doc["peer"] = r.peer;
+  return doc;
 }
 
 }  // namespace dlbench::runner

@@ -46,6 +46,9 @@ struct RunResult {
   std::vector<telemetry::Sample> telemetry_samples;
   std::vector<telemetry::GpuIdentity> telemetry_gpus;
   nlohmann::json environment;  // dlbench info --json of the machine
+  // Peer runs: what the worker said of itself (framework, library versions, device); null for
+  // native runs.
+  nlohmann::json peer;
 };
 
 nlohmann::json to_json(const RunResult& r);

@@ -111,6 +111,7 @@ MachineRecord machine_record(const json& environment) {
 }
 
 void set_config_columns(RunRecord& r, const runner::RunConfig& c) {
+  r.framework = c.framework;
   r.model = c.model;
   r.mode = runner::to_string(c.mode);
   r.precision = nn::to_string(c.precision);
@@ -145,6 +146,7 @@ RunRecord failed_run_record(const runner::RunConfig& config, const json& environ
   r.error = error;
   set_config_columns(r, config);
   r.config = {{"model", r.model},
+              {"framework", r.framework},
               {"mode", r.mode},
               {"precision", r.precision},
               {"device", r.device},

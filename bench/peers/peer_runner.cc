@@ -1,0 +1,306 @@
+#include "bench/peers/peer_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "bench/nvml/nvml.h"
+#include "bench/peers/protocol.h"
+#include "bench/peers/worker_process.h"
+#include "bench/sysinfo/machine_info.h"
+#include "bench/telemetry/sampler.h"
+#include "bench/telemetry/sources.h"
+#include "engine/core/error.h"
+#include "engine/models/registry.h"
+#include "engine/nn/graph.h"
+
+namespace dlbench::peers {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+// After the summary the worker only has to exit; a framework tearing down CUDA may take a few
+// seconds, never this long.
+constexpr auto kExitGrace = std::chrono::seconds(30);
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// How to install each framework, for the missing-package message.
+std::string install_hint(const std::string& package) {
+  if (package == "torch" || package == "torchvision")
+    return "install PyTorch for this python: pip install torch torchvision (pick the CUDA build "
+           "at https://pytorch.org/get-started/locally/)";
+  if (package == "jax" || package == "jaxlib")
+    return "install JAX for this python: pip install -U \"jax[cuda12]\" (see "
+           "https://docs.jax.dev/en/latest/installation.html)";
+  if (package == "flax") return "install Flax for this python: pip install flax";
+  return "install it for this python: pip install " + package;
+}
+
+std::string with_tail(std::string message, const WorkerProcess& worker) {
+  std::string tail = worker.stderr_tail();
+  if (!tail.empty()) message += "; its stderr ended with:\n" + tail;
+  return message;
+}
+
+Error worker_error(const std::string& framework, const WorkerError& e,
+                   const WorkerProcess& worker) {
+  std::string who = framework + " worker";
+  switch (e.kind) {
+    case WorkerErrorKind::kMissingPackage:
+      return Error(ErrorKind::kExternal,
+                   "the " + framework + " peer needs the Python package '" + e.package +
+                       "', which is not installed: " + e.message,
+                   install_hint(e.package));
+    case WorkerErrorKind::kUsage:
+      return Error(ErrorKind::kUsage, who + ": " + e.message,
+                   "run this configuration with --framework native, or change it");
+    case WorkerErrorKind::kOutOfMemory:
+      return Error(ErrorKind::kResource, who + " ran out of device memory: " + e.message,
+                   "try a smaller --batch");
+    case WorkerErrorKind::kMismatch:
+      return Error(ErrorKind::kExternal, who + " built a different workload: " + e.message,
+                   "the worker must build the same architecture as dlbench (README 'Framework "
+                   "peers')");
+    case WorkerErrorKind::kRuntime:
+      break;
+  }
+  return Error(ErrorKind::kExternal, with_tail(who + " failed: " + e.message, worker),
+               "rerun with the same flags and -v, or run the worker by hand (README 'Framework "
+               "peers')");
+}
+
+std::vector<std::string> worker_argv(const runner::RunConfig& c, const PeerOptions& o,
+                                     const std::string& worker, std::int64_t classes,
+                                     std::int64_t parameters) {
+  auto num = [](double v) {
+    std::string s = std::to_string(v);
+    return s;
+  };
+  return {o.python,
+          worker,
+          "--model",
+          c.model,
+          "--mode",
+          runner::to_string(c.mode),
+          "--batch",
+          std::to_string(*c.batch),
+          "--precision",
+          nn::to_string(c.precision),
+          "--device",
+          to_string(c.device),
+          "--input",
+          std::to_string(c.input_size),
+          "--classes",
+          std::to_string(classes),
+          "--warmup",
+          std::to_string(c.warmup_steps),
+          "--steps",
+          std::to_string(c.steps),
+          "--seconds",
+          num(c.seconds),
+          "--seed",
+          std::to_string(c.seed),
+          "--lr",
+          num(c.learning_rate),
+          "--momentum",
+          num(c.momentum),
+          "--expect-parameters",
+          std::to_string(parameters)};
+}
+
+void add_metrics(runner::RunResult& r, const Summary& s) {
+  auto add = [&](std::string tag, double value, std::string unit, std::string what) {
+    r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(what)});
+  };
+  add("throughput/samples_per_s", r.throughput, "samples/s",
+      "samples in the measured steps / the worker's synchronized wall time of them");
+  add("step_time/mean_ms", r.step.mean_ms, "ms", "mean time of one measured step");
+  add("step_time/median_ms", r.step.median_ms, "ms", "median step time");
+  add("step_time/p5_ms", r.step.p5_ms, "ms", "5th percentile step time");
+  add("step_time/p95_ms", r.step.p95_ms, "ms", "95th percentile step time");
+  add("step_time/cv", r.step.cv, "ratio", "coefficient of variation of step times (noise)");
+  add("compute/flops_per_sample", r.flops_per_sample, "FLOP",
+      "2 x multiply-accumulates of the architecture per sample per step (dlbench's count)");
+  add("compute/achieved_gflops", r.flops_per_sample * r.throughput / 1e9, "GFLOP/s",
+      "flops per sample x throughput");
+  if (s.peak_memory_bytes)
+    add("memory/peak_gib", *s.peak_memory_bytes / kGiB, "GiB",
+        "the framework allocator's peak during the measured steps (not its cached pool)");
+  if (r.config.mode == nn::Mode::kTrain && s.first_loss && s.last_loss) {
+    add("loss/first", r.first_loss, "nats", "training loss of the first measured step");
+    add("loss/last", r.last_loss, "nats", "training loss of the last measured step");
+  }
+}
+
+std::string backend_text(const Hello& h) {
+  std::string text = h.framework;
+  if (h.versions.contains(h.framework) && h.versions[h.framework].is_string())
+    text += " " + h.versions[h.framework].get<std::string>();
+  return text + " on " + h.device;
+}
+
+}  // namespace
+
+void check_framework(const std::string& name) {
+  for (const char* f : kFrameworks)
+    if (name == f) return;
+  throw Error(ErrorKind::kUsage, "unknown framework '" + name + "'",
+              "use --framework native, pytorch or jax");
+}
+
+bool is_peer(const std::string& framework) {
+  return framework != "native";
+}
+
+std::string peers_dir() {
+  if (const char* env = std::getenv("DLBENCH_PEERS_DIR"); env && *env) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    for (const fs::path& candidate :
+         {exe.parent_path() / "peers", exe.parent_path().parent_path() / "peers"})
+      if (fs::exists(candidate / "protocol.py", ec)) return candidate.string();
+  return DLBENCH_PEERS_SOURCE_DIR;
+}
+
+runner::RunResult run_peer(const runner::RunConfig& requested, const PeerOptions& options,
+                           const runner::RunHooks& hooks) {
+  runner::RunConfig config = runner::validated(requested);
+  check_framework(config.framework);
+  DLBENCH_CHECK(is_peer(config.framework), "run_peer runs frameworks other than native");
+  if (!(options.timeout_s > 0))
+    throw Error(ErrorKind::kUsage, "--peer-timeout must be positive", "e.g. --peer-timeout 600");
+
+  // The native architecture is the reference: its parameter count is what the worker must
+  // build, its FLOP count what the result reports.
+  const models::ModelInfo& model = models::find_model(config.model);
+  models::ModelConfig mc;
+  mc.batch = *config.batch;
+  mc.input_size = config.input_size;
+  mc = models::resolve(model, mc);
+  config.input_size = mc.input_size;
+  nn::Graph graph = model.build(mc);
+  const std::int64_t parameters = nn::parameter_count(graph);
+  const bool train = config.mode == nn::Mode::kTrain;
+  const double macs = static_cast<double>(train ? nn::train_macs(graph) : nn::forward_macs(graph));
+
+  std::string worker_path =
+      options.worker.empty() ? peers_dir() + "/" + config.framework + "_worker.py" : options.worker;
+  if (!fs::exists(worker_path))
+    throw Error(ErrorKind::kExternal, "no " + config.framework + " worker at " + worker_path,
+                "set DLBENCH_PEERS_DIR to the peers/ folder of the dlbench source tree");
+
+  runner::RunResult r;
+  r.config = config;
+  r.model_description = model.description;
+  r.flops_per_sample = 2.0 * macs / static_cast<double>(mc.batch);
+
+  auto nvml = nvml::Nvml::open();
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000));
+  WorkerProcess worker(worker_argv(config, options, worker_path, mc.classes, parameters));
+
+  std::unique_ptr<telemetry::Sampler> sampler;
+  telemetry::SourceSet sources;
+  auto start_sampler = [&] {
+    if (!config.telemetry || sampler) return;
+    sources = telemetry::make_sources({worker.pid(), {}, nvml});
+    sampler = std::make_unique<telemetry::Sampler>(std::move(sources.sources),
+                                                   config.telemetry_interval_s);
+    sampler->start();
+    if (hooks.on_measure_begin) hooks.on_measure_begin();
+  };
+
+  SessionChecker checker;
+  Hello hello;
+  std::optional<Summary> summary;
+  std::optional<WorkerError> reported;
+  std::vector<double> step_ms;
+  const int planned = config.seconds > 0 ? -1 : config.steps;
+  int line_number = 0;
+  bool in_time = worker.read_lines(deadline, [&](const std::string& line) {
+    Message m = parse_message(line, ++line_number);
+    checker.accept(m, line_number);
+    switch (m.type) {
+      case MessageType::kHello:
+        hello = m.hello;
+        if (hello.parameters != parameters)
+          throw Error(ErrorKind::kExternal,
+                      config.framework + " worker built " + config.model + " with " +
+                          std::to_string(hello.parameters) + " parameters; dlbench's has " +
+                          std::to_string(parameters),
+                      "the worker must build the same architecture (README 'Framework peers')");
+        break;
+      case MessageType::kMeasure:
+        start_sampler();
+        break;
+      case MessageType::kStep:
+        start_sampler();  // a worker that skips "measure" is sampled from its first step on
+        step_ms.push_back(m.step.duration_ms);
+        if (hooks.on_step) hooks.on_step("measure", static_cast<int>(step_ms.size()), planned);
+        break;
+      case MessageType::kSummary:
+        summary = m.summary;
+        return false;  // all the harness needs; the worker now only exits
+      case MessageType::kError:
+        reported = m.error;
+        break;
+    }
+    return true;
+  });
+  if (sampler) {
+    sampler->stop();
+    if (hooks.on_measure_end) hooks.on_measure_end();
+  }
+  if (!in_time) {
+    worker.kill_group();
+    throw Error(ErrorKind::kExternal,
+                with_tail(config.framework + " worker did not finish within --peer-timeout " +
+                              std::to_string(static_cast<long long>(options.timeout_s)) +
+                              " s and was killed with its process group",
+                          worker),
+                "raise --peer-timeout if the framework is only slow to start (compilation)");
+  }
+  WorkerExit exit = worker.finish(std::min(deadline, Clock::now() + kExitGrace));
+  if (reported) throw worker_error(config.framework, *reported, worker);
+  if (!summary) {
+    std::string how = exit.timed_out     ? "did not exit within --peer-timeout"
+                      : exit.signal != 0 ? "was killed by signal " + std::to_string(exit.signal)
+                      : exit.code != 0   ? "exited with code " + std::to_string(exit.code)
+                                         : "exited";
+    throw Error(ErrorKind::kExternal,
+                with_tail(config.framework + " worker " + how + " before its summary (" +
+                              std::to_string(line_number) + " protocol lines)",
+                          worker),
+                "run the worker by hand to see the whole error: " + options.python + " " +
+                    worker_path + " --help");
+  }
+
+  r.backend = backend_text(hello);
+  r.parameters = hello.parameters;
+  r.measured_steps = static_cast<int>(step_ms.size());
+  r.measured_seconds = summary->measured_seconds;
+  r.throughput = static_cast<double>(r.measured_steps * mc.batch) / r.measured_seconds;
+  r.step = runner::summarize_steps(step_ms);
+  if (summary->first_loss) r.first_loss = *summary->first_loss;
+  if (summary->last_loss) r.last_loss = *summary->last_loss;
+  add_metrics(r, *summary);
+  r.peer = {{"framework", hello.framework}, {"versions", hello.versions},
+            {"device", hello.device},       {"worker", worker_path},
+            {"protocol", kProtocolVersion}, {"exit_code", exit.code}};
+  if (sampler) {
+    r.telemetry = sampler->summary();
+    for (const std::string& note : sources.notes) r.telemetry->notes.push_back(note);
+    r.telemetry_metrics = sampler->metrics();
+    r.telemetry_samples = sampler->samples();
+    r.telemetry_gpus = sources.gpus;
+  }
+  r.environment = sysinfo::to_json(sysinfo::query_machine(*nvml));
+  return r;
+}
+
+}  // namespace dlbench::peers

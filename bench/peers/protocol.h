@@ -1,0 +1,85 @@
+// The peer protocol: what a framework worker (peers/*.py) writes on its stdout, one JSON object
+// per line, in this order:
+//
+//   {"type": "hello", "protocol": 1, "framework": "pytorch", "versions": {...},
+//    "device": "NVIDIA H100 80GB HBM3", "parameters": 25557032}
+//   {"type": "measure"}                                  the measured phase begins (optional)
+//   {"type": "step", "index": 0, "duration_ms": 81.2}    one per measured step, synchronized
+//   {"type": "summary", "steps": 20, "measured_seconds": 1.63, "peak_memory_bytes": ...,
+//    "first_loss": 6.9, "last_loss": 6.8}
+//
+// or, at any point, {"type": "error", "kind": "missing_package", "package": "torch",
+// "message": "..."} and exit. The worker reports only what it timed; the harness computes
+// throughput and statistics (DESIGN.md: one definition for every framework).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dlbench::peers {
+
+constexpr int kProtocolVersion = 1;
+
+struct Hello {
+  std::string framework;
+  nlohmann::json versions = nlohmann::json::object();  // library -> version string
+  std::string device;
+  std::int64_t parameters = 0;
+};
+
+struct Step {
+  int index = 0;
+  double duration_ms = 0;
+};
+
+struct Summary {
+  int steps = 0;
+  // Wall time from the start of the first measured step to the end of the last, device
+  // synchronized: the denominator of throughput, as in the native runner.
+  double measured_seconds = 0;
+  std::optional<double> peak_memory_bytes;  // the framework's own allocator peak
+  std::optional<double> first_loss, last_loss;
+};
+
+// Kinds a worker may name; anything else is treated as kRuntime.
+enum class WorkerErrorKind { kMissingPackage, kUsage, kOutOfMemory, kMismatch, kRuntime };
+
+struct WorkerError {
+  WorkerErrorKind kind = WorkerErrorKind::kRuntime;
+  std::string message;
+  std::string package;  // kMissingPackage: the Python package that could not be imported
+};
+
+enum class MessageType { kHello, kMeasure, kStep, kSummary, kError };
+
+struct Message {
+  MessageType type = MessageType::kHello;
+  Hello hello;
+  Step step;
+  Summary summary;
+  WorkerError error;
+};
+
+// Parses one line; throws dlbench::Error (external) naming the line number and what is wrong
+// when the line is not JSON, not an object, has an unknown type or misses a field.
+Message parse_message(const std::string& line, int line_number);
+
+// Checks the order of messages: hello first, steps only after it, nothing after the summary.
+class SessionChecker {
+ public:
+  // Throws dlbench::Error (external) naming the line number when `m` is out of order.
+  void accept(const Message& m, int line_number);
+  bool saw_hello() const { return saw_hello_; }
+  bool saw_summary() const { return saw_summary_; }
+
+ private:
+  bool saw_hello_ = false;
+  bool saw_summary_ = false;
+  int steps_ = 0;
+};
+
+}  // namespace dlbench::peers

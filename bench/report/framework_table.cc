@@ -1,0 +1,96 @@
+#include "bench/report/framework_table.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace dlbench::report {
+namespace {
+
+using store::RunRecord;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string workload_key(const RunRecord& r) {
+  return r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch) + " " +
+         std::to_string(r.input_size) + "px";
+}
+
+std::string version(const RunRecord& r) {
+  const nlohmann::json& doc = r.result;
+  if (doc.contains("peer") && doc["peer"].contains("versions")) {
+    const nlohmann::json& v = doc["peer"]["versions"];
+    if (v.contains(r.framework) && v[r.framework].is_string()) return v[r.framework];
+  }
+  if (r.framework == "native" && doc.contains("dlbench") && doc["dlbench"].is_object())
+    return "dlbench " + doc["dlbench"].value("version", "");
+  return "";
+}
+
+// Across GPUs: the largest NVML memory maximum, the mean SM activity of the busiest GPU.
+double gpu_telemetry(const RunRecord& r, const std::string& suffix, bool use_max) {
+  double best = NAN;
+  for (const store::TelemetryMetricRecord& t : r.telemetry) {
+    std::size_t dot = t.name.find('.');
+    if (t.name.rfind("gpu", 0) != 0 || dot == std::string::npos || t.name.substr(dot + 1) != suffix)
+      continue;
+    const std::optional<double>& v = use_max ? t.max : t.mean;
+    if (v) best = std::isnan(best) ? *v : std::max(best, *v);
+  }
+  return best;
+}
+
+double telemetry_mean(const RunRecord& r, const std::string& name) {
+  const store::TelemetryMetricRecord* t = r.find_telemetry(name);
+  return t && t->mean ? *t->mean : NAN;
+}
+
+double metric(const RunRecord& r, const std::string& tag) {
+  const store::MetricRecord* m = r.find_metric(tag);
+  return m ? m->value : NAN;
+}
+
+}  // namespace
+
+bool spans_frameworks(const std::vector<RunRecord>& runs) {
+  std::set<std::string> frameworks;
+  for (const RunRecord& r : runs) frameworks.insert(r.framework);
+  return frameworks.size() > 1;
+}
+
+Table framework_table(const std::vector<RunRecord>& runs) {
+  Table t{"frameworks",
+          "Frameworks side by side",
+          "same model, batch, precision, synthetic data and device; ratio = samples/s over "
+          "native's; GPU memory = NVML maximum of the device during the measured steps (all "
+          "processes); allocator peak = what the framework itself reports; SM active = mean "
+          "over the measured steps (GPM); CPU = the run's process tree, % of a core",
+          {"framework", "version", "workload", "samples/s", "vs native", "step p50 ms", "CV %",
+           "GPU memory GiB", "allocator peak GiB", "SM active %", "CPU %", "run"},
+          {}};
+  std::map<std::string, double> native;
+  for (const RunRecord& r : runs)
+    if (r.status == "ok" && r.framework == "native") native[workload_key(r)] = r.throughput;
+  for (const RunRecord& r : runs) {
+    std::string id = r.id ? std::to_string(r.id) : "";
+    if (r.status != "ok") {
+      t.rows.push_back(
+          {r.framework, "", workload_key(r), "failed: " + r.error, "", "", "", "", "", "", "", id});
+      continue;
+    }
+    const nlohmann::json& st =
+        r.result.contains("step_time_ms") ? r.result["step_time_ms"] : nlohmann::json::object();
+    auto base = native.find(workload_key(r));
+    std::string ratio =
+        base != native.end() && base->second > 0 ? fixed(r.throughput / base->second, 2) + "x" : "";
+    double allocator = metric(r, "memory/peak_gib");
+    t.rows.push_back({r.framework, version(r), workload_key(r), fixed(r.throughput, 2), ratio,
+                      fixed(st.value("median", NAN), 1), fixed(100 * st.value("cv", NAN), 1),
+                      fixed(gpu_telemetry(r, "memory_used", true) / kGiB, 2), fixed(allocator, 2),
+                      fixed(gpu_telemetry(r, "sm_active", false), 1),
+                      fixed(telemetry_mean(r, "process.cpu"), 0), id});
+  }
+  return t;
+}
+
+}  // namespace dlbench::report

@@ -1,0 +1,150 @@
+#include "cli/compare_frameworks.h"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <iostream>
+#include <sstream>
+
+#include "bench/nvml/nvml.h"
+#include "bench/report/framework_table.h"
+#include "bench/report/table_formats.h"
+#include "bench/store/run_record.h"
+#include "bench/sysinfo/machine_info.h"
+#include "cli/store_options.h"
+#include "engine/backend/backend.h"
+#include "engine/core/error.h"
+
+namespace dlbench::cli {
+namespace {
+
+// The group a comparison's runs are stored under, so `dlbench report --last-suite` shows it.
+constexpr const char* kCompareGroup = "compare-frameworks";
+
+std::vector<std::string> split_frameworks(const std::string& text) {
+  std::vector<std::string> names;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    peers::check_framework(item);
+    for (const std::string& n : names)
+      if (n == item)
+        throw Error(ErrorKind::kUsage, "--frameworks names " + item + " twice",
+                    "e.g. --frameworks native,pytorch,jax");
+    names.push_back(item);
+  }
+  if (names.size() < 2)
+    throw Error(ErrorKind::kUsage, "--frameworks needs at least two frameworks, not '" + text + "'",
+                "e.g. --frameworks native,pytorch,jax");
+  return names;
+}
+
+std::string invocation_name(const std::string& model) {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", std::gmtime(&now));
+  return std::string(kCompareGroup) + "-" + model + "-" + stamp + "-" + std::to_string(getpid());
+}
+
+}  // namespace
+
+void add_peer_options(CLI::App& cmd, peers::PeerOptions& o) {
+  if (const char* env = std::getenv("DLBENCH_PYTHON"); env && *env) o.python = env;
+  cmd.add_option("--python", o.python,
+                 "Python interpreter of the framework peers (default: $DLBENCH_PYTHON, else "
+                 "python3)");
+  cmd.add_option("--peer-worker", o.worker,
+                 "Run this worker script instead of peers/FRAMEWORK_worker.py (custom or test "
+                 "workers)");
+  cmd.add_option("--peer-timeout", o.timeout_s,
+                 "Seconds a peer worker may take in all, start-up included, before it is killed")
+      ->capture_default_str();
+}
+
+std::shared_ptr<FrameworkCompareOptions> add_framework_compare_options(CLI::App& c) {
+  auto o = std::make_shared<FrameworkCompareOptions>();
+  c.add_option("--frameworks", o->frameworks,
+               "Run MODEL (the first argument) in these frameworks back to back: e.g. "
+               "native,pytorch,jax");
+  c.add_option("--mode", o->mode, "With --frameworks: train or infer")->capture_default_str();
+  c.add_option("--batch", o->batch, "With --frameworks: samples per step");
+  c.add_option("--precision", o->precision, "With --frameworks: fp32, tf32, fp16 or bf16")
+      ->capture_default_str();
+  c.add_option("--device", o->device, "With --frameworks: cpu or cuda:N (default: cuda:0)");
+  c.add_option("--input", o->input, "With --frameworks: input size in pixels");
+  c.add_option("--warmup", o->warmup, "With --frameworks: warm-up steps")->capture_default_str();
+  c.add_option("--steps", o->steps, "With --frameworks: measured steps")->capture_default_str();
+  c.add_flag("--telemetry,!--no-telemetry", o->telemetry,
+             "With --frameworks: sample telemetry (default on)");
+  c.add_flag("--no-store", o->no_store, "With --frameworks: do not store the runs");
+  add_peer_options(c, o->peer);
+  return o;
+}
+
+void run_framework_compare(const FrameworkCompareOptions& o, const std::string& model,
+                           const GlobalOptions& global) {
+  std::vector<std::string> frameworks = split_frameworks(o.frameworks);
+  runner::RunConfig base;
+  base.model = model;
+  base.mode = runner::parse_mode(o.mode);
+  base.batch = o.batch;
+  base.precision = nn::parse_precision(o.precision);
+  base.device = o.device.empty() ? backend::default_device() : parse_device(o.device);
+  base.input_size = o.input;
+  base.warmup_steps = o.warmup;
+  base.steps = o.steps;
+  base.telemetry = o.telemetry;
+  base = runner::validated(base);
+
+  std::unique_ptr<store::Store> db = o.no_store ? nullptr : open_store(global);
+  std::string invocation = invocation_name(model);
+  if (db)
+    db->save_suite({invocation, kCompareGroup, "", std::time(nullptr),
+                    static_cast<int>(frameworks.size()), 0});
+
+  std::vector<store::RunRecord> records;
+  std::optional<Error> first_failure;
+  nlohmann::json environment;  // for failed runs' machine, queried once when needed
+  for (std::size_t i = 0; i < frameworks.size(); ++i) {
+    runner::RunConfig config = base;
+    config.framework = frameworks[i];
+    if (!global.quiet)
+      std::cerr << "[" << i + 1 << "/" << frameworks.size() << "] " << model << " in "
+                << config.framework << "\n";
+    store::RunRecord record;
+    try {
+      runner::RunResult r = peers::is_peer(config.framework) ? peers::run_peer(config, o.peer)
+                                                             : runner::run_workload(config);
+      record = store::run_record(r);
+    } catch (const Error& e) {
+      if (!global.quiet) std::cerr << "  " << config.framework << " failed: " << e.what() << "\n";
+      if (!first_failure) first_failure = e;
+      if (environment.is_null())
+        environment = sysinfo::to_json(sysinfo::query_machine(*nvml::Nvml::open()));
+      std::string message = e.what();
+      record = store::failed_run_record(config, environment, message.substr(0, message.find('\n')));
+    }
+    record.suite =
+        store::SuiteLink{invocation, kCompareGroup, static_cast<int>(i), config.framework};
+    if (db) record.id = db->save_run(record);
+    records.push_back(std::move(record));
+  }
+
+  report::Table table = report::framework_table(records);
+  std::string title = model + " " + runner::to_string(base.mode) + " " +
+                      nn::to_string(base.precision) + ", batch " + std::to_string(*base.batch) +
+                      " on " + to_string(base.device);
+  if (global.json) {
+    report::write_tables(title, {table}, report::TableFormat::kJson, std::cout);
+  } else {
+    std::cout << table.title << ": " << title << "\n\n";
+    report::write_text_table(table, std::cout);
+    std::cout << "\n" << table.note << "\n";
+  }
+  if (db)
+    std::cerr << "stored as group " << invocation << " in " << db->location()
+              << " (dlbench report --suite " << invocation << ")\n";
+  if (first_failure) throw *first_failure;
+}
+
+}  // namespace dlbench::cli

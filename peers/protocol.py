@@ -1,0 +1,140 @@
+"""The dlbench peer protocol, shared by every framework worker in this folder (stdlib only).
+
+A worker is started by `dlbench run --framework NAME` (bench/peers/peer_runner.cc) as
+
+    python3 peers/NAME_worker.py --model resnet50 --mode train --batch 256 --precision fp16
+        --device cuda:0 --input 224 --classes 1000 --warmup 5 --steps 20 --seconds 0
+        --seed 42 --lr 0.001 --momentum 0.9 --expect-parameters 25557032
+
+and writes JSON lines on its stdout, in this order:
+
+    {"type": "hello", "protocol": 1, "framework": "pytorch", "versions": {...},
+     "device": "NVIDIA H100 80GB HBM3", "parameters": 25557032}
+    {"type": "measure"}                                 the measured phase begins
+    {"type": "step", "index": 0, "duration_ms": 81.2}   one per measured step
+    {"type": "summary", "steps": 20, "measured_seconds": 1.63,
+     "peak_memory_bytes": 21474836480, "first_loss": 6.9, "last_loss": 6.8}
+
+or, instead of whatever would come next, one error line and a non-zero exit:
+
+    {"type": "error", "kind": "missing_package", "package": "torch", "message": "..."}
+
+kind is missing_package (with package), usage (the configuration is not supported),
+out_of_memory, mismatch (the architecture differs from dlbench's) or runtime.
+
+Timing rules, the same as dlbench's native runner: each measured step is timed from before
+it is issued to after the device has finished it (synchronized), and measured_seconds is the
+wall time from the start of the first measured step to the end of the last. The harness, not
+the worker, turns these into throughput and step statistics.
+
+Everything else the worker or its libraries print goes to stderr: `Channel` moves file
+descriptor 1 onto stderr and keeps the protocol on a private copy of the original stdout.
+"""
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import sys
+import time
+
+PROTOCOL = 1
+EXIT_ERROR = 3
+
+
+class Channel:
+    """The protocol's output: a private copy of stdout; fd 1 itself now goes to stderr."""
+
+    def __init__(self):
+        sys.stdout.flush()
+        self._out = os.fdopen(os.dup(1), "w", buffering=1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+
+    def send(self, message_type, **fields):
+        self._out.write(json.dumps({"type": message_type, **fields}) + "\n")
+        self._out.flush()
+
+    def fail(self, kind, message, package=None):
+        fields = {"kind": kind, "message": message}
+        if package:
+            fields["package"] = package
+        self.send("error", **fields)
+        sys.exit(EXIT_ERROR)
+
+
+def parse_args(framework):
+    p = argparse.ArgumentParser(description=f"dlbench {framework} peer worker (see protocol.py)")
+    p.add_argument("--model", required=True, choices=["resnet50", "vgg16"])
+    p.add_argument("--mode", default="train", choices=["train", "infer"])
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"])
+    p.add_argument("--device", default="cuda:0")
+    p.add_argument("--input", type=int, default=224)
+    p.add_argument("--classes", type=int, default=1000)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--seconds", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--lr", type=float, default=0.001)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--expect-parameters", type=int, default=0)
+    return p.parse_args()
+
+
+def require(channel, package):
+    """Imports `package`, or reports it missing by name and exits."""
+    try:
+        return importlib.import_module(package)
+    except ImportError as e:
+        channel.fail("missing_package", f"{sys.executable} cannot import {package}: {e}",
+                     package=package)
+
+
+def versions(**libraries):
+    found = {"python": platform.python_version()}
+    found.update({k: str(v) for k, v in libraries.items() if v is not None})
+    return found
+
+
+def check_parameters(channel, args, count):
+    if args.expect_parameters and count != args.expect_parameters:
+        channel.fail("mismatch", f"{args.model} has {count} parameters here, dlbench's has "
+                                 f"{args.expect_parameters}")
+
+
+def measure(channel, args, step, synchronize):
+    """Warm-up, then measured steps, each synchronized; sends measure, step and summary lines.
+
+    step() runs one training or inference step and returns the loss (a device value, read only
+    at the end so reading it costs no step time) or None. Returns the summary's fields so the
+    worker can add its peak memory."""
+    for _ in range(args.warmup):
+        step()
+    synchronize()
+    channel.send("measure")
+    losses = []
+    durations = []
+    start = time.perf_counter()
+    while True:
+        if args.seconds > 0:
+            if durations and time.perf_counter() - start >= args.seconds:
+                break
+        elif len(durations) >= args.steps:
+            break
+        t = time.perf_counter()
+        loss = step()
+        synchronize()
+        elapsed = time.perf_counter() - t
+        if not losses:
+            losses.append(loss)
+        durations.append(elapsed)
+        channel.send("step", index=len(durations) - 1, duration_ms=elapsed * 1e3)
+    measured = time.perf_counter() - start
+    losses.append(loss)
+    summary = {"steps": len(durations), "measured_seconds": measured}
+    if losses[0] is not None:
+        summary["first_loss"] = float(losses[0])
+        summary["last_loss"] = float(losses[-1])
+    return summary

@@ -1,0 +1,143 @@
+"""dlbench peer: the native workloads in PyTorch (torch + torchvision), the PyTorch way.
+
+Protocol and timing rules: protocol.py. What this worker builds, to match dlbench's engine:
+  - resnet50: torchvision resnet50 (v1.5: stride in the 3x3 convolution), 25,557,032
+    parameters; with --input 32 the CIFAR-10 variant: a 3x3 stride-1 stem, no max-pool,
+    10 classes (23,520,842 parameters).
+  - vgg16: torchvision vgg16 without dropout (dlbench's VGG16 has none; dropout changes no
+    parameter count but adds work), 138,357,544 parameters at 224x224.
+  - data: one synthetic batch of standard-normal images and uniform labels, generated once on
+    the device, reused every step (dlbench's synthetic source does the same).
+  - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
+    torch.autocast(float16) + GradScaler, channels-last; bf16 = torch.autocast(bfloat16),
+    channels-last. cudnn.benchmark on (PyTorch's autotuner, as dlbench measures algorithms).
+  - training: cross-entropy, SGD with the run's lr and momentum, zero_grad(set_to_none=True).
+  - inference: model.eval() under torch.no_grad().
+"""
+
+import sys
+
+import protocol
+
+
+def build_model(torch, torchvision, args):
+    nn = torch.nn
+    if args.model == "resnet50":
+        model = torchvision.models.resnet50(num_classes=args.classes)
+        if args.input == 32:
+            model.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
+            model.maxpool = nn.Identity()
+        return model
+    model = torchvision.models.vgg16(num_classes=args.classes)
+    layers = [nn.Identity() if isinstance(m, nn.Dropout) else m for m in model.classifier]
+    # dlbench flattens the last feature map as it is (7x7 at 224); torchvision's adaptive
+    # pooling to 7x7 is the identity there and would change the classifier elsewhere.
+    side = args.input // 32
+    layers[0] = nn.Linear(512 * side * side, 4096)
+    model.classifier = nn.Sequential(*layers)
+    model.avgpool = nn.Identity()
+    return model
+
+
+def configure_precision(torch, precision):
+    tf32 = precision != "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+    amp = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
+    return amp
+
+
+def device_name(torch, device):
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    import platform
+    return platform.processor() or platform.machine()
+
+
+def run(channel, args):
+    torch = protocol.require(channel, "torch")
+    torchvision = protocol.require(channel, "torchvision")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        channel.fail("usage", f"torch {torch.__version__} sees no CUDA device "
+                              f"(torch.version.cuda = {torch.version.cuda})")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    torch.manual_seed(args.seed)
+    amp = configure_precision(torch, args.precision)
+    channels_last = amp is not None
+
+    model = build_model(torch, torchvision, args)
+    parameters = sum(p.numel() for p in model.parameters())
+    channel.send("hello", protocol=protocol.PROTOCOL, framework="pytorch",
+                 versions=protocol.versions(
+                     pytorch=torch.__version__, torchvision=torchvision.__version__,
+                     cuda=torch.version.cuda,
+                     cudnn=torch.backends.cudnn.version() if device.type == "cuda" else None),
+                 device=device_name(torch, device), parameters=parameters)
+    protocol.check_parameters(channel, args, parameters)
+
+    memory_format = torch.channels_last if channels_last else torch.contiguous_format
+    model = model.to(device, memory_format=memory_format)
+    images = torch.randn(args.batch, 3, args.input, args.input, device=device)
+    images = images.contiguous(memory_format=memory_format)
+    labels = torch.randint(0, args.classes, (args.batch,), device=device)
+    train = args.mode == "train"
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
+
+    def step():
+        with torch.autocast(device.type, dtype=amp or torch.float32, enabled=amp is not None):
+            out = model(images)
+            loss = torch.nn.functional.cross_entropy(out, labels) if train else None
+        if train:
+            optimizer.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            return loss.detach()
+        return None
+
+    def synchronize():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    model.train(train)
+    with torch.enable_grad() if train else torch.no_grad():
+        # The peak counts the measured steps, not the warm-up's autotuning workspaces.
+        for _ in range(args.warmup):
+            step()
+        synchronize()
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        warmed = argparse_copy(args, warmup=0)
+        summary = protocol.measure(channel, warmed, step, synchronize)
+    if device.type == "cuda":
+        summary["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
+    channel.send("summary", **summary)
+
+
+def argparse_copy(args, **changes):
+    copy = type(args)(**vars(args))
+    for k, v in changes.items():
+        setattr(copy, k, v)
+    return copy
+
+
+def main():
+    channel = protocol.Channel()
+    args = protocol.parse_args("pytorch")
+    try:
+        run(channel, args)
+    except SystemExit:
+        raise
+    except Exception as e:  # reported as one protocol line; the traceback goes to stderr
+        import traceback
+        traceback.print_exc()
+        kind = "out_of_memory" if "out of memory" in str(e).lower() else "runtime"
+        channel.fail(kind, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+// The peer protocol parser and its order checks, without any process.
+#include <gtest/gtest.h>
+
+#include "bench/peers/protocol.h"
+#include "engine/core/error.h"
+
+namespace dlbench::peers {
+namespace {
+
+std::string error_of(const std::string& line, int n = 1) {
+  try {
+    parse_message(line, n);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kExternal);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProtocolTest, ParsesEveryMessage) {
+  Message h = parse_message(
+      R"({"type":"hello","protocol":1,"framework":"pytorch","versions":{"pytorch":"2.11"},)"
+      R"("device":"H100","parameters":25557032})",
+      1);
+  EXPECT_EQ(h.type, MessageType::kHello);
+  EXPECT_EQ(h.hello.parameters, 25557032);
+  EXPECT_EQ(h.hello.versions["pytorch"], "2.11");
+  Message s = parse_message(R"({"type":"step","index":3,"duration_ms":81.5})", 5);
+  EXPECT_EQ(s.step.index, 3);
+  EXPECT_DOUBLE_EQ(s.step.duration_ms, 81.5);
+  Message sum = parse_message(
+      R"({"type":"summary","steps":2,"measured_seconds":0.5,"peak_memory_bytes":1024})", 6);
+  EXPECT_DOUBLE_EQ(sum.summary.measured_seconds, 0.5);
+  EXPECT_EQ(sum.summary.peak_memory_bytes, 1024.0);
+  EXPECT_FALSE(sum.summary.first_loss);
+  Message e = parse_message(
+      R"({"type":"error","kind":"missing_package","package":"jax","message":"no jax"})", 1);
+  EXPECT_EQ(e.error.kind, WorkerErrorKind::kMissingPackage);
+  EXPECT_EQ(e.error.package, "jax");
+  EXPECT_EQ(parse_message(R"({"type":"error","kind":"weird","message":"x"})", 1).error.kind,
+            WorkerErrorKind::kRuntime);
+}
+
+TEST(ProtocolTest, MalformedLinesNameTheirNumberAndProblem) {
+  EXPECT_NE(error_of("not json", 7).find("line 7"), std::string::npos);
+  EXPECT_NE(error_of("not json").find("not JSON"), std::string::npos);
+  EXPECT_NE(error_of("[1,2]").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type":"dance"})").find("unknown type"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type":"step","index":0})").find("duration_ms"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type":"step","index":0,"duration_ms":-1})").find("not positive"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"type":"hello","protocol":2,"framework":"x","device":"d",)"
+                     R"("parameters":1})")
+                .find("protocol 2"),
+            std::string::npos);
+}
+
+Message step(int i) {
+  Message m;
+  m.type = MessageType::kStep;
+  m.step = {i, 1.0};
+  return m;
+}
+
+Message summary(int steps) {
+  Message m;
+  m.type = MessageType::kSummary;
+  m.summary.steps = steps;
+  m.summary.measured_seconds = 1;
+  return m;
+}
+
+TEST(ProtocolTest, SessionOrderIsChecked) {
+  Message hello;
+  hello.type = MessageType::kHello;
+  {
+    SessionChecker c;
+    EXPECT_THROW(c.accept(step(0), 1), Error);  // no hello yet
+  }
+  {
+    SessionChecker c;
+    c.accept(hello, 1);
+    c.accept(step(0), 2);
+    EXPECT_THROW(c.accept(step(2), 3), Error);  // step 1 skipped
+  }
+  {
+    SessionChecker c;
+    c.accept(hello, 1);
+    c.accept(step(0), 2);
+    EXPECT_THROW(c.accept(summary(3), 3), Error);  // counts steps it did not send
+  }
+  {
+    SessionChecker c;
+    c.accept(hello, 1);
+    c.accept(step(0), 2);
+    c.accept(summary(1), 3);
+    EXPECT_TRUE(c.saw_summary());
+    EXPECT_THROW(c.accept(step(1), 4), Error);  // nothing after the summary
+  }
+}
+
+}  // namespace
+}  // namespace dlbench::peers
