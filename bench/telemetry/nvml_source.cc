@@ -176,7 +176,11 @@ void NvmlGpuSource::read(const Tick& tick, Readings& out) {
   read_process_memory(tick, out);
   read_fields(out);
   // Each call completes before its value is read (argument order is unspecified in C++).
-  if (permanent_[kEnergy].empty()) {
+  // The energy counter is costly (see Tick::window_edge): read at the window's edges and at
+  // most once per kEnergyPeriodNs between; the summary differences consecutive readings.
+  if (permanent_[kEnergy].empty() &&
+      (tick.window_edge || tick.monotonic_ns - last_energy_ns_ >= kEnergyPeriodNs)) {
+    last_energy_ns_ = tick.monotonic_ns;
     unsigned long long energy_mj = 0;
     Status st = DLBENCH_NVML(nvml, nvmlDeviceGetTotalEnergyConsumption, device_, &energy_mj);
     record(out, kEnergy, st, static_cast<double>(energy_mj) * kMilli);

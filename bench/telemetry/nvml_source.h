@@ -60,6 +60,8 @@ class NvmlGpuSource : public Source {
   std::string prefix_;
   std::vector<MetricSpec> metrics_;
   std::vector<std::string> permanent_;  // per metric: why it is never available, or empty
+  static constexpr std::int64_t kEnergyPeriodNs = 1'000'000'000;
+  std::int64_t last_energy_ns_ = 0;
   std::vector<Field> fields_;
   std::vector<nvmlFieldValue_t> field_values_;
   std::vector<nvmlProcessInfo_t> processes_;

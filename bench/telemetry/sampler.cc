@@ -57,9 +57,10 @@ Sampler::~Sampler() {
   }
 }
 
-void Sampler::take_sample() {
+void Sampler::take_sample(bool window_edge) {
   Sample row;
   row.tick = now_tick();
+  row.tick.window_edge = window_edge;
   row.values.assign(metrics_.size(), std::nan(""));
   for (std::size_t s = 0; s < sources_.size(); ++s) {
     std::size_t first = offsets_[s], count = sources_[s]->metrics().size();
@@ -90,7 +91,7 @@ void Sampler::start() {
   cpu_seconds_ = 0;
   double cpu_before = thread_cpu_seconds();
   for (auto& source : sources_) source->begin();
-  take_sample();
+  take_sample(true);
   cpu_seconds_ += thread_cpu_seconds() - cpu_before;
   thread_ = std::thread([this] { loop(); });
 }
@@ -107,7 +108,7 @@ void Sampler::loop() {
       std::unique_lock lock(mutex_);
       if (wake_.wait_until(lock, next, [this] { return stopping_; })) break;
     }
-    take_sample();
+    take_sample(false);
     // Keep to the grid first + k * interval; when a read overran, skip the missed ticks
     // rather than sampling in a burst.
     auto now = Clock::now();
@@ -126,7 +127,7 @@ void Sampler::stop() {
   wake_.notify_all();
   thread_.join();
   double cpu_before = thread_cpu_seconds();
-  take_sample();
+  take_sample(true);
   finish_window();
   cpu_seconds_ += thread_cpu_seconds() - cpu_before;
 }

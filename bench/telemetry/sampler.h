@@ -56,7 +56,7 @@ class Sampler {
 
  private:
   void loop();
-  void take_sample();
+  void take_sample(bool window_edge);
   void finish_window();
 
   std::vector<std::unique_ptr<Source>> sources_;

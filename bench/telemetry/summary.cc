@@ -85,16 +85,21 @@ void summarize_interval_average(MetricSummary& s, const std::vector<Sample>& row
 // is the exact total over the covered time either way.
 void summarize_counter(MetricSummary& s, const std::vector<Sample>& rows, std::size_t m,
                        double interval_s) {
+  // Each reading is differenced against the previous reading, which need not be the previous
+  // row: costly counters are read less often than the sampler ticks.
   std::vector<double> rates;
   double total = 0, covered = 0;
   double pending = 0, pending_s = 0, last = 0, last_s = 0;
   std::size_t readings = 0;
+  const Sample* previous = nullptr;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (std::isnan(rows[i].values[m])) continue;
     ++readings;
-    if (i == 0 || std::isnan(interval_rate(s.spec, rows[i - 1], rows[i], m))) continue;
-    double increase = rows[i].values[m] - rows[i - 1].values[m];
-    double dt = seconds_between(rows[i - 1], rows[i]);
+    const Sample* before = previous;
+    previous = &rows[i];
+    if (before == nullptr || std::isnan(interval_rate(s.spec, *before, rows[i], m))) continue;
+    double increase = rows[i].values[m] - before->values[m];
+    double dt = seconds_between(*before, rows[i]);
     total += increase;
     covered += dt;
     pending += increase;

@@ -76,6 +76,19 @@ TEST(SummaryTest, CounterIsDifferencedNotAveraged) {
   EXPECT_DOUBLE_EQ(s.max.value(), 150);
 }
 
+TEST(SummaryTest, CounterReadLessOftenThanTheTicksIsDifferencedAcrossTheGaps) {
+  // The energy counter is read at the window's edges and once a second between: the rows
+  // in between have no reading, and nothing of the window's increase may be lost.
+  auto s = one(counter_metric("e", "", "W", "J", 1.0),
+               rows({0, 0.5, 1, 1.5, 2, 2.5}, {1000, kNaN, 1200, kNaN, kNaN, 1700}));
+  ASSERT_TRUE(s.available());
+  EXPECT_EQ(s.samples, 3u);
+  EXPECT_DOUBLE_EQ(s.total.value(), 700);
+  EXPECT_DOUBLE_EQ(s.mean.value(), 700.0 / 2.5);
+  EXPECT_DOUBLE_EQ(s.min.value(), 200);
+  EXPECT_DOUBLE_EQ(s.max.value(), 500.0 / 1.5);
+}
+
 TEST(SummaryTest, CounterRateScaleTurnsCpuSecondsIntoPercentOfACore) {
   auto s = one(counter_metric("cpu", "", "%", "s", 100.0), rows({0, 1, 2}, {5, 5.5, 6.5}));
   EXPECT_DOUBLE_EQ(s.mean.value(), 75.0);
