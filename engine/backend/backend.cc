@@ -174,7 +174,9 @@ void Backend::cast(const Tensor& src, const Tensor& dst) {
   cast_impl(src, dst);
 }
 
-bool Backend::all_finite(const Tensor& t) { return all_finite_impl(t); }
+bool Backend::all_finite(const Tensor& t) {
+  return all_finite_impl(t);
+}
 
 void Backend::fill(const Tensor& t, float value) {
   fill_impl(t, value);
