@@ -116,17 +116,9 @@ void add_metrics(runner::RunResult& r, const Summary& s) {
   auto add = [&](std::string tag, double value, std::string unit, std::string what) {
     r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(what)});
   };
-  add("throughput/samples_per_s", r.throughput, "samples/s",
-      "samples in the measured steps / the worker's synchronized wall time of them");
-  add("step_time/mean_ms", r.step.mean_ms, "ms", "mean time of one measured step");
-  add("step_time/median_ms", r.step.median_ms, "ms", "median step time");
-  add("step_time/p5_ms", r.step.p5_ms, "ms", "5th percentile step time");
-  add("step_time/p95_ms", r.step.p95_ms, "ms", "95th percentile step time");
-  add("step_time/cv", r.step.cv, "ratio", "coefficient of variation of step times (noise)");
-  add("compute/flops_per_sample", r.flops_per_sample, "FLOP",
+  runner::add_timing_metrics(
+      r, "the worker's synchronized wall time of them",
       "2 x multiply-accumulates of the architecture per sample per step (dlbench's count)");
-  add("compute/achieved_gflops", r.flops_per_sample * r.throughput / 1e9, "GFLOP/s",
-      "flops per sample x throughput");
   if (s.peak_memory_bytes)
     add("memory/peak_gib", *s.peak_memory_bytes / kGiB, "GiB",
         "the framework allocator's peak during the measured steps (not its cached pool)");

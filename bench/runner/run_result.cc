@@ -24,6 +24,26 @@ nlohmann::json telemetry_json(const RunResult& r) {
 
 }  // namespace
 
+void add_metric(RunResult& r, std::string tag, double value, std::string unit,
+                std::string description) {
+  r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(description)});
+}
+
+void add_timing_metrics(RunResult& r, const std::string& measured,
+                        const std::string& flops_counted) {
+  add_metric(r, "throughput/samples_per_s", r.throughput, "samples/s",
+             "samples in the measured steps / " + measured);
+  add_metric(r, "step_time/mean_ms", r.step.mean_ms, "ms", "mean time of one measured step");
+  add_metric(r, "step_time/median_ms", r.step.median_ms, "ms", "median step time");
+  add_metric(r, "step_time/p5_ms", r.step.p5_ms, "ms", "5th percentile step time");
+  add_metric(r, "step_time/p95_ms", r.step.p95_ms, "ms", "95th percentile step time");
+  add_metric(r, "step_time/cv", r.step.cv, "ratio",
+             "coefficient of variation of step times (noise)");
+  add_metric(r, "compute/flops_per_sample", r.flops_per_sample, "FLOP", flops_counted);
+  add_metric(r, "compute/achieved_gflops", r.flops_per_sample * r.throughput / 1e9, "GFLOP/s",
+             "flops per sample x throughput");
+}
+
 nlohmann::json to_json(const RunResult& r) {
   using nlohmann::json;
   const RunConfig& c = r.config;

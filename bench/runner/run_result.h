@@ -53,4 +53,11 @@ struct RunResult {
 
 nlohmann::json to_json(const RunResult& r);
 
+void add_metric(RunResult& r, std::string tag, double value, std::string unit,
+                std::string description);
+// The metrics every run has, whoever ran it: throughput, step-time statistics, FLOPs per
+// sample and achieved GFLOP/s. `measured` says what the throughput's time is.
+void add_timing_metrics(RunResult& r, const std::string& measured,
+                        const std::string& flops_counted);
+
 }  // namespace dlbench::runner

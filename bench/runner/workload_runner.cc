@@ -36,17 +36,8 @@ void add_metrics(RunResult& r, const nn::MemoryReport& mem) {
     r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(what)});
   };
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  add("throughput/samples_per_s", r.throughput, "samples/s",
-      "samples in the measured steps / their synchronized wall time");
-  add("step_time/mean_ms", r.step.mean_ms, "ms", "mean time of one measured step");
-  add("step_time/median_ms", r.step.median_ms, "ms", "median step time");
-  add("step_time/p5_ms", r.step.p5_ms, "ms", "5th percentile step time");
-  add("step_time/p95_ms", r.step.p95_ms, "ms", "95th percentile step time");
-  add("step_time/cv", r.step.cv, "ratio", "coefficient of variation of step times (noise)");
-  add("compute/flops_per_sample", r.flops_per_sample, "FLOP",
-      "2 x multiply-accumulates of convolutions and matmuls per sample per step");
-  add("compute/achieved_gflops", r.flops_per_sample * r.throughput / 1e9, "GFLOP/s",
-      "flops per sample x throughput");
+  add_timing_metrics(r, "their synchronized wall time",
+                     "2 x multiply-accumulates of convolutions and matmuls per sample per step");
   add("memory/planned_gib", static_cast<double>(mem.total()) / gib, "GiB",
       "device memory the network holds: weights, optimizer, state, planned activations");
   add("memory/activations_gib", static_cast<double>(mem.activations) / gib, "GiB",
