@@ -2,30 +2,21 @@
 // the float64 reference.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "tests/ops/op_cases.h"
 #include "tests/ops/op_test_util.h"
 
 namespace dlbench::ops_test {
 namespace {
 
+using op_cases::bn;
+using op_cases::name;
+
 using backend::BatchNormParams;
 using backend::GradMode;
-
-BatchNormParams bn(std::int64_t rows, std::int64_t channels, float momentum = 0.1f) {
-  BatchNormParams p;
-  p.rows = rows, p.channels = channels, p.momentum = momentum;
-  return p;
-}
-
-std::string name(const BatchNormParams& p) {
-  std::ostringstream o;
-  o << "rows" << p.rows << "_c" << p.channels << "_m" << static_cast<int>(p.momentum * 100);
-  return o.str();
-}
 
 // Rows are N*H*W of an NHWC activation: a ResNet-like [2, 4, 4, 8], odd sizes, a batch with
 // few rows and many channels, and a large momentum so the running update is visible.

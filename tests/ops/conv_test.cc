@@ -1,36 +1,19 @@
 // Convolution forward, backward-data and backward-weights against the float64 reference.
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "tests/ops/op_cases.h"
 #include "tests/ops/op_test_util.h"
 
 namespace dlbench::ops_test {
 namespace {
 
+using op_cases::conv;
+using op_cases::name;
+
 using backend::Conv2dParams;
 using backend::GradMode;
-
-Conv2dParams conv(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k,
-                  std::int64_t r, std::int64_t s, int stride, int pad, bool bias,
-                  int dilation = 1) {
-  Conv2dParams p;
-  p.n = n, p.h = h, p.w = w, p.c = c, p.k = k, p.r = r, p.s = s;
-  p.stride_h = p.stride_w = stride;
-  p.pad_h = p.pad_w = pad;
-  p.dilation_h = p.dilation_w = dilation;
-  p.bias = bias;
-  return p;
-}
-
-std::string name(const Conv2dParams& p) {
-  std::ostringstream o;  // (not string +: GCC 12 warns falsely on chains of it)
-  o << "n" << p.n << "_" << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_" << p.r << "x"
-    << p.s << "_s" << p.stride_h << "_p" << p.pad_h << "_d" << p.dilation_h
-    << (p.bias ? "_bias" : "_nobias");
-  return o.str();
-}
 
 // The shapes of the model suite, shrunk: ResNet's 1x1 and 3x3 blocks, its 7x7 stride-2 stem,
 // its stride-2 3x3 and 1x1 downsamples, non-square images and filters, dilation.

@@ -1,31 +1,21 @@
 // Matmul (inner product) with bias and ReLU epilogues, forward and backward, against the
 // float64 reference.
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "tests/ops/op_cases.h"
 #include "tests/ops/op_test_util.h"
 
 namespace dlbench::ops_test {
 namespace {
 
+using op_cases::mm;
+using op_cases::name;
+
 using backend::Activation;
 using backend::GradMode;
 using backend::MatmulParams;
-
-MatmulParams mm(std::int64_t m, std::int64_t k, std::int64_t n, bool bias, Activation act) {
-  MatmulParams p;
-  p.m = m, p.k = k, p.n = n, p.bias = bias, p.activation = act;
-  return p;
-}
-
-std::string name(const MatmulParams& p) {
-  std::ostringstream o;
-  o << "m" << p.m << "_k" << p.k << "_n" << p.n << (p.bias ? "_bias" : "_nobias")
-    << (p.activation == Activation::kRelu ? "_relu" : "");
-  return o.str();
-}
 
 // Classifier heads (ResNet's 2048 -> classes, shrunk), VGG's ReLU'd fully connected layers,
 // a single row, odd sizes.

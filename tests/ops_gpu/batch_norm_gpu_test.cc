@@ -4,28 +4,19 @@
 // elements otherwise: 3, 10, 13 channels), one to many row chunks, and ResNet-sized blocks.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/ops/op_cases.h"
 #include "tests/ops_gpu/gpu_test_util.h"
 
 namespace dlbench::gpu_test {
 namespace {
 
+using op_cases::bn;
+using op_cases::name;
+
 using backend::BatchNormParams;
-
-BatchNormParams bn(std::int64_t rows, std::int64_t channels, float momentum = 0.1f) {
-  BatchNormParams p;
-  p.rows = rows, p.channels = channels, p.momentum = momentum;
-  return p;
-}
-
-std::string name(const BatchNormParams& p) {
-  std::ostringstream o;
-  o << "rows" << p.rows << "_c" << p.channels << "_m" << static_cast<int>(p.momentum * 100);
-  return o.str();
-}
 
 // As the CPU tests, plus ResNet-sized blocks (many rows: stage 3 at batch 256 with 256
 // channels, stage 1 at batch 64 with 64) and channel counts that leave pack tails (3, 10).

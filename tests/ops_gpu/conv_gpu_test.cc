@@ -1,33 +1,16 @@
 // Convolution forward, backward-data and backward-weights on cuDNN against the CPU backend, in
 // every precision and both gradient modes.
-#include <sstream>
 
+#include "tests/ops/op_cases.h"
 #include "tests/ops_gpu/gpu_test_util.h"
 
 namespace dlbench::gpu_test {
 namespace {
 
+using op_cases::conv;
+using op_cases::name;
+
 using backend::Conv2dParams;
-
-Conv2dParams conv(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k,
-                  std::int64_t r, std::int64_t s, int stride, int pad, bool bias,
-                  int dilation = 1) {
-  Conv2dParams p;
-  p.n = n, p.h = h, p.w = w, p.c = c, p.k = k, p.r = r, p.s = s;
-  p.stride_h = p.stride_w = stride;
-  p.pad_h = p.pad_w = pad;
-  p.dilation_h = p.dilation_w = dilation;
-  p.bias = bias;
-  return p;
-}
-
-std::string name(const Conv2dParams& p) {
-  std::ostringstream o;
-  o << "n" << p.n << "_" << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_" << p.r << "x"
-    << p.s << "_s" << p.stride_h << "_p" << p.pad_h << "_d" << p.dilation_h
-    << (p.bias ? "_bias" : "");
-  return o.str();
-}
 
 // ResNet's shapes shrunk (1x1, 3x3, the 7x7 stride-2 stem on 3 channels, stride-2
 // downsamples), odd channel counts and sizes, dilation, and one tensor-core-sized 3x3 block.

@@ -1,27 +1,17 @@
 // Matmul forward (with bias/ReLU epilogues), backward-data and backward-weights on cuBLASLt
 // against the CPU backend, in every precision and both gradient modes.
-#include <sstream>
 
+#include "tests/ops/op_cases.h"
 #include "tests/ops_gpu/gpu_test_util.h"
 
 namespace dlbench::gpu_test {
 namespace {
 
+using op_cases::mm;
+using op_cases::name;
+
 using backend::Activation;
 using backend::MatmulParams;
-
-MatmulParams mm(std::int64_t m, std::int64_t k, std::int64_t n, bool bias, Activation act) {
-  MatmulParams p;
-  p.m = m, p.k = k, p.n = n, p.bias = bias, p.activation = act;
-  return p;
-}
-
-std::string name(const MatmulParams& p) {
-  std::ostringstream o;
-  o << "m" << p.m << "_k" << p.k << "_n" << p.n << (p.bias ? "_bias" : "")
-    << (p.activation == Activation::kRelu ? "_relu" : "");
-  return o.str();
-}
 
 // Odd sizes (no alignment for vector loads), every epilogue, a classifier head (ResNet's
 // 2048 -> classes) and a tensor-core-sized block.
