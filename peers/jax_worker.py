@@ -280,19 +280,7 @@ def run(channel, args):
 
 
 def main():
-    channel = protocol.Channel()
-    args = protocol.parse_args("jax")
-    try:
-        run(channel, args)
-    except SystemExit:
-        raise
-    except Exception as e:  # reported as one protocol line; the traceback goes to stderr
-        import traceback
-        traceback.print_exc()
-        text = str(e)
-        kind = "out_of_memory" if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower() \
-            else "runtime"
-        channel.fail(kind, f"{type(e).__name__}: {text.splitlines()[0] if text else ''}")
+    protocol.run_worker("jax", run, ("RESOURCE_EXHAUSTED", "out of memory"))
 
 
 if __name__ == "__main__":

@@ -138,3 +138,22 @@ def measure(channel, args, step, synchronize):
         summary["first_loss"] = float(losses[0])
         summary["last_loss"] = float(losses[-1])
     return summary
+
+
+def run_worker(framework, run, out_of_memory_markers=("out of memory",)):
+    """The body of every worker's main(): parse the arguments, run, and turn any exception into
+    one protocol error line (the traceback goes to stderr)."""
+    channel = Channel()
+    args = parse_args(framework)
+    try:
+        run(channel, args)
+    except SystemExit:
+        raise
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        text = str(e)
+        lowered = text.lower()
+        kind = "out_of_memory" if any(m.lower() in lowered for m in out_of_memory_markers) \
+            else "runtime"
+        channel.fail(kind, f"{type(e).__name__}: {text.splitlines()[0] if text else ''}")

@@ -126,17 +126,7 @@ def argparse_copy(args, **changes):
 
 
 def main():
-    channel = protocol.Channel()
-    args = protocol.parse_args("pytorch")
-    try:
-        run(channel, args)
-    except SystemExit:
-        raise
-    except Exception as e:  # reported as one protocol line; the traceback goes to stderr
-        import traceback
-        traceback.print_exc()
-        kind = "out_of_memory" if "out of memory" in str(e).lower() else "runtime"
-        channel.fail(kind, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    protocol.run_worker("pytorch", run, ("out of memory",))
 
 
 if __name__ == "__main__":
