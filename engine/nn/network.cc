@@ -25,7 +25,41 @@ void initialize(backend::Backend& be, const Tensor& t, const ParamDecl& d, std::
   }
 }
 
+// Brackets one part of a step for the observer, if there is one.
+class Observed {
+ public:
+  Observed(LayerObserver* o, Pass pass, std::size_t node) : o_(o), pass_(pass), node_(node) {
+    if (o_) o_->begin(pass_, node_);
+  }
+  ~Observed() {
+    if (o_) o_->end(pass_, node_);
+  }
+  Observed(const Observed&) = delete;
+  Observed& operator=(const Observed&) = delete;
+
+ private:
+  LayerObserver* o_;
+  Pass pass_;
+  std::size_t node_;
+};
+
 }  // namespace
+
+const char* to_string(Pass pass) {
+  switch (pass) {
+    case Pass::kForward:
+      return "forward";
+    case Pass::kLoss:
+      return "loss";
+    case Pass::kBackward:
+      return "backward";
+    case Pass::kGradientSync:
+      return "gradient sync";
+    case Pass::kUpdate:
+      return "update";
+  }
+  return "?";
+}
 
 DType compute_dtype(Precision p) {
   switch (p) {
@@ -183,18 +217,25 @@ void Network::forward(const Tensor& images) {
   check_shape(images, graph_.value(graph_.input()).shape, "network", "images");
   values_[graph_.input()] = images;
   std::vector<Tensor> inputs, grads;
-  for (std::size_t n = 0; n < graph_.nodes().size(); ++n)
+  for (std::size_t n = 0; n < graph_.nodes().size(); ++n) {
+    Observed part(observer_, Pass::kForward, n);
     graph_.nodes()[n].layer->forward(context(n, inputs, grads));
+  }
 }
 
 void Network::train_step(const Tensor& images, const Tensor& labels) {
   DLBENCH_CHECK(config_.mode == Mode::kTrain, "train_step on a network built for inference");
   forward(images);
-  backend_.softmax_cross_entropy(logits(), labels, loss_, value_grads_[graph_.output()],
-                                 loss_scale_);
+  {
+    Observed part(observer_, Pass::kLoss, 0);
+    backend_.softmax_cross_entropy(logits(), labels, loss_, value_grads_[graph_.output()],
+                                   loss_scale_);
+  }
   std::vector<Tensor> inputs, grads;
-  for (std::size_t n = graph_.nodes().size(); n-- > 0;)
+  for (std::size_t n = graph_.nodes().size(); n-- > 0;) {
+    Observed part(observer_, Pass::kBackward, n);
     graph_.nodes()[n].layer->backward(context(n, inputs, grads));
+  }
   if (mixed() && compute_ > 0)
     backend_.cast(flat(compute_grads_, dtype_, compute_), flat(grads_, DType::kF32, compute_));
   if (config_.precision == Precision::kFp16) {
@@ -214,6 +255,7 @@ void Network::train_step(const Tensor& images, const Tensor& labels) {
 }
 
 void Network::update_weights() {
+  Observed part(observer_, Pass::kUpdate, 0);
   backend::SgdParams sgd = config_.sgd;
   sgd.grad_scale = 1.0f / loss_scale_;
   // One fused update per weight-decay range over the flat f32 buffers.

@@ -57,6 +57,20 @@ struct LayerSummary {
   std::int64_t forward_macs = 0;
 };
 
+// The parts of a step, as a LayerObserver sees them.
+enum class Pass { kForward, kLoss, kBackward, kGradientSync, kUpdate };
+const char* to_string(Pass pass);
+
+// Sees each node's forward and backward and the step's other parts as the host issues them
+// (per-layer profiling records device events here). `node` indexes graph().nodes() for
+// kForward and kBackward and is 0 otherwise.
+class LayerObserver {
+ public:
+  virtual ~LayerObserver() = default;
+  virtual void begin(Pass pass, std::size_t node) = 0;
+  virtual void end(Pass pass, std::size_t node) = 0;
+};
+
 class Network {
  public:
   Network(Graph graph, backend::Backend& backend, const NetworkConfig& config);
@@ -67,6 +81,9 @@ class Network {
   float loss();
   // One forward pass; BN uses running statistics.
   void infer_step(const Tensor& images);
+
+  // Null (the default) for none; the observer must outlive the steps it watches.
+  void set_observer(LayerObserver* observer) { observer_ = observer; }
 
   Mode mode() const { return config_.mode; }
   DType dtype() const { return dtype_; }
@@ -118,6 +135,7 @@ class Network {
   std::vector<Tensor> values_, value_grads_;
   Buffer loss_buffer_;
   Tensor loss_;
+  LayerObserver* observer_ = nullptr;
 };
 
 }  // namespace dlbench::nn
