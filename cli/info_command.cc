@@ -1,6 +1,8 @@
 // dlbench info: the machine as a deep-learning box.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "bench/nvml/nvml.h"
 #include "bench/sysinfo/machine_info.h"
@@ -104,6 +106,57 @@ Section gpu_section(const GpuInfo& g) {
   return s;
 }
 
+// What each code of the GPU x GPU matrix means, as nvidia-smi topo -m prints them.
+const std::map<std::string, std::string>& matrix_legend() {
+  static const std::map<std::string, std::string> legend = {
+      {"NV", "NVLink, # links (through NVSwitch: the fewer links of the two GPUs)"},
+      {"BRD", "same board"},
+      {"PIX", "one PCIe switch"},
+      {"PXB", "several PCIe switches"},
+      {"PHB", "the host bridge"},
+      {"NODE", "host bridges of one NUMA node"},
+      {"SYS", "across CPU sockets"},
+      {"?", "unknown (see the notes)"},
+  };
+  return legend;
+}
+
+// Summary, then (2+ GPUs) a GPU x GPU matrix like nvidia-smi topo -m, its legend, the notes.
+Section interconnect_section(const sysinfo::Interconnect& ic) {
+  Section s("Interconnect");
+  s.row("Summary", ic.summary);
+  if (ic.gpus.size() >= 2) {
+    std::size_t width = 0;
+    for (const auto& g : ic.gpus) width = std::max(width, 3 + std::to_string(g.nvml_index).size());
+    for (const auto& p : ic.pairs) width = std::max(width, p.code.size());
+    auto cell = [&](const std::string& text) {
+      return text + std::string(width + 2 - text.size(), ' ');
+    };
+    auto trimmed = [](std::string line) { return line.erase(line.find_last_not_of(' ') + 1); };
+    std::string header;
+    for (const auto& g : ic.gpus) header += cell("GPU" + std::to_string(g.nvml_index));
+    s.row("", trimmed(header));
+    std::map<std::string, std::string> used;
+    for (const auto& a : ic.gpus) {
+      std::string line;
+      for (const auto& b : ic.gpus) {
+        const sysinfo::GpuPair* p = ic.pair(a.nvml_index, b.nvml_index);
+        std::string code = a.nvml_index == b.nvml_index ? "X" : p ? p->code : "?";
+        line += cell(code);
+        std::string key = code.rfind("NV", 0) == 0 ? "NV" : code;
+        if (matrix_legend().count(key)) used[key == "NV" ? "NV#" : key] = matrix_legend().at(key);
+      }
+      s.row("GPU" + std::to_string(a.nvml_index), trimmed(line));
+    }
+    std::string legend;
+    for (const auto& [code, meaning] : used)
+      legend += (legend.empty() ? "" : "; ") + code + " = " + meaning;
+    s.row("Legend", legend);
+  }
+  for (const std::string& note : ic.notes) s.row("Note", note);
+  return s;
+}
+
 void print_text(const MachineInfo& m, std::ostream& out) {
   const auto& b = m.build;
   out << "dlbench " << b.version << " (git " << b.git_hash << ", " << b.compiler << ", "
@@ -121,6 +174,7 @@ void print_text(const MachineInfo& m, std::ostream& out) {
     gpu_section(g).print(out);
     out << "\n";
   }
+  interconnect_section(m.interconnect).print(out);
 }
 
 }  // namespace

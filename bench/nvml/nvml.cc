@@ -35,6 +35,13 @@ std::shared_ptr<Nvml> Nvml::open(const std::string& library) {
   return nvml;
 }
 
+std::shared_ptr<Nvml> Nvml::from_functions(const Api& api) {
+  std::shared_ptr<Nvml> nvml(new Nvml());
+  nvml->api_ = api;
+  nvml->initialized_ = true;
+  return nvml;
+}
+
 Nvml::~Nvml() {
   if (initialized_ && api_.nvmlShutdown) api_.nvmlShutdown();
   if (handle_) dlclose(handle_);

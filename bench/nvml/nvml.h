@@ -34,6 +34,10 @@ class Nvml {
   // Nvml whose loaded() is false and whose why_unavailable() says why.
   static std::shared_ptr<Nvml> open(const std::string& library = library_name());
 
+  // An initialized Nvml over the given functions instead of a driver: tests fabricate
+  // readings with it (null pointers are missing symbols, as with an old driver).
+  static std::shared_ptr<Nvml> from_functions(const Api& api);
+
   ~Nvml();
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;

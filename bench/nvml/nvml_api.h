@@ -61,6 +61,57 @@ typedef struct {
   unsigned long long used;
 } nvmlMemory_v2_t;
 
+// ---- Interconnect (bench/sysinfo/interconnect): how GPUs reach each other. ----
+
+// The nearest common ancestor of two GPUs in the PCIe tree; spaced for future levels.
+typedef enum {
+  NVML_TOPOLOGY_INTERNAL = 0,     // the same board (e.g. Tesla K80)
+  NVML_TOPOLOGY_SINGLE = 10,      // through at most one PCIe switch
+  NVML_TOPOLOGY_MULTIPLE = 20,    // through several PCIe switches, no host bridge
+  NVML_TOPOLOGY_HOSTBRIDGE = 30,  // through one host bridge
+  NVML_TOPOLOGY_NODE = 40,        // through host bridges of one NUMA node
+  NVML_TOPOLOGY_SYSTEM = 50,      // across NUMA nodes (CPU sockets)
+} nvmlGpuTopologyLevel_t;
+
+// What the far end of an NVLink is.
+typedef enum {
+  NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
+  NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
+  NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
+  NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
+} nvmlIntNvLinkDeviceType_t;
+
+// nvmlDeviceGetNvLinkVersion's answer (nvmlNvlinkVersion_t): codes, not version numbers.
+enum : unsigned int {
+  NVML_NVLINK_VERSION_INVALID = 0,
+  NVML_NVLINK_VERSION_1_0 = 1,
+  NVML_NVLINK_VERSION_2_0 = 2,
+  NVML_NVLINK_VERSION_2_2 = 3,
+  NVML_NVLINK_VERSION_3_0 = 4,
+  NVML_NVLINK_VERSION_3_1 = 5,
+  NVML_NVLINK_VERSION_4_0 = 6,
+  NVML_NVLINK_VERSION_5_0 = 7,
+  NVML_NVLINK_VERSION_6_0 = 8,
+};
+
+typedef enum {
+  NVML_P2P_CAPS_INDEX_READ = 0,
+  NVML_P2P_CAPS_INDEX_WRITE = 1,
+  NVML_P2P_CAPS_INDEX_NVLINK = 2,
+  NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+  NVML_P2P_CAPS_INDEX_PROP = 4,
+} nvmlGpuP2PCapsIndex_t;
+
+typedef enum {
+  NVML_P2P_STATUS_OK = 0,
+  NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
+  NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+  NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+  NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+  NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+  NVML_P2P_STATUS_UNKNOWN = 6,
+} nvmlGpuP2PStatus_t;
+
 // ---- Telemetry (bench/telemetry): utilization, processes, field values, GPM. ----
 
 // Percent of the last sample period (1/6 s to 1 s by product) in which at least one kernel ran
@@ -226,7 +277,19 @@ constexpr unsigned long long kValueNotAvailable = ~0ull;
   X(nvmlDeviceGetEccMode, nvmlReturn_t, (nvmlDevice_t, nvmlEnableState_t*, nvmlEnableState_t*)) \
   X(nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t, unsigned*, unsigned*))                   \
   X(nvmlDeviceGetPersistenceMode, nvmlReturn_t, (nvmlDevice_t, nvmlEnableState_t*))             \
+  DLBENCH_NVML_INTERCONNECT_FUNCTIONS(X)                                                        \
   DLBENCH_NVML_TELEMETRY_FUNCTIONS(X)
+
+// The functions bench/sysinfo/interconnect reads the GPU topology with.
+#define DLBENCH_NVML_INTERCONNECT_FUNCTIONS(X)                                                   \
+  X(nvmlDeviceGetTopologyCommonAncestor, nvmlReturn_t,                                           \
+    (nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t*))                                       \
+  X(nvmlDeviceGetP2PStatus, nvmlReturn_t,                                                        \
+    (nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t*))                    \
+  X(nvmlDeviceGetNvLinkVersion, nvmlReturn_t, (nvmlDevice_t, unsigned, unsigned*))               \
+  X(nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t, (nvmlDevice_t, unsigned, nvmlPciInfo_t*)) \
+  X(nvmlDeviceGetNvLinkRemoteDeviceType, nvmlReturn_t,                                           \
+    (nvmlDevice_t, unsigned, nvmlIntNvLinkDeviceType_t*))
 
 // The functions bench/telemetry samples with; part of DLBENCH_NVML_FUNCTIONS.
 #define DLBENCH_NVML_TELEMETRY_FUNCTIONS(X)                                                       \

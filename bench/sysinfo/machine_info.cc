@@ -91,7 +91,7 @@ json software_json(const GpuSoftware& s) {
 }  // namespace
 
 MachineInfo query_machine(const nvml::Nvml& nvml) {
-  return MachineInfo{build_info(), query_host(), query_gpus(nvml)};
+  return MachineInfo{build_info(), query_host(), query_gpus(nvml), describe_interconnect(nvml, {})};
 }
 
 json to_json(const MachineInfo& m) {
@@ -110,6 +110,7 @@ json to_json(const MachineInfo& m) {
       {"gpu_software", software_json(m.gpu.software)},
       {"gpus", gpus},
       {"gpus_none_reason", m.gpu.none_reason.empty() ? json(nullptr) : json(m.gpu.none_reason)},
+      {"interconnect", to_json(m.interconnect)},
   };
 }
 

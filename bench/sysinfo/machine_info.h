@@ -6,6 +6,7 @@
 
 #include "bench/sysinfo/gpu_info.h"
 #include "bench/sysinfo/host_info.h"
+#include "bench/sysinfo/interconnect.h"
 #include "engine/core/build_info.h"
 
 namespace dlbench::sysinfo {
@@ -14,6 +15,7 @@ struct MachineInfo {
   BuildInfo build;
   HostInfo host;
   GpuReport gpu;
+  Interconnect interconnect;  // of every GPU NVML lists
 };
 
 MachineInfo query_machine(const nvml::Nvml& nvml);
