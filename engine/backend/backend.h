@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/backend/device_timer.h"
 #include "engine/backend/op_params.h"
 #include "engine/core/memory.h"
 #include "engine/core/tensor.h"
@@ -29,6 +30,9 @@ class Backend {
   virtual Device device() const = 0;
   virtual DeviceAllocator& allocator() = 0;
   virtual void synchronize() = 0;
+  // A timer of `marks` numbered marks on this backend's stream (device_timer.h); its
+  // resources are created here, so recording a mark allocates nothing.
+  virtual std::unique_ptr<DeviceTimer> make_timer(std::size_t marks) = 0;
 
   // --- convolution (NHWC x, KRSC w, optional bias [k]) -----------------------------------
   void conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -57,6 +58,10 @@ class CpuBackend final : public Backend {
   Device device() const override { return Device::cpu(); }
   DeviceAllocator& allocator() override { return allocator_; }
   void synchronize() override;
+  // Host steady clock: every op has finished when it returns.
+  std::unique_ptr<DeviceTimer> make_timer(std::size_t marks) override {
+    return std::make_unique<HostClockTimer>(marks);
+  }
   std::size_t pool_workspace_bytes(const PoolParams& p) const override;
 
   // How many primitives are cached (tests check that a repeated step creates none).

@@ -3,7 +3,9 @@
 #include "engine/backend/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace dlbench::backend::cuda {
 namespace {
@@ -198,6 +200,52 @@ void CudaBackend::activate() const {
 void CudaBackend::synchronize() {
   activate();
   CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+// --- timing --------------------------------------------------------------------------------
+
+namespace {
+
+// Marks are events created up front (with timing, without blocking sync) and recorded on the
+// backend's stream; cudaEventElapsedTime reads two of them (resolution about 0.5 us).
+class CudaEventTimer final : public DeviceTimer {
+ public:
+  CudaEventTimer(int device, cudaStream_t stream, std::size_t marks)
+      : device_(device), stream_(stream), events_(marks), recorded_(marks, false) {}
+  std::size_t capacity() const override { return events_.size(); }
+  void mark(std::size_t index) override {
+    check(index, "mark");
+    CUDA_CHECK(cudaEventRecord(events_[index], stream_));
+    recorded_[index] = true;
+  }
+  double elapsed_ms(std::size_t from, std::size_t to) const override {
+    check(from, "elapsed_ms"), check(to, "elapsed_ms");
+    DLBENCH_CHECK(recorded_[from] && recorded_[to], "timer mark read before it was recorded");
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, events_[from], events_[to]));
+    return ms;
+  }
+  std::string clock() const override {
+    return "CUDA events on cuda:" + std::to_string(device_) + "'s stream";
+  }
+
+ private:
+  void check(std::size_t index, const char* what) const {
+    DLBENCH_CHECK(index < events_.size(), std::string(what) + ": timer mark " +
+                                              std::to_string(index) + " of " +
+                                              std::to_string(events_.size()));
+  }
+  int device_;
+  cudaStream_t stream_;
+  std::vector<Event> events_;  // created on device_ (current when the timer is made)
+  std::vector<bool> recorded_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceTimer> CudaBackend::make_timer(std::size_t marks) {
+  activate();
+  return std::make_unique<CudaEventTimer>(index_, stream_, marks);
 }
 
 void CudaBackend::copy_impl(const Tensor& src, const Tensor& dst) {

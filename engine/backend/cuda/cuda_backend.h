@@ -84,6 +84,8 @@ class CudaBackend final : public Backend {
   Device device() const override { return Device::cuda(index_); }
   DeviceAllocator& allocator() override { return allocator_; }
   void synchronize() override;
+  // CUDA events (created here) recorded on the backend's stream.
+  std::unique_ptr<DeviceTimer> make_timer(std::size_t marks) override;
   std::size_t pool_workspace_bytes(const PoolParams&) const override { return 0; }
 
   cudaStream_t stream() const { return stream_; }
