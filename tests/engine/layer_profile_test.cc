@@ -1,0 +1,218 @@
+// The per-layer profiler on the CPU backend: the network shows it every node once per pass,
+// its spans are non-negative and add up to the step (layers + parts + gaps = first mark to
+// last), the rollup's shares sum to 100 %, inference has no backward; and its bookkeeping on
+// hand-made marks (gaps by name, nested parts counted once, unmatched marks rejected).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "bench/runner/layer_profile.h"
+#include "engine/backend/backend.h"
+#include "engine/core/error.h"
+#include "engine/data/synthetic.h"
+#include "engine/models/registry.h"
+#include "engine/nn/network.h"
+
+namespace dlbench {
+namespace {
+
+using nn::Pass;
+
+// Sums are over a step of ~170 layers measured in doubles: they agree to rounding.
+constexpr double kSumTolerance = 1e-6;
+constexpr int kProfiledSteps = 2;
+
+// A ResNet-50 of full depth and 1/16 width on 32x32 inputs, batch 2.
+struct TinyNet {
+  explicit TinyNet(nn::Mode mode) : be(backend::make_backend(Device::cpu())) {
+    const models::ModelInfo& info = models::find_model("resnet50");
+    models::ModelConfig mc;
+    mc.batch = 2;
+    mc.input_size = 32;
+    mc.width_divisor = 16;
+    mc = models::resolve(info, mc);
+    nn::NetworkConfig nc;
+    nc.mode = mode;
+    nn::Graph graph = info.build(mc);
+    Shape shape = graph.value(graph.input()).shape;
+    net = std::make_unique<nn::Network>(std::move(graph), *be, nc);
+    source = std::make_unique<data::SyntheticSource>(*be, shape, mc.classes, 3);
+  }
+  void step() {
+    data::Batch b = source->next();
+    if (net->mode() == nn::Mode::kTrain)
+      net->train_step(b.images, b.labels);
+    else
+      net->infer_step(b.images);
+  }
+  std::unique_ptr<backend::Backend> be;
+  std::unique_ptr<nn::Network> net;
+  std::unique_ptr<data::SyntheticSource> source;
+};
+
+// Counts what the network shows an observer, and checks that parts never interleave.
+class CountingObserver final : public nn::LayerObserver {
+ public:
+  void begin(Pass pass, std::size_t node) override {
+    EXPECT_FALSE(open_) << nn::to_string(pass) << " " << node << " began inside another part";
+    open_ = true;
+    ++begins[{pass, node}];
+  }
+  void end(Pass pass, std::size_t node) override {
+    EXPECT_TRUE(open_);
+    open_ = false;
+    ++ends[{pass, node}];
+  }
+  std::map<std::pair<Pass, std::size_t>, int> begins, ends;
+
+ private:
+  bool open_ = false;
+};
+
+TEST(LayerProfileTest, TheNetworkShowsEveryNodeOncePerPass) {
+  TinyNet t(nn::Mode::kTrain);
+  CountingObserver seen;
+  t.net->set_observer(&seen);
+  t.step();
+  t.net->set_observer(nullptr);
+  const std::size_t nodes = t.net->graph().nodes().size();
+  for (std::size_t n = 0; n < nodes; ++n) {
+    EXPECT_EQ((seen.begins[{Pass::kForward, n}]), 1) << n;
+    EXPECT_EQ((seen.ends[{Pass::kForward, n}]), 1) << n;
+    EXPECT_EQ((seen.begins[{Pass::kBackward, n}]), 1) << n;
+    EXPECT_EQ((seen.ends[{Pass::kBackward, n}]), 1) << n;
+  }
+  EXPECT_EQ((seen.begins[{Pass::kLoss, 0}]), 1);
+  EXPECT_EQ((seen.begins[{Pass::kUpdate, 0}]), 1);
+  EXPECT_EQ(seen.begins.count({Pass::kGradientSync, 0}), 0u) << "one replica has no sync";
+  EXPECT_EQ(seen.begins.size(), 2 * nodes + 2);
+}
+
+void expect_adds_up(const runner::LayerProfile& p) {
+  EXPECT_GT(p.step_ms, 0.0);
+  EXPECT_NEAR(p.layers_ms + p.parts_ms + p.gaps_ms - p.nested_ms, p.step_ms, kSumTolerance);
+  EXPECT_LE(p.layers_ms + p.parts_ms - p.nested_ms, p.step_ms + kSumTolerance);
+  for (const auto& g : p.gaps) EXPECT_GE(g.ms, 0.0) << g.name;
+  for (const auto& part : p.parts) EXPECT_GE(part.ms, 0.0) << part.name;
+  // The rollup holds every layer, part and gap: 100 % of the step, plus nested parts again.
+  double shares = 0, kinds_ms = 0;
+  for (const auto& k : p.kinds) shares += k.share, kinds_ms += k.ms;
+  EXPECT_NEAR(shares, (p.step_ms + p.nested_ms) / p.step_ms, 1e-9);
+  EXPECT_NEAR(kinds_ms, p.step_ms + p.nested_ms, kSumTolerance);
+}
+
+TEST(LayerProfileTest, TrainingProfileCoversEveryLayerAndAddsUp) {
+  TinyNet t(nn::Mode::kTrain);
+  t.step();  // oneDNN creates its primitives in the first step
+  const runner::LayerProfile p =
+      runner::profile_layers(*t.net, *t.be, kProfiledSteps, [&](int) { t.step(); });
+  EXPECT_EQ(p.steps, kProfiledSteps);
+  EXPECT_NE(p.clock.find("host steady clock"), std::string::npos) << p.clock;
+  const auto summaries = t.net->layer_summaries();
+  ASSERT_EQ(p.layers.size(), summaries.size());
+  std::map<std::string, int> kinds;
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    EXPECT_EQ(p.layers[i].name, summaries[i].name);
+    EXPECT_EQ(p.layers[i].kind, summaries[i].kind);
+    EXPECT_GE(p.layers[i].forward_ms, 0.0) << p.layers[i].name;
+    EXPECT_GE(p.layers[i].backward_ms, 0.0) << p.layers[i].name;
+    ++kinds[p.layers[i].kind];
+  }
+  ASSERT_EQ(p.parts.size(), 2u);
+  EXPECT_EQ(p.parts[0].name, "loss");
+  EXPECT_EQ(p.parts[1].name, "update");
+  EXPECT_EQ(p.nested_ms, 0.0);
+  expect_adds_up(p);
+  for (const auto& k : p.kinds)
+    EXPECT_EQ(k.count, kinds.count(k.kind) ? kinds[k.kind] : 0) << k.kind;
+  for (const char* kind : {"conv2d", "batch_norm", "relu", "add", "linear", "loss", "update"})
+    EXPECT_TRUE(std::any_of(p.kinds.begin(), p.kinds.end(), [&](const runner::KindTime& k) {
+      return k.kind == kind;
+    })) << kind;
+  std::map<std::string, bool> gaps;
+  for (const auto& g : p.gaps) gaps[g.name] = true;
+  for (const char* gap :
+       {"between layers (forward)", "between forward and loss", "between loss and backward",
+        "between layers (backward)", "between backward and update"})
+    EXPECT_TRUE(gaps[gap]) << gap;
+  const nlohmann::json j = runner::to_json(p);
+  EXPECT_EQ(j["steps"], kProfiledSteps);
+  EXPECT_EQ(j["layers"].size(), summaries.size());
+  EXPECT_TRUE(j["measured"].get<std::string>().find("after the measured") != std::string::npos);
+}
+
+TEST(LayerProfileTest, InferenceHasNoBackwardAndNoParts) {
+  TinyNet t(nn::Mode::kInfer);
+  t.step();
+  const runner::LayerProfile p = runner::profile_layers(*t.net, *t.be, 1, [&](int) { t.step(); });
+  ASSERT_EQ(p.layers.size(), t.net->graph().nodes().size());
+  for (const auto& l : p.layers) EXPECT_EQ(l.backward_ms, 0.0) << l.name;
+  EXPECT_TRUE(p.parts.empty());
+  ASSERT_EQ(p.gaps.size(), 1u);
+  EXPECT_EQ(p.gaps[0].name, "between layers (forward)");
+  expect_adds_up(p);
+}
+
+// Hand-made marks with known sleeps, on the host clock.
+TEST(LayerProfileTest, SpansGapsAndNestedPartsOnHandMadeMarks) {
+  auto be = backend::make_backend(Device::cpu());
+  std::vector<nn::LayerSummary> layers(2);
+  layers[0].name = "a", layers[0].kind = "conv2d";
+  layers[1].name = "b", layers[1].kind = "relu";
+  runner::LayerProfiler profiler(*be, layers);
+  const auto sleep = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); };
+  profiler.begin(Pass::kForward, 0);
+  sleep();
+  profiler.end(Pass::kForward, 0);
+  sleep();  // a gap between layers
+  profiler.begin(Pass::kForward, 1);
+  profiler.end(Pass::kForward, 1);
+  profiler.begin(Pass::kBackward, 1);
+  profiler.begin(Pass::kGradientSync, 0);  // nested: counted in both, once in the step
+  sleep();
+  profiler.end(Pass::kGradientSync, 0);
+  profiler.end(Pass::kBackward, 1);
+  profiler.end_step();
+  const runner::LayerProfile p = profiler.result();
+  EXPECT_GE(p.layers[0].forward_ms, 2.0);
+  EXPECT_GE(p.layers[1].backward_ms, 2.0);
+  ASSERT_EQ(p.parts.size(), 1u);
+  EXPECT_EQ(p.parts[0].name, "gradient sync");
+  EXPECT_GE(p.parts[0].ms, 2.0);
+  EXPECT_DOUBLE_EQ(p.nested_ms, p.parts[0].ms);
+  ASSERT_EQ(p.gaps.size(), 2u);
+  EXPECT_EQ(p.gaps[0].name, "between layers (forward)");
+  EXPECT_GE(p.gaps[0].ms, 2.0);
+  EXPECT_EQ(p.gaps[1].name, "between forward and backward");
+  expect_adds_up(p);
+}
+
+TEST(LayerProfileTest, UnmatchedMarksAreAnInternalError) {
+  auto be = backend::make_backend(Device::cpu());
+  std::vector<nn::LayerSummary> layers(1);
+  runner::LayerProfiler profiler(*be, layers);
+  profiler.begin(Pass::kForward, 0);
+  profiler.end(Pass::kBackward, 0);
+  EXPECT_THROW(profiler.end_step(), Error);
+}
+
+// Out of line and opaque to the optimizer: GCC's -Warray-bounds flags the access after the
+// check when it sees a constant index past the end.
+[[gnu::noipa]] void mark(backend::DeviceTimer& timer, std::size_t index) {
+  timer.mark(index);
+}
+
+TEST(LayerProfileTest, HostClockTimerChecksItsMarks) {
+  backend::HostClockTimer timer(2);
+  EXPECT_THROW(mark(timer, 2), Error);
+  timer.mark(0);
+  EXPECT_THROW(timer.elapsed_ms(0, 1), Error) << "mark 1 was never recorded";
+  timer.mark(1);
+  EXPECT_GE(timer.elapsed_ms(0, 1), 0.0);
+  EXPECT_LE(timer.elapsed_ms(1, 0), 0.0);
+}
+
+}  // namespace
+}  // namespace dlbench
