@@ -71,6 +71,7 @@ int run(int argc, char** argv) {
   add_runs_command(app, global);
   add_suite_command(app, global);
   add_report_command(app, global);
+  add_micro_command(app, global);
 
   try {
     app.parse(argc, argv);

@@ -7,13 +7,14 @@
 //
 // Host collectives (allgather, barrier) go through NCCL too (8 bytes per rank in a small
 // device buffer) and poll the stream while checking NCCL's asynchronous error and abort(), the
-// way nccl-tests waits, so a dead peer turns into an error instead of a hang.
+// way nccl-tests waits, so a broken link or an abort becomes an error instead of a hang.
 //
 // abort() may come from another replica's thread while this one sits in a collective:
 // ncclCommAbort sets NCCL's abort flag (kernels and proxies waiting for peers return), then
-// frees the communicator. Later calls here throw instead of touching the freed handle; a call
-// already inside NCCL when the abort lands is NCCL's own contract (PyTorch's watchdog aborts
-// the same way). An aborted communicator is never ncclCommDestroy'ed.
+// frees the communicator. Later calls here throw instead of touching the freed handle, and the
+// polling above shares a lock with abort(); an enqueue already inside NCCL when the abort lands
+// (it may block, so it cannot hold that lock) is NCCL's own contract, as for PyTorch's
+// watchdog. An aborted communicator is never ncclCommDestroy'ed.
 #include "engine/dist/nccl_communicator.h"
 
 #include <cuda_runtime_api.h>
@@ -24,6 +25,8 @@
 #include <bit>
 #include <cstring>
 #include <exception>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -110,13 +113,26 @@ class CommHandle {
 
   ncclComm_t get() const { return comm_; }
   bool aborted() const { return aborted_.load(); }
+
+  // NCCL's asynchronous error, or nothing once aborted. The lock keeps abort() from freeing
+  // the communicator under this (non-blocking) call; it is never held across a blocking one.
+  std::optional<ncclResult_t> async_error() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (aborted_.load()) return std::nullopt;
+    ncclResult_t async = ncclSuccess;
+    NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
+    return async;
+  }
   void abort() noexcept {
-    if (comm_ != nullptr && !aborted_.exchange(true)) NCCL_CHECK_NOTHROW(ncclCommAbort(comm_));
+    if (comm_ == nullptr || aborted_.exchange(true)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    NCCL_CHECK_NOTHROW(ncclCommAbort(comm_));
   }
 
  private:
   ncclComm_t comm_ = nullptr;
   std::atomic<bool> aborted_{false};
+  std::mutex mutex_;
 };
 
 ncclDataType_t nccl_dtype(const Tensor& t, bool floats_only, const char* op) {
@@ -257,13 +273,12 @@ class NcclCommunicator final : public Communicator {
       const cudaError_t e = cudaStreamQuery(stream_);
       if (e == cudaSuccess) break;
       if (e != cudaErrorNotReady) CUDA_CHECK(e);
-      live(op);
-      ncclResult_t async = ncclSuccess;
-      NCCL_CHECK(ncclCommGetAsyncError(comm_.get(), &async));
-      if (async != ncclSuccess && async != ncclInProgress)
+      const std::optional<ncclResult_t> async = comm_.async_error();
+      if (!async) break;  // aborted: live() below says so
+      if (*async != ncclSuccess && *async != ncclInProgress)
         throw Error(ErrorKind::kExternal,
                     std::string("nccl ") + op + " on rank " + std::to_string(rank_) +
-                        " failed: " + backend::cuda::nccl_status(async),
+                        " failed: " + backend::cuda::nccl_status(*async),
                     "rerun with NCCL_DEBUG=WARN to see why; `dlbench info` lists the GPUs");
       std::this_thread::yield();
     }

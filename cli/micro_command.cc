@@ -1,0 +1,215 @@
+// dlbench micro allreduce: all-reduce bandwidth and correctness, in nccl-tests' table.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "bench/runner/allreduce_bench.h"
+#include "cli/commands.h"
+#include "engine/backend/backend.h"
+#include "engine/dist/launch.h"
+#include "engine/dist/mpi_session.h"
+
+namespace dlbench::cli {
+namespace {
+
+struct AllreduceOptions {
+  std::string gpus;  // "N" or "all": a thread per GPU of this process
+  std::string dist = "none";
+  std::string device;  // cpu or cuda; empty: cuda when a GPU is present
+  std::string min_bytes = "8", max_bytes = "1G";
+  std::int64_t factor = runner::AllreduceConfig{}.factor;
+  int iters = runner::AllreduceConfig{}.iters;
+  int warmup = runner::AllreduceConfig{}.warmup;
+  std::string dtype = "f32";
+  std::optional<std::string> json_path;
+};
+
+runner::AllreduceConfig make_config(const AllreduceOptions& o) {
+  runner::AllreduceConfig c;
+  c.min_bytes = runner::parse_bytes(o.min_bytes, "--min-bytes");
+  c.max_bytes = runner::parse_bytes(o.max_bytes, "--max-bytes");
+  c.factor = o.factor;
+  c.iters = o.iters;
+  c.warmup = o.warmup;
+  c.dtype = runner::parse_allreduce_dtype(o.dtype);
+  runner::allreduce_sizes(c);  // throws on an impossible size range
+  return c;
+}
+
+// Where the ranks run: --gpus (threads), --dist mpi (this process is one rank), or one device.
+// Under MPI the GPU is the one of this rank's local rank, known once MPI is up (local_gpu).
+dist::LaunchPlan make_plan(const AllreduceOptions& o) {
+  if (!o.gpus.empty() && o.dist == "mpi")
+    throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",
+                "one process drives N GPUs with --gpus N; under mpirun each rank takes one");
+  dist::LaunchPlan plan;
+  const Device device = o.device.empty() ? backend::default_device() : parse_device(o.device);
+  plan.devices = {device};
+  if (o.dist == "mpi") plan.mode = dist::LaunchMode::kMpi;
+  if (!o.gpus.empty()) {
+    if (!o.device.empty() && device.type != DeviceType::kCuda)
+      throw Error(ErrorKind::kUsage, "--gpus drives GPUs, not --device " + o.device,
+                  "on CPUs: mpirun -np 2 dlbench micro allreduce --device cpu --dist mpi");
+    plan.mode = dist::LaunchMode::kThreads;
+    plan.devices = dist::parse_gpus(o.gpus);
+  }
+  return plan;
+}
+
+Device local_gpu(const dist::MpiSession& mpi) {
+  const int gpus = backend::cuda_device_count();
+  if (mpi.local_rank() >= gpus)
+    throw Error(ErrorKind::kResource,
+                "rank " + std::to_string(mpi.rank()) + " is local rank " +
+                    std::to_string(mpi.local_rank()) + " of a node with " + std::to_string(gpus) +
+                    " GPUs",
+                "start at most one rank per GPU on each node, or use --device cpu");
+  return Device::cuda(mpi.local_rank());
+}
+
+std::string fixed(double v, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+void print_header(const runner::AllreduceResult& r, std::ostream& out) {
+  std::string devices;
+  for (const std::string& d : r.devices) devices += (devices.empty() ? "" : " ") + d;
+  out << "# dlbench micro allreduce: in-place sum over " << r.ranks << " rank"
+      << (r.ranks == 1 ? "" : "s") << " (" << r.launch << "), " << r.communicator << "\n"
+      << "# devices by rank: " << devices << "\n"
+      << "# rank 0: " << r.backend << "\n"
+      << "# " << r.config.iters << " timed all-reduces per size after " << r.config.warmup
+      << " warm-up; time: the slowest rank's wall time per all-reduce\n#\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "#%13s %13s %6s %12s %12s %12s %8s\n", "size(B)", "count",
+                "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+  out << line << std::flush;
+}
+
+void print_row(const runner::AllreduceRow& row, DType dtype, std::ostream& out) {
+  char line[160];
+  std::snprintf(line, sizeof line, "%14lld %13lld %6s %12.2f %12.2f %12.2f %8llu\n",
+                static_cast<long long>(row.bytes), static_cast<long long>(row.count),
+                to_string(dtype), row.time_us, row.algbw_gbs, row.busbw_gbs,
+                static_cast<unsigned long long>(row.wrong));
+  out << line << std::flush;
+}
+
+void print_footer(const runner::AllreduceResult& r, std::ostream& out) {
+  if (r.ranks < 2)
+    out << "# Bus bandwidth needs 2+ ranks (one rank has no link to measure): use --gpus N, or "
+           "mpirun -np N ... --dist mpi\n";
+  else if (r.large_busbw_gbs)
+    out << "# Avg bus bandwidth over sizes >= 64 MiB: " << fixed(*r.large_busbw_gbs, 2)
+        << " GB/s\n";
+  else
+    out << "# Avg bus bandwidth: no size reached 64 MiB (raise --max-bytes)\n";
+  out << "# Wrong elements: " << r.wrong << "\n";
+}
+
+// Returns the number of wrong elements (over every rank and size).
+std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& global, bool root) {
+  // Everything the flags alone decide fails here, before MPI starts.
+  const runner::AllreduceConfig config = make_config(o);
+  dist::LaunchPlan plan = make_plan(o);
+  runner::check_plan(plan, config);
+  // Open the output first, so a typo in the path fails before the measuring.
+  const std::string json_path = o.json_path.value_or(global.json ? "-" : "");
+  std::ofstream json_file;
+  if (root && !json_path.empty() && json_path != "-") {
+    json_file.open(json_path);
+    if (!json_file)
+      throw Error(ErrorKind::kResource, "cannot write " + json_path,
+                  "check that the folder exists and is writable");
+  }
+  // MPI lives as long as the measuring.
+  std::unique_ptr<dist::MpiSession> mpi;
+  if (plan.mode == dist::LaunchMode::kMpi) {
+    mpi = std::make_unique<dist::MpiSession>();
+    if (plan.devices[0].type == DeviceType::kCuda) plan.devices = {local_gpu(*mpi)};
+  }
+
+  runner::AllreduceHooks hooks;
+  const bool table = json_path != "-";
+  if (table) {
+    hooks.on_start = [](const runner::AllreduceResult& r) { print_header(r, std::cout); };
+    hooks.on_row = [&config](const runner::AllreduceRow& row) {
+      print_row(row, config.dtype, std::cout);
+    };
+  }
+  hooks.on_mismatch = [](const runner::AllreduceMismatch& m) {
+    std::cerr << "dlbench: rank " << m.rank << ": " << m.wrong << " wrong elements at " << m.bytes
+              << " bytes; the first, element " << m.index << ", is " << m.got << " instead of "
+              << m.expected << "\n";
+  };
+  const runner::AllreduceResult result = runner::run_allreduce_bench(plan, config, hooks);
+  if (result.root) {
+    if (table) print_footer(result, std::cout);
+    const nlohmann::json doc = runner::to_json(result);
+    if (json_path == "-") std::cout << doc.dump(2) << "\n";
+    if (json_file.is_open()) json_file << doc.dump(2) << "\n";
+  }
+  return result.wrong;
+}
+
+}  // namespace
+
+void add_micro_command(CLI::App& app, GlobalOptions& global) {
+  CLI::App* micro =
+      app.add_subcommand("micro", "Micro-benchmarks of one part of the machine: allreduce");
+  micro->require_subcommand(1);
+  auto opts = std::make_shared<AllreduceOptions>();
+  CLI::App* ar = micro->add_subcommand(
+      "allreduce",
+      "All-reduce bandwidth and correctness between GPUs (NCCL) or CPU processes (MPI), "
+      "nccl-tests style");
+  ar->add_option("--gpus", opts->gpus, "All GPUs of this process, a thread each: N or all");
+  ar->add_option("--dist", opts->dist,
+                 "mpi: this process is one rank of a job started by mpirun or srun (a GPU per "
+                 "rank by local rank, or --device cpu)")
+      ->check(CLI::IsMember({"none", "mpi"}))
+      ->capture_default_str();
+  ar->add_option("--device", opts->device, "cpu or cuda (default: cuda when a GPU is present)");
+  ar->add_option("--min-bytes", opts->min_bytes, "Smallest size (K, M, G: powers of 1024)")
+      ->capture_default_str();
+  ar->add_option("--max-bytes", opts->max_bytes, "Largest size")->capture_default_str();
+  ar->add_option("--factor", opts->factor, "Each size is the previous one times this")
+      ->capture_default_str();
+  ar->add_option("--iters", opts->iters, "Timed all-reduces per size")->capture_default_str();
+  ar->add_option("--warmup", opts->warmup, "Untimed all-reduces per size before them")
+      ->capture_default_str();
+  ar->add_option("--dtype", opts->dtype, "f32, f16 or bf16")->capture_default_str();
+  ar->add_option("--json", opts->json_path, "Write the results as JSON to FILE ('-': stdout)")
+      ->expected(0, 1)
+      ->default_str("-");
+  ar->callback([opts, &global] {
+    // Under mpirun every rank parses the same flags and sums the same wrong counts: rank 0
+    // alone reports those; a rank's own failure names the rank.
+    const dist::LauncherEnv env = dist::read_launcher_env();
+    const bool root = opts->dist != "mpi" || env.rank.value_or(0) == 0;
+    std::uint64_t wrong = 0;
+    try {
+      wrong = run_allreduce(*opts, global, root);
+    } catch (const Error& e) {
+      if (root) throw;
+      if (e.kind() != ErrorKind::kUsage)
+        throw Error(e.kind(), "rank " + std::to_string(*env.rank) + ": " + e.what(), e.hint());
+      global.exit_code = exit_code(e.kind());
+      return;
+    }
+    if (wrong == 0) return;
+    const Error error(ErrorKind::kExternal,
+                      "the all-reduce gave " + std::to_string(wrong) + " wrong elements",
+                      "the sums between these devices are wrong: check the GPUs and links "
+                      "(`dlbench info`, NCCL_DEBUG=WARN) before trusting a multi-GPU result");
+    if (root) throw error;
+    global.exit_code = exit_code(error.kind());
+  });
+}
+
+}  // namespace dlbench::cli
