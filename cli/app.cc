@@ -72,6 +72,7 @@ int run(int argc, char** argv) {
   add_suite_command(app, global);
   add_report_command(app, global);
   add_micro_command(app, global);
+  add_scale_command(app, global);
 
   try {
     app.parse(argc, argv);

@@ -10,10 +10,12 @@
 #include "bench/store/run_record.h"
 #include "cli/commands.h"
 #include "cli/compare_frameworks.h"
+#include "cli/layer_profile_table.h"
 #include "cli/store_options.h"
 #include "cli/telemetry_table.h"
 #include "cli/text_table.h"
 #include "engine/backend/backend.h"
+#include "engine/dist/mpi_session.h"
 
 namespace dlbench::cli {
 namespace {
@@ -33,11 +35,15 @@ struct RunOptions {
   float momentum = runner::RunConfig{}.momentum;
   bool telemetry = true;
   bool layers = false;
+  int profile_layers = 0;  // extra profiled steps; 0: none
   double interval = runner::RunConfig{}.telemetry_interval_s;
   std::optional<std::string> json_path;
   bool no_store = false;  // the results database is skipped
   std::string framework = "native";
   peers::PeerOptions peer;
+  std::string gpus;  // data parallel over this process's GPUs: "N" or "all"
+  std::string dist = "none";
+  double bucket_mb = runner::RunConfig{}.bucket_mb;
 };
 
 // A last loss this many times the first counts as diverging.
@@ -87,6 +93,17 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
   }
   if (const auto* m = find_metric(r, "memory/peak_gib"))
     s.row("Memory", format_bytes(m->value * (1 << 30)) + " peak in the framework's allocator");
+  if (r.data_parallel) {
+    const runner::DataParallel& dp = *r.data_parallel;
+    s.row("Data parallel", std::to_string(dp.replicas) + " replicas (" + dp.launch + ", " +
+                               dp.communicator + "), global batch " +
+                               std::to_string(dp.global_batch) + ", " + std::to_string(dp.buckets) +
+                               " all-reduce buckets per step");
+    if (!dp.interconnect.empty()) s.row("Interconnect", dp.interconnect);
+    s.row("Replicas", std::string(dp.replicas_identical ? "identical" : "DIFFERENT") +
+                          " weights after the last step; throughput per replica " +
+                          fixed(r.throughput / dp.replicas, 2) + " samples/s");
+  }
   if (c.mode == nn::Mode::kTrain) {
     std::string loss =
         fixed(r.first_loss, 4) + " (first measured step) -> " + fixed(r.last_loss, 4) + " (last)";
@@ -145,6 +162,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   run->add_option("--momentum", opts->momentum, "SGD momentum (training)")->capture_default_str();
   run->add_flag("--layers", opts->layers,
                 "Also print every layer: output shape, parameters, share of the MACs");
+  run->add_option("--profile-layers", opts->profile_layers,
+                  "After the measured steps, run N more (default 5) with device events around "
+                  "every layer and print where a step's time goes")
+      ->expected(0, 1)
+      ->default_str("5");
   run->add_flag("--telemetry,!--no-telemetry", opts->telemetry,
                 "Sample GPU/CPU/memory telemetry during the measured steps (default on)");
   run->add_option("--interval", opts->interval, "Telemetry sampling interval in seconds")
@@ -158,6 +180,16 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                   "pytorch, jax")
       ->capture_default_str();
   add_peer_options(*run, opts->peer);
+  run->add_option("--gpus", opts->gpus,
+                  "Data parallel over this machine's GPUs, a thread each: N or all "
+                  "(--batch is per GPU)");
+  run->add_option("--dist", opts->dist,
+                  "mpi: this process is one rank of a job started by mpirun or srun (a GPU per "
+                  "rank by local rank, or --device cpu)")
+      ->check(CLI::IsMember({"none", "mpi"}))
+      ->capture_default_str();
+  run->add_option("--bucket-mb", opts->bucket_mb, "Gradient all-reduce bucket size in MiB")
+      ->capture_default_str();
   run->callback([opts, &global] {
     runner::RunConfig config;
     config.model = opts->model;
@@ -175,11 +207,39 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.learning_rate = opts->lr;
     config.momentum = opts->momentum;
     config.telemetry = opts->telemetry;
+    config.profile_steps = opts->profile_layers;
     config.telemetry_interval_s = opts->interval;
+    config.bucket_mb = opts->bucket_mb;
+    if (!opts->gpus.empty() && opts->dist == "mpi")
+      throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",
+                  "one process drives N GPUs with --gpus N; with mpirun, each rank takes one");
+    if (!opts->gpus.empty() && peers::is_peer(config.framework))
+      throw Error(ErrorKind::kUsage, "--gpus runs dlbench's own engine only",
+                  "drop --framework, or run the peer on one GPU");
+    if (!opts->gpus.empty()) {
+      if (!opts->device.empty() && opts->device.rfind("cuda", 0) != 0)
+        throw Error(
+            ErrorKind::kUsage, "--gpus drives GPUs, not --device " + opts->device,
+            "data parallelism on CPUs: mpirun -np 2 dlbench run ... --device cpu --dist mpi");
+      const std::vector<Device> gpus = dist::parse_gpus(opts->gpus);
+      config.device = gpus[0];
+      config.gpus = static_cast<int>(gpus.size());
+      if (gpus.size() > 1) config.launch = dist::LaunchMode::kThreads;
+    }
+    // MPI lives as long as the run; ranks other than 0 measure but neither print nor store.
+    std::unique_ptr<dist::MpiSession> mpi;
+    if (opts->dist == "mpi") {
+      if (peers::is_peer(config.framework))
+        throw Error(ErrorKind::kUsage, "--dist mpi runs dlbench's own engine only",
+                    "drop --framework");
+      mpi = std::make_unique<dist::MpiSession>();
+      config.launch = dist::LaunchMode::kMpi;
+    }
+    const bool root = mpi == nullptr || mpi->rank() == 0;
 
     // Open the output first, so a typo in the path fails before minutes of measuring.
     std::ofstream json_file;
-    std::string json_path = opts->json_path.value_or(global.json ? "-" : "");
+    std::string json_path = root ? opts->json_path.value_or(global.json ? "-" : "") : "";
     if (!json_path.empty() && json_path != "-") {
       json_file.open(json_path);
       if (!json_file)
@@ -188,7 +248,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     }
 
     runner::RunHooks hooks;
-    if (!global.quiet) {
+    if (!global.quiet && root) {
       hooks.on_step = [&global](const std::string& phase, int step, int total) {
         if (!global.verbose && step != 1) return;
         std::cerr << "  " << phase << " step " << step;
@@ -197,13 +257,14 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       };
     }
     // Opened before measuring, so a bad --db fails first.
-    std::unique_ptr<store::Store> db = opts->no_store ? nullptr : open_store(global);
+    std::unique_ptr<store::Store> db = opts->no_store || !root ? nullptr : open_store(global);
     runner::RunResult result = peers::is_peer(config.framework)
                                    ? peers::run_peer(config, opts->peer, hooks)
                                    : runner::run_workload(config, hooks);
     if (db)
       std::cerr << "stored as run " << db->save_run(store::run_record(result)) << " in "
                 << db->location() << "\n";
+    if (!root) return;
     nlohmann::json doc = runner::to_json(result);
     if (json_path == "-")
       std::cout << doc.dump(2) << "\n";
@@ -211,6 +272,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       if (json_file.is_open()) json_file << doc.dump(2) << "\n";
       print_text(result, std::cout);
       if (opts->layers) print_layers(result, std::cout);
+      if (result.layer_profile) print_layer_profile(std::cout, *result.layer_profile);
       if (result.telemetry && !global.quiet) {
         std::cout << "\nTelemetry of the measured steps\n";
         print_telemetry_table(std::cout, *result.telemetry, result.telemetry_gpus);

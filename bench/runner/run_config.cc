@@ -31,6 +31,19 @@ RunConfig validated(RunConfig c) {
   if (c.telemetry) telemetry::check_interval(c.telemetry_interval_s);
   if (c.seconds < 0)
     throw Error(ErrorKind::kUsage, "--seconds must be positive", "e.g. --seconds 30");
+  if (c.profile_steps < 0)
+    throw Error(ErrorKind::kUsage, "--profile-layers must not be negative",
+                "e.g. --profile-layers 5");
+  if (c.profile_steps > 0 && c.framework != "native")
+    throw Error(ErrorKind::kUsage, "--profile-layers times dlbench's own engine, not a framework",
+                "drop --framework, or --profile-layers");
+  if (!(c.bucket_mb > 0))
+    throw Error(ErrorKind::kUsage, "--bucket-mb must be positive", "e.g. --bucket-mb 25");
+  if (c.launch == dist::LaunchMode::kThreads && c.gpus > 1 && c.device.type == DeviceType::kCpu)
+    throw Error(ErrorKind::kUsage,
+                "--gpus drives GPUs; data parallelism on CPUs runs one process "
+                "per replica",
+                "mpirun -np 2 dlbench run ... --device cpu --dist mpi");
   if (c.device.type == DeviceType::kCpu && c.precision != nn::Precision::kFp32)
     throw Error(ErrorKind::kUsage,
                 std::string("precision ") + nn::to_string(c.precision) +

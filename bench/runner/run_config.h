@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/core/device.h"
+#include "engine/dist/launch.h"
 #include "engine/nn/layer.h"
 #include "engine/nn/precision.h"
 
@@ -24,8 +25,13 @@ struct RunConfig {
   nn::Mode mode = nn::Mode::kTrain;
   std::optional<std::int64_t> batch;  // unset: the mode's default
   nn::Precision precision = nn::Precision::kFp32;
-  Device device;
-  int input_size = 0;  // 0: the model's default
+  Device device;  // kSingle; in kMpi the rank's GPU is cuda:<local rank> when this is a GPU
+  // Data parallel: kThreads drives cuda:0..gpus-1 from this process, kMpi is one rank of a
+  // job started by mpirun/srun. `batch` is per replica; the global batch is batch x replicas.
+  dist::LaunchMode launch = dist::LaunchMode::kSingle;
+  int gpus = 1;             // kThreads
+  double bucket_mb = 25.0;  // gradient all-reduce bucket size
+  int input_size = 0;       // 0: the model's default
   int warmup_steps = kDefaultWarmupSteps;
   int steps = kDefaultMeasuredSteps;
   double seconds = 0;  // > 0: measure for this long instead of a step count
@@ -38,6 +44,9 @@ struct RunConfig {
   // The telemetry sampler around the measured phase (process tree, system, every GPU).
   bool telemetry = true;
   double telemetry_interval_s = 0.5;
+  // > 0: after the measured steps, this many extra steps with a device-timer mark around every
+  // layer and part (bench/runner/layer_profile.h); never inside the measured window.
+  int profile_steps = 0;
 };
 
 const char* to_string(nn::Mode mode);

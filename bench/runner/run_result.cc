@@ -89,7 +89,23 @@ nlohmann::json to_json(const RunResult& r) {
       {"telemetry", telemetry_json(r)},
       {"environment", r.environment},
   };
+  if (r.data_parallel) {
+    const DataParallel& dp = *r.data_parallel;
+    doc["config"]["launch"] = dp.launch;
+    doc["config"]["replicas"] = dp.replicas;
+    doc["config"]["global_batch"] = dp.global_batch;
+    doc["config"]["bucket_mb"] = c.bucket_mb;
+    doc["data_parallel"] = {{"replicas", dp.replicas},
+                            {"launch", dp.launch},
+                            {"communicator", dp.communicator},
+                            {"interconnect", dp.interconnect},
+                            {"global_batch", dp.global_batch},
+                            {"buckets", dp.buckets},
+                            {"replicas_identical", dp.replicas_identical},
+                            {"replica_seconds", dp.replica_seconds}};
+  }
   if (!r.peer.is_null()) doc["peer"] = r.peer;
+  if (r.layer_profile) doc["layer_profile"] = to_json(*r.layer_profile);
   return doc;
 }
 

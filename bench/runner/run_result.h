@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/runner/layer_profile.h"
 #include "bench/runner/run_config.h"
 #include "bench/runner/step_stats.h"
 #include "bench/telemetry/metric.h"
@@ -24,15 +25,29 @@ struct Metric {
   std::string description;
 };
 
+// How the replicas of a data-parallel run were laid out and whether they stayed in step.
+struct DataParallel {
+  int replicas = 1;
+  std::string launch;        // "threads" or "mpi"
+  std::string communicator;  // "nccl 2.28.3", "mpi (Open MPI v4.1.4)"
+  std::string interconnect;  // NVLink/PCIe between the GPUs, from NVML
+  std::int64_t global_batch = 0;
+  std::int64_t buckets = 0;  // gradient all-reduce buckets per step
+  // Every replica's weights hashed after the last step: all equal means they stayed in step.
+  bool replicas_identical = false;
+  std::vector<double> replica_seconds;  // each replica's measured wall time
+};
+
 struct RunResult {
   RunConfig config;
+  std::optional<DataParallel> data_parallel;  // set when replicas > 1
   std::string model_description;
   std::string backend;  // "cpu (oneDNN 2.6.3)"
   std::int64_t parameters = 0;
   double flops_per_sample = 0;  // 2 x MACs of what one step computes per sample
   int measured_steps = 0;
   double measured_seconds = 0;  // wall time of the measured steps, device synchronized
-  double throughput = 0;        // samples / measured_seconds
+  double throughput = 0;        // samples / measured_seconds (over all replicas)
   StepStats step;
   double first_loss = 0, last_loss = 0;  // train only
   int skipped_steps = 0;                 // fp16 loss scaling: steps with non-finite gradients
@@ -46,6 +61,8 @@ struct RunResult {
   std::vector<telemetry::Sample> telemetry_samples;
   std::vector<telemetry::GpuIdentity> telemetry_gpus;
   nlohmann::json environment;  // dlbench info --json of the machine
+  // Per-layer time of extra steps after the measured ones, when config.profile_steps > 0.
+  std::optional<LayerProfile> layer_profile;
   // Peer runs: what the worker said of itself (framework, library versions, device); null for
   // native runs.
   nlohmann::json peer;

@@ -4,15 +4,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
 #include "bench/nvml/nvml.h"
+#include "bench/sysinfo/interconnect.h"
 #include "bench/sysinfo/machine_info.h"
 #include "bench/telemetry/sampler.h"
 #include "bench/telemetry/sources.h"
 #include "engine/backend/backend.h"
 #include "engine/data/synthetic.h"
+#include "engine/dist/mpi_session.h"
+#include "engine/dist/replicas.h"
 #include "engine/models/registry.h"
 #include "engine/nn/network.h"
 
@@ -50,39 +54,86 @@ void add_metrics(RunResult& r, const nn::MemoryReport& mem) {
         "steps skipped (warm-up included) because fp16 gradients were not finite");
     add("loss_scaling/final_scale", r.loss_scale, "factor", "the dynamic loss scale at the end");
   }
+  if (r.data_parallel) {
+    const DataParallel& dp = *r.data_parallel;
+    add("data_parallel/replicas", dp.replicas, "replicas", "replicas (GPUs or processes)");
+    add("data_parallel/samples_per_s_per_replica", r.throughput / dp.replicas, "samples/s",
+        "throughput divided by the replicas");
+    add("data_parallel/replicas_identical", dp.replicas_identical ? 1 : 0, "bool",
+        "1 when every replica's weights hashed the same after the last step");
+  }
   if (r.config.mode == nn::Mode::kTrain) {
     add("loss/first", r.first_loss, "nats", "training loss of the first measured step");
     add("loss/last", r.last_loss, "nats", "training loss of the last measured step");
   }
 }
 
-}  // namespace
+// FNV-1a over the f32 master weights: replicas that stayed in step hash the same.
+std::uint64_t weights_hash(backend::Backend& be, const nn::Network& net) {
+  const Tensor w = net.flat_weights();
+  std::vector<unsigned char> bytes(w.bytes());
+  be.to_host(w, bytes.data());
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
 
-RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
-  RunConfig config = validated(requested);
+// Which devices this process drives for a configuration.
+dist::LaunchPlan launch_plan(const RunConfig& c) {
+  dist::LaunchPlan plan{c.launch, {}};
+  switch (c.launch) {
+    case dist::LaunchMode::kSingle:
+      plan.devices = {c.device};
+      break;
+    case dist::LaunchMode::kThreads:
+      for (int i = 0; i < c.gpus; ++i) plan.devices.push_back(Device::cuda(i));
+      break;
+    case dist::LaunchMode::kMpi: {
+      // A GPU job gives each rank of a node its own GPU, by local rank.
+      const dist::MpiSession* session = dist::MpiSession::current();
+      DLBENCH_CHECK(session != nullptr, "--dist mpi runs inside an MpiSession");
+      plan.devices = {c.device.type == DeviceType::kCpu ? c.device
+                                                        : Device::cuda(session->local_rank())};
+      break;
+    }
+  }
+  return plan;
+}
+
+// One replica's part of a run; the root replica's result is the run's.
+RunResult run_replica(const RunConfig& config, dist::Replica& replica, const RunHooks& hooks) {
   const models::ModelInfo& model = models::find_model(config.model);
   models::ModelConfig mc;
   mc.batch = *config.batch;
   mc.input_size = config.input_size;
   mc = models::resolve(model, mc);
-  config.input_size = mc.input_size;
 
-  auto backend = backend::make_backend(config.device);
+  backend::Backend& be = replica.backend;
   nn::NetworkConfig nc;
   nc.mode = config.mode;
   nc.precision = config.precision;
   nc.seed = config.seed;
   nc.sgd.learning_rate = config.learning_rate;
   nc.sgd.momentum = config.momentum;
+  nc.communicator = replica.communicator;
+  nc.bucket_bytes = static_cast<std::size_t>(config.bucket_mb * 1024 * 1024);
   nn::Graph graph = model.build(mc);
   Shape input_shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), *backend, nc);
-  data::SyntheticSource source(*backend, input_shape, mc.classes, config.seed + 7, net.dtype());
+  nn::Network net(std::move(graph), be, nc);
+  // Each replica reads its own part of the data, as a distributed sampler would give it.
+  data::SyntheticSource source(be, input_shape, mc.classes,
+                               config.seed + 7 + static_cast<std::uint64_t>(replica.rank),
+                               net.dtype());
 
   RunResult r;
   r.config = config;
+  r.config.input_size = mc.input_size;
+  if (config.launch == dist::LaunchMode::kMpi) r.config.device = be.device();
   r.model_description = model.description;
-  r.backend = backend->name();
+  r.backend = be.name();
   r.parameters = net.parameter_count();
   r.layers = net.layer_summaries();
   const bool train = config.mode == nn::Mode::kTrain;
@@ -99,14 +150,17 @@ RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
   for (int i = 0; i < config.warmup_steps; ++i) {
     if (hooks.on_step) hooks.on_step("warm-up", i + 1, config.warmup_steps);
     step();
-    backend->synchronize();
+    be.synchronize();
   }
+  dist::Communicator* comm = replica.communicator;
+  if (comm != nullptr) comm->barrier();  // every replica starts measuring together
 
-  // The sampler follows dlbench's own process and every GPU during the measured steps only.
+  // The sampler (root only) follows dlbench's own process and every GPU during the measured
+  // steps only.
   auto nvml = nvml::Nvml::open();
   std::unique_ptr<telemetry::Sampler> sampler;
   telemetry::SourceSet sources;
-  if (config.telemetry) {
+  if (config.telemetry && replica.root()) {
     sources = telemetry::make_sources({getpid(), {}, nvml});
     sampler = std::make_unique<telemetry::Sampler>(std::move(sources.sources),
                                                    config.telemetry_interval_s);
@@ -114,14 +168,20 @@ RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
   }
   if (hooks.on_measure_begin) hooks.on_measure_begin();
   std::vector<double> step_ms;
+  // With --seconds, replicas must agree on the step count (each step is a collective): the
+  // root decides after every step and the others follow through a host collective.
   const int planned = config.seconds > 0 ? -1 : config.steps;
   const Clock::time_point start = Clock::now();
   for (int i = 0; planned < 0 || i < planned; ++i) {
-    if (planned < 0 && elapsed_ms(start) >= config.seconds * 1000.0 && i > 0) break;
+    if (planned < 0 && i > 0) {
+      bool stop = elapsed_ms(start) >= config.seconds * 1000.0;
+      if (comm != nullptr) stop = comm->allgather(std::uint64_t{stop})[0] != 0;
+      if (stop) break;
+    }
     if (hooks.on_step) hooks.on_step("measure", i + 1, planned);
     Clock::time_point t = Clock::now();
     step();
-    backend->synchronize();
+    be.synchronize();
     step_ms.push_back(elapsed_ms(t));
     if (train && i == 0) r.first_loss = net.loss();
   }
@@ -138,13 +198,74 @@ RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
   if (train) r.last_loss = net.loss();
 
   r.measured_steps = static_cast<int>(step_ms.size());
-  r.throughput = static_cast<double>(r.measured_steps * mc.batch) / r.measured_seconds;
   r.step = summarize_steps(step_ms);
   r.skipped_steps = net.skipped_steps();
   r.loss_scale = net.loss_scale();
-  add_metrics(r, net.memory());
-  r.environment = sysinfo::to_json(sysinfo::query_machine(*nvml));
+  // Per-layer time: extra steps after the measured ones (the marks add work), run by every
+  // replica (a step holds collectives) and observed on the root only.
+  auto profiled_step = [&](int i) {
+    if (hooks.on_step) hooks.on_step("profile", i + 1, config.profile_steps);
+    step();
+    be.synchronize();
+  };
+  if (config.profile_steps > 0 && replica.root())
+    r.layer_profile = profile_layers(net, be, config.profile_steps, profiled_step);
+  else
+    for (int i = 0; i < config.profile_steps; ++i) profiled_step(i);
+  std::int64_t samples = static_cast<std::int64_t>(r.measured_steps) * mc.batch;
+  if (comm != nullptr) {
+    // The job is as fast as its slowest replica: its wall time counts.
+    DataParallel dp;
+    dp.replicas = comm->size();
+    dp.launch = dist::to_string(config.launch);
+    dp.communicator = comm->name();
+    dp.global_batch = mc.batch * comm->size();
+    dp.buckets = static_cast<std::int64_t>(net.gradient_buckets().size());
+    dp.replica_seconds = comm->allgather(r.measured_seconds);
+    const std::vector<std::uint64_t> hashes = comm->allgather(weights_hash(be, net));
+    dp.replicas_identical =
+        std::all_of(hashes.begin(), hashes.end(), [&](std::uint64_t h) { return h == hashes[0]; });
+    r.measured_seconds = *std::max_element(dp.replica_seconds.begin(), dp.replica_seconds.end());
+    samples *= comm->size();
+    r.data_parallel = std::move(dp);
+  }
+  r.throughput = static_cast<double>(samples) / r.measured_seconds;
+  if (replica.root()) {
+    add_metrics(r, net.memory());
+    const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
+    r.environment = sysinfo::to_json(machine);
+    if (r.data_parallel && be.device().type == DeviceType::kCuda) {
+      // The GPUs of this node: the threads' GPUs, or one per local MPI rank.
+      const dist::MpiSession* mpi = dist::MpiSession::current();
+      const int local = config.launch == dist::LaunchMode::kThreads ? config.gpus
+                        : mpi != nullptr                            ? mpi->local_size()
+                                                                    : 1;
+      std::vector<int> cuda_devices;
+      for (int i = 0; i < local; ++i) cuda_devices.push_back(i);
+      // An empty mapping would describe every GPU: say nothing rather than something wrong.
+      const std::vector<int> indices =
+          sysinfo::nvml_indices_of_cuda_devices(machine.gpu, cuda_devices);
+      if (!indices.empty())
+        r.data_parallel->interconnect = sysinfo::describe_interconnect(*nvml, indices).summary;
+      if (mpi != nullptr && mpi->size() > mpi->local_size())
+        r.data_parallel->interconnect += "; nodes over the network NCCL chose";
+    }
+  }
   return r;
+}
+
+}  // namespace
+
+RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
+  const RunConfig config = validated(requested);
+  const dist::LaunchPlan plan = launch_plan(config);
+  RunResult result;
+  dist::run_replicas(plan, [&](dist::Replica& replica) {
+    // Only the root replica reports progress and keeps its result.
+    RunResult r = run_replica(config, replica, replica.root() ? hooks : RunHooks{});
+    if (replica.root()) result = std::move(r);
+  });
+  return result;
 }
 
 }  // namespace dlbench::runner

@@ -124,6 +124,13 @@ RunRecord run_record(const runner::RunResult& result) {
   RunRecord r;
   r.created_unix_s = std::time(nullptr);
   set_config_columns(r, result.config);
+  if (result.data_parallel) {
+    // "2x cuda (threads)": the device column names every replica.
+    const runner::DataParallel& dp = *result.data_parallel;
+    r.device = std::to_string(dp.replicas) + "x " +
+               (result.config.device.type == DeviceType::kCpu ? "cpu" : "cuda") + " (" + dp.launch +
+               ")";
+  }
   json doc = runner::to_json(result);
   r.config = doc["config"];
   r.machine = machine_record(result.environment);

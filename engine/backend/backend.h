@@ -174,5 +174,7 @@ class Backend {
 std::unique_ptr<Backend> make_backend(const Device& device);
 // cuda:0 when this build has the CUDA backend and a GPU is present, else cpu.
 Device default_device();
+// GPUs the CUDA runtime sees (0 without the CUDA backend or a driver).
+int cuda_device_count();
 
 }  // namespace dlbench::backend

@@ -8,13 +8,17 @@
 
 namespace dlbench::backend {
 
-Device default_device() {
+int cuda_device_count() {
 #if DLBENCH_HAVE_CUDA
   int count = 0;
-  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) return Device::cuda(0);
+  if (cudaGetDeviceCount(&count) == cudaSuccess) return count;
   cudaGetLastError();  // clear "no device" so later runtime calls start clean
 #endif
-  return Device::cpu();
+  return 0;
+}
+
+Device default_device() {
+  return cuda_device_count() > 0 ? Device::cuda(0) : Device::cpu();
 }
 
 }  // namespace dlbench::backend

@@ -126,6 +126,15 @@ void Network::bind_parameters() {
     if (rank(s.decl) <= 1) compute_ = count;
   }
   parameter_count_ = count;
+  if (config_.communicator != nullptr && config_.mode == Mode::kTrain) {
+    std::vector<GradientSlot> grads;
+    for (const Slot& s : slots) {
+      const int group = rank(s.decl);
+      const std::size_t bytes = group < 2 ? size_of(dtype_) : sizeof(float);
+      grads.push_back({s.offset, s.decl.shape.numel(), s.node, group, bytes});
+    }
+    buckets_ = plan_gradient_buckets(std::move(grads), config_.bucket_bytes);
+  }
   const std::size_t floats = static_cast<std::size_t>(std::max<std::int64_t>(count, 1));
   weights_ = Buffer(backend_.allocator(), floats * sizeof(float));
   if (mixed()) compute_weights_ = Buffer(backend_.allocator(), floats * size_of(dtype_));
@@ -159,6 +168,11 @@ void Network::bind_parameters() {
           bindings_[n].grads.push_back(Tensor());
       }
     }
+  }
+  // Replicas start from rank 0's weights (the same seed gives the same ones, but a replica
+  // must not depend on every device's random generator agreeing bit for bit).
+  if (config_.communicator != nullptr) {
+    config_.communicator->broadcast(flat(weights_, DType::kF32, count), 0);
   }
   if (mixed() && compute_ > 0)
     backend_.cast(flat(weights_, DType::kF32, compute_), flat(compute_weights_, dtype_, compute_));
@@ -232,9 +246,18 @@ void Network::train_step(const Tensor& images, const Tensor& labels) {
                                    loss_scale_);
   }
   std::vector<Tensor> inputs, grads;
+  next_bucket_ = 0;
   for (std::size_t n = graph_.nodes().size(); n-- > 0;) {
-    Observed part(observer_, Pass::kBackward, n);
-    graph_.nodes()[n].layer->backward(context(n, inputs, grads));
+    {
+      Observed part(observer_, Pass::kBackward, n);
+      graph_.nodes()[n].layer->backward(context(n, inputs, grads));
+    }
+    reduce_ready_buckets(n);
+  }
+  if (config_.communicator != nullptr) {
+    // What the device waits here is the communication that backward did not hide.
+    Observed part(observer_, Pass::kGradientSync, 0);
+    config_.communicator->wait();
   }
   if (mixed() && compute_ > 0)
     backend_.cast(flat(compute_grads_, dtype_, compute_), flat(grads_, DType::kF32, compute_));
@@ -254,10 +277,24 @@ void Network::train_step(const Tensor& images, const Tensor& labels) {
   update_weights();
 }
 
+void Network::reduce_ready_buckets(std::size_t node) {
+  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].ready_after >= node)
+    config_.communicator->allreduce_sum(bucket_tensor(buckets_[next_bucket_++]));
+}
+
+Tensor Network::bucket_tensor(const GradientBucket& b) const {
+  const bool compute_dtype = b.group < 2 && mixed();
+  return compute_dtype ? flat(compute_grads_, dtype_, b.end - b.begin, b.begin)
+                       : flat(grads_, DType::kF32, b.end - b.begin, b.begin);
+}
+
 void Network::update_weights() {
   Observed part(observer_, Pass::kUpdate, 0);
   backend::SgdParams sgd = config_.sgd;
-  sgd.grad_scale = 1.0f / loss_scale_;
+  // The all-reduce summed the replicas' gradients: divide by their number here, for free.
+  const float replicas =
+      config_.communicator != nullptr ? static_cast<float>(config_.communicator->size()) : 1.0f;
+  sgd.grad_scale = 1.0f / (loss_scale_ * replicas);
   // One fused update per weight-decay range over the flat f32 buffers.
   auto range = [&](std::int64_t begin, std::int64_t end, float weight_decay) {
     if (end <= begin) return;

@@ -16,6 +16,8 @@
 
 #include "engine/backend/backend.h"
 #include "engine/core/memory.h"
+#include "engine/dist/communicator.h"
+#include "engine/nn/gradient_buckets.h"
 #include "engine/nn/graph.h"
 #include "engine/nn/planner.h"
 #include "engine/nn/precision.h"
@@ -29,6 +31,11 @@ struct NetworkConfig {
   std::uint64_t seed = 42;              // weights are the same on every device and rank for a seed
   float initial_loss_scale = 65536.0f;  // fp16 only (2^16, as PyTorch's GradScaler)
   int loss_scale_growth_interval = 2000;
+  // Data parallel: gradients are summed over the communicator's ranks in buckets of about
+  // this size that start while backward runs, and averaged in the update; rank 0's initial
+  // weights are copied to every rank. Null: one replica.
+  dist::Communicator* communicator = nullptr;
+  std::size_t bucket_bytes = std::size_t{25} << 20;  // as PyTorch DDP's default
 };
 
 DType compute_dtype(Precision p);
@@ -97,6 +104,8 @@ class Network {
   MemoryReport memory() const;
   std::vector<LayerSummary> layer_summaries() const;
   const std::vector<ParameterSlice>& parameter_slices() const { return slices_; }
+  // Data parallel: the all-reduce buckets in launch order (empty for one replica).
+  const std::vector<GradientBucket>& gradient_buckets() const { return buckets_; }
 
   // For tests and gradient checks: the flat buffers and one value's tensors.
   Tensor flat_weights() const { return flat(weights_, DType::kF32, parameter_count_); }
@@ -112,6 +121,9 @@ class Network {
   bool mixed() const { return dtype_ != DType::kF32; }
   void bind_parameters();
   void update_weights();
+  // Data parallel: starts every bucket that node's backward completed.
+  void reduce_ready_buckets(std::size_t node);
+  Tensor bucket_tensor(const GradientBucket& b) const;
   void bind_state();
   void forward(const Tensor& images);
   StepContext context(std::size_t n, std::vector<Tensor>& inputs, std::vector<Tensor>& grads) const;
@@ -136,6 +148,8 @@ class Network {
   Buffer loss_buffer_;
   Tensor loss_;
   LayerObserver* observer_ = nullptr;
+  std::vector<GradientBucket> buckets_;
+  std::size_t next_bucket_ = 0;
 };
 
 }  // namespace dlbench::nn

@@ -1,0 +1,184 @@
+// dlbench scale MODEL --gpus 1,2,4,8: the same per-GPU batch on more and more GPUs (a thread
+// per GPU), stored as one sweep, with speedup and scaling efficiency per GPU count.
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+
+#include <unistd.h>
+
+#include "bench/runner/scaling.h"
+#include "bench/store/run_record.h"
+#include "cli/commands.h"
+#include "cli/store_options.h"
+#include "engine/backend/backend.h"
+
+namespace dlbench::cli {
+namespace {
+
+struct ScaleOptions {
+  std::string model;
+  std::string gpus;  // empty: 1, 2, 4, ... up to every GPU present
+  std::string mode = "train";
+  std::optional<std::int64_t> batch;
+  std::string precision = "fp16";
+  int input = 0;
+  int warmup = runner::kDefaultWarmupSteps;
+  int steps = runner::kDefaultMeasuredSteps;
+  double seconds = 0;
+  double bucket_mb = runner::RunConfig{}.bucket_mb;
+  bool telemetry = true;
+  bool no_store = false;
+  std::optional<std::string> json_path;
+};
+
+std::vector<int> default_counts() {
+  const int present = backend::cuda_device_count();
+  if (present == 0)
+    throw Error(ErrorKind::kResource, "dlbench scale needs GPUs; this machine has none",
+                "data parallelism on CPUs: mpirun -np 2 dlbench run ... --device cpu --dist mpi");
+  std::vector<int> counts;
+  for (int n = 1; n < present; n *= 2) counts.push_back(n);
+  counts.push_back(present);
+  return counts;
+}
+
+std::string sweep_name(const runner::RunConfig& c) {
+  return "scale-" + c.model + "-" + runner::to_string(c.mode) + "-" + nn::to_string(c.precision);
+}
+
+void print_table(std::ostream& out, const std::vector<runner::RunResult>& results,
+                 const std::vector<runner::ScalingPoint>& points) {
+  const runner::RunConfig& c = results.front().config;
+  out << c.model << " " << runner::to_string(c.mode) << " " << nn::to_string(c.precision)
+      << ", batch " << *c.batch << " per GPU\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %4s  %12s  %14s  %8s  %10s  %12s  %s\n", "GPUs",
+                "global batch", "samples/s", "speedup", "efficiency", "step ms p50", "replicas");
+  out << line;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const runner::RunResult& r = results[i];
+    const runner::ScalingPoint& p = points[i];
+    const char* replicas = !r.data_parallel                      ? "-"
+                           : r.data_parallel->replicas_identical ? "identical"
+                                                                 : "DIFFERENT";
+    std::snprintf(line, sizeof line, "  %4d  %12lld  %14.1f  %7.2fx  %9.1f%%  %12.1f  %s\n", p.gpus,
+                  static_cast<long long>(*c.batch * p.gpus), p.throughput, p.speedup,
+                  100 * p.efficiency, r.step.median_ms, replicas);
+    out << line;
+  }
+  for (const runner::RunResult& r : results)
+    if (r.data_parallel && !r.data_parallel->interconnect.empty()) {
+      out << "  interconnect: " << r.data_parallel->interconnect << "\n";
+      break;
+    }
+  out << "  efficiency = (samples/s per GPU) / (samples/s per GPU with " << points.front().gpus
+      << (points.front().gpus == 1 ? " GPU" : " GPUs") << ")\n";
+}
+
+}  // namespace
+
+void add_scale_command(CLI::App& app, const GlobalOptions& global) {
+  auto opts = std::make_shared<ScaleOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "scale", "Data-parallel scaling: the same per-GPU batch on 1..N GPUs, speedup, efficiency");
+  cmd->add_option("model", opts->model, "Model: resnet50, vgg16")->required();
+  cmd->add_option("--gpus", opts->gpus,
+                  "GPU counts to run, increasing: 1,2,4,8 (default: 1, 2, 4, ... all)");
+  cmd->add_option("--mode", opts->mode, "train or infer")->capture_default_str();
+  cmd->add_option("--batch", opts->batch, "Samples per step per GPU (default: 128 train)");
+  cmd->add_option("--precision", opts->precision, "fp32, tf32, fp16 or bf16")
+      ->capture_default_str();
+  cmd->add_option("--input", opts->input, "Input size in pixels (default 224)");
+  cmd->add_option("--warmup", opts->warmup, "Warm-up steps per run")->capture_default_str();
+  cmd->add_option("--steps", opts->steps, "Measured steps per run")->capture_default_str();
+  cmd->add_option("--seconds", opts->seconds, "Measure each run this long instead of --steps");
+  cmd->add_option("--bucket-mb", opts->bucket_mb, "Gradient all-reduce bucket size in MiB")
+      ->capture_default_str();
+  cmd->add_flag("--telemetry,!--no-telemetry", opts->telemetry,
+                "Sample telemetry during each run's measured steps (default on)");
+  cmd->add_flag("--no-store", opts->no_store, "Do not store the runs");
+  cmd->add_option("--json", opts->json_path, "Write the sweep as JSON to FILE ('-': stdout)")
+      ->expected(0, 1)
+      ->default_str("-");
+  cmd->callback([opts, &global] {
+    runner::RunConfig base;
+    base.model = opts->model;
+    base.mode = runner::parse_mode(opts->mode);
+    base.batch = opts->batch;
+    base.precision = nn::parse_precision(opts->precision);
+    base.input_size = opts->input;
+    base.warmup_steps = opts->warmup;
+    base.steps = opts->steps;
+    base.seconds = opts->seconds;
+    base.bucket_mb = opts->bucket_mb;
+    base.telemetry = opts->telemetry;
+    base.device = Device::cuda(0);
+    base = runner::validated(base);
+    const std::vector<int> counts =
+        opts->gpus.empty() ? default_counts() : dist::parse_gpu_counts(opts->gpus);
+    // Every count must exist before the first minute of measuring.
+    dist::parse_gpus(std::to_string(counts.back()));
+
+    // The output and the database open first, so a typo fails before minutes of measuring.
+    const std::string json_path = opts->json_path.value_or(global.json ? "-" : "");
+    std::ofstream json_file;
+    if (!json_path.empty() && json_path != "-") {
+      json_file.open(json_path);
+      if (!json_file)
+        throw Error(ErrorKind::kResource, "cannot write " + json_path,
+                    "check that the folder exists and is writable");
+    }
+    std::unique_ptr<store::Store> db = opts->no_store ? nullptr : open_store(global);
+    store::SuiteRecord sweep;
+    if (db) {
+      char stamp[32];
+      std::time_t now = std::time(nullptr);
+      std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", std::gmtime(&now));
+      sweep = {sweep_name(base) + "-" + stamp + "-" + std::to_string(getpid()),
+               sweep_name(base),
+               "dlbench scale",
+               now,
+               static_cast<int>(counts.size()),
+               0};
+      db->save_suite(sweep);
+    }
+    runner::RunHooks hooks;
+    int index = 0;
+    auto on_run = [&](const runner::RunResult& r) {
+      const int gpus = r.data_parallel ? r.data_parallel->replicas : 1;
+      if (!global.quiet)
+        std::cerr << "  " << gpus << (gpus == 1 ? " GPU: " : " GPUs: ") << r.throughput
+                  << " samples/s\n";
+      if (!db) return;
+      store::RunRecord record = store::run_record(r);
+      record.suite =
+          store::SuiteLink{sweep.invocation, sweep.name, index++, "gpus=" + std::to_string(gpus)};
+      db->save_run(record);
+    };
+    std::vector<runner::RunResult> results = runner::run_scaling(base, counts, hooks, on_run);
+    std::vector<double> throughputs;
+    for (const auto& r : results) throughputs.push_back(r.throughput);
+    const std::vector<runner::ScalingPoint> points = runner::scaling_points(counts, throughputs);
+
+    nlohmann::json doc{{"schema", "dlbench.scale/1"}, {"points", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < points.size(); ++i)
+      doc["points"].push_back({{"gpus", points[i].gpus},
+                               {"throughput_samples_per_s", points[i].throughput},
+                               {"speedup", points[i].speedup},
+                               {"efficiency", points[i].efficiency},
+                               {"run", runner::to_json(results[i])}});
+    if (db) doc["sweep"] = sweep.invocation;
+    if (json_path == "-") {
+      std::cout << doc.dump(2) << "\n";
+      return;
+    }
+    if (json_file.is_open()) json_file << doc.dump(2) << "\n";
+    print_table(std::cout, results, points);
+    if (db)
+      std::cerr << "stored as sweep " << sweep.invocation << " in " << db->location()
+                << " (dlbench report --suite " << sweep.invocation << ")\n";
+  });
+}
+
+}  // namespace dlbench::cli

@@ -1,0 +1,61 @@
+// `mpirun -np 2 dlbench run ... --device cpu --dist mpi` end to end: rank 0 alone prints and
+// stores, the replicas stay identical, and mistakes get one-line usage errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.h"
+
+namespace dlbench {
+namespace {
+
+using testing::run_command;
+
+// Open MPI refuses root (CI containers) unless told it is on purpose, and CI has 2 cores.
+const std::string kMpirun =
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe ";
+const std::string kRun = std::string(DLBENCH_BINARY) +
+                         " run resnet50 --device cpu --dist mpi --input 32 --batch 8 --steps 3 "
+                         "--warmup 1 --no-telemetry --no-store";
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(MpiRunCliTest, TwoRanksTrainAsOneJobAndOnlyRankZeroReports) {
+  auto r = run_command(kMpirun + kRun);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, "Throughput"), 1u) << r.out;
+  EXPECT_NE(r.out.find("2 replicas"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("global batch 16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("identical weights after the last step"), std::string::npos) << r.out;
+}
+
+TEST(MpiRunCliTest, JsonRecordsTheReplicas) {
+  auto r = run_command(kMpirun + kRun + " --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);  // one document: rank 1 wrote nothing
+  EXPECT_EQ(doc["data_parallel"]["replicas"], 2);
+  EXPECT_EQ(doc["data_parallel"]["global_batch"], 16);
+  EXPECT_EQ(doc["data_parallel"]["replicas_identical"], true);
+  EXPECT_EQ(doc["data_parallel"]["replica_seconds"].size(), 2u);
+  EXPECT_EQ(doc["config"]["batch"], 8);
+}
+
+TEST(MpiRunCliTest, DistMpiWithoutALauncherIsAUsageError) {
+  auto r = run_command(std::string(DLBENCH_BINARY) +
+                       " run resnet50 --device cpu --dist mpi --input 32 --no-store");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("mpirun"), std::string::npos) << r.err;
+}
+
+TEST(MpiRunCliTest, GpusOnACpuIsRefused) {
+  auto r = run_command(std::string(DLBENCH_BINARY) + " run resnet50 --device cpu --gpus 2");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--gpus"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace dlbench
