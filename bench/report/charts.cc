@@ -1,6 +1,7 @@
 #include "bench/report/charts.h"
 
 #include "bench/report/framework_table.h"
+#include "bench/report/scaling_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,6 +35,8 @@ std::string machine_suffix(const ReportData& d, const RunRecord& r) {
              : "";
 }
 
+// Data-parallel runs name their replica count: "b128 224px x4" is 4 replicas of batch 128
+// (and "mpi" when each replica was its own process).
 std::string workload(const RunRecord& r) {
   std::string w = r.model + " " + r.mode + " b" + std::to_string(r.batch);
   if (r.input_size) {
@@ -41,6 +44,11 @@ std::string workload(const RunRecord& r) {
     w += std::to_string(r.input_size);
     w += "px";
   }
+  if (int n = run_replicas(r); n > 1) {
+    w += " x";
+    w += std::to_string(n);
+  }
+  if (run_launch(r) == "mpi") w += " mpi";
   return w;
 }
 
@@ -219,10 +227,63 @@ void memory_and_energy_charts(const ReportData& d, json& charts) {
         bar("Energy", "GPU energy per sample", "J/sample", labels, {{"J/sample", energy}}));
 }
 
+json xy(double x, double y) {
+  return {{"x", x}, {"y", number(y)}};
+}
+
+// Samples/s and efficiency per replica count on one chart (efficiency on a second axis), with
+// the ideal line: the base's samples/s per replica times the count. Single-process runs (one
+// GPU, a thread per GPU) and MPI runs are separate datasets against the same base.
+json scaling_chart(const ScalingGroup& g, const std::string& target) {
+  json rate[2] = {json::array(), json::array()}, efficiency[2] = {json::array(), json::array()};
+  json ideal = json::array();
+  int last = 0;
+  for (const ScalingRow& row : g.rows) {
+    const int mpi = row.launch == "mpi";
+    rate[mpi].push_back(xy(row.replicas, row.throughput));
+    efficiency[mpi].push_back(xy(row.replicas, 100 * row.efficiency));
+    if (row.replicas != last)
+      ideal.push_back(xy(row.replicas, g.base_throughput / g.base_replicas * row.replicas));
+    last = row.replicas;
+  }
+  const char* names[2] = {"one process", "mpi"};
+  json datasets = json::array();
+  for (int mpi : {0, 1})
+    if (!rate[mpi].empty())
+      datasets.push_back({{"label", std::string("samples/s, ") + names[mpi]},
+                          {"data", rate[mpi]},
+                          {"points", true}});
+  datasets.push_back({{"label", "ideal (linear from " + std::to_string(g.base_replicas) + ")"},
+                      {"data", ideal},
+                      {"dashed", true}});
+  for (int mpi : {0, 1})
+    if (!efficiency[mpi].empty())
+      datasets.push_back({{"label", std::string("efficiency %, ") + names[mpi]},
+                          {"data", efficiency[mpi]},
+                          {"points", true},
+                          {"axis", "y2"}});
+  return {{"section", "Multi-GPU scaling"},
+          {"target", target},
+          {"title", g.workload + " on " + g.device + ", " + g.machine},
+          {"type", "line"},
+          {"unit", "samples/s"},
+          {"xTitle", "replicas (GPUs, or MPI ranks)"},
+          {"xInteger", true},
+          {"y2Unit", "scaling efficiency %"},
+          {"datasets", datasets}};
+}
+
 }  // namespace
+
+std::string scaling_chart_target(std::size_t group_index) {
+  return "scaling-chart-" + std::to_string(group_index);
+}
 
 json report_charts(const ReportData& d) {
   json charts = json::array();
+  std::vector<ScalingGroup> groups = scaling_groups(d.runs);
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    charts.push_back(scaling_chart(groups[i], scaling_chart_target(i)));
   throughput_chart(d, charts);
   framework_chart(d, charts);
   speedup_chart(d, charts);

@@ -11,6 +11,12 @@ namespace dlbench::report {
 
 // [{"section", "title", "type": "bar"|"line", "unit", "labels", "datasets": [{"label",
 // "data"}]}]; line charts have {x, y} points in seconds. Charts without data are left out.
+// Multi-GPU scaling charts come first: lines over replica counts ("xTitle"), efficiency on a
+// second axis ("y2Unit"; datasets with "axis": "y2"), drawn into the page element whose id is
+// their "target" (scaling_chart_target of the group's index in scaling_groups(data.runs)).
 nlohmann::json report_charts(const ReportData& data);
+
+// The id of the element that holds the chart of the i-th scaling group.
+std::string scaling_chart_target(std::size_t group_index);
 
 }  // namespace dlbench::report

@@ -5,6 +5,7 @@
 
 #include "bench/report/chart_js.h"
 #include "bench/report/charts.h"
+#include "bench/report/scaling_table.h"
 
 namespace dlbench::report {
 namespace {
@@ -69,6 +70,9 @@ td.num { text-align:right; font-variant-numeric:tabular-nums; }
 dl.legend { display:grid; grid-template-columns:max-content 1fr; gap:2px 14px; margin:0; }
 dl.legend dt { font-weight:600; } dl.legend dd { margin:0; color:var(--muted); }
 footer { color:var(--muted); font-size:12px; margin-top:40px; }
+.scaling { display:flex; flex-wrap:wrap; gap:18px; margin-bottom:18px; }
+.scaling > div:first-child { flex:1 1 460px; min-width:0; }
+.scaling > .card { flex:1.6 1 560px; min-width:0; }
 )css";
 
 // Draws every chart of the embedded data, then records on <body> how many canvases ended up
@@ -92,7 +96,8 @@ constexpr const char* kScript = R"js(
     const sections = {};
     const root = document.getElementById('charts');
     for (const spec of charts) {
-      if (!sections[spec.section]) {
+      const target = spec.target ? document.getElementById(spec.target) : null;
+      if (!target && !sections[spec.section]) {
         const h = document.createElement('h2'); h.textContent = spec.section; root.appendChild(h);
         const g = document.createElement('div'); g.className = 'grid'; root.appendChild(g);
         sections[spec.section] = g;
@@ -102,16 +107,19 @@ constexpr const char* kScript = R"js(
       const box = document.createElement('div'); box.className = 'box';
       const canvas = document.createElement('canvas');
       box.appendChild(canvas); card.appendChild(title); card.appendChild(box);
-      sections[spec.section].appendChild(card);
+      (target || sections[spec.section]).appendChild(card);
       const line = spec.type === 'line';
       const datasets = spec.datasets.map((d, i) => ({
-        label: d.label, data: d.data,
+        label: d.label, data: d.data, yAxisID: d.axis || 'y', borderDash: d.dashed ? [6, 4] : [],
         backgroundColor: palette[i % palette.length] + (line ? '33' : 'cc'),
-        borderColor: palette[i % palette.length], borderWidth: line ? 1.5 : 0,
-        pointRadius: line ? 0 : undefined, borderRadius: line ? 0 : 3, spanGaps: true }));
+        borderColor: palette[i % palette.length], borderWidth: line ? (d.points ? 2 : 1.5) : 0,
+        pointRadius: line ? (d.points ? 3 : 0) : undefined, borderRadius: line ? 0 : 3, spanGaps: true }));
       const scales = { y: { beginAtZero: true, title: { display: true, text: spec.unit } } };
-      if (line) scales.x = { type: 'linear', title: { display: true, text: 'seconds into the measured phase' } };
+      if (line) scales.x = { type: 'linear', title: { display: true, text: spec.xTitle || 'seconds into the measured phase' } };
       else scales.x = { ticks: { autoSkip: false, maxRotation: 40 } };
+      if (spec.xInteger) scales.x.ticks = { precision: 0 };
+      if (spec.y2Unit) scales.y2 = { position: 'right', beginAtZero: true, grid: { drawOnChartArea: false },
+                                     title: { display: true, text: spec.y2Unit } };
       new Chart(canvas, { type: spec.type, data: { labels: spec.labels || [], datasets },
         options: { scales, interaction: { mode: line ? 'nearest' : 'index', intersect: false },
                    plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } } } } });
@@ -136,8 +144,8 @@ bool numeric(const std::string& cell) {
   return end && (*end == '\0' || (*end == 'x' && end[1] == '\0'));
 }
 
-void write_table(const Table& t, std::ostream& out) {
-  out << "<h2>" << escape_html(t.title) << "</h2>\n";
+void write_table(const Table& t, std::ostream& out, const char* heading = "h2") {
+  out << "<" << heading << ">" << escape_html(t.title) << "</" << heading << ">\n";
   if (!t.note.empty()) out << "<p class=\"note\">" << escape_html(t.note) << "</p>\n";
   out << "<div class=\"tablewrap\"><table><thead><tr>";
   for (const std::string& c : t.columns) out << "<th>" << escape_html(c) << "</th>";
@@ -149,6 +157,19 @@ void write_table(const Table& t, std::ostream& out) {
     out << "</tr>\n";
   }
   out << "</tbody></table></div>\n";
+}
+
+// Per workload: its chart (drawn by the script into the empty slot) next to its table.
+void write_scaling_section(const std::vector<ScalingGroup>& groups, std::ostream& out) {
+  if (groups.empty()) return;
+  out << "<h2>Multi-GPU scaling</h2>\n<p class=\"note\">" << escape_html(kScalingCaption)
+      << "</p>\n";
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    out << "<div class=\"scaling\"><div id=\"" << scaling_chart_target(i)
+        << "\"></div><div class=\"card\">\n";
+    write_table(scaling_table(groups[i]), out, "h3");
+    out << "</div></div>\n";
+  }
 }
 
 std::string utc(std::int64_t unix_s) {
@@ -186,10 +207,17 @@ void write_html(const ReportData& d, std::ostream& out) {
       << "<dt>memory</dt><dd>planned = the engine's planned peak; RSS = the process's peak "
          "resident memory; GPU = the most device memory in use</dd>\n"
       << "<dt>energy per sample</dt><dd>GPU board energy over the measured phase &divide; "
-         "samples processed (GPUs with NVML energy counters only)</dd>\n</dl>\n"
-      << "<div id=\"charts\"></div>\n";
+         "samples processed (GPUs with NVML energy counters only)</dd>\n";
+  const std::vector<ScalingGroup> scaling = scaling_groups(d.runs);
+  if (!scaling.empty())
+    out << "<dt>scaling efficiency</dt><dd>(samples/s &divide; replicas) &divide; (samples/s "
+           "&divide; replicas at the smallest count) of the same workload and per-replica "
+           "batch; 100% is linear</dd>\n";
+  out << "</dl>\n";
+  write_scaling_section(scaling, out);
+  out << "<div id=\"charts\"></div>\n";
   for (const Table& t : report_tables(d))
-    if (!t.rows.empty()) write_table(t, out);
+    if (!t.rows.empty() && t.id != "scaling") write_table(t, out);
   out << "<footer>dlbench report &middot; charts by Chart.js " << chart_js_version()
       << " (MIT), embedded &middot; this file makes no network requests</footer>\n</main>\n"
       << "<script id=\"dlbench-charts\" type=\"application/json\">"

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "bench/report/framework_table.h"
+#include "bench/report/scaling_table.h"
 #include "engine/core/error.h"
 
 namespace dlbench::report {
@@ -70,6 +71,7 @@ std::string run_label(const RunRecord& r) {
   std::string label = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
   if (r.input_size) label += " " + std::to_string(r.input_size) + "px";
   if (r.framework != "native") label += " " + r.framework;
+  if (int n = run_replicas(r); n > 1) label += " x" + std::to_string(n);
   return label + " #" + std::to_string(r.id);
 }
 
@@ -166,14 +168,15 @@ std::vector<Table> report_tables(const ReportData& d) {
   Table speedup{"speedup",
                 "Mixed-precision speedup over fp32",
                 "throughput of the precision / throughput of fp32, same machine, model, mode, "
-                "batch and input",
+                "batch, input and replicas",
                 {"machine", "model", "mode", "batch", "input", "precision", "samples/s",
                  "fp32 samples/s", "speedup"},
                 {}};
   std::map<std::string, double> fp32;
   auto group = [](const RunRecord& r) {
     return std::to_string(r.machine.id) + "|" + r.framework + "|" + r.model + "|" + r.mode + "|" +
-           std::to_string(r.batch) + "|" + std::to_string(r.input_size);
+           std::to_string(r.batch) + "|" + std::to_string(r.input_size) + "|" +
+           std::to_string(run_replicas(r)) + "|" + run_launch(r);
   };
   for (const RunRecord& r : d.runs)
     if (r.status == "ok" && r.precision == "fp32") fp32[group(r)] = r.throughput;
@@ -186,6 +189,7 @@ std::vector<Table> report_tables(const ReportData& d) {
   }
   tables.push_back(speedup);
   if (spans_frameworks(d.runs)) tables.push_back(framework_table(d.runs));
+  for (const ScalingGroup& g : scaling_groups(d.runs)) tables.push_back(scaling_table(g));
 
   Table telemetry{"telemetry",
                   "Telemetry of the measured phase",
