@@ -3,6 +3,7 @@
 // Not a test and not the benchmark (that is `dlbench run`); run by hand on a GPU machine:
 //   dlbench_gpu_op_timing            prints one line per op and precision
 //   dlbench_gpu_op_timing bn         batch norm only: our kernels and cuDNN's, which they replaced
+//   dlbench_gpu_op_timing pool       max pooling only: VGG16's pool1 and ResNet-50's stem pool
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -290,6 +291,50 @@ void cudnn_bn_timings(CudaBackend& be, const Precision& prec, const BnShape& sha
   cudnnDestroy(handle);
 }
 
+// A max pooling layer of a real network at batch 128.
+struct PoolShape {
+  const char* name;
+  std::int64_t side, channels;
+  int window, stride, pad;
+  backend::PoolParams params(std::int64_t batch) const {
+    backend::PoolParams p;
+    p.n = batch, p.h = p.w = side, p.c = channels;
+    p.window_h = p.window_w = window, p.stride_h = p.stride_w = stride, p.pad_h = p.pad_w = pad;
+    return p;
+  }
+};
+
+const PoolShape kPoolShapes[] = {{"vgg16 pool1 224x224x64 2x2/2", 224, 64, 2, 2, 0},
+                                 {"resnet50 pool 112x112x64 3x3/2 p1", 112, 64, 3, 2, 1}};
+
+// Our kernels. GB/s counts the bytes they must move: forward reads x and writes y and the
+// argmax (one byte per output); backward reads dy and the argmax and writes dx (and reads it
+// when accumulating).
+void pool_timings(CudaBackend& be, const Precision& prec, const PoolShape& shape) {
+  const backend::PoolParams p = shape.params(128);
+  Owned x(be, p.input_shape(), prec.dtype), y(be, p.output_shape(), prec.dtype),
+      dy(be, p.output_shape(), prec.dtype), dx(be, p.input_shape(), prec.dtype);
+  const auto ws_bytes = static_cast<std::int64_t>(be.pool_workspace_bytes(p));
+  Owned ws(be, Shape{(ws_bytes + 3) / 4}, DType::kF32);
+  be.fill_normal(x.tensor, 0, 1, 1), be.fill_normal(dy.tensor, 0, 1, 2);
+  const double in = static_cast<double>(p.input_shape().numel()) * size_of(prec.dtype);
+  const double out = static_cast<double>(p.output_shape().numel()) * size_of(prec.dtype);
+  const auto argmax = static_cast<double>(ws_bytes);
+  const std::string what = std::string("maxpool ") + shape.name + " n128";
+  report(what + " fwd", prec.name,
+         time_op(be, [&] { be.pool_forward(p, x.tensor, y.tensor, ws.tensor); }), 0,
+         in + out + argmax);
+  for (auto mode : {backend::GradMode::kOverwrite, backend::GradMode::kAccumulate}) {
+    const bool acc = mode == backend::GradMode::kAccumulate;
+    report(what + (acc ? " bwd (accumulate)" : " bwd"), prec.name,
+           time_op(be,
+                   [&] {
+                     be.pool_backward(p, x.tensor, y.tensor, dy.tensor, ws.tensor, dx.tensor, mode);
+                   }),
+           0, out + argmax + (acc ? 2 : 1) * in);
+  }
+}
+
 }  // namespace
 }  // namespace dlbench
 
@@ -317,6 +362,12 @@ int main(int argc, char** argv) {
             cudnn_bn_timings(be, prec, shape);
       return 0;
     }
+    if (argc > 1 && std::strcmp(argv[1], "pool") == 0) {
+      for (const PoolShape& shape : kPoolShapes)
+        for (const auto& prec : precisions)
+          if (prec.math == backend::MathMode::kStrict) pool_timings(be, prec, shape);
+      return 0;
+    }
     bn_layout_timings(be, DType::kF16, "fp16");
     bn_layout_timings(be, DType::kF32, "fp32");
     for (const auto& prec : precisions) conv_timings(be, prec, 256);
@@ -326,6 +377,9 @@ int main(int argc, char** argv) {
     for (const BnShape& shape : kBnShapes)
       for (const auto& prec : precisions)
         if (prec.math == backend::MathMode::kStrict) bn_timings(be, prec, shape);
+    for (const PoolShape& shape : kPoolShapes)
+      for (const auto& prec : precisions)
+        if (prec.math == backend::MathMode::kStrict) pool_timings(be, prec, shape);
   } catch (const Error& e) {
     std::printf("error: %s (%s)\n", e.what(), e.hint().c_str());
     return 1;

@@ -1,0 +1,312 @@
+// Max and average pooling on our own kernels, NHWC, forward and backward side by side.
+//
+//   x [N, H, W, C] -> y [N, P, Q, C], P = (H + 2 pad_h - KH) / stride_h + 1 (Q likewise).
+//   The window of output (p, q) is rows p stride_h - pad_h + [0, KH) and columns
+//   q stride_w - pad_w + [0, KW), clipped to the image: padding never takes part.
+//
+//   max:      y = max over the window. The position that won, as its index kh KW + kw inside
+//             the window, goes to the workspace: one uint8 per output element when the window
+//             has at most 256 positions (every CNN's), else one int32. Ties go to the first
+//             position in row-major window order (strictly greater replaces), as in the CPU
+//             reference (tests/ops/reference.cc). NaN never wins.
+//   average:  y = (1 / count) sum over the window, count = its in-bounds positions.
+//
+//   backward: a gather, for both kinds. A thread owns dx at (n, h, w, channels) and adds, in a
+//             fixed order (p, then q, ascending), dy of every output whose window covers (h, w):
+//               p in [ceil((h + pad_h - KH + 1) / stride_h), floor((h + pad_h) / stride_h)]
+//             clipped to [0, P), q likewise. Max adds dy where the saved argmax names (h, w);
+//             average adds dy / count. No atomics, so the result is deterministic; VGG's 2x2/2
+//             windows do not overlap and visit one output, ResNet's 3x3/2 up to four.
+//             GradMode::kAccumulate adds the old dx; x and y are not read.
+//
+// Math is in f32. Threads: one per (row, column, pack of kVec channels), a 2D grid with rows
+// (n, p) or (n, h) down and columns x packs across, so the index math is 32-bit and only
+// the flat offsets are 64-bit. A pack is 16 bytes (4 f32, 8 f16/bf16) when C is a multiple of
+// it and every pointer is 16-byte aligned, else one channel.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <type_traits>
+
+#include "engine/backend/cuda/cuda_kernels.cuh"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+// Window positions that a uint8 argmax can name.
+constexpr std::int64_t kByteArgmaxPositions = 256;
+
+// PoolParams narrowed to int for the kernels (the launchers check that everything fits).
+struct PoolGeometry {
+  int h, w, c, out_h, out_w;
+  int window_h, window_w, stride_h, stride_w, pad_h, pad_w;
+};
+
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+template <class T, int N>
+__device__ __forceinline__ Pack<T, N> load(const T* p) {
+  return *reinterpret_cast<const Pack<T, N>*>(p);
+}
+template <class T, int N>
+__device__ __forceinline__ void store(T* p, const Pack<T, N>& v) {
+  *reinterpret_cast<Pack<T, N>*>(p) = v;
+}
+
+// First and last output index (inclusive) whose window covers input index i along one axis.
+__device__ __forceinline__ int first_cover(int i, int window, int stride, int pad) {
+  const int top = i + pad - window + 1;  // window start must be >= this
+  return top <= 0 ? 0 : (top + stride - 1) / stride;
+}
+__device__ __forceinline__ int last_cover(int i, int stride, int pad, int outputs) {
+  return min((i + pad) / stride, outputs - 1);
+}
+
+// --- forward ---------------------------------------------------------------------------------
+
+// rows = N P, one per (n, p); columns = Q packs. argmax may be null (average pooling).
+template <class T, class Idx, int kVec, PoolKind kKind>
+__global__ void pool_forward_kernel(const T* __restrict__ x, PoolGeometry g, std::int64_t rows,
+                                    T* __restrict__ y, Idx* __restrict__ argmax) {
+  const int packs = g.c / kVec;
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (col >= g.out_w * packs) return;
+  const int q = col / packs;
+  const int c0 = (col - q * packs) * kVec;
+  const int w_start = q * g.stride_w - g.pad_w;
+  const int w0 = max(w_start, 0), w1 = min(w_start + g.window_w, g.w);
+  for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
+       row += std::int64_t{gridDim.y} * blockDim.y) {
+    const auto n = static_cast<int>(row / g.out_h);
+    const int p = static_cast<int>(row - std::int64_t{n} * g.out_h);
+    const int h_start = p * g.stride_h - g.pad_h;
+    const int h0 = max(h_start, 0), h1 = min(h_start + g.window_h, g.h);
+    float acc[kVec];
+    int best[kVec];
+    for (int i = 0; i < kVec; ++i) {
+      acc[i] = kKind == PoolKind::kMax ? -INFINITY : 0.0f;
+      best[i] = (h0 - h_start) * g.window_w + (w0 - w_start);  // the first in-bounds position
+    }
+    for (int h = h0; h < h1; ++h)
+      for (int w = w0; w < w1; ++w) {
+        const Pack<T, kVec> v =
+            load<T, kVec>(x + ((std::int64_t{n} * g.h + h) * g.w + w) * g.c + c0);
+        const int k = (h - h_start) * g.window_w + (w - w_start);
+        for (int i = 0; i < kVec; ++i) {
+          const float f = to_f32(v.v[i]);
+          if constexpr (kKind == PoolKind::kMax) {
+            if (f > acc[i]) acc[i] = f, best[i] = k;
+          } else {
+            acc[i] += f;
+          }
+        }
+      }
+    const std::int64_t out = (row * g.out_w + q) * g.c + c0;
+    const float scale =
+        kKind == PoolKind::kMax ? 1.0f : 1.0f / static_cast<float>((h1 - h0) * (w1 - w0));
+    Pack<T, kVec> r;
+    for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(acc[i] * scale);
+    store<T, kVec>(y + out, r);
+    if constexpr (kKind == PoolKind::kMax) {
+      if (argmax != nullptr) {
+        Pack<Idx, kVec> a;
+        for (int i = 0; i < kVec; ++i) a.v[i] = static_cast<Idx>(best[i]);
+        store<Idx, kVec>(argmax + out, a);
+      }
+    }
+  }
+}
+
+// --- backward --------------------------------------------------------------------------------
+
+// rows = N H, one per (n, h); columns = W packs.
+template <class T, class Idx, int kVec, PoolKind kKind>
+__global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __restrict__ argmax,
+                                     PoolGeometry g, std::int64_t rows, bool accumulate,
+                                     T* __restrict__ dx) {
+  const int packs = g.c / kVec;
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (col >= g.w * packs) return;
+  const int w = col / packs;
+  const int c0 = (col - w * packs) * kVec;
+  const int q0 = first_cover(w, g.window_w, g.stride_w, g.pad_w);
+  const int q1 = last_cover(w, g.stride_w, g.pad_w, g.out_w);
+  for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
+       row += std::int64_t{gridDim.y} * blockDim.y) {
+    const auto n = static_cast<int>(row / g.h);
+    const int h = static_cast<int>(row - std::int64_t{n} * g.h);
+    const int p0 = first_cover(h, g.window_h, g.stride_h, g.pad_h);
+    const int p1 = last_cover(h, g.stride_h, g.pad_h, g.out_h);
+    float acc[kVec];
+    for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
+    for (int p = p0; p <= p1; ++p)
+      for (int q = q0; q <= q1; ++q) {
+        const std::int64_t out = ((std::int64_t{n} * g.out_h + p) * g.out_w + q) * g.c + c0;
+        const Pack<T, kVec> d = load<T, kVec>(dy + out);
+        const int h_start = p * g.stride_h - g.pad_h, w_start = q * g.stride_w - g.pad_w;
+        if constexpr (kKind == PoolKind::kMax) {
+          const int k = (h - h_start) * g.window_w + (w - w_start);
+          const Pack<Idx, kVec> a = load<Idx, kVec>(argmax + out);
+          for (int i = 0; i < kVec; ++i)
+            if (static_cast<int>(a.v[i]) == k) acc[i] += to_f32(d.v[i]);
+        } else {
+          const int rows_in = min(h_start + g.window_h, g.h) - max(h_start, 0);
+          const int cols_in = min(w_start + g.window_w, g.w) - max(w_start, 0);
+          const auto count = static_cast<float>(rows_in * cols_in);
+          for (int i = 0; i < kVec; ++i) acc[i] += to_f32(d.v[i]) / count;
+        }
+      }
+    T* out = dx + (row * g.w + w) * g.c + c0;
+    if (accumulate) {
+      const Pack<T, kVec> old = load<T, kVec>(out);
+      for (int i = 0; i < kVec; ++i) acc[i] += to_f32(old.v[i]);
+    }
+    Pack<T, kVec> r;
+    for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(acc[i]);
+    store<T, kVec>(out, r);
+  }
+}
+
+// --- launchers -------------------------------------------------------------------------------
+
+std::int64_t window_positions(const PoolParams& p) {
+  return std::int64_t{p.window_h} * p.window_w;
+}
+
+bool byte_argmax(const PoolParams& p) {
+  return window_positions(p) <= kByteArgmaxPositions;
+}
+
+PoolGeometry geometry(const PoolParams& p, const char* op) {
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  // Columns x packs and n are ints in the kernels; the widest column count is C W.
+  const bool fits = p.n <= kIntMax && p.c * std::max(p.w, p.out_w()) <= kIntMax &&
+                    p.h + 2 * p.pad_h <= kIntMax && p.w + 2 * p.pad_w <= kIntMax;
+  if (!fits)
+    throw Error(ErrorKind::kUsage, std::string(op) + ": image row too large for 32-bit indices");
+  DLBENCH_CHECK(p.window_h > 0 && p.window_w > 0 && p.stride_h > 0 && p.stride_w > 0 &&
+                    p.pad_h >= 0 && p.pad_w >= 0 && p.pad_h < p.window_h && p.pad_w < p.window_w,
+                "pool window, stride and padding");
+  return {static_cast<int>(p.h),
+          static_cast<int>(p.w),
+          static_cast<int>(p.c),
+          static_cast<int>(p.out_h()),
+          static_cast<int>(p.out_w()),
+          p.window_h,
+          p.window_w,
+          p.stride_h,
+          p.stride_w,
+          p.pad_h,
+          p.pad_w};
+}
+
+// Threads across the columns (a power of two from a warp up to the block, no wider than the
+// row needs) and the rest of the block down the rows; the grid strides down rows past 65535.
+struct Launch {
+  dim3 grid, block;
+};
+
+Launch launch_for(std::int64_t rows, std::int64_t columns) {
+  unsigned across = 32;
+  while (across < columns && across < kBlock) across *= 2;
+  const unsigned down = kBlock / across;
+  const std::int64_t blocks_down = std::clamp<std::int64_t>((rows + down - 1) / down, 1, 65535);
+  return {dim3(static_cast<unsigned>((columns + across - 1) / across),
+               static_cast<unsigned>(blocks_down)),
+          dim3(across, down)};
+}
+
+// Calls f(TypeTag<T>, TypeTag<Idx>, integral_constant<kVec>): 16-byte packs when C is a
+// multiple of the pack and every pointer is 16-byte aligned, else one channel; int32 argmax
+// (always one channel) for windows a byte cannot index.
+template <class F>
+void dispatch_pool(const PoolParams& p, DType dtype, std::initializer_list<const void*> data,
+                   const char* op, F&& f) {
+  dispatch_float(dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int kWide = 16 / sizeof(T);
+    if (p.kind == PoolKind::kMax && !byte_argmax(p))
+      return f(tag, TypeTag<std::int32_t>{}, std::integral_constant<int, 1>{});
+    bool wide = p.c % kWide == 0;
+    for (const void* ptr : data) wide = wide && aligned16(ptr);
+    if (wide)
+      f(tag, TypeTag<std::uint8_t>{}, std::integral_constant<int, kWide>{});
+    else
+      f(tag, TypeTag<std::uint8_t>{}, std::integral_constant<int, 1>{});
+  });
+}
+
+}  // namespace
+
+std::size_t CudaBackend::pool_workspace_bytes(const PoolParams& p) const {
+  if (p.kind != PoolKind::kMax) return 0;
+  const std::size_t index_bytes = byte_argmax(p) ? sizeof(std::uint8_t) : sizeof(std::int32_t);
+  return static_cast<std::size_t>(p.output_shape().numel()) * index_bytes;
+}
+
+void CudaBackend::pool_forward_impl(const PoolParams& p, const Tensor& x, const Tensor& y,
+                                    const Tensor& workspace) {
+  const char* op = "pool_forward";
+  activate();
+  require_float(x, op, "x"), require_here(x, op, "x"), require_here(y, op, "y");
+  const bool max = p.kind == PoolKind::kMax;
+  if (max) require_here(workspace, op, "workspace");
+  if (x.numel() == 0 || y.numel() == 0) return;
+  const PoolGeometry g = geometry(p, op);
+  const std::int64_t rows = p.n * p.out_h();
+  void* ws = max ? workspace.data() : nullptr;
+  dispatch_pool(p, x.dtype(), {x.data(), y.data(), ws}, op, [&](auto tag, auto idx, auto vec) {
+    using T = typename decltype(tag)::type;
+    using Idx = typename decltype(idx)::type;
+    constexpr int kVec = decltype(vec)::value;
+    const Launch l = launch_for(rows, p.out_w() * (p.c / kVec));
+    const auto* px = static_cast<const T*>(x.data());
+    auto* py = static_cast<T*>(y.data());
+    if (max)
+      pool_forward_kernel<T, Idx, kVec, PoolKind::kMax>
+          <<<l.grid, l.block, 0, stream_>>>(px, g, rows, py, static_cast<Idx*>(ws));
+    else
+      pool_forward_kernel<T, std::uint8_t, kVec, PoolKind::kAverage>
+          <<<l.grid, l.block, 0, stream_>>>(px, g, rows, py, nullptr);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void CudaBackend::pool_backward_impl(const PoolParams& p, const Tensor& x, const Tensor& y,
+                                     const Tensor& dy, const Tensor& workspace, const Tensor& dx,
+                                     GradMode mode) {
+  const char* op = "pool_backward";
+  activate();
+  require_float(x, op, "x");
+  for (const Tensor* t : {&x, &y, &dy, &dx}) require_here(*t, op, "operand");
+  const bool max = p.kind == PoolKind::kMax;
+  if (max) require_here(workspace, op, "workspace");
+  if (dx.numel() == 0) return;
+  const PoolGeometry g = geometry(p, op);
+  const std::int64_t rows = p.n * p.h;
+  const bool accumulate = mode == GradMode::kAccumulate;
+  const void* ws = max ? workspace.data() : nullptr;
+  dispatch_pool(p, x.dtype(), {dy.data(), dx.data(), ws}, op, [&](auto tag, auto idx, auto vec) {
+    using T = typename decltype(tag)::type;
+    using Idx = typename decltype(idx)::type;
+    constexpr int kVec = decltype(vec)::value;
+    const Launch l = launch_for(rows, p.w * (p.c / kVec));
+    const auto* pdy = static_cast<const T*>(dy.data());
+    auto* pdx = static_cast<T*>(dx.data());
+    if (max)
+      pool_backward_kernel<T, Idx, kVec, PoolKind::kMax><<<l.grid, l.block, 0, stream_>>>(
+          pdy, static_cast<const Idx*>(ws), g, rows, accumulate, pdx);
+    else
+      pool_backward_kernel<T, std::uint8_t, kVec, PoolKind::kAverage>
+          <<<l.grid, l.block, 0, stream_>>>(pdy, nullptr, g, rows, accumulate, pdx);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace dlbench::backend::cuda
