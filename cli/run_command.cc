@@ -44,6 +44,7 @@ struct RunOptions {
   std::string gpus;  // data parallel over this process's GPUs: "N" or "all"
   std::string dist = "none";
   double bucket_mb = runner::RunConfig{}.bucket_mb;
+  bool graphs = true;
 };
 
 // A last loss this many times the first counts as diverging.
@@ -81,6 +82,7 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
                             fixed(r.step.median_ms, 1) + ", p5 " + fixed(r.step.p5_ms, 1) +
                             ", p95 " + fixed(r.step.p95_ms, 1) + ", CV " +
                             fixed(100 * r.step.cv, 1) + " %");
+  if (!r.graphs.empty()) s.row("Device graphs", r.graphs);
   if (const auto* m = find_metric(r, "compute/achieved_gflops"))
     s.row("Achieved", fixed(m->value, 1) + " GFLOP/s");
   if (const auto* m = find_metric(r, "memory/planned_gib")) {
@@ -190,6 +192,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   run->add_option("--bucket-mb", opts->bucket_mb, "Gradient all-reduce bucket size in MiB")
       ->capture_default_str();
+  run->add_flag("--graphs,!--no-graphs", opts->graphs,
+                "Replay each step as CUDA graphs after the first (default on; GPUs only)");
   run->callback([opts, &global] {
     runner::RunConfig config;
     config.model = opts->model;
@@ -210,6 +214,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.profile_steps = opts->profile_layers;
     config.telemetry_interval_s = opts->interval;
     config.bucket_mb = opts->bucket_mb;
+    config.graphs = opts->graphs;
     if (!opts->gpus.empty() && opts->dist == "mpi")
       throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",
                   "one process drives N GPUs with --gpus N; with mpirun, each rank takes one");

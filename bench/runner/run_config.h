@@ -31,7 +31,9 @@ struct RunConfig {
   dist::LaunchMode launch = dist::LaunchMode::kSingle;
   int gpus = 1;             // kThreads
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
-  int input_size = 0;       // 0: the model's default
+  // Replay steps as CUDA graphs after the first (nn::NetworkConfig::device_graphs).
+  bool graphs = true;
+  int input_size = 0;  // 0: the model's default
   int warmup_steps = kDefaultWarmupSteps;
   int steps = kDefaultMeasuredSteps;
   double seconds = 0;  // > 0: measure for this long instead of a step count

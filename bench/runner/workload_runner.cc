@@ -119,6 +119,7 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
   nc.sgd.learning_rate = config.learning_rate;
   nc.sgd.momentum = config.momentum;
   nc.communicator = replica.communicator;
+  nc.device_graphs = config.graphs;
   nc.bucket_bytes = static_cast<std::size_t>(config.bucket_mb * 1024 * 1024);
   nn::Graph graph = model.build(mc);
   Shape input_shape = graph.value(graph.input()).shape;
@@ -199,6 +200,7 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
 
   r.measured_steps = static_cast<int>(step_ms.size());
   r.step = summarize_steps(step_ms);
+  r.graphs = net.graph_status();
   r.skipped_steps = net.skipped_steps();
   r.loss_scale = net.loss_scale();
   // Per-layer time: extra steps after the measured ones (the marks add work), run by every

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/backend/device_graph.h"
 #include "engine/backend/device_timer.h"
 #include "engine/backend/op_params.h"
 #include "engine/core/memory.h"
@@ -33,6 +34,13 @@ class Backend {
   // A timer of `marks` numbered marks on this backend's stream (device_timer.h); its
   // resources are created here, so recording a mark allocates nothing.
   virtual std::unique_ptr<DeviceTimer> make_timer(std::size_t marks) = 0;
+  // Recording work into a DeviceGraph (device_graph.h). A backend that cannot record says so
+  // here and never sees begin_capture. end_capture throws Error(kExternal) when the recording
+  // failed; abort_capture ends a recording that an op's error interrupted.
+  virtual bool can_capture() const { return false; }
+  virtual void begin_capture() {}
+  virtual std::unique_ptr<DeviceGraph> end_capture() { return nullptr; }
+  virtual void abort_capture() noexcept {}
 
   // --- convolution (NHWC x, KRSC w, optional bias [k]) -----------------------------------
   void conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,

@@ -239,6 +239,41 @@ void Network::forward(const Tensor& images) {
 
 void Network::train_step(const Tensor& images, const Tensor& labels) {
   DLBENCH_CHECK(config_.mode == Mode::kTrain, "train_step on a network built for inference");
+  // The first step runs eagerly: it measures convolution algorithms and grows workspaces,
+  // which a recording may not do.
+  StepGraphs* graphs = nullptr;
+  if (graphs_wanted() && eager_steps_ > 0) {
+    const StepKey key{images.data(), labels.data(), loss_scale_};
+    if (!graphs_ || !(graphs_->key == key)) record_train_graphs(images, labels, key);
+    graphs = graphs_.get();
+  }
+  const float step_scale = loss_scale_;  // what this step's gradients are scaled by
+  if (graphs) {
+    graphs->gradients->launch();
+  } else {
+    compute_gradients(images, labels);
+    ++eager_steps_;
+  }
+  if (config_.precision == Precision::kFp16) {
+    // Dynamic loss scaling: a step with inf/NaN gradients changes nothing but the scale.
+    if (!backend_.all_finite(flat(grads_, DType::kF32, parameter_count_))) {
+      ++skipped_steps_;
+      clean_steps_ = 0;
+      loss_scale_ = std::max(1.0f, loss_scale_ / 2);
+      return;
+    }
+    if (++clean_steps_ >= config_.loss_scale_growth_interval) {
+      clean_steps_ = 0;
+      loss_scale_ *= 2;  // from the next step on
+    }
+  }
+  if (graphs)
+    graphs->update->launch();
+  else
+    update_weights(step_scale);
+}
+
+void Network::compute_gradients(const Tensor& images, const Tensor& labels) {
   forward(images);
   {
     Observed part(observer_, Pass::kLoss, 0);
@@ -261,20 +296,57 @@ void Network::train_step(const Tensor& images, const Tensor& labels) {
   }
   if (mixed() && compute_ > 0)
     backend_.cast(flat(compute_grads_, dtype_, compute_), flat(grads_, DType::kF32, compute_));
-  if (config_.precision == Precision::kFp16) {
-    // Dynamic loss scaling: a step with inf/NaN gradients changes nothing but the scale.
-    if (!backend_.all_finite(flat(grads_, DType::kF32, parameter_count_))) {
-      ++skipped_steps_;
-      clean_steps_ = 0;
-      loss_scale_ = std::max(1.0f, loss_scale_ / 2);
-      return;
-    }
-    if (++clean_steps_ >= config_.loss_scale_growth_interval) {
-      clean_steps_ = 0;
-      loss_scale_ *= 2;
-    }
+}
+
+bool Network::graphs_wanted() const {
+  return config_.device_graphs && backend_.can_capture() && observer_ == nullptr &&
+         graph_failure_.empty();
+}
+
+void Network::record_train_graphs(const Tensor& images, const Tensor& labels, StepKey key) {
+  graphs_.reset();
+  try {
+    auto recorded = std::make_unique<StepGraphs>();
+    recorded->key = key;
+    backend_.begin_capture();
+    compute_gradients(images, labels);
+    recorded->gradients = backend_.end_capture();
+    backend_.begin_capture();
+    update_weights(key.loss_scale);
+    recorded->update = backend_.end_capture();
+    graphs_ = std::move(recorded);
+    ++recordings_;
+  } catch (const Error& e) {
+    // Every rank records the same collectives, so a rank that falls back to eager steps
+    // still issues them in the same order as the others.
+    backend_.abort_capture();
+    graph_failure_ = e.what();
   }
-  update_weights();
+}
+
+void Network::record_infer_graph(const Tensor& images) {
+  graphs_.reset();
+  try {
+    auto recorded = std::make_unique<StepGraphs>();
+    recorded->key = {images.data(), nullptr, 0.0f};
+    backend_.begin_capture();
+    forward(images);
+    recorded->gradients = backend_.end_capture();
+    graphs_ = std::move(recorded);
+    ++recordings_;
+  } catch (const Error& e) {
+    backend_.abort_capture();
+    graph_failure_ = e.what();
+  }
+}
+
+std::string Network::graph_status() const {
+  if (!config_.device_graphs) return "off (--no-graphs)";
+  if (!backend_.can_capture()) return "off (this backend runs each op as it is issued)";
+  if (!graph_failure_.empty()) return "off after a failed recording: " + graph_failure_;
+  if (recordings_ == 0) return "not yet recorded (the first step runs eagerly)";
+  return "on (" + std::to_string(recordings_) + (recordings_ == 1 ? " recording" : " recordings") +
+         "; the first step ran eagerly)";
 }
 
 void Network::reduce_ready_buckets(std::size_t node) {
@@ -288,13 +360,13 @@ Tensor Network::bucket_tensor(const GradientBucket& b) const {
                        : flat(grads_, DType::kF32, b.end - b.begin, b.begin);
 }
 
-void Network::update_weights() {
+void Network::update_weights(float step_scale) {
   Observed part(observer_, Pass::kUpdate, 0);
   backend::SgdParams sgd = config_.sgd;
   // The all-reduce summed the replicas' gradients: divide by their number here, for free.
   const float replicas =
       config_.communicator != nullptr ? static_cast<float>(config_.communicator->size()) : 1.0f;
-  sgd.grad_scale = 1.0f / (loss_scale_ * replicas);
+  sgd.grad_scale = 1.0f / (step_scale * replicas);
   // One fused update per weight-decay range over the flat f32 buffers.
   auto range = [&](std::int64_t begin, std::int64_t end, float weight_decay) {
     if (end <= begin) return;
@@ -317,7 +389,15 @@ float Network::loss() {
 }
 
 void Network::infer_step(const Tensor& images) {
+  if (graphs_wanted() && eager_steps_ > 0) {
+    if (!graphs_ || graphs_->key.images != images.data()) record_infer_graph(images);
+    if (graphs_) {
+      graphs_->gradients->launch();
+      return;
+    }
+  }
   forward(images);
+  ++eager_steps_;
 }
 
 std::int64_t Network::forward_macs() const {

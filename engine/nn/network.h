@@ -35,6 +35,9 @@ struct NetworkConfig {
   // this size that start while backward runs, and averaged in the update; rank 0's initial
   // weights are copied to every rank. Null: one replica.
   dist::Communicator* communicator = nullptr;
+  // Replay each step as recorded device graphs (CUDA graphs) from the second step on, where
+  // the backend can record; a failed recording falls back to issuing ops one by one.
+  bool device_graphs = true;
   std::size_t bucket_bytes = std::size_t{25} << 20;  // as PyTorch DDP's default
 };
 
@@ -104,6 +107,8 @@ class Network {
   MemoryReport memory() const;
   std::vector<LayerSummary> layer_summaries() const;
   const std::vector<ParameterSlice>& parameter_slices() const { return slices_; }
+  // Whether steps replay device graphs, and if not, why: "on (1 recording; ...)".
+  std::string graph_status() const;
   // Data parallel: the all-reduce buckets in launch order (empty for one replica).
   const std::vector<GradientBucket>& gradient_buckets() const { return buckets_; }
 
@@ -120,7 +125,26 @@ class Network {
   Tensor flat(const Buffer& b, DType dtype, std::int64_t count, std::int64_t begin = 0) const;
   bool mixed() const { return dtype_ != DType::kF32; }
   void bind_parameters();
-  void update_weights();
+  // What a recording depends on besides the network itself: the batch's addresses and the
+  // loss scale (an argument of the loss gradient and the update).
+  struct StepKey {
+    const void* images = nullptr;
+    const void* labels = nullptr;
+    float loss_scale = 1.0f;
+    bool operator==(const StepKey&) const = default;
+  };
+  struct StepGraphs {
+    StepKey key;
+    std::unique_ptr<backend::DeviceGraph> gradients;  // forward..backward, or inference
+    std::unique_ptr<backend::DeviceGraph> update;
+  };
+  // Forward, loss, backward with the bucketed all-reduce, and the gradients' cast to f32.
+  void compute_gradients(const Tensor& images, const Tensor& labels);
+  bool graphs_wanted() const;
+  void record_train_graphs(const Tensor& images, const Tensor& labels, StepKey key);
+  void record_infer_graph(const Tensor& images);
+  // The SGD step on gradients scaled by step_scale (fp16 loss scaling; 1 otherwise).
+  void update_weights(float step_scale);
   // Data parallel: starts every bucket that node's backward completed.
   void reduce_ready_buckets(std::size_t node);
   Tensor bucket_tensor(const GradientBucket& b) const;
@@ -148,6 +172,10 @@ class Network {
   Buffer loss_buffer_;
   Tensor loss_;
   LayerObserver* observer_ = nullptr;
+  std::unique_ptr<StepGraphs> graphs_;
+  std::string graph_failure_;
+  int eager_steps_ = 0;
+  int recordings_ = 0;
   std::vector<GradientBucket> buckets_;
   std::size_t next_bucket_ = 0;
 };

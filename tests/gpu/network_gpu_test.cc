@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "engine/backend/backend.h"
@@ -120,6 +122,73 @@ TEST(NetworkGpuTest, Fp16TrainingLearns) {
 }
 TEST(NetworkGpuTest, Bf16TrainingLearns) {
   expect_mixed_precision_learns(nn::Precision::kBf16);
+}
+
+// Replaying recorded CUDA graphs is the same work as issuing the ops one by one: after a few
+// steps (the first eager, the rest replayed; fp16 also re-records when its loss scale drops)
+// the update of the weights matches that of eager steps. Both networks share one backend, so
+// they run the same measured convolution algorithms; some of those sum with atomics in no
+// fixed order, hence a tolerance rather than equal bits.
+constexpr double kGraphTolerance = 1e-3;
+
+struct GraphRun {
+  std::vector<float> initial, weights;
+  float loss = 0;
+  std::string status;
+};
+
+GraphRun train_steps(backend::Backend& be, nn::Precision precision, bool graphs, int steps) {
+  const models::ModelInfo& info = models::find_model("resnet50");
+  models::ModelConfig mc;
+  mc.batch = 8;
+  mc.input_size = 32;
+  mc = models::resolve(info, mc);
+  nn::NetworkConfig nc;
+  nc.precision = precision;
+  nc.device_graphs = graphs;
+  nn::Graph graph = info.build(mc);
+  Shape shape = graph.value(graph.input()).shape;
+  nn::Network net(std::move(graph), be, nc);
+  data::SyntheticSource source(be, shape, mc.classes, 7, net.dtype());
+  data::Batch b = source.next();
+  GraphRun r;
+  r.initial.resize(static_cast<std::size_t>(net.parameter_count()));
+  be.to_host(net.flat_weights(), r.initial.data());
+  for (int i = 0; i < steps; ++i) net.train_step(b.images, b.labels);
+  r.loss = net.loss();
+  r.weights.resize(r.initial.size());
+  be.to_host(net.flat_weights(), r.weights.data());
+  r.status = net.graph_status();
+  return r;
+}
+
+void expect_graphs_match_eager(nn::Precision precision) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  constexpr int kSteps = 6;
+  auto be = backend::make_backend(Device::cuda(0));
+  GraphRun eager = train_steps(*be, precision, false, kSteps);
+  GraphRun graphed = train_steps(*be, precision, true, kSteps);
+  double diff = 0, update = 0;
+  for (std::size_t i = 0; i < eager.weights.size(); ++i) {
+    const double d = double(graphed.weights[i]) - eager.weights[i];
+    const double u = double(eager.weights[i]) - eager.initial[i];
+    diff += d * d;
+    update += u * u;
+  }
+  const double rel = std::sqrt(diff / update);
+  std::printf("%s: graphs %s; loss %.6f (eager %.6f); update differs by %.2e\n",
+              nn::to_string(precision), graphed.status.c_str(), graphed.loss, eager.loss, rel);
+  EXPECT_EQ(graphed.status.rfind("on (", 0), 0u) << graphed.status;
+  EXPECT_EQ(eager.status, "off (--no-graphs)");
+  EXPECT_NEAR(graphed.loss, eager.loss, kGraphTolerance * std::fabs(eager.loss));
+  EXPECT_LT(rel, kGraphTolerance);
+}
+
+TEST(NetworkGpuTest, GraphStepsMatchEagerStepsFp32) {
+  expect_graphs_match_eager(nn::Precision::kFp32);
+}
+TEST(NetworkGpuTest, GraphStepsMatchEagerStepsFp16) {
+  expect_graphs_match_eager(nn::Precision::kFp16);
 }
 
 }  // namespace

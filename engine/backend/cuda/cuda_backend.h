@@ -1,5 +1,5 @@
-// The CUDA backend: cuDNN for convolution and pooling, cuBLASLt for matmul, and our own kernels
-// (.cu) for batch norm, activations, elementwise ops, the loss, the optimizer, casts and fills.
+// The CUDA backend: cuDNN for convolution, cuBLASLt for matmul, and our own kernels (.cu) for
+// pooling, batch norm, activations, elementwise ops, the loss, the optimizer, casts and fills.
 //
 // One backend drives one GPU through one non-blocking stream; the cuDNN and cuBLASLt handles
 // are bound to it, so every op is asynchronous and ops run in the order they were issued.
@@ -86,7 +86,12 @@ class CudaBackend final : public Backend {
   void synchronize() override;
   // CUDA events (created here) recorded on the backend's stream.
   std::unique_ptr<DeviceTimer> make_timer(std::size_t marks) override;
-  std::size_t pool_workspace_bytes(const PoolParams&) const override { return 0; }
+  bool can_capture() const override { return true; }
+  void begin_capture() override;
+  std::unique_ptr<DeviceGraph> end_capture() override;
+  void abort_capture() noexcept override;
+  // Max pooling saves where each maximum was: a uint8 per output element (cuda_pool.cu).
+  std::size_t pool_workspace_bytes(const PoolParams&) const override;
 
   cudaStream_t stream() const { return stream_; }
   // How many convolution shapes were measured (tests check that a repeat measures none).

@@ -1,0 +1,65 @@
+// CUDA graphs for the CUDA backend: stream capture in the calling thread's mode (another
+// thread driving another GPU may keep issuing work while this one records), instantiated once
+// and launched on the backend's stream.
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_check.h"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+class CudaGraph final : public DeviceGraph {
+ public:
+  CudaGraph(int device, cudaStream_t stream, cudaGraph_t graph)
+      : device_(device), stream_(stream), graph_(graph) {
+    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+  ~CudaGraph() override {
+    int current = -1;
+    cudaGetDevice(&current);
+    if (current != device_) CUDA_CHECK_NOTHROW(cudaSetDevice(device_));
+    if (exec_ != nullptr) CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec_));
+    CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph_));
+  }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  void launch() override { CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
+
+ private:
+  int device_;
+  cudaStream_t stream_;
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+}  // namespace
+
+void CudaBackend::begin_capture() {
+  activate();
+  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+}
+
+std::unique_ptr<DeviceGraph> CudaBackend::end_capture() {
+  activate();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(stream_, &graph);
+  if (e != cudaSuccess || graph == nullptr) {
+    cudaGetLastError();  // capture errors are not sticky: clear it for the eager steps
+    throw Error(ErrorKind::kExternal,
+                std::string("CUDA graph capture failed: ") + cudaGetErrorString(e));
+  }
+  return std::make_unique<CudaGraph>(index_, stream_, graph);
+}
+
+void CudaBackend::abort_capture() noexcept {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream_, &status) != cudaSuccess ||
+      status == cudaStreamCaptureStatusNone)
+    return;
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(stream_, &graph);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  cudaGetLastError();
+}
+
+}  // namespace dlbench::backend::cuda
