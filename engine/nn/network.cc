@@ -282,13 +282,19 @@ void Network::compute_gradients(const Tensor& images, const Tensor& labels) {
   }
   std::vector<Tensor> inputs, grads;
   next_bucket_ = 0;
+  // The first step measures every convolution's algorithms (cuDNN Find). An all-reduce in
+  // flight then would spin on SMs while it waits for a slower replica and skew what Find
+  // measures (on two H200s in one process it picked backward algorithms 2.5x slower), so
+  // that step reduces after backward and the later ones overlap.
+  const bool overlap = eager_steps_ > 0;
   for (std::size_t n = graph_.nodes().size(); n-- > 0;) {
     {
       Observed part(observer_, Pass::kBackward, n);
       graph_.nodes()[n].layer->backward(context(n, inputs, grads));
     }
-    reduce_ready_buckets(n);
+    if (overlap) reduce_ready_buckets(n);
   }
+  reduce_ready_buckets(0);  // whatever is left: everything, on the first step
   if (config_.communicator != nullptr) {
     // What the device waits here is the communication that backward did not hide.
     Observed part(observer_, Pass::kGradientSync, 0);
