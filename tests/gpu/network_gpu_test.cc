@@ -149,6 +149,7 @@ GraphRun train_steps(backend::Backend& be, nn::Precision precision, bool graphs,
   // A small step keeps training stable: at 0.01 this batch's loss climbs from 2.6 to 7.5 and
   // two eager runs part by 1e-2 within four steps, as cuDNN's atomics differ in the last bit.
   nc.sgd.learning_rate = 1e-3f;
+  nc.initial_loss_scale = 1024;  // fp16: no skipped step, so both steps update
   nn::Graph graph = info.build(mc);
   Shape shape = graph.value(graph.input()).shape;
   nn::Network net(std::move(graph), be, nc);
@@ -172,7 +173,10 @@ GraphRun train_steps(backend::Backend& be, nn::Precision precision, bool graphs,
 
 void expect_graphs_match_eager(nn::Precision precision, bool graphs = true) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
-  constexpr int kSteps = 6;
+  // The first step runs eagerly and the second replays the recording; beyond a few steps
+  // this small batch amplifies the last-bit differences of cuDNN's atomics (two eager runs
+  // part by 1e-2 in the loss by the sixth step), which would hide what is compared here.
+  constexpr int kSteps = 2;
   auto be = backend::make_backend(Device::cuda(0));
   GraphRun eager = train_steps(*be, precision, false, kSteps);
   GraphRun graphed = train_steps(*be, precision, graphs, kSteps);

@@ -16,6 +16,7 @@
 // Math types: strict f32 is CUDNN_FMA_MATH (FMA-only kernels, no TF32); TF32 and f16/bf16
 // allow tensor cores (CUDNN_TENSOR_OP_MATH); the compute type is always float.
 #include <algorithm>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,11 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
 
   std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
+  // One Find at a time in the process: with a thread per GPU, Finds running at once on two
+  // H200s picked backward algorithms that ran 2.5x slower than those one GPU alone picks
+  // (separate processes were not affected). Find runs only while shapes are new.
+  static std::mutex find_mutex;
+  std::lock_guard<std::mutex> find_lock(find_mutex);
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   const std::size_t limit = std::min(kFindWorkspaceLimit, free_bytes / kFreeShareDivisor);
