@@ -124,12 +124,8 @@ TEST(NetworkGpuTest, Bf16TrainingLearns) {
   expect_mixed_precision_learns(nn::Precision::kBf16);
 }
 
-// Replaying recorded CUDA graphs is the same work as issuing the ops one by one: after a few
-// steps (the first eager, the rest replayed; fp16 also re-records when its loss scale drops)
-// the update of the weights matches that of eager steps. Both networks share one backend, so
-// they run the same measured convolution algorithms; some of those sum with atomics in no
-// fixed order, hence a tolerance rather than equal bits.
-constexpr double kGraphTolerance = 1e-3;
+// Replaying recorded CUDA graphs is the same work as issuing the ops one by one. The networks
+// share one backend, so they run the same measured convolution algorithms.
 
 struct GraphRun {
   std::vector<float> initial, weights;
@@ -171,39 +167,45 @@ GraphRun train_steps(backend::Backend& be, nn::Precision precision, bool graphs,
   return r;
 }
 
-void expect_graphs_match_eager(nn::Precision precision, bool graphs = true) {
-  if (!have_gpu()) GTEST_SKIP() << "no GPU";
-  // The first step runs eagerly and the second replays the recording; beyond a few steps
-  // this small batch amplifies the last-bit differences of cuDNN's atomics (two eager runs
-  // part by 1e-2 in the loss by the sixth step), which would hide what is compared here.
-  constexpr int kSteps = 2;
-  auto be = backend::make_backend(Device::cuda(0));
-  GraphRun eager = train_steps(*be, precision, false, kSteps);
-  GraphRun graphed = train_steps(*be, precision, graphs, kSteps);
-
+double update_difference(const GraphRun& a, const GraphRun& b) {
   double diff = 0, update = 0;
-  for (std::size_t i = 0; i < eager.weights.size(); ++i) {
-    const double d = double(graphed.weights[i]) - eager.weights[i];
-    const double u = double(eager.weights[i]) - eager.initial[i];
+  for (std::size_t i = 0; i < a.weights.size(); ++i) {
+    const double d = double(b.weights[i]) - a.weights[i];
+    const double u = double(a.weights[i]) - a.initial[i];
     diff += d * d;
     update += u * u;
   }
-  const double rel = std::sqrt(diff / update);
-  std::printf("%s: graphs %s; loss %.6f (eager %.6f); update differs by %.2e\n",
-              nn::to_string(precision), graphed.status.c_str(), graphed.loss, eager.loss, rel);
-  // The control (graphs == false) is a second eager network on the same backend: it shows
-  // how far two runs of the same eager steps part.
-  if (graphs) {
-    EXPECT_EQ(graphed.status.rfind("on (", 0), 0u) << graphed.status;
-  }
-  EXPECT_EQ(eager.status, "off (--no-graphs)");
-  EXPECT_NEAR(graphed.loss, eager.loss, kGraphTolerance * std::fabs(eager.loss));
-  EXPECT_LT(rel, kGraphTolerance);
+  return std::sqrt(diff / update);
 }
 
-TEST(NetworkGpuTest, TwoEagerRunsOnOneBackendAgree) {
-  expect_graphs_match_eager(nn::Precision::kFp32, false);
+// Two eager runs of the same steps on one backend already differ (cuDNN's atomics; measured on
+// an H200: 5.7e-3 of the update after two fp32 steps, as much again from the batch-norm
+// parameters' cancelling sums). Replayed graphs must be no further from eager steps than
+// that: within kGraphNoiseFactor times the eager runs' own difference.
+constexpr double kGraphNoiseFactor = 3.0;
+constexpr double kGraphFloor = 1e-6;
+
+void expect_graphs_match_eager(nn::Precision precision) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  constexpr int kSteps = 2;  // the first eager, the second replayed
+  auto be = backend::make_backend(Device::cuda(0));
+  GraphRun eager = train_steps(*be, precision, false, kSteps);
+  GraphRun again = train_steps(*be, precision, false, kSteps);
+  GraphRun graphed = train_steps(*be, precision, true, kSteps);
+  const double noise = update_difference(eager, again);
+  const double graph = update_difference(eager, graphed);
+  std::printf(
+      "%s: graphs %s; loss %.6f (eager %.6f, again %.6f); update differs by %.2e "
+      "(eager from eager: %.2e)\n",
+      nn::to_string(precision), graphed.status.c_str(), graphed.loss, eager.loss, again.loss, graph,
+      noise);
+  EXPECT_EQ(graphed.status.rfind("on (", 0), 0u) << graphed.status;
+  EXPECT_EQ(eager.status, "off (--no-graphs)");
+  EXPECT_LE(graph, kGraphNoiseFactor * noise + kGraphFloor);
+  EXPECT_LE(std::fabs(graphed.loss - eager.loss),
+            kGraphNoiseFactor * std::fabs(again.loss - eager.loss) + kGraphFloor);
 }
+
 TEST(NetworkGpuTest, GraphStepsMatchEagerStepsFp32) {
   expect_graphs_match_eager(nn::Precision::kFp32);
 }
