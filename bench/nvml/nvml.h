@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "bench/nvml/nvml_api.h"
+#include "engine/core/reported.h"
 
 namespace dlbench::nvml {
 
@@ -23,6 +24,12 @@ struct Status {
   std::string reason;  // empty when ok
   bool ok() const { return code == NVML_SUCCESS; }
 };
+
+// A reading as a Reported value: `value` when the call succeeded, else why it did not.
+template <class T>
+Reported<T> reported(const Status& status, T value) {
+  return status.ok() ? Reported<T>::of(value) : Reported<T>::missing(status.reason);
+}
 
 class Nvml {
  public:

@@ -11,10 +11,7 @@ namespace {
 using nvml::Nvml;
 using nvml::Status;
 
-template <class T>
-Reported<T> from(const Status& status, T value) {
-  return status.ok() ? Reported<T>::of(value) : Reported<T>::missing(status.reason);
-}
+using nvml::reported;
 
 GpuInfo query_nvml_device(const Nvml& nvml, unsigned index) {
   GpuInfo gpu;
@@ -28,16 +25,16 @@ GpuInfo query_nvml_device(const Nvml& nvml, unsigned index) {
   char text[nvml::kStringBufferSize] = {};
   if (DLBENCH_NVML(nvml, nvmlDeviceGetName, dev, text, sizeof text).ok()) gpu.name = text;
   st = DLBENCH_NVML(nvml, nvmlDeviceGetUUID, dev, text, sizeof text);
-  gpu.uuid = from<std::string>(st, text);
+  gpu.uuid = reported<std::string>(st, text);
 
   nvmlPciInfo_t pci{};
   st = DLBENCH_NVML(nvml, nvmlDeviceGetPciInfo_v3, dev, &pci);
-  gpu.pci_bus_id = from<std::string>(st, normalize_pci_bus_id(pci.busId));
+  gpu.pci_bus_id = reported<std::string>(st, normalize_pci_bus_id(pci.busId));
 
   int major = 0, minor = 0;
   st = DLBENCH_NVML(nvml, nvmlDeviceGetCudaComputeCapability, dev, &major, &minor);
   gpu.compute_capability =
-      from<std::string>(st, std::to_string(major) + "." + std::to_string(minor));
+      reported<std::string>(st, std::to_string(major) + "." + std::to_string(minor));
 
   nvmlMemory_v2_t mem2{};
   mem2.version = nvml::kNvmlMemoryV2;
@@ -47,26 +44,26 @@ GpuInfo query_nvml_device(const Nvml& nvml, unsigned index) {
   } else {
     nvmlMemory_t mem1{};
     st = DLBENCH_NVML(nvml, nvmlDeviceGetMemoryInfo, dev, &mem1);
-    gpu.memory_bytes = from<std::uint64_t>(st, mem1.total);
+    gpu.memory_bytes = reported<std::uint64_t>(st, mem1.total);
   }
 
   unsigned value = 0;
   st = DLBENCH_NVML(nvml, nvmlDeviceGetMaxClockInfo, dev, NVML_CLOCK_SM, &value);
-  gpu.max_sm_clock_mhz = from(st, value);
+  gpu.max_sm_clock_mhz = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetMaxClockInfo, dev, NVML_CLOCK_MEM, &value);
-  gpu.max_memory_clock_mhz = from(st, value);
+  gpu.max_memory_clock_mhz = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetMemoryBusWidth, dev, &value);
-  gpu.memory_bus_width_bits = from(st, value);
+  gpu.memory_bus_width_bits = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetMaxPcieLinkGeneration, dev, &value);
-  gpu.pcie_generation_max = from(st, value);
+  gpu.pcie_generation_max = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetMaxPcieLinkWidth, dev, &value);
-  gpu.pcie_width_max = from(st, value);
+  gpu.pcie_width_max = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetCurrPcieLinkGeneration, dev, &value);
-  gpu.pcie_generation_current = from(st, value);
+  gpu.pcie_generation_current = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetCurrPcieLinkWidth, dev, &value);
-  gpu.pcie_width_current = from(st, value);
+  gpu.pcie_width_current = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetPowerManagementLimit, dev, &value);
-  gpu.power_limit_w = from(st, value / 1000.0);
+  gpu.power_limit_w = reported(st, value / 1000.0);
 
   // A GPU without NVLink answers NOT_SUPPORTED for link 0; count only links that are up.
   int links = 0;
@@ -87,12 +84,12 @@ GpuInfo query_nvml_device(const Nvml& nvml, unsigned index) {
 
   nvmlEnableState_t current = NVML_FEATURE_DISABLED, pending = NVML_FEATURE_DISABLED;
   st = DLBENCH_NVML(nvml, nvmlDeviceGetEccMode, dev, &current, &pending);
-  gpu.ecc_enabled = from(st, current == NVML_FEATURE_ENABLED);
+  gpu.ecc_enabled = reported(st, current == NVML_FEATURE_ENABLED);
   unsigned mig_current = 0, mig_pending = 0;
   st = DLBENCH_NVML(nvml, nvmlDeviceGetMigMode, dev, &mig_current, &mig_pending);
-  gpu.mig_enabled = from(st, mig_current == 1);
+  gpu.mig_enabled = reported(st, mig_current == 1);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetPersistenceMode, dev, &current);
-  gpu.persistence_enabled = from(st, current == NVML_FEATURE_ENABLED);
+  gpu.persistence_enabled = reported(st, current == NVML_FEATURE_ENABLED);
   return gpu;
 }
 
@@ -100,12 +97,12 @@ GpuSoftware query_nvml_software(const Nvml& nvml) {
   GpuSoftware sw;
   char text[nvml::kStringBufferSize] = {};
   Status st = DLBENCH_NVML(nvml, nvmlSystemGetDriverVersion, text, sizeof text);
-  sw.driver_version = from<std::string>(st, text);
+  sw.driver_version = reported<std::string>(st, text);
   st = DLBENCH_NVML(nvml, nvmlSystemGetNVMLVersion, text, sizeof text);
-  sw.nvml_version = from<std::string>(st, text);
+  sw.nvml_version = reported<std::string>(st, text);
   int cuda = 0;
   st = DLBENCH_NVML(nvml, nvmlSystemGetCudaDriverVersion_v2, &cuda);
-  sw.cuda_driver_api = from(st, cuda_version_string(cuda));
+  sw.cuda_driver_api = reported(st, cuda_version_string(cuda));
   return sw;
 }
 

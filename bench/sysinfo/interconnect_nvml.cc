@@ -10,10 +10,7 @@ namespace {
 using nvml::Nvml;
 using nvml::Status;
 
-template <class T>
-Reported<T> from(const Status& status, T value) {
-  return status.ok() ? Reported<T>::of(value) : Reported<T>::missing(status.reason);
-}
+using nvml::reported;
 
 NvLinkPeer peer_of(nvmlIntNvLinkDeviceType_t type) {
   switch (type) {
@@ -55,7 +52,7 @@ void read_nvlinks(const Nvml& nvml, nvmlDevice_t dev, GpuLinkReading& r) {
     if (r.active_links.empty()) {
       unsigned code = 0;
       st = DLBENCH_NVML(nvml, nvmlDeviceGetNvLinkVersion, dev, link, &code);
-      r.nvlink_version_code = from(st, code);
+      r.nvlink_version_code = reported(st, code);
     }
     r.active_links.push_back(reading);
   }
@@ -68,13 +65,13 @@ GpuLinkReading read_gpu(const Nvml& nvml, nvmlDevice_t dev, int index) {
   if (DLBENCH_NVML(nvml, nvmlDeviceGetPciInfo_v3, dev, &pci).ok()) r.pci_bus_id = bus_id_of(pci);
   unsigned value = 0;
   Status st = DLBENCH_NVML(nvml, nvmlDeviceGetCurrPcieLinkGeneration, dev, &value);
-  r.pcie_generation_current = from(st, value);
+  r.pcie_generation_current = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetCurrPcieLinkWidth, dev, &value);
-  r.pcie_width_current = from(st, value);
+  r.pcie_width_current = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetMaxPcieLinkGeneration, dev, &value);
-  r.pcie_generation_max = from(st, value);
+  r.pcie_generation_max = reported(st, value);
   st = DLBENCH_NVML(nvml, nvmlDeviceGetMaxPcieLinkWidth, dev, &value);
-  r.pcie_width_max = from(st, value);
+  r.pcie_width_max = reported(st, value);
   read_nvlinks(nvml, dev, r);
   return r;
 }
@@ -145,7 +142,7 @@ Interconnect describe_interconnect(const nvml::Nvml& nvml, std::span<const int> 
       nvmlGpuP2PStatus_t status = NVML_P2P_STATUS_UNKNOWN;
       st = DLBENCH_NVML(nvml, nvmlDeviceGetP2PStatus, devices[a], devices[b],
                         NVML_P2P_CAPS_INDEX_NVLINK, &status);
-      p.nvlink_p2p = from(st, status == NVML_P2P_STATUS_OK);
+      p.nvlink_p2p = reported(st, status == NVML_P2P_STATUS_OK);
       pairs.push_back(p);
     }
   }
