@@ -14,6 +14,7 @@
 #include "cli/store_options.h"
 #include "cli/telemetry_table.h"
 #include "cli/text_table.h"
+#include "cli/workload_options.h"
 #include "engine/backend/backend.h"
 #include "engine/dist/mpi_session.h"
 
@@ -21,19 +22,11 @@ namespace dlbench::cli {
 namespace {
 
 struct RunOptions {
-  std::string model;
-  std::string mode = "train";
-  std::optional<std::int64_t> batch;
-  std::string precision = "fp32";
+  WorkloadOptions workload;
   std::string device;  // empty: cuda:0 when a GPU is present, else cpu
-  int input = 0;
-  int warmup = runner::kDefaultWarmupSteps;
-  int steps = runner::kDefaultMeasuredSteps;
-  double seconds = 0;
   std::uint64_t seed = 42;
   float lr = runner::RunConfig{}.learning_rate;
   float momentum = runner::RunConfig{}.momentum;
-  bool telemetry = true;
   bool layers = false;
   int profile_layers = 0;  // extra profiled steps; 0: none
   double interval = runner::RunConfig{}.telemetry_interval_s;
@@ -43,7 +36,6 @@ struct RunOptions {
   peers::PeerOptions peer;
   std::string gpus;  // data parallel over this process's GPUs: "N" or "all"
   std::string dist = "none";
-  double bucket_mb = runner::RunConfig{}.bucket_mb;
   bool graphs = true;
 };
 
@@ -145,19 +137,16 @@ void print_layers(const runner::RunResult& r, std::ostream& out) {
 void add_run_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "Train or run inference on one model and measure it");
-  run->add_option("model", opts->model, "Model: resnet50, vgg16")->required();
-  run->add_option("--mode", opts->mode, "train or infer")->capture_default_str();
-  run->add_option("--batch", opts->batch, "Samples per step (default: 128 train, 64 infer)");
-  run->add_option("--precision", opts->precision, "fp32, tf32, fp16 or bf16")
-      ->capture_default_str();
+  opts->workload.precision = "fp32";
+  add_workload_options(
+      *run, opts->workload,
+      {"Samples per step (default: 128 train, 64 infer); per replica with --gpus or --dist",
+       "Input size in pixels (default 224; resnet50 --input 32 is the CIFAR-10 variant)",
+       "Warm-up steps, not measured", "Measured steps",
+       "Measure for this many seconds instead of --steps",
+       "Sample GPU/CPU/memory telemetry during the measured steps (default on)"});
   run->add_option("--device", opts->device,
                   "cpu or cuda:N (default: cuda:0 when a GPU is present)");
-  run->add_option(
-      "--input", opts->input,
-      "Input size in pixels (default 224; resnet50 --input 32 is the CIFAR-10 variant)");
-  run->add_option("--warmup", opts->warmup, "Warm-up steps, not measured")->capture_default_str();
-  run->add_option("--steps", opts->steps, "Measured steps")->capture_default_str();
-  run->add_option("--seconds", opts->seconds, "Measure for this many seconds instead of --steps");
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
       ->capture_default_str();
   run->add_option("--lr", opts->lr, "SGD learning rate (training)")->capture_default_str();
@@ -169,8 +158,6 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                   "every layer and print where a step's time goes")
       ->expected(0, 1)
       ->default_str("5");
-  run->add_flag("--telemetry,!--no-telemetry", opts->telemetry,
-                "Sample GPU/CPU/memory telemetry during the measured steps (default on)");
   run->add_option("--interval", opts->interval, "Telemetry sampling interval in seconds")
       ->capture_default_str();
   run->add_option("--json", opts->json_path, "Write the result as JSON to FILE ('-': stdout)")
@@ -190,30 +177,19 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                   "rank by local rank, or --device cpu)")
       ->check(CLI::IsMember({"none", "mpi"}))
       ->capture_default_str();
-  run->add_option("--bucket-mb", opts->bucket_mb, "Gradient all-reduce bucket size in MiB")
-      ->capture_default_str();
   run->add_flag("--graphs,!--no-graphs", opts->graphs,
                 "Replay each step as CUDA graphs after the first (default on; GPUs only)");
   run->callback([opts, &global] {
     runner::RunConfig config;
-    config.model = opts->model;
     peers::check_framework(opts->framework);
     config.framework = opts->framework;
-    config.mode = runner::parse_mode(opts->mode);
-    config.batch = opts->batch;
-    config.precision = nn::parse_precision(opts->precision);
+    apply_workload_options(opts->workload, config);
     config.device = opts->device.empty() ? backend::default_device() : parse_device(opts->device);
-    config.input_size = opts->input;
-    config.warmup_steps = opts->warmup;
-    config.steps = opts->steps;
-    config.seconds = opts->seconds;
     config.seed = opts->seed;
     config.learning_rate = opts->lr;
     config.momentum = opts->momentum;
-    config.telemetry = opts->telemetry;
     config.profile_steps = opts->profile_layers;
     config.telemetry_interval_s = opts->interval;
-    config.bucket_mb = opts->bucket_mb;
     config.graphs = opts->graphs;
     if (!opts->gpus.empty() && opts->dist == "mpi")
       throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",

@@ -11,23 +11,15 @@
 #include "bench/store/run_record.h"
 #include "cli/commands.h"
 #include "cli/store_options.h"
+#include "cli/workload_options.h"
 #include "engine/backend/backend.h"
 
 namespace dlbench::cli {
 namespace {
 
 struct ScaleOptions {
-  std::string model;
+  WorkloadOptions workload;
   std::string gpus;  // empty: 1, 2, 4, ... up to every GPU present
-  std::string mode = "train";
-  std::optional<std::int64_t> batch;
-  std::string precision = "fp16";
-  int input = 0;
-  int warmup = runner::kDefaultWarmupSteps;
-  int steps = runner::kDefaultMeasuredSteps;
-  double seconds = 0;
-  double bucket_mb = runner::RunConfig{}.bucket_mb;
-  bool telemetry = true;
   bool no_store = false;
   std::optional<std::string> json_path;
 };
@@ -82,37 +74,21 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<ScaleOptions>();
   CLI::App* cmd = app.add_subcommand(
       "scale", "Data-parallel scaling: the same per-GPU batch on 1..N GPUs, speedup, efficiency");
-  cmd->add_option("model", opts->model, "Model: resnet50, vgg16")->required();
+  opts->workload.precision = "fp16";
+  add_workload_options(*cmd, opts->workload,
+                       {"Samples per step per GPU (default: 128 train, 64 infer)",
+                        "Input size in pixels (default 224)", "Warm-up steps per run",
+                        "Measured steps per run", "Measure each run this long instead of --steps",
+                        "Sample telemetry during each run's measured steps (default on)"});
   cmd->add_option("--gpus", opts->gpus,
                   "GPU counts to run, increasing: 1,2,4,8 (default: 1, 2, 4, ... all)");
-  cmd->add_option("--mode", opts->mode, "train or infer")->capture_default_str();
-  cmd->add_option("--batch", opts->batch, "Samples per step per GPU (default: 128 train)");
-  cmd->add_option("--precision", opts->precision, "fp32, tf32, fp16 or bf16")
-      ->capture_default_str();
-  cmd->add_option("--input", opts->input, "Input size in pixels (default 224)");
-  cmd->add_option("--warmup", opts->warmup, "Warm-up steps per run")->capture_default_str();
-  cmd->add_option("--steps", opts->steps, "Measured steps per run")->capture_default_str();
-  cmd->add_option("--seconds", opts->seconds, "Measure each run this long instead of --steps");
-  cmd->add_option("--bucket-mb", opts->bucket_mb, "Gradient all-reduce bucket size in MiB")
-      ->capture_default_str();
-  cmd->add_flag("--telemetry,!--no-telemetry", opts->telemetry,
-                "Sample telemetry during each run's measured steps (default on)");
   cmd->add_flag("--no-store", opts->no_store, "Do not store the runs");
   cmd->add_option("--json", opts->json_path, "Write the sweep as JSON to FILE ('-': stdout)")
       ->expected(0, 1)
       ->default_str("-");
   cmd->callback([opts, &global] {
     runner::RunConfig base;
-    base.model = opts->model;
-    base.mode = runner::parse_mode(opts->mode);
-    base.batch = opts->batch;
-    base.precision = nn::parse_precision(opts->precision);
-    base.input_size = opts->input;
-    base.warmup_steps = opts->warmup;
-    base.steps = opts->steps;
-    base.seconds = opts->seconds;
-    base.bucket_mb = opts->bucket_mb;
-    base.telemetry = opts->telemetry;
+    apply_workload_options(opts->workload, base);
     base.device = Device::cuda(0);
     base = runner::validated(base);
     const std::vector<int> counts =

@@ -1,0 +1,41 @@
+// The flags that describe one workload (model, mode, batch, precision, input, how long to
+// measure, telemetry, all-reduce buckets), shared by dlbench run and dlbench scale.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "bench/runner/run_config.h"
+
+namespace dlbench::cli {
+
+struct WorkloadOptions {
+  std::string model;
+  std::string mode = "train";
+  std::optional<std::int64_t> batch;
+  std::string precision;  // the command's default
+  int input = 0;
+  int warmup = runner::kDefaultWarmupSteps;
+  int steps = runner::kDefaultMeasuredSteps;
+  double seconds = 0;
+  double bucket_mb = runner::RunConfig{}.bucket_mb;
+  bool telemetry = true;
+};
+
+// Help texts that differ between the commands.
+struct WorkloadHelp {
+  const char* batch;
+  const char* input;
+  const char* warmup;
+  const char* steps;
+  const char* seconds;
+  const char* telemetry;
+};
+
+void add_workload_options(CLI::App& cmd, WorkloadOptions& options, const WorkloadHelp& help);
+// Copies the options into config; Error(kUsage) for an unknown mode or precision.
+void apply_workload_options(const WorkloadOptions& options, runner::RunConfig& config);
+
+}  // namespace dlbench::cli
