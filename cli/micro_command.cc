@@ -40,7 +40,8 @@ runner::AllreduceConfig make_config(const AllreduceOptions& o) {
 }
 
 // Where the ranks run: --gpus (threads), --dist mpi (this process is one rank), or one device.
-// Under MPI the GPU is the one of this rank's local rank, known once MPI is up (local_gpu).
+// Under MPI the GPU is the one of this rank's local rank, known once MPI is up
+// (MpiSession::local_gpu).
 dist::LaunchPlan make_plan(const AllreduceOptions& o) {
   if (!o.gpus.empty() && o.dist == "mpi")
     throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",
@@ -57,17 +58,6 @@ dist::LaunchPlan make_plan(const AllreduceOptions& o) {
     plan.devices = dist::parse_gpus(o.gpus);
   }
   return plan;
-}
-
-Device local_gpu(const dist::MpiSession& mpi) {
-  const int gpus = backend::cuda_device_count();
-  if (mpi.local_rank() >= gpus)
-    throw Error(ErrorKind::kResource,
-                "rank " + std::to_string(mpi.rank()) + " is local rank " +
-                    std::to_string(mpi.local_rank()) + " of a node with " + std::to_string(gpus) +
-                    " GPUs",
-                "start at most one rank per GPU on each node, or use --device cpu");
-  return Device::cuda(mpi.local_rank());
 }
 
 std::string fixed(double v, int digits) {
@@ -131,7 +121,7 @@ std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& glob
   std::unique_ptr<dist::MpiSession> mpi;
   if (plan.mode == dist::LaunchMode::kMpi) {
     mpi = std::make_unique<dist::MpiSession>();
-    if (plan.devices[0].type == DeviceType::kCuda) plan.devices = {local_gpu(*mpi)};
+    if (plan.devices[0].type == DeviceType::kCuda) plan.devices = {mpi->local_gpu()};
   }
 
   runner::AllreduceHooks hooks;

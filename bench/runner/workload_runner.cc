@@ -95,8 +95,7 @@ dist::LaunchPlan launch_plan(const RunConfig& c) {
       // A GPU job gives each rank of a node its own GPU, by local rank.
       const dist::MpiSession* session = dist::MpiSession::current();
       DLBENCH_CHECK(session != nullptr, "--dist mpi runs inside an MpiSession");
-      plan.devices = {c.device.type == DeviceType::kCpu ? c.device
-                                                        : Device::cuda(session->local_rank())};
+      plan.devices = {c.device.type == DeviceType::kCpu ? c.device : session->local_gpu()};
       break;
     }
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 
+#include "engine/backend/backend.h"
 #include "engine/core/error.h"
 #include "engine/dist/launch.h"
 
@@ -84,6 +85,16 @@ std::vector<unsigned long long> MpiSession::allgather(unsigned long long value) 
                           MPI_COMM_WORLD),
             "MPI_Allgather");
   return all;
+}
+
+Device MpiSession::local_gpu() const {
+  const int gpus = backend::cuda_device_count();
+  if (local_rank_ >= gpus)
+    throw Error(ErrorKind::kResource,
+                "rank " + std::to_string(rank_) + " is local rank " + std::to_string(local_rank_) +
+                    " of a node with " + std::to_string(gpus) + " GPUs",
+                "start at most one rank per GPU on each node, or use --device cpu");
+  return Device::cuda(local_rank_);
 }
 
 void MpiSession::abort(int code) const {

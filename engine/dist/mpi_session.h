@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/device.h"
+
 namespace dlbench::dist {
 
 class MpiSession {
@@ -28,6 +30,9 @@ class MpiSession {
   std::vector<unsigned long long> allgather(unsigned long long value) const;
   // Ends every rank of the job (a failing rank would otherwise leave the others waiting).
   [[noreturn]] void abort(int code) const;
+  // This rank's GPU on its node: cuda:<local rank>. Error(kResource) when the node has fewer
+  // GPUs than ranks.
+  Device local_gpu() const;
 
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
