@@ -8,6 +8,7 @@
 
 #include "bench/runner/allreduce_bench.h"
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "engine/backend/backend.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/mpi_session.h"
@@ -111,12 +112,7 @@ std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& glob
   // Open the output first, so a typo in the path fails before the measuring.
   const std::string json_path = o.json_path.value_or(global.json ? "-" : "");
   std::ofstream json_file;
-  if (root && !json_path.empty() && json_path != "-") {
-    json_file.open(json_path);
-    if (!json_file)
-      throw Error(ErrorKind::kResource, "cannot write " + json_path,
-                  "check that the folder exists and is writable");
-  }
+  if (root) open_output(json_path, json_file);
   // MPI lives as long as the measuring.
   std::unique_ptr<dist::MpiSession> mpi;
   if (plan.mode == dist::LaunchMode::kMpi) {

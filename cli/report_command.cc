@@ -9,6 +9,7 @@
 #include "bench/report/table_formats.h"
 #include "cli/commands.h"
 #include "cli/compare_frameworks.h"
+#include "cli/output_file.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
 
@@ -49,12 +50,8 @@ std::vector<std::int64_t> parse_ids(const std::string& text) {
 
 // Opened before the report is built, so a bad path fails first; "-" or empty is stdout.
 std::ostream& output(const std::string& path, std::ofstream& file) {
-  if (path.empty() || path == "-") return std::cout;
-  file.open(path);
-  if (!file)
-    throw Error(ErrorKind::kResource, "cannot write " + path,
-                "check that the folder exists and is writable");
-  return file;
+  open_output(path, file);
+  return file.is_open() ? static_cast<std::ostream&>(file) : std::cout;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/compare_frameworks.h"
 #include "cli/layer_profile_table.h"
+#include "cli/output_file.h"
 #include "cli/store_options.h"
 #include "cli/telemetry_table.h"
 #include "cli/text_table.h"
@@ -89,7 +90,8 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
     s.row("Memory", format_bytes(m->value * (1 << 30)) + " peak in the framework's allocator");
   if (r.data_parallel) {
     const runner::DataParallel& dp = *r.data_parallel;
-    s.row("Data parallel", std::to_string(dp.replicas) + " replicas (" + dp.launch + ", " +
+    const char* launch = dp.launch == "mpi" ? "a process each" : "a thread each";
+    s.row("Data parallel", std::to_string(dp.replicas) + " replicas (" + launch + "; " +
                                dp.communicator + "), global batch " +
                                std::to_string(dp.global_batch) + ", " + std::to_string(dp.buckets) +
                                " all-reduce buckets per step");
@@ -221,12 +223,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     // Open the output first, so a typo in the path fails before minutes of measuring.
     std::ofstream json_file;
     std::string json_path = root ? opts->json_path.value_or(global.json ? "-" : "") : "";
-    if (!json_path.empty() && json_path != "-") {
-      json_file.open(json_path);
-      if (!json_file)
-        throw Error(ErrorKind::kResource, "cannot write " + json_path,
-                    "check that the folder exists and is writable");
-    }
+    open_output(json_path, json_file);
 
     runner::RunHooks hooks;
     if (!global.quiet && root) {

@@ -7,6 +7,7 @@
 #include "bench/report/table_formats.h"
 #include "bench/store/export.h"
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "cli/store_options.h"
 #include "cli/text_table.h"
 #include "engine/core/error.h"
@@ -140,12 +141,7 @@ void add_runs_command(CLI::App& app, const GlobalOptions& global) {
     for (const store::RunRecord& r : db->list_runs(opts->filter))
       runs.push_back(opts->format == "json" ? db->get_run(r.id).value_or(r) : r);
     std::ofstream file;
-    if (!opts->out.empty()) {
-      file.open(opts->out);
-      if (!file)
-        throw Error(ErrorKind::kResource, "cannot write " + opts->out,
-                    "check that the folder exists and is writable");
-    }
+    open_output(opts->out, file);
     std::ostream& out = opts->out.empty() ? std::cout : file;
     if (opts->format == "json")
       store::export_json(runs, out);

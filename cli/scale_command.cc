@@ -5,11 +5,11 @@
 #include <fstream>
 #include <iostream>
 
-#include <unistd.h>
-
 #include "bench/runner/scaling.h"
 #include "bench/store/run_record.h"
+#include "bench/suite/suite_runner.h"
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "cli/store_options.h"
 #include "cli/workload_options.h"
 #include "engine/backend/backend.h"
@@ -99,22 +99,14 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
     // The output and the database open first, so a typo fails before minutes of measuring.
     const std::string json_path = opts->json_path.value_or(global.json ? "-" : "");
     std::ofstream json_file;
-    if (!json_path.empty() && json_path != "-") {
-      json_file.open(json_path);
-      if (!json_file)
-        throw Error(ErrorKind::kResource, "cannot write " + json_path,
-                    "check that the folder exists and is writable");
-    }
+    open_output(json_path, json_file);
     std::unique_ptr<store::Store> db = opts->no_store ? nullptr : open_store(global);
     store::SuiteRecord sweep;
     if (db) {
-      char stamp[32];
-      std::time_t now = std::time(nullptr);
-      std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", std::gmtime(&now));
-      sweep = {sweep_name(base) + "-" + stamp + "-" + std::to_string(getpid()),
+      sweep = {suite::new_invocation(sweep_name(base)),
                sweep_name(base),
                "dlbench scale",
-               now,
+               std::time(nullptr),
                static_cast<int>(counts.size()),
                0};
       db->save_suite(sweep);

@@ -14,6 +14,7 @@
 #include "bench/telemetry/sampler.h"
 #include "bench/telemetry/sources.h"
 #include "engine/backend/backend.h"
+#include "engine/core/hash.h"
 #include "engine/data/synthetic.h"
 #include "engine/dist/mpi_session.h"
 #include "engine/dist/replicas.h"
@@ -68,17 +69,12 @@ void add_metrics(RunResult& r, const nn::MemoryReport& mem) {
   }
 }
 
-// FNV-1a over the f32 master weights: replicas that stayed in step hash the same.
+// A hash of the f32 master weights: replicas that stayed in step hash the same.
 std::uint64_t weights_hash(backend::Backend& be, const nn::Network& net) {
   const Tensor w = net.flat_weights();
   std::vector<unsigned char> bytes(w.bytes());
   be.to_host(w, bytes.data());
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
+  return fnv1a(bytes.data(), bytes.size());
 }
 
 // Which devices this process drives for a configuration.

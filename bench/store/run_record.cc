@@ -4,20 +4,17 @@
 #include <cstdio>
 #include <ctime>
 
+#include "engine/core/hash.h"
+
 namespace dlbench::store {
 namespace {
 
 using nlohmann::json;
 
-// FNV-1a, 64 bit: stable across builds and platforms, which std::hash is not.
 std::string fnv1a_hex(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
   char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(out, sizeof out, "%016llx",
+                static_cast<unsigned long long>(fnv1a(text.data(), text.size())));
   return out;
 }
 

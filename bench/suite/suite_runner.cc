@@ -22,13 +22,6 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string new_invocation(const std::string& name) {
-  char stamp[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", std::gmtime(&now));
-  return name + "-" + stamp + "-" + std::to_string(getpid());
-}
-
 // Step work of an entry, to spread the time estimate over runs of different size.
 double weight(const SuiteEntry& e) {
   double steps = e.config.seconds > 0 ? e.config.seconds : e.config.warmup_steps + e.config.steps;
@@ -120,6 +113,13 @@ SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOp
     if (events.on_run_done) events.on_run_done(entry, id, record.throughput, error);
   }
   return outcome;
+}
+
+std::string new_invocation(const std::string& name) {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", std::gmtime(&now));
+  return name + "-" + stamp + "-" + std::to_string(getpid());
 }
 
 }  // namespace dlbench::suite

@@ -15,6 +15,9 @@
 
 namespace dlbench::suite {
 
+// A unique name for one invocation of a suite (or a sweep): NAME-YYYYMMDDTHHMMSS-PID.
+std::string new_invocation(const std::string& name);
+
 struct SuiteOptions {
   bool resume = false;
   double telemetry_interval_s = 0.5;

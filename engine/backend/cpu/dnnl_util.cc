@@ -3,6 +3,7 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/core/hash.h"
 
 namespace dlbench::backend::cpu {
 
@@ -30,15 +31,8 @@ dnnl::memory wrap(const dnnl::memory::desc& md, const dnnl::engine& engine, void
 }
 
 std::size_t PrimitiveKeyHash::operator()(const PrimitiveKey& key) const {
-  // FNV-1a over the fields' bytes: cheap, and parameter sets are few.
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::int64_t f : key.fields) {
-    auto v = static_cast<std::uint64_t>(f);
-    for (int b = 0; b < 8; ++b) {
-      h ^= (v >> (8 * b)) & 0xff;
-      h *= 1099511628211ull;
-    }
-  }
+  // FNV-1a over the fields' bytes (little-endian here): cheap, and parameter sets are few.
+  const std::uint64_t h = fnv1a(key.fields.data(), key.fields.size() * sizeof(key.fields[0]));
   return static_cast<std::size_t>(h);
 }
 
