@@ -37,7 +37,6 @@ struct RunOptions {
   peers::PeerOptions peer;
   std::string gpus;  // data parallel over this process's GPUs: "N" or "all"
   std::string dist = "none";
-  bool graphs = true;
 };
 
 // A last loss this many times the first counts as diverging.
@@ -179,8 +178,6 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                   "rank by local rank, or --device cpu)")
       ->check(CLI::IsMember({"none", "mpi"}))
       ->capture_default_str();
-  run->add_flag("--graphs,!--no-graphs", opts->graphs,
-                "Replay each step as CUDA graphs after the first (default on; GPUs only)");
   run->callback([opts, &global] {
     runner::RunConfig config;
     peers::check_framework(opts->framework);
@@ -192,7 +189,6 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.momentum = opts->momentum;
     config.profile_steps = opts->profile_layers;
     config.telemetry_interval_s = opts->interval;
-    config.graphs = opts->graphs;
     if (!opts->gpus.empty() && opts->dist == "mpi")
       throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",
                   "one process drives N GPUs with --gpus N; with mpirun, each rank takes one");

@@ -15,6 +15,8 @@ void add_workload_options(CLI::App& cmd, WorkloadOptions& o, const WorkloadHelp&
   cmd.add_option("--bucket-mb", o.bucket_mb,
                  "Gradient all-reduce bucket size in MiB (data-parallel runs)")
       ->capture_default_str();
+  cmd.add_flag("--graphs,!--no-graphs", o.graphs,
+               "Replay each step as CUDA graphs after the first (default on; GPUs only)");
 }
 
 void apply_workload_options(const WorkloadOptions& o, runner::RunConfig& config) {
@@ -28,6 +30,7 @@ void apply_workload_options(const WorkloadOptions& o, runner::RunConfig& config)
   config.seconds = o.seconds;
   config.bucket_mb = o.bucket_mb;
   config.telemetry = o.telemetry;
+  config.graphs = o.graphs;
 }
 
 }  // namespace dlbench::cli

@@ -1,5 +1,5 @@
 // The flags that describe one workload (model, mode, batch, precision, input, how long to
-// measure, telemetry, all-reduce buckets), shared by dlbench run and dlbench scale.
+// measure, telemetry, all-reduce buckets, CUDA graphs), shared by dlbench run and dlbench scale.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@ struct WorkloadOptions {
   double seconds = 0;
   double bucket_mb = runner::RunConfig{}.bucket_mb;
   bool telemetry = true;
+  bool graphs = true;
 };
 
 // Help texts that differ between the commands.

@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "bench/runner/scaling.h"
+
 namespace dlbench::report {
 namespace {
 
@@ -97,12 +99,6 @@ std::string run_launch(const RunRecord& r) {
   return l && l->is_string() && !l->get<std::string>().empty() ? l->get<std::string>() : "single";
 }
 
-double scaling_efficiency(int replicas, double throughput, int base_replicas,
-                          double base_throughput) {
-  if (replicas <= 0 || base_replicas <= 0 || !(base_throughput > 0)) return NAN;
-  return (throughput / replicas) / (base_throughput / base_replicas);
-}
-
 std::vector<ScalingGroup> scaling_groups(const std::vector<RunRecord>& runs) {
   std::vector<std::string> order;
   std::map<std::string, Pending> pending;
@@ -134,8 +130,8 @@ std::vector<ScalingGroup> scaling_groups(const std::vector<RunRecord>& runs) {
     g.base_throughput = base.throughput;
     for (auto& [unused, row] : p.rows) {
       row.speedup = row.throughput / g.base_throughput;
-      row.efficiency =
-          scaling_efficiency(row.replicas, row.throughput, g.base_replicas, g.base_throughput);
+      row.efficiency = runner::scaling_efficiency(row.replicas, row.throughput, g.base_replicas,
+                                                  g.base_throughput);
       g.rows.push_back(row);
     }
     groups.push_back(std::move(g));

@@ -2,11 +2,8 @@
 // counts (dlbench scale sweeps, mpirun runs, or single runs that happen to match), grouped,
 // with speedup and scaling efficiency against the smallest count.
 //
-// speedup = throughput / throughput_base and scaling efficiency =
-// (throughput / replicas) / (throughput_base / replicas_base): the definition of
-// bench/runner/scaling.h (runner::scaling_points), which the report library does not link;
-// scaling_efficiency() below is the report's only copy of it, and a test checks it against
-// the runner's.
+// speedup = throughput / throughput_base and scaling efficiency as runner::scaling_efficiency
+// (bench/runner/scaling.h) defines it.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +19,6 @@ namespace dlbench::report {
 // (single-device runs, framework peers) are one replica launched "single".
 int run_replicas(const store::RunRecord& run);
 std::string run_launch(const store::RunRecord& run);  // "single", "threads" or "mpi"
-
-// (throughput / replicas) / (base_throughput / base_replicas); NaN without a usable base.
-double scaling_efficiency(int replicas, double throughput, int base_replicas,
-                          double base_throughput);
 
 struct ScalingRow {
   std::int64_t run_id = 0;

@@ -18,6 +18,10 @@ struct ScalingPoint {
   double efficiency = 1;
 };
 
+// (throughput / gpus) / (base_throughput / base_gpus); NaN without a usable base. The one
+// definition of scaling efficiency (the report's scaling section calls it too).
+double scaling_efficiency(int gpus, double throughput, int base_gpus, double base_throughput);
+
 // Pure: the points of measured (gpus, throughput) pairs in sweep order.
 std::vector<ScalingPoint> scaling_points(const std::vector<int>& gpus,
                                          const std::vector<double>& throughputs);

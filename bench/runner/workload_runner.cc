@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 
 #include "bench/nvml/nvml.h"
@@ -164,15 +165,21 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
   }
   if (hooks.on_measure_begin) hooks.on_measure_begin();
   std::vector<double> step_ms;
-  // With --seconds, replicas must agree on the step count (each step is a collective): the
-  // root decides after every step and the others follow through a host collective.
-  const int planned = config.seconds > 0 ? -1 : config.steps;
+  // With --seconds, replicas must agree on the step count (each step is a collective): after
+  // the first measured step they share its slowest time once and all run the steps that fill
+  // the time, instead of asking each other after every step inside the timed window.
+  int planned = config.seconds > 0 ? -1 : config.steps;
   const Clock::time_point start = Clock::now();
   for (int i = 0; planned < 0 || i < planned; ++i) {
     if (planned < 0 && i > 0) {
-      bool stop = elapsed_ms(start) >= config.seconds * 1000.0;
-      if (comm != nullptr) stop = comm->allgather(std::uint64_t{stop})[0] != 0;
-      if (stop) break;
+      if (comm != nullptr) {
+        const std::vector<double> first = comm->allgather(step_ms[0]);
+        const double slowest = *std::max_element(first.begin(), first.end());
+        planned = std::max(1, static_cast<int>(std::ceil(config.seconds * 1000.0 / slowest)));
+        if (i >= planned) break;
+      } else if (elapsed_ms(start) >= config.seconds * 1000.0) {
+        break;
+      }
     }
     if (hooks.on_step) hooks.on_step("measure", i + 1, planned);
     Clock::time_point t = Clock::now();

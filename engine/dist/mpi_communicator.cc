@@ -1,7 +1,5 @@
 #include "engine/dist/mpi_communicator.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <climits>
 
@@ -20,25 +18,17 @@ class MpiCommunicator final : public Communicator {
 
   void allreduce_sum(const Tensor& t) override {
     check(t, "allreduce_sum");
-    // MPI counts are ints: reduce in chunks below INT_MAX elements.
     float* data = t.data_as<float>();
-    for (std::int64_t done = 0; done < t.numel();) {
-      const int count = static_cast<int>(std::min<std::int64_t>(t.numel() - done, INT_MAX));
-      if (MPI_Allreduce(MPI_IN_PLACE, data + done, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) !=
-          MPI_SUCCESS)
-        throw Error(ErrorKind::kExternal, "MPI_Allreduce failed");
-      done += count;
-    }
+    for_each_chunk(
+        t, [&](std::int64_t done, int count) { session_.allreduce_sum(data + done, count); });
   }
   void wait() override {}  // the CPU backend's ops and MPI's calls are done when they return
   void broadcast(const Tensor& t, int root) override {
     check(t, "broadcast");
     float* data = t.data_as<float>();
-    for (std::int64_t done = 0; done < t.numel();) {
-      const int count = static_cast<int>(std::min<std::int64_t>(t.numel() - done, INT_MAX));
+    for_each_chunk(t, [&](std::int64_t done, int count) {
       session_.broadcast_bytes(data + done, count * static_cast<int>(sizeof(float)), root);
-      done += count;
-    }
+    });
   }
   std::vector<double> allgather(double value) override { return session_.allgather(value); }
   std::vector<std::uint64_t> allgather(std::uint64_t value) override {
@@ -50,6 +40,16 @@ class MpiCommunicator final : public Communicator {
   void abort() noexcept override {}  // one replica per process: the failing process exits
 
  private:
+  // MPI counts are ints, and a broadcast counts bytes: chunks of at most INT_MAX bytes.
+  template <class F>
+  static void for_each_chunk(const Tensor& t, F&& f) {
+    constexpr std::int64_t kChunk = INT_MAX / static_cast<std::int64_t>(sizeof(float));
+    for (std::int64_t done = 0; done < t.numel();) {
+      const int count = static_cast<int>(std::min(t.numel() - done, kChunk));
+      f(done, count);
+      done += count;
+    }
+  }
   static void check(const Tensor& t, const char* op) {
     if (t.device().type != DeviceType::kCpu || t.dtype() != DType::kF32)
       throw Error(ErrorKind::kUsage, std::string("mpi ") + op + " takes f32 tensors on the CPU",

@@ -72,6 +72,11 @@ void MpiSession::broadcast_bytes(void* data, int bytes, int root) const {
   mpi_check(MPI_Bcast(data, bytes, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
 }
 
+void MpiSession::allreduce_sum(float* data, int count) const {
+  mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+            "MPI_Allreduce");
+}
+
 std::vector<double> MpiSession::allgather(double value) const {
   std::vector<double> all(static_cast<std::size_t>(size_));
   mpi_check(MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD),
@@ -95,11 +100,6 @@ Device MpiSession::local_gpu() const {
                     " of a node with " + std::to_string(gpus) + " GPUs",
                 "start at most one rank per GPU on each node, or use --device cpu");
   return Device::cuda(local_rank_);
-}
-
-void MpiSession::abort(int code) const {
-  MPI_Abort(MPI_COMM_WORLD, code);
-  std::terminate();  // MPI_Abort does not return
 }
 
 }  // namespace dlbench::dist

@@ -26,10 +26,9 @@ class MpiSession {
 
   // Host collectives on MPI_COMM_WORLD.
   void broadcast_bytes(void* data, int bytes, int root) const;
+  void allreduce_sum(float* data, int count) const;  // in place
   std::vector<double> allgather(double value) const;
   std::vector<unsigned long long> allgather(unsigned long long value) const;
-  // Ends every rank of the job (a failing rank would otherwise leave the others waiting).
-  [[noreturn]] void abort(int code) const;
   // This rank's GPU on its node: cuda:<local rank>. Error(kResource) when the node has fewer
   // GPUs than ranks.
   Device local_gpu() const;

@@ -44,6 +44,18 @@ TEST(MpiRunCliTest, JsonRecordsTheReplicas) {
   EXPECT_EQ(doc["config"]["batch"], 8);
 }
 
+// With --seconds the ranks agree once on how many steps fill the time; they must all run the
+// same number (each step is a collective), so the job ends and the replicas stay identical.
+TEST(MpiRunCliTest, SecondsBoundRunsAgreeOnTheStepCount) {
+  auto r = run_command(kMpirun + std::string(DLBENCH_BINARY) +
+                       " run resnet50 --device cpu --dist mpi --input 32 --batch 4 --warmup 1 "
+                       "--seconds 2 --no-telemetry --no-store --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_GE(doc["measured_steps"].get<int>(), 1);
+  EXPECT_EQ(doc["data_parallel"]["replicas_identical"], true);
+}
+
 TEST(MpiRunCliTest, DistMpiWithoutALauncherIsAUsageError) {
   auto r = run_command(std::string(DLBENCH_BINARY) +
                        " run resnet50 --device cpu --dist mpi --input 32 --no-store");

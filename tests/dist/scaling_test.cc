@@ -1,6 +1,8 @@
 // dlbench scale's arithmetic and the configuration of each GPU count.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "bench/runner/scaling.h"
 
 namespace dlbench::runner {
@@ -21,6 +23,12 @@ TEST(ScalingTest, ASweepNotStartingAtOneComparesPerGpuThroughput) {
   const auto points = scaling_points({2, 8}, {200.0, 760.0});
   EXPECT_DOUBLE_EQ(points[1].speedup, 3.8);
   EXPECT_DOUBLE_EQ(points[1].efficiency, 0.95);  // (760 / 8) / (200 / 2)
+}
+
+TEST(ScalingTest, EfficiencyNeedsAUsableBase) {
+  EXPECT_DOUBLE_EQ(scaling_efficiency(4, 3600, 1, 1000), 0.9);
+  EXPECT_TRUE(std::isnan(scaling_efficiency(4, 3600, 1, 0)));
+  EXPECT_TRUE(std::isnan(scaling_efficiency(0, 3600, 1, 1000)));
 }
 
 TEST(ScalingTest, OneGpuRunsAloneAndMoreRunAThreadEach) {

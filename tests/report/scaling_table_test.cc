@@ -12,7 +12,6 @@
 #include "bench/report/html_report.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/table_formats.h"
-#include "bench/runner/scaling.h"
 
 namespace dlbench::report {
 namespace {
@@ -58,18 +57,6 @@ TEST(ScalingTableTest, ReadsReplicasAndLaunchFromTheResultOrConfig) {
   config_only.result.erase("data_parallel");
   EXPECT_EQ(run_replicas(config_only), 2);
   EXPECT_EQ(run_launch(config_only), "threads");
-}
-
-TEST(ScalingTableTest, EfficiencyIsTheRunnersDefinition) {
-  const std::vector<int> gpus = {2, 4, 8};
-  const std::vector<double> throughputs = {1900, 3600, 6000};
-  std::vector<runner::ScalingPoint> points = runner::scaling_points(gpus, throughputs);
-  for (std::size_t i = 0; i < gpus.size(); ++i)
-    EXPECT_DOUBLE_EQ(scaling_efficiency(gpus[i], throughputs[i], gpus[0], throughputs[0]),
-                     points[i].efficiency)
-        << gpus[i] << " GPUs";
-  EXPECT_DOUBLE_EQ(scaling_efficiency(4, 3600, 1, 1000), 0.9);
-  EXPECT_TRUE(std::isnan(scaling_efficiency(4, 3600, 1, 0)));
 }
 
 TEST(ScalingTableTest, GroupsOneWorkloadAtSeveralCountsAgainstTheSmallest) {

@@ -71,8 +71,6 @@ DLBENCH_OWNED_TRAITS(FilterDescTraits, cudnnFilterDescriptor_t, cudnnCreateFilte
                      cudnnDestroyFilterDescriptor, CUDNN_CHECK);
 DLBENCH_OWNED_TRAITS(ConvDescTraits, cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                      cudnnDestroyConvolutionDescriptor, CUDNN_CHECK);
-DLBENCH_OWNED_TRAITS(PoolDescTraits, cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
-                     cudnnDestroyPoolingDescriptor, CUDNN_CHECK);
 DLBENCH_OWNED_TRAITS(MatmulPreferenceTraits, cublasLtMatmulPreference_t,
                      cublasLtMatmulPreferenceCreate, cublasLtMatmulPreferenceDestroy, CUBLAS_CHECK);
 #undef DLBENCH_OWNED_TRAITS
@@ -84,7 +82,6 @@ using CublasLtHandle = Owned<cublasLtHandle_t, CublasLtTraits>;
 using TensorDesc = Owned<cudnnTensorDescriptor_t, TensorDescTraits>;
 using FilterDesc = Owned<cudnnFilterDescriptor_t, FilterDescTraits>;
 using ConvDesc = Owned<cudnnConvolutionDescriptor_t, ConvDescTraits>;
-using PoolDesc = Owned<cudnnPoolingDescriptor_t, PoolDescTraits>;
 using MatmulPreference = Owned<cublasLtMatmulPreference_t, MatmulPreferenceTraits>;
 
 // cuBLASLt's matmul descriptor and matrix layouts take arguments at creation, so they are
