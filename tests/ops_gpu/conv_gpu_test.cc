@@ -1,5 +1,9 @@
-// Convolution forward, backward-data and backward-weights on cuDNN against the CPU backend, in
-// every precision and both gradient modes.
+// Convolution forward, backward-data and backward-weights against the CPU backend, in every
+// precision and both gradient modes, on each route a 1x1 shape can take: measured (the
+// default), pinned to cuDNN, pinned to the cuBLASLt matrix product (cuda_conv_gemm.cu).
+
+#include <string>
+#include <tuple>
 
 #include "tests/ops/op_cases.h"
 #include "tests/ops_gpu/gpu_test_util.h"
@@ -20,6 +24,10 @@ const std::vector<Conv2dParams> kCases = {
     conv(1, 19, 17, 3, 8, 7, 7, 2, 3, true),    conv(3, 13, 9, 5, 7, 3, 3, 2, 1, true),
     conv(2, 9, 13, 5, 7, 1, 3, 1, 0, true),     conv(2, 11, 11, 4, 6, 3, 3, 1, 2, false, 2),
     conv(4, 14, 14, 64, 64, 3, 3, 1, 1, false),
+    // 1x1 at stride 2 on odd sizes (the last row and column are not read), odd channels (one
+    // channel per thread), 16-byte channel packs, and a tall stride-1 product.
+    conv(3, 9, 11, 5, 7, 1, 1, 2, 0, true),     conv(2, 14, 14, 64, 32, 1, 1, 2, 0, false),
+    conv(2, 28, 28, 64, 96, 1, 1, 1, 0, false),
 };
 
 struct ConvData {
@@ -39,10 +47,44 @@ Conv2dParams with_math(Conv2dParams p, const Precision& prec) {
   return p;
 }
 
-class ConvGpu : public GpuOpTestP<Precision> {};
+using backend::cuda::ConvRoute;
+
+const char* route_name(ConvRoute r) {
+  return r == ConvRoute::kMeasured ? "measured" : r == ConvRoute::kCudnn ? "cudnn" : "gemm";
+}
+
+class ConvGpu : public GpuOpTestP<std::tuple<Precision, ConvRoute>> {
+ protected:
+  void SetUp() override {
+    GpuOpTestP::SetUp();
+    if (!IsSkipped()) gpu().set_conv_route(std::get<1>(GetParam()));
+  }
+  void TearDown() override {
+    if (IsSkipped()) return;
+    // Every 1x1 shape went where the route says, and only those shapes had a choice.
+    const ConvRoute route = std::get<1>(GetParam());
+    std::size_t gemm_count = 0;
+    for (const auto& c : gpu().conv_choices()) {
+      EXPECT_EQ(c.params.r * c.params.s, 1);
+      if (route == ConvRoute::kMeasured) {
+        EXPECT_GT(c.cudnn_ms, 0.0f);
+        EXPECT_GT(c.gemm_ms, 0.0f);
+      }
+      gemm_count += c.gemm ? 1 : 0;
+    }
+    if (route == ConvRoute::kCudnn) {
+      EXPECT_TRUE(gpu().conv_choices().empty());
+    } else {
+      EXPECT_FALSE(gpu().conv_choices().empty());
+    }
+    if (route == ConvRoute::kGemm) {
+      EXPECT_EQ(gemm_count, gpu().conv_choices().size());
+    }
+  }
+};
 
 TEST_P(ConvGpu, Forward) {
-  const Precision& prec = GetParam();
+  const Precision& prec = std::get<0>(GetParam());
   for (Conv2dParams p : kCases) {
     p = with_math(p, prec);
     SCOPED_TRACE(name(p));
@@ -60,7 +102,7 @@ TEST_P(ConvGpu, Forward) {
 }
 
 TEST_P(ConvGpu, BackwardData) {
-  const Precision& prec = GetParam();
+  const Precision& prec = std::get<0>(GetParam());
   for (Conv2dParams p : kCases) {
     p = with_math(p, prec);
     for (GradMode mode : {GradMode::kOverwrite, GradMode::kAccumulate}) {
@@ -80,7 +122,7 @@ TEST_P(ConvGpu, BackwardData) {
 }
 
 TEST_P(ConvGpu, BackwardWeights) {
-  const Precision& prec = GetParam();
+  const Precision& prec = std::get<0>(GetParam());
   for (Conv2dParams p : kCases) {
     p = with_math(p, prec);
     for (GradMode mode : {GradMode::kOverwrite, GradMode::kAccumulate}) {
@@ -107,8 +149,14 @@ TEST_P(ConvGpu, BackwardWeights) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Precisions, ConvGpu, ::testing::ValuesIn(all_precisions()),
-                         precision_name);
+INSTANTIATE_TEST_SUITE_P(
+    PrecisionsAndRoutes, ConvGpu,
+    ::testing::Combine(::testing::ValuesIn(all_precisions()),
+                       ::testing::Values(ConvRoute::kMeasured, ConvRoute::kCudnn, ConvRoute::kGemm)),
+    [](const ::testing::TestParamInfo<std::tuple<Precision, ConvRoute>>& info) {
+      return std::string(std::get<0>(info.param).name) + "_" +
+             route_name(std::get<1>(info.param));
+    });
 
 // A repeated shape runs on its cached plan: no second measurement.
 TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {

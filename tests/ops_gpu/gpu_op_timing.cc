@@ -4,8 +4,11 @@
 //   dlbench_gpu_op_timing            prints one line per op and precision
 //   dlbench_gpu_op_timing bn         batch norm only: our kernels and cuDNN's, which they replaced
 //   dlbench_gpu_op_timing pool       max pooling only: VGG16's pool1 and ResNet-50's stem pool
+//   dlbench_gpu_op_timing conv1x1    ResNet-50's 1x1 convolutions at batch 128: cuDNN's best
+//                                    against the cuBLASLt matrix product, per direction
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -335,6 +338,53 @@ void pool_timings(CudaBackend& be, const Precision& prec, const PoolShape& shape
   }
 }
 
+// ResNet-50's 1x1 shapes (input side, C -> K, stride), each once.
+struct Conv1x1Shape {
+  std::int64_t side, c, k;
+  int stride;
+};
+const Conv1x1Shape kConv1x1Shapes[] = {
+    {56, 64, 64, 1},     {56, 64, 256, 1},    {56, 256, 64, 1},    {56, 256, 128, 1},
+    {56, 256, 512, 2},   {28, 128, 512, 1},   {28, 512, 128, 1},   {28, 512, 256, 1},
+    {28, 512, 1024, 2},  {14, 256, 1024, 1},  {14, 1024, 256, 1},  {14, 1024, 512, 1},
+    {14, 1024, 2048, 2}, {7, 512, 2048, 1},   {7, 2048, 512, 1}};
+
+// Runs every direction of each shape once on a backend that measures both routes, then prints
+// the measurement that chose (cuda_conv.cc): cuDNN's best, the matrix product, the winner.
+void conv1x1_timings(const Precision& prec, std::int64_t batch) {
+  CudaBackend be(0);
+  for (const Conv1x1Shape& shape : kConv1x1Shapes) {
+    backend::Conv2dParams p;
+    p.n = batch, p.h = p.w = shape.side, p.c = shape.c, p.k = shape.k;
+    p.stride_h = p.stride_w = shape.stride, p.math = prec.math;
+    Owned x(be, p.input_shape(), prec.dtype), w(be, p.weight_shape(), prec.dtype),
+        y(be, p.output_shape(), prec.dtype);
+    be.fill_normal(x.tensor, 0, 1, 1), be.fill_normal(w.tensor, 0, 0.05f, 2);
+    be.fill_normal(y.tensor, 0, 1, 3);
+    be.conv2d_forward(p, x.tensor, w.tensor, {}, y.tensor);
+    be.conv2d_backward_data(p, y.tensor, w.tensor, x.tensor, backend::GradMode::kOverwrite);
+    be.conv2d_backward_weights(p, x.tensor, y.tensor, w.tensor, {}, backend::GradMode::kOverwrite);
+  }
+  be.synchronize();
+  const char* directions[] = {"fwd", "bwd-data", "bwd-weights"};
+  double cudnn_total = 0, chosen_total = 0;
+  for (const auto& c : be.conv_choices()) {
+    const auto& p = c.params;
+    const std::string what = "conv1x1 " + std::to_string(p.h) + "x" + std::to_string(p.w) + "x" +
+                             std::to_string(p.c) + "->" + std::to_string(p.k) + " s" +
+                             std::to_string(p.stride_h) + " n" + std::to_string(p.n) + " " +
+                             directions[static_cast<int>(c.direction)];
+    const double tflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
+    std::printf("%-46s %-5s cudnn %8.3f ms (%5.1f TFLOP/s)  gemm %8.3f ms (%5.1f)  -> %s\n",
+                what.c_str(), prec.name, c.cudnn_ms, tflop / c.cudnn_ms, c.gemm_ms,
+                tflop / c.gemm_ms, c.gemm ? "gemm" : "cudnn");
+    cudnn_total += c.cudnn_ms;
+    chosen_total += std::min(c.cudnn_ms, c.gemm_ms);
+  }
+  std::printf("conv1x1 all shapes once, %s: cudnn %.3f ms, chosen %.3f ms\n", prec.name,
+              cudnn_total, chosen_total);
+}
+
 }  // namespace
 }  // namespace dlbench
 
@@ -360,6 +410,10 @@ int main(int argc, char** argv) {
         for (const auto& prec : precisions)
           if (prec.math == backend::MathMode::kStrict && prec.dtype != DType::kBF16)
             cudnn_bn_timings(be, prec, shape);
+      return 0;
+    }
+    if (argc > 1 && std::strcmp(argv[1], "conv1x1") == 0) {
+      for (const auto& prec : precisions) conv1x1_timings(prec, 128);
       return 0;
     }
     if (argc > 1 && std::strcmp(argv[1], "pool") == 0) {

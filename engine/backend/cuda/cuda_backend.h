@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/backend/backend.h"
 #include "engine/backend/cuda/cuda_handles.h"
@@ -43,6 +44,10 @@ class CudaAllocator final : public DeviceAllocator {
 
 enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
 
+// Where 1x1 convolutions run: on whichever of cuDNN and a matrix product measured faster (the
+// default), or always on one of them (tests and the op timing tool pin a route).
+enum class ConvRoute { kMeasured, kCudnn, kGemm };
+
 // How one convolution shape and direction runs: its descriptors, the algorithm the
 // measurement chose (cuDNN's enum of that direction, stored as an int), and its workspace.
 struct ConvPlan {
@@ -50,7 +55,11 @@ struct ConvPlan {
   FilterDesc w;
   ConvDesc conv;
   int algorithm = 0;
-  std::size_t workspace_bytes = 0;
+  std::size_t workspace_bytes = 0;  // cuDNN's, for `algorithm`
+  // A 1x1 convolution runs as a cuBLASLt matrix product over its pixels instead
+  // (cuda_conv_gemm.cu) when that measured faster than cuDNN's best; both times are kept.
+  bool gemm = false;
+  float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (not a 1x1 shape)
 };
 using ConvKey = std::array<std::int64_t, 18>;
 
@@ -61,6 +70,8 @@ struct ConvOperands {
   void* w = nullptr;
   void* y = nullptr;
 };
+
+enum class MatmulDirection : std::int64_t { kForward, kBackwardData, kBackwardWeights };
 
 // One matmul shape, ready to run: the descriptor, the three layouts and the algorithm that
 // cuBLASLt's heuristic returned for them.
@@ -96,6 +107,18 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const { return stream_; }
   // How many convolution shapes were measured (tests check that a repeat measures none).
   std::size_t conv_plans_cached() const { return conv_plans_.size(); }
+  // The convolution plans that chose between cuDNN and a matrix product, for the timing tool
+  // and the tests: direction, shape, dtype, both times and the choice.
+  struct ConvChoice {
+    ConvDirection direction;
+    Conv2dParams params;
+    DType dtype;
+    float cudnn_ms, gemm_ms;
+    bool gemm;
+  };
+  const std::vector<ConvChoice>& conv_choices() const { return conv_choices_; }
+  // Applies to shapes planned after the call; a pinned route records times of 0.
+  void set_conv_route(ConvRoute route) { conv_route_ = route; }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
 
  protected:
@@ -159,9 +182,19 @@ class CudaBackend final : public Backend {
                    GradMode mode, const char* op);
   const ConvPlan& conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
                             const ConvOperands& operands, GradMode output_mode);
+  // Runs a planned convolution on cuDNN: out = conv + beta * out (forward: beta 0).
+  void run_cudnn_conv(ConvDirection direction, const ConvPlan& plan, const ConvOperands& o,
+                      void* workspace, float beta);
+  // 1x1 convolutions as matrix products (cuda_conv_gemm.cu): whether a shape can, and the
+  // product itself, out = product + beta * out, forward with an optional bias (beta 0).
+  static bool gemm_can_run(const Conv2dParams& p);
+  void conv_gemm(ConvDirection direction, const Conv2dParams& p, DType dtype,
+                 const ConvOperands& o, const void* bias, float beta);
+  MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype);
   MatmulPlan& matmul_plan(const MatmulKey& key);
+  // d = a·b + beta d through a plan; `ws` holds at least plan.workspace_bytes.
   void run_matmul(MatmulPlan& plan, const void* a, const void* b, void* d, float beta,
-                  const void* bias);
+                  const void* bias, void* ws);
 
   int index_;
   CudaAllocator allocator_;
@@ -171,6 +204,8 @@ class CudaBackend final : public Backend {
   Buffer workspace_;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
+  std::vector<ConvChoice> conv_choices_;
+  ConvRoute conv_route_ = ConvRoute::kMeasured;
   std::string device_name_;
 };
 

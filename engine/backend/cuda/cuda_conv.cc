@@ -15,6 +15,9 @@
 // algorithm that fits the workspace limit; the fastest is kept for the life of the backend.
 // Math types: strict f32 is CUDNN_FMA_MATH (FMA-only kernels, no TF32); TF32 and f16/bf16
 // allow tensor cores (CUDNN_TENSOR_OP_MATH); the compute type is always float.
+//
+// A 1x1 shape is then also timed as a cuBLASLt matrix product (cuda_conv_gemm.cu) against
+// cuDNN's pick, both with CUDA events on the stream, and runs on whichever was faster.
 #include <algorithm>
 #include <mutex>
 #include <string>
@@ -33,6 +36,24 @@ constexpr int kFreeShareDivisor = 4;
 
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;
+
+// Runs per candidate when cuDNN and a matrix product compete for a 1x1 shape, after one
+// unmeasured run (which may plan or allocate).
+constexpr int kChoiceRuns = 3;
+
+// Mean device time of fn's work on the stream, in ms.
+template <class F>
+float mean_device_ms(cudaStream_t stream, F&& fn) {
+  fn();
+  Event start, stop;
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < kChoiceRuns; ++i) fn();
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  return ms / kChoiceRuns;
+}
 
 cudnnMathType_t math_type(const Conv2dParams& p, DType dtype) {
   if (dtype == DType::kF32 && p.math == MathMode::kStrict) return CUDNN_FMA_MATH;
@@ -159,7 +180,43 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   // keeps FMA math whatever the result says, so TF32 can never slip in.
   if (math_type(p, dtype) != CUDNN_FMA_MATH)
     CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
+  if (gemm_can_run(p) && conv_route_ != ConvRoute::kCudnn) {
+    if (conv_route_ == ConvRoute::kGemm) {
+      plan->gemm = true;
+    } else {
+      plan->cudnn_ms = mean_device_ms(
+          stream_, [&] { run_cudnn_conv(direction, *plan, o, find_workspace.data(), 0.0f); });
+      plan->gemm_ms =
+          mean_device_ms(stream_, [&] { conv_gemm(direction, p, dtype, o, nullptr, 0.0f); });
+      plan->gemm = plan->gemm_ms < plan->cudnn_ms;
+    }
+    conv_choices_.push_back({direction, p, dtype, plan->cudnn_ms, plan->gemm_ms, plan->gemm});
+  }
   return *conv_plans_.emplace(key, std::move(plan)).first->second;
+}
+
+void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
+                                 const ConvOperands& o, void* ws, float beta) {
+  switch (direction) {
+    case ConvDirection::kForward:
+      CUDNN_CHECK(cudnnConvolutionForward(
+          cudnn_, &kOne, plan.x, o.x, plan.w, o.w, plan.conv,
+          static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm), ws, plan.workspace_bytes,
+          &beta, plan.y, o.y));
+      break;
+    case ConvDirection::kBackwardData:
+      CUDNN_CHECK(cudnnConvolutionBackwardData(
+          cudnn_, &kOne, plan.w, o.w, plan.y, o.y, plan.conv,
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm), ws, plan.workspace_bytes,
+          &beta, plan.x, o.x));
+      break;
+    case ConvDirection::kBackwardFilter:
+      CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+          cudnn_, &kOne, plan.x, o.x, plan.y, o.y, plan.conv,
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm), ws, plan.workspace_bytes,
+          &beta, plan.w, o.w));
+      break;
+  }
 }
 
 void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
@@ -168,17 +225,17 @@ void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, co
   activate();
   require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
   require_here(y, op, "y");
-  const ConvPlan& plan = conv_plan(ConvDirection::kForward, p, x.dtype(),
-                                   {x.data(), w.data(), y.data()}, GradMode::kOverwrite);
-  void* ws = workspace(plan.workspace_bytes);
-  CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &kOne, plan.x, x.data(), plan.w, w.data(), plan.conv,
-                                      static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm), ws,
-                                      plan.workspace_bytes, &kZero, plan.y, y.data()));
-  if (p.bias) {
-    require_here(bias, op, "bias");
-    // y += b broadcast over N, H, W (the bias descriptor is 1 x K x 1 x 1).
-    CUDNN_CHECK(cudnnAddTensor(cudnn_, &kOne, plan.bias, bias.data(), &kOne, plan.y, y.data()));
+  if (p.bias) require_here(bias, op, "bias");
+  const ConvOperands o = {x.data(), w.data(), y.data()};
+  const ConvPlan& plan = conv_plan(ConvDirection::kForward, p, x.dtype(), o, GradMode::kOverwrite);
+  if (plan.gemm) {  // the bias rides in cuBLASLt's epilogue
+    conv_gemm(ConvDirection::kForward, p, x.dtype(), o, p.bias ? bias.data() : nullptr, kZero);
+    return;
   }
+  run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
+  // y += b broadcast over N, H, W (the bias descriptor is 1 x K x 1 x 1).
+  if (p.bias)
+    CUDNN_CHECK(cudnnAddTensor(cudnn_, &kOne, plan.bias, bias.data(), &kOne, plan.y, y.data()));
 }
 
 void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& dy,
@@ -188,14 +245,13 @@ void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor&
   require_float(dy, op, "dy"), require_here(dy, op, "dy"), require_here(w, op, "w");
   require_here(dx, op, "dx");
   // Operands in forward naming: x is the output here (dx), y the input (dy).
-  const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, p, dy.dtype(),
-                                   {dx.data(), w.data(), dy.data()}, mode);
-  void* ws = workspace(plan.workspace_bytes);
-  const float beta = mode == GradMode::kAccumulate ? 1.0f : 0.0f;
-  CUDNN_CHECK(
-      cudnnConvolutionBackwardData(cudnn_, &kOne, plan.w, w.data(), plan.y, dy.data(), plan.conv,
-                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm), ws,
-                                   plan.workspace_bytes, &beta, plan.x, dx.data()));
+  const ConvOperands o = {dx.data(), w.data(), dy.data()};
+  const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, p, dy.dtype(), o, mode);
+  const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
+  if (plan.gemm)
+    conv_gemm(ConvDirection::kBackwardData, p, dy.dtype(), o, nullptr, beta);
+  else
+    run_cudnn_conv(ConvDirection::kBackwardData, plan, o, workspace(plan.workspace_bytes), beta);
 }
 
 void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tensor& x,
@@ -205,14 +261,13 @@ void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tens
   activate();
   require_float(x, op, "x"), require_same_dtype(x, dw, op, "dw");
   require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dw, op, "dw");
-  const ConvPlan& plan = conv_plan(ConvDirection::kBackwardFilter, p, x.dtype(),
-                                   {x.data(), dw.data(), dy.data()}, mode);
-  void* ws = workspace(plan.workspace_bytes);
-  const float beta = mode == GradMode::kAccumulate ? 1.0f : 0.0f;
-  CUDNN_CHECK(
-      cudnnConvolutionBackwardFilter(cudnn_, &kOne, plan.x, x.data(), plan.y, dy.data(), plan.conv,
-                                     static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm),
-                                     ws, plan.workspace_bytes, &beta, plan.w, dw.data()));
+  const ConvOperands o = {x.data(), dw.data(), dy.data()};
+  const ConvPlan& plan = conv_plan(ConvDirection::kBackwardFilter, p, x.dtype(), o, mode);
+  const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
+  if (plan.gemm)
+    conv_gemm(ConvDirection::kBackwardFilter, p, x.dtype(), o, nullptr, beta);
+  else
+    run_cudnn_conv(ConvDirection::kBackwardFilter, plan, o, workspace(plan.workspace_bytes), beta);
   if (p.bias) {
     require_here(dbias, op, "dbias");
     column_sums(dy, p.n * p.out_h() * p.out_w(), p.k, dbias, mode, op);

@@ -12,11 +12,6 @@
 namespace dlbench::backend::cuda {
 namespace {
 
-template <class T, int kVec>
-struct alignas(sizeof(T) * kVec) Pack {
-  T v[kVec];
-};
-
 // out = op(a, b) (+ out when accumulating), kVec elements at a time, then a scalar tail.
 template <class T, int kVec, class Op>
 __global__ void map2_kernel(const T* a, const T* b, T* out, std::int64_t n, Op op,

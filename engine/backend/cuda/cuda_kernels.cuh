@@ -60,6 +60,21 @@ void dispatch_float(DType dtype, const char* op, F&& f) {
                                      " is not a float dtype (f32, f16, bf16)");
 }
 
+// N elements of T moved as one aligned load or store (16 bytes: 4 f32 or 8 f16/bf16).
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+template <class T, int N>
+__device__ __forceinline__ Pack<T, N> load(const T* p) {
+  return *reinterpret_cast<const Pack<T, N>*>(p);
+}
+template <class T, int N>
+__device__ __forceinline__ void store(T* p, const Pack<T, N>& v) {
+  *reinterpret_cast<Pack<T, N>*>(p) = v;
+}
+
 constexpr int kBlock = 256;
 // Grid-stride loops: enough blocks to fill the GPU many times over, never more than needed.
 constexpr std::int64_t kMaxBlocks = 8192;

@@ -27,8 +27,6 @@ namespace {
 // is what cuBLAS itself reserves per stream on Hopper.
 constexpr std::size_t kMatmulWorkspace = std::size_t{32} << 20;
 
-enum class MatmulDirection : std::int64_t { kForward, kBackwardData, kBackwardWeights };
-
 cublasComputeType_t compute_type(DType dtype, MathMode math) {
   if (dtype == DType::kF32 && math == MathMode::kTf32) return CUBLAS_COMPUTE_32F_FAST_TF32;
   return CUBLAS_COMPUTE_32F;
@@ -66,6 +64,11 @@ MatmulKey matmul_key(MatmulDirection direction, const MatmulParams& p, DType dty
 }
 
 }  // namespace
+
+MatmulPlan& CudaBackend::matmul_plan(MatmulDirection direction, const MatmulParams& p,
+                                     DType dtype) {
+  return matmul_plan(matmul_key(direction, p, dtype));
+}
 
 // Builds the descriptor and layouts for a key and asks the heuristic for its best algorithm.
 MatmulPlan& CudaBackend::matmul_plan(const MatmulKey& key) {
@@ -119,9 +122,8 @@ MatmulPlan& CudaBackend::matmul_plan(const MatmulKey& key) {
 }
 
 void CudaBackend::run_matmul(MatmulPlan& plan, const void* a, const void* b, void* d, float beta,
-                             const void* bias) {
+                             const void* bias, void* ws) {
   if (bias != nullptr) set_attribute(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
-  void* ws = workspace(plan.workspace_bytes);
   const float alpha = 1.0f;
   CUBLAS_CHECK(cublasLtMatmul(cublaslt_, plan.desc.get(), &alpha, a, plan.a.get(), b, plan.b.get(),
                               &beta, d, plan.c.get(), d, plan.c.get(), &plan.algorithm, ws,
@@ -135,8 +137,9 @@ void CudaBackend::matmul_forward_impl(const MatmulParams& p, const Tensor& x, co
   require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
   require_here(y, op, "y");
   if (p.bias) require_here(bias, op, "bias");
-  MatmulPlan& plan = matmul_plan(matmul_key(MatmulDirection::kForward, p, x.dtype()));
-  run_matmul(plan, w.data(), x.data(), y.data(), 0.0f, p.bias ? bias.data() : nullptr);
+  MatmulPlan& plan = matmul_plan(MatmulDirection::kForward, p, x.dtype());
+  run_matmul(plan, w.data(), x.data(), y.data(), 0.0f, p.bias ? bias.data() : nullptr,
+             workspace(plan.workspace_bytes));
 }
 
 void CudaBackend::matmul_backward_data_impl(const MatmulParams& p, const Tensor& dy,
@@ -145,9 +148,9 @@ void CudaBackend::matmul_backward_data_impl(const MatmulParams& p, const Tensor&
   activate();
   require_float(dy, op, "dy"), require_here(dy, op, "dy"), require_here(w, op, "w");
   require_here(dx, op, "dx");
-  MatmulPlan& plan = matmul_plan(matmul_key(MatmulDirection::kBackwardData, p, dy.dtype()));
+  MatmulPlan& plan = matmul_plan(MatmulDirection::kBackwardData, p, dy.dtype());
   run_matmul(plan, w.data(), dy.data(), dx.data(), mode == GradMode::kAccumulate ? 1.0f : 0.0f,
-             nullptr);
+             nullptr, workspace(plan.workspace_bytes));
 }
 
 void CudaBackend::matmul_backward_weights_impl(const MatmulParams& p, const Tensor& x,
@@ -157,9 +160,9 @@ void CudaBackend::matmul_backward_weights_impl(const MatmulParams& p, const Tens
   activate();
   require_float(x, op, "x"), require_same_dtype(x, dw, op, "dw");
   require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dw, op, "dw");
-  MatmulPlan& plan = matmul_plan(matmul_key(MatmulDirection::kBackwardWeights, p, x.dtype()));
+  MatmulPlan& plan = matmul_plan(MatmulDirection::kBackwardWeights, p, x.dtype());
   run_matmul(plan, x.data(), dy.data(), dw.data(), mode == GradMode::kAccumulate ? 1.0f : 0.0f,
-             nullptr);
+             nullptr, workspace(plan.workspace_bytes));
   if (p.bias) {
     require_here(dbias, op, "dbias");
     column_sums(dy, p.m, p.n, dbias, mode, op);

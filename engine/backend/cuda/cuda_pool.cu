@@ -45,20 +45,6 @@ struct PoolGeometry {
   int window_h, window_w, stride_h, stride_w, pad_h, pad_w;
 };
 
-template <class T, int N>
-struct alignas(sizeof(T) * N) Pack {
-  T v[N];
-};
-
-template <class T, int N>
-__device__ __forceinline__ Pack<T, N> load(const T* p) {
-  return *reinterpret_cast<const Pack<T, N>*>(p);
-}
-template <class T, int N>
-__device__ __forceinline__ void store(T* p, const Pack<T, N>& v) {
-  *reinterpret_cast<Pack<T, N>*>(p) = v;
-}
-
 // First and last output index (inclusive) whose window covers input index i along one axis.
 __device__ __forceinline__ int first_cover(int i, int window, int stride, int pad) {
   const int top = i + pad - window + 1;  // window start must be >= this
