@@ -1,6 +1,7 @@
 // Convolution forward, backward-data and backward-weights against the CPU backend, in every
-// precision and both gradient modes, on each route a 1x1 shape can take: measured (the
-// default), pinned to cuDNN, pinned to the cuBLASLt matrix product (cuda_conv_gemm.cu).
+// precision and both gradient modes, on each route a shape can take: measured (the default),
+// pinned to cuDNN, pinned to the cuBLASLt matrix product (cuda_conv_gemm.cu: im2col in
+// chunks, here made small so a product runs in several).
 
 #include <string>
 #include <tuple>
@@ -19,14 +20,19 @@ using backend::Conv2dParams;
 // ResNet's shapes shrunk (1x1, 3x3, the 7x7 stride-2 stem on 3 channels, stride-2
 // downsamples), odd channel counts and sizes, dilation, and one tensor-core-sized 3x3 block.
 const std::vector<Conv2dParams> kCases = {
-    conv(2, 7, 7, 16, 24, 1, 1, 1, 0, false),   conv(2, 8, 8, 8, 16, 1, 1, 2, 0, true),
-    conv(2, 10, 10, 16, 16, 3, 3, 1, 1, true),  conv(2, 20, 20, 3, 8, 7, 7, 2, 3, false),
-    conv(1, 19, 17, 3, 8, 7, 7, 2, 3, true),    conv(3, 13, 9, 5, 7, 3, 3, 2, 1, true),
-    conv(2, 9, 13, 5, 7, 1, 3, 1, 0, true),     conv(2, 11, 11, 4, 6, 3, 3, 1, 2, false, 2),
+    conv(2, 7, 7, 16, 24, 1, 1, 1, 0, false),
+    conv(2, 8, 8, 8, 16, 1, 1, 2, 0, true),
+    conv(2, 10, 10, 16, 16, 3, 3, 1, 1, true),
+    conv(2, 20, 20, 3, 8, 7, 7, 2, 3, false),
+    conv(1, 19, 17, 3, 8, 7, 7, 2, 3, true),
+    conv(3, 13, 9, 5, 7, 3, 3, 2, 1, true),
+    conv(2, 9, 13, 5, 7, 1, 3, 1, 0, true),
+    conv(2, 11, 11, 4, 6, 3, 3, 1, 2, false, 2),
     conv(4, 14, 14, 64, 64, 3, 3, 1, 1, false),
     // 1x1 at stride 2 on odd sizes (the last row and column are not read), odd channels (one
     // channel per thread), 16-byte channel packs, and a tall stride-1 product.
-    conv(3, 9, 11, 5, 7, 1, 1, 2, 0, true),     conv(2, 14, 14, 64, 32, 1, 1, 2, 0, false),
+    conv(3, 9, 11, 5, 7, 1, 1, 2, 0, true),
+    conv(2, 14, 14, 64, 32, 1, 1, 2, 0, false),
     conv(2, 28, 28, 64, 96, 1, 1, 1, 0, false),
 };
 
@@ -49,6 +55,8 @@ Conv2dParams with_math(Conv2dParams p, const Precision& prec) {
 
 using backend::cuda::ConvRoute;
 
+constexpr std::size_t kTestColumnBytes = 24 << 10;
+
 const char* route_name(ConvRoute r) {
   return r == ConvRoute::kMeasured ? "measured" : r == ConvRoute::kCudnn ? "cudnn" : "gemm";
 }
@@ -57,15 +65,21 @@ class ConvGpu : public GpuOpTestP<std::tuple<Precision, ConvRoute>> {
  protected:
   void SetUp() override {
     GpuOpTestP::SetUp();
-    if (!IsSkipped()) gpu().set_conv_route(std::get<1>(GetParam()));
+    if (IsSkipped()) return;
+    gpu().set_conv_route(std::get<1>(GetParam()));
+    // Columns of a few KiB, so most products here run in several chunks.
+    gpu().set_column_bytes(kTestColumnBytes);
   }
   void TearDown() override {
     if (IsSkipped()) return;
-    // Every 1x1 shape went where the route says, and only those shapes had a choice.
+    // Every shape that can run as a product went where the route says; backward-data only
+    // for 1x1 shapes.
     const ConvRoute route = std::get<1>(GetParam());
     std::size_t gemm_count = 0;
     for (const auto& c : gpu().conv_choices()) {
-      EXPECT_EQ(c.params.r * c.params.s, 1);
+      if (c.direction == backend::cuda::ConvDirection::kBackwardData) {
+        EXPECT_EQ(c.params.r * c.params.s, 1);
+      }
       if (route == ConvRoute::kMeasured) {
         EXPECT_GT(c.cudnn_ms, 0.0f);
         EXPECT_GT(c.gemm_ms, 0.0f);
@@ -152,10 +166,10 @@ TEST_P(ConvGpu, BackwardWeights) {
 INSTANTIATE_TEST_SUITE_P(
     PrecisionsAndRoutes, ConvGpu,
     ::testing::Combine(::testing::ValuesIn(all_precisions()),
-                       ::testing::Values(ConvRoute::kMeasured, ConvRoute::kCudnn, ConvRoute::kGemm)),
+                       ::testing::Values(ConvRoute::kMeasured, ConvRoute::kCudnn,
+                                         ConvRoute::kGemm)),
     [](const ::testing::TestParamInfo<std::tuple<Precision, ConvRoute>>& info) {
-      return std::string(std::get<0>(info.param).name) + "_" +
-             route_name(std::get<1>(info.param));
+      return std::string(std::get<0>(info.param).name) + "_" + route_name(std::get<1>(info.param));
     });
 
 // A repeated shape runs on its cached plan: no second measurement.

@@ -4,12 +4,13 @@
 //   dlbench_gpu_op_timing            prints one line per op and precision
 //   dlbench_gpu_op_timing bn         batch norm only: our kernels and cuDNN's, which they replaced
 //   dlbench_gpu_op_timing pool       max pooling only: VGG16's pool1 and ResNet-50's stem pool
-//   dlbench_gpu_op_timing conv1x1    ResNet-50's 1x1 convolutions at batch 128: cuDNN's best
+//   dlbench_gpu_op_timing convs [N]  ResNet-50's convolutions at batch N (128): cuDNN's best
 //                                    against the cuBLASLt matrix product, per direction
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -338,24 +339,27 @@ void pool_timings(CudaBackend& be, const Precision& prec, const PoolShape& shape
   }
 }
 
-// ResNet-50's 1x1 shapes (input side, C -> K, stride), each once.
-struct Conv1x1Shape {
-  std::int64_t side, c, k;
+// ResNet-50's convolution shapes (input side, C -> K, window, stride), each once.
+struct ConvShape {
+  std::int64_t side, c, k, window;
   int stride;
 };
-const Conv1x1Shape kConv1x1Shapes[] = {
-    {56, 64, 64, 1},     {56, 64, 256, 1},    {56, 256, 64, 1},    {56, 256, 128, 1},
-    {56, 256, 512, 2},   {28, 128, 512, 1},   {28, 512, 128, 1},   {28, 512, 256, 1},
-    {28, 512, 1024, 2},  {14, 256, 1024, 1},  {14, 1024, 256, 1},  {14, 1024, 512, 1},
-    {14, 1024, 2048, 2}, {7, 512, 2048, 1},   {7, 2048, 512, 1}};
+const ConvShape kResNetConvShapes[] = {
+    {224, 3, 64, 7, 2},    {56, 64, 64, 1, 1},    {56, 64, 256, 1, 1},    {56, 256, 64, 1, 1},
+    {56, 64, 64, 3, 1},    {56, 256, 128, 1, 1},  {56, 256, 512, 1, 2},   {56, 128, 128, 3, 2},
+    {28, 128, 512, 1, 1},  {28, 512, 128, 1, 1},  {28, 128, 128, 3, 1},   {28, 512, 256, 1, 1},
+    {28, 512, 1024, 1, 2}, {28, 256, 256, 3, 2},  {14, 256, 1024, 1, 1},  {14, 1024, 256, 1, 1},
+    {14, 256, 256, 3, 1},  {14, 1024, 512, 1, 1}, {14, 1024, 2048, 1, 2}, {14, 512, 512, 3, 2},
+    {7, 512, 2048, 1, 1},  {7, 2048, 512, 1, 1},  {7, 512, 512, 3, 1}};
 
 // Runs every direction of each shape once on a backend that measures both routes, then prints
 // the measurement that chose (cuda_conv.cc): cuDNN's best, the matrix product, the winner.
-void conv1x1_timings(const Precision& prec, std::int64_t batch) {
+void conv_route_timings(const Precision& prec, std::int64_t batch) {
   CudaBackend be(0);
-  for (const Conv1x1Shape& shape : kConv1x1Shapes) {
+  for (const ConvShape& shape : kResNetConvShapes) {
     backend::Conv2dParams p;
     p.n = batch, p.h = p.w = shape.side, p.c = shape.c, p.k = shape.k;
+    p.r = p.s = shape.window, p.pad_h = p.pad_w = static_cast<int>(shape.window / 2);
     p.stride_h = p.stride_w = shape.stride, p.math = prec.math;
     Owned x(be, p.input_shape(), prec.dtype), w(be, p.weight_shape(), prec.dtype),
         y(be, p.output_shape(), prec.dtype);
@@ -370,7 +374,8 @@ void conv1x1_timings(const Precision& prec, std::int64_t batch) {
   double cudnn_total = 0, chosen_total = 0;
   for (const auto& c : be.conv_choices()) {
     const auto& p = c.params;
-    const std::string what = "conv1x1 " + std::to_string(p.h) + "x" + std::to_string(p.w) + "x" +
+    const std::string what = "conv" + std::to_string(p.r) + "x" + std::to_string(p.s) + " " +
+                             std::to_string(p.h) + "x" + std::to_string(p.w) + "x" +
                              std::to_string(p.c) + "->" + std::to_string(p.k) + " s" +
                              std::to_string(p.stride_h) + " n" + std::to_string(p.n) + " " +
                              directions[static_cast<int>(c.direction)];
@@ -381,8 +386,8 @@ void conv1x1_timings(const Precision& prec, std::int64_t batch) {
     cudnn_total += c.cudnn_ms;
     chosen_total += std::min(c.cudnn_ms, c.gemm_ms);
   }
-  std::printf("conv1x1 all shapes once, %s: cudnn %.3f ms, chosen %.3f ms\n", prec.name,
-              cudnn_total, chosen_total);
+  std::printf("all shapes with a product once, n%lld %s: cudnn %.3f ms, chosen %.3f ms\n",
+              static_cast<long long>(batch), prec.name, cudnn_total, chosen_total);
 }
 
 }  // namespace
@@ -412,8 +417,9 @@ int main(int argc, char** argv) {
             cudnn_bn_timings(be, prec, shape);
       return 0;
     }
-    if (argc > 1 && std::strcmp(argv[1], "conv1x1") == 0) {
-      for (const auto& prec : precisions) conv1x1_timings(prec, 128);
+    if (argc > 1 && std::strcmp(argv[1], "convs") == 0) {
+      const std::int64_t batch = argc > 2 ? std::atoll(argv[2]) : 128;
+      for (const auto& prec : precisions) conv_route_timings(prec, batch);
       return 0;
     }
     if (argc > 1 && std::strcmp(argv[1], "pool") == 0) {

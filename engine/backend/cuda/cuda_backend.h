@@ -16,6 +16,7 @@
 // request; ops are serialized on the stream, so one buffer serves them all.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -44,8 +45,9 @@ class CudaAllocator final : public DeviceAllocator {
 
 enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
 
-// Where 1x1 convolutions run: on whichever of cuDNN and a matrix product measured faster (the
-// default), or always on one of them (tests and the op timing tool pin a route).
+// Where convolutions that can run as a matrix product run: on whichever of cuDNN and the
+// product measured faster (the default), or always on one of them (tests and the op timing
+// tool pin a route).
 enum class ConvRoute { kMeasured, kCudnn, kGemm };
 
 // How one convolution shape and direction runs: its descriptors, the algorithm the
@@ -56,10 +58,10 @@ struct ConvPlan {
   ConvDesc conv;
   int algorithm = 0;
   std::size_t workspace_bytes = 0;  // cuDNN's, for `algorithm`
-  // A 1x1 convolution runs as a cuBLASLt matrix product over its pixels instead
+  // The convolution runs as a cuBLASLt matrix product over its pixels instead
   // (cuda_conv_gemm.cu) when that measured faster than cuDNN's best; both times are kept.
   bool gemm = false;
-  float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (not a 1x1 shape)
+  float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (no product for this shape)
 };
 using ConvKey = std::array<std::int64_t, 18>;
 
@@ -119,6 +121,8 @@ class CudaBackend final : public Backend {
   const std::vector<ConvChoice>& conv_choices() const { return conv_choices_; }
   // Applies to shapes planned after the call; a pinned route records times of 0.
   void set_conv_route(ConvRoute route) { conv_route_ = route; }
+  // Bytes of im2col columns built at once (tests make it small to cut a product in chunks).
+  void set_column_bytes(std::size_t bytes) { column_bytes_ = std::max<std::size_t>(bytes, 1); }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
 
  protected:
@@ -185,11 +189,12 @@ class CudaBackend final : public Backend {
   // Runs a planned convolution on cuDNN: out = conv + beta * out (forward: beta 0).
   void run_cudnn_conv(ConvDirection direction, const ConvPlan& plan, const ConvOperands& o,
                       void* workspace, float beta);
-  // 1x1 convolutions as matrix products (cuda_conv_gemm.cu): whether a shape can, and the
-  // product itself, out = product + beta * out, forward with an optional bias (beta 0).
-  static bool gemm_can_run(const Conv2dParams& p);
-  void conv_gemm(ConvDirection direction, const Conv2dParams& p, DType dtype,
-                 const ConvOperands& o, const void* bias, float beta);
+  // Convolutions as matrix products (cuda_conv_gemm.cu): whether a shape and direction can
+  // (backward-data only for 1x1 shapes), and the product itself, out = product + beta * out,
+  // forward with an optional bias (beta 0).
+  static bool gemm_can_run(const Conv2dParams& p, ConvDirection direction);
+  void conv_gemm(ConvDirection direction, const Conv2dParams& p, DType dtype, const ConvOperands& o,
+                 const void* bias, float beta);
   MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype);
   MatmulPlan& matmul_plan(const MatmulKey& key);
   // d = a·b + beta d through a plan; `ws` holds at least plan.workspace_bytes.
@@ -206,6 +211,10 @@ class CudaBackend final : public Backend {
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
   std::vector<ConvChoice> conv_choices_;
   ConvRoute conv_route_ = ConvRoute::kMeasured;
+  // Big enough that each chunk's product is large (ResNet-50's widest 3x3 col row is 4608
+  // values, so 7,000+ rows a chunk in f32), small enough to keep the workspace modest next to
+  // the activations.
+  std::size_t column_bytes_ = std::size_t{128} << 20;
   std::string device_name_;
 };
 

@@ -16,8 +16,9 @@
 // Math types: strict f32 is CUDNN_FMA_MATH (FMA-only kernels, no TF32); TF32 and f16/bf16
 // allow tensor cores (CUDNN_TENSOR_OP_MATH); the compute type is always float.
 //
-// A 1x1 shape is then also timed as a cuBLASLt matrix product (cuda_conv_gemm.cu) against
-// cuDNN's pick, both with CUDA events on the stream, and runs on whichever was faster.
+// Where a matrix product can do the work (cuda_conv_gemm.cu: forward and backward-weights of
+// every shape, backward-data of 1x1 ones), it is then timed against cuDNN's pick, both with
+// CUDA events on the stream, and the shape runs on whichever was faster.
 #include <algorithm>
 #include <mutex>
 #include <string>
@@ -37,7 +38,7 @@ constexpr int kFreeShareDivisor = 4;
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;
 
-// Runs per candidate when cuDNN and a matrix product compete for a 1x1 shape, after one
+// Runs per candidate when cuDNN and a matrix product compete for a shape, after one
 // unmeasured run (which may plan or allocate).
 constexpr int kChoiceRuns = 3;
 
@@ -180,7 +181,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   // keeps FMA math whatever the result says, so TF32 can never slip in.
   if (math_type(p, dtype) != CUDNN_FMA_MATH)
     CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
-  if (gemm_can_run(p) && conv_route_ != ConvRoute::kCudnn) {
+  if (gemm_can_run(p, direction) && conv_route_ != ConvRoute::kCudnn) {
     if (conv_route_ == ConvRoute::kGemm) {
       plan->gemm = true;
     } else {
@@ -199,16 +200,15 @@ void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
                                  const ConvOperands& o, void* ws, float beta) {
   switch (direction) {
     case ConvDirection::kForward:
-      CUDNN_CHECK(cudnnConvolutionForward(
-          cudnn_, &kOne, plan.x, o.x, plan.w, o.w, plan.conv,
-          static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm), ws, plan.workspace_bytes,
-          &beta, plan.y, o.y));
+      CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &kOne, plan.x, o.x, plan.w, o.w, plan.conv,
+                                          static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm),
+                                          ws, plan.workspace_bytes, &beta, plan.y, o.y));
       break;
     case ConvDirection::kBackwardData:
-      CUDNN_CHECK(cudnnConvolutionBackwardData(
-          cudnn_, &kOne, plan.w, o.w, plan.y, o.y, plan.conv,
-          static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm), ws, plan.workspace_bytes,
-          &beta, plan.x, o.x));
+      CUDNN_CHECK(
+          cudnnConvolutionBackwardData(cudnn_, &kOne, plan.w, o.w, plan.y, o.y, plan.conv,
+                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm),
+                                       ws, plan.workspace_bytes, &beta, plan.x, o.x));
       break;
     case ConvDirection::kBackwardFilter:
       CUDNN_CHECK(cudnnConvolutionBackwardFilter(
