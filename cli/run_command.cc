@@ -81,6 +81,8 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
     std::string mem = format_bytes(m->value * (1 << 30)) + " planned";
     if (const auto* a = find_metric(r, "memory/activations_gib"))
       mem += " (activations " + format_bytes(a->value * (1 << 30)) + ")";
+    if (const auto* a = find_metric(r, "memory/allocated_peak_gib"))
+      mem += ", " + format_bytes(a->value * (1 << 30)) + " allocated at peak";
     if (const auto* rss = find_metric(r, "memory/process_peak_rss_gib"))
       mem += ", process peak RSS " + format_bytes(rss->value * (1 << 30));
     s.row("Memory", mem);

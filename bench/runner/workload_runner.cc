@@ -37,7 +37,7 @@ double peak_rss_bytes() {
   return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
 }
 
-void add_metrics(RunResult& r, const nn::MemoryReport& mem) {
+void add_metrics(RunResult& r, const nn::MemoryReport& mem, std::size_t allocated_peak) {
   auto add = [&](std::string tag, double value, std::string unit, std::string what) {
     r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(what)});
   };
@@ -48,6 +48,9 @@ void add_metrics(RunResult& r, const nn::MemoryReport& mem) {
       "device memory the network holds: weights, optimizer, state, planned activations");
   add("memory/activations_gib", static_cast<double>(mem.activations) / gib, "GiB",
       "the planned activation arena (activations and their gradients)");
+  add("memory/allocated_peak_gib", static_cast<double>(allocated_peak) / gib, "GiB",
+      "the most device memory dlbench's own allocations held at once during the measured "
+      "steps: the planned memory plus library workspaces and data (no CUDA context)");
   if (r.config.device.type == DeviceType::kCpu)
     add("memory/process_peak_rss_gib", peak_rss_bytes() / gib, "GiB",
         "peak resident memory of the dlbench process (getrusage)");
@@ -149,6 +152,7 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
     step();
     be.synchronize();
   }
+  be.allocator().reset_peak();
   dist::Communicator* comm = replica.communicator;
   if (comm != nullptr) comm->barrier();  // every replica starts measuring together
 
@@ -235,7 +239,7 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
   }
   r.throughput = static_cast<double>(samples) / r.measured_seconds;
   if (replica.root()) {
-    add_metrics(r, net.memory());
+    add_metrics(r, net.memory(), be.allocator().peak_bytes());
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
     r.environment = sysinfo::to_json(machine);
     if (r.data_parallel && be.device().type == DeviceType::kCuda) {

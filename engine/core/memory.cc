@@ -24,11 +24,20 @@ void HostAllocator::deallocate(void* ptr) noexcept {
   std::free(ptr);
 }
 
+void DeviceAllocator::count_allocated(std::size_t bytes) noexcept {
+  const std::size_t now = in_use_ += bytes;
+  std::size_t peak = peak_.load();
+  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  }
+}
+
 Buffer::Buffer(DeviceAllocator& allocator, std::size_t bytes)
-    : allocator_(&allocator), data_(allocator.allocate(bytes)), bytes_(bytes) {}
+    : allocator_(&allocator), data_(allocator.allocate(bytes)), bytes_(bytes) {
+  allocator.count_allocated(bytes);
+}
 
 Buffer::~Buffer() {
-  if (data_) allocator_->deallocate(data_);
+  if (data_) allocator_->deallocate(data_), allocator_->count_freed(bytes_);
 }
 
 Buffer::Buffer(Buffer&& other) noexcept
@@ -38,7 +47,7 @@ Buffer::Buffer(Buffer&& other) noexcept
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
-    if (data_) allocator_->deallocate(data_);
+    if (data_) allocator_->deallocate(data_), allocator_->count_freed(bytes_);
     allocator_ = other.allocator_;
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);

@@ -2,6 +2,7 @@
 // reservation at offsets a planner chose (so the peak is known before the first step).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 
@@ -23,6 +24,21 @@ class DeviceAllocator {
   virtual Device device() const = 0;
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* ptr) noexcept = 0;
+
+  // Bytes that Buffers hold on this allocator now, and the most they ever held at once: the
+  // peak a run reports (like a framework allocator's peak; a CUDA context is not in it).
+  std::size_t bytes_in_use() const { return in_use_.load(); }
+  std::size_t peak_bytes() const { return peak_.load(); }
+  // Starts a new peak from what is held now (runs measure theirs after the warm-up, which
+  // holds the one-off scratch of algorithm searches).
+  void reset_peak() { peak_ = in_use_.load(); }
+
+ private:
+  friend class Buffer;
+  void count_allocated(std::size_t bytes) noexcept;
+  void count_freed(std::size_t bytes) noexcept { in_use_ -= bytes; }
+  std::atomic<std::size_t> in_use_{0};
+  std::atomic<std::size_t> peak_{0};
 };
 
 // Host memory, kMemoryAlignment-aligned.

@@ -1,4 +1,5 @@
-// The memory planner: no two buffers alive at the same time overlap, and reuse happens.
+// The memory planner: no two buffers alive at the same time overlap, and reuse happens; and the
+// allocators' count of what buffers hold (the allocated peak a run reports).
 #include <gtest/gtest.h>
 
 #include "engine/models/registry.h"
@@ -50,3 +51,32 @@ TEST(PlannerTest, ResNetPlanIsConsistentAndInferenceNeedsLess) {
 
 }  // namespace
 }  // namespace dlbench::nn
+
+namespace dlbench {
+namespace {
+
+// The allocated peak a run reports: what Buffers hold at once, moved buffers counted once,
+// and a reset starts from what is held now.
+TEST(AllocatorPeakTest, CountsWhatBuffersHoldAtOnce) {
+  HostAllocator host;
+  EXPECT_EQ(host.bytes_in_use(), 0u);
+  {
+    Buffer a(host, 1000);
+    {
+      Buffer b(host, 3000);
+      Buffer moved = std::move(b);
+      EXPECT_EQ(host.bytes_in_use(), 4000u);
+    }
+    EXPECT_EQ(host.bytes_in_use(), 1000u);
+    EXPECT_EQ(host.peak_bytes(), 4000u);
+    host.reset_peak();
+    EXPECT_EQ(host.peak_bytes(), 1000u);
+    a = Buffer(host, 500);  // the old 1000 bytes are freed by the assignment
+    EXPECT_EQ(host.bytes_in_use(), 500u);
+    EXPECT_EQ(host.peak_bytes(), 1500u);  // both were held while the new one was made
+  }
+  EXPECT_EQ(host.bytes_in_use(), 0u);
+}
+
+}  // namespace
+}  // namespace dlbench

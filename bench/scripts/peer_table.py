@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""dlbench against the PyTorch reference script on the same GPU, in one call.
+
+Runs `dlbench run` for every ImageNet row of ../shared/reference/peer-h100.md, then the reference
+script (torch_peer.py, which prints one JSON line per configuration), and prints one table: model,
+mode, precision, batch, dlbench images/s, PyTorch images/s, ratio, and each side's peak memory
+after the warm-up (dlbench: `memory/allocated_peak_gib`, what its own allocations held at once;
+PyTorch: `torch.cuda.max_memory_allocated`). A benchmark, not a test:
+
+  bench/scripts/peer_table.py --dlbench build/dlbench --peer ../shared/reference/torch_peer.py
+
+Rows the peer did not print (a missing package, a crash) show "-" and the script exits 1.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# (model, mode, precision, batch) as dlbench names them, and the peer's key for the row:
+# (model, mode, torch dtype, batch). The peer's first two rows run with TF32 off, the rest with
+# it on, so its float32 rows at batch 256 and VGG16's are TF32. Its last row ("resnet50 at
+# 32x32": torchvision's ImageNet ResNet-50 fed 32x32 images) has no dlbench counterpart:
+# dlbench's --input 32 is the CIFAR variant (3x3 stride-1 stem, no max-pool), about 16 times
+# the work per image, so that row is not compared.
+ROWS = [
+    ("resnet50", "train", "fp32", 128, ("resnet50", "train", "float32", 128)),
+    ("resnet50", "train", "tf32", 256, ("resnet50", "train", "float32", 256)),
+    ("resnet50", "train", "fp16", 256, ("resnet50", "train", "float16", 256)),
+    ("resnet50", "train", "bf16", 256, ("resnet50", "train", "bfloat16", 256)),
+    ("resnet50", "infer", "fp32", 64, ("resnet50", "infer", "float32", 64)),
+    ("resnet50", "infer", "tf32", 256, ("resnet50", "infer", "float32", 256)),
+    ("resnet50", "infer", "fp16", 256, ("resnet50", "infer", "float16", 256)),
+    ("resnet50", "infer", "bf16", 256, ("resnet50", "infer", "bfloat16", 256)),
+    ("vgg16", "train", "fp16", 128, ("vgg16", "train", "float16", 128)),
+    ("vgg16", "train", "tf32", 128, ("vgg16", "train", "float32", 128)),
+]
+
+PRECISION_NAMES = {"fp32": "fp32 strict", "tf32": "tf32", "fp16": "fp16", "bf16": "bf16"}
+
+
+def run_dlbench(args, model, mode, precision, batch, workdir):
+    out = os.path.join(workdir, f"{model}_{mode}_{precision}_{batch}.json")
+    cmd = [args.dlbench, "run", model, "--mode", mode, "--precision", precision, "--batch",
+           str(batch), "--device", args.device, "--warmup",
+           str(args.warmup), "--steps", str(args.steps), "--no-store", "--json", out]
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        print(f"dlbench failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}",
+              file=sys.stderr)
+        return None
+    with open(out) as f:
+        result = json.load(f)
+    peak = next((m["value"] for m in result["metrics"] if m["tag"] == "memory/allocated_peak_gib"),
+                None)
+    return result["throughput_samples_per_s"], peak
+
+
+def run_peer(args):
+    done = subprocess.run([sys.executable, args.peer], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        print(f"the peer exited {done.returncode}: {done.stderr.strip()[-2000:]}", file=sys.stderr)
+    rows = {}
+    for line in done.stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        rows[(r["model"], r["mode"], r["precision"], r["batch"])] = r
+    return rows
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dlbench", default=os.path.join(here, "..", "..", "build", "dlbench"))
+    parser.add_argument("--peer", default=os.path.join(here, "..", "..", "..", "shared",
+                                                       "reference", "torch_peer.py"))
+    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--warmup", type=int, default=10, help="as the peer: 10")
+    parser.add_argument("--steps", type=int, default=30, help="as the peer: 30")
+    args = parser.parse_args()
+    for path, what in ((args.dlbench, "dlbench binary"), (args.peer, "peer script")):
+        if not os.path.exists(path):
+            sys.exit(f"peer_table: no {what} at {path}")
+
+    ours = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        for model, mode, precision, batch, _ in ROWS:
+            ours[(model, mode, precision, batch)] = run_dlbench(args, model, mode, precision,
+                                                                batch, workdir)
+    peer = run_peer(args)
+
+    print("| model | mode | precision | batch | dlbench img/s | PyTorch img/s | ratio "
+          "| dlbench GiB | PyTorch GiB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    complete = True
+    for model, mode, precision, batch, key in ROWS:
+        mine, theirs = ours[(model, mode, precision, batch)], peer.get(key)
+        speed = f"{mine[0]:.0f}" if mine else "-"
+        memory = f"{mine[1]:.1f}" if mine and mine[1] is not None else "-"
+        peer_speed = f"{theirs['img_per_s']:.0f}" if theirs else "-"
+        peer_memory = f"{theirs['peak_mem_gib']:.1f}" if theirs else "-"
+        ratio = f"{mine[0] / theirs['img_per_s']:.2f}" if mine and theirs else "-"
+        complete = complete and mine is not None and theirs is not None
+        print(f"| {model} | {mode} | {PRECISION_NAMES[precision]} | {batch} | {speed} | {peer_speed} | {ratio} "
+              f"| {memory} | {peer_memory} |")
+    return 0 if complete else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
