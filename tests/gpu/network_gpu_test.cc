@@ -182,8 +182,12 @@ double update_difference(const GraphRun& a, const GraphRun& b) {
 // an H200: 5.7e-3 of the update after two fp32 steps, as much again from the batch-norm
 // parameters' cancelling sums). Replayed graphs must be no further from eager steps than
 // that: within kGraphNoiseFactor times the eager runs' own difference.
+// The loss after two steps moves by a few ulps between eager runs (1e-6 of 1.8 on an H100), a
+// single sample too small to scale alone, so it also gets a floor of 1e-5 of itself, still a
+// hundred times tighter than the 1e-3 the GPU-vs-CPU step is held to.
 constexpr double kGraphNoiseFactor = 3.0;
 constexpr double kGraphFloor = 1e-6;
+constexpr double kLossFloor = 1e-5;
 
 void expect_graphs_match_eager(nn::Precision precision) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
@@ -203,7 +207,8 @@ void expect_graphs_match_eager(nn::Precision precision) {
   EXPECT_EQ(eager.status, "off (--no-graphs)");
   EXPECT_LE(graph, kGraphNoiseFactor * noise + kGraphFloor);
   EXPECT_LE(std::fabs(graphed.loss - eager.loss),
-            kGraphNoiseFactor * std::fabs(again.loss - eager.loss) + kGraphFloor);
+            kGraphNoiseFactor * std::fabs(again.loss - eager.loss) +
+                kLossFloor * std::fabs(eager.loss));
 }
 
 TEST(NetworkGpuTest, GraphStepsMatchEagerStepsFp32) {
