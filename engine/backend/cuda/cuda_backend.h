@@ -61,7 +61,7 @@ struct ConvPlan {
   // The convolution runs as a cuBLASLt matrix product over its pixels instead
   // (cuda_conv_gemm.cu) when that measured faster than cuDNN's best; both times are kept.
   bool gemm = false;
-  float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (no product for this shape)
+  float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (pinned route, or no product possible)
 };
 using ConvKey = std::array<std::int64_t, 18>;
 
@@ -190,11 +190,14 @@ class CudaBackend final : public Backend {
   void run_cudnn_conv(ConvDirection direction, const ConvPlan& plan, const ConvOperands& o,
                       void* workspace, float beta);
   // Convolutions as matrix products (cuda_conv_gemm.cu): whether a shape and direction can
-  // (backward-data only for 1x1 shapes), and the product itself, out = product + beta * out,
-  // forward with an optional bias (beta 0).
-  static bool gemm_can_run(const Conv2dParams& p, ConvDirection direction);
+  // (any whose tensors the kernels' int geometry reaches, except f16/bf16 backward-weights
+  // that needs more than one chunk of columns), and the product itself,
+  // out = product + beta * out, forward with an optional bias (beta 0).
+  bool gemm_can_run(ConvDirection direction, const Conv2dParams& p, DType dtype) const;
   void conv_gemm(ConvDirection direction, const Conv2dParams& p, DType dtype, const ConvOperands& o,
                  const void* bias, float beta);
+  void conv_gemm_backward_data(const Conv2dParams& p, DType dtype, const ConvOperands& o,
+                               float beta);
   MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype);
   MatmulPlan& matmul_plan(const MatmulKey& key);
   // d = a·b + beta d through a plan; `ws` holds at least plan.workspace_bytes.

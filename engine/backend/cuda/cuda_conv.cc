@@ -16,9 +16,8 @@
 // Math types: strict f32 is CUDNN_FMA_MATH (FMA-only kernels, no TF32); TF32 and f16/bf16
 // allow tensor cores (CUDNN_TENSOR_OP_MATH); the compute type is always float.
 //
-// Where a matrix product can do the work (cuda_conv_gemm.cu: forward and backward-weights of
-// every shape, backward-data of 1x1 ones), it is then timed against cuDNN's pick, both with
-// CUDA events on the stream, and the shape runs on whichever was faster.
+// Each is then also timed as a cuBLASLt matrix product (cuda_conv_gemm.cu, im2col) against
+// cuDNN's pick, both with CUDA events on the stream, and runs on whichever was faster.
 #include <algorithm>
 #include <mutex>
 #include <string>
@@ -181,7 +180,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   // keeps FMA math whatever the result says, so TF32 can never slip in.
   if (math_type(p, dtype) != CUDNN_FMA_MATH)
     CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
-  if (gemm_can_run(p, direction) && conv_route_ != ConvRoute::kCudnn) {
+  if (gemm_can_run(direction, p, dtype) && conv_route_ != ConvRoute::kCudnn) {
     if (conv_route_ == ConvRoute::kGemm) {
       plan->gemm = true;
     } else {

@@ -6,13 +6,14 @@
 // the weights as W [K, R S C]:
 //   forward:          y[m, K]   = col · Wᵀ (+ b)
 //   backward-weights: dW[K, RSC] = dyᵀ · col
-//   backward-data:    dcol = dy · W, summed back into dx; done here only for 1x1 shapes
-//                     without padding, where each pixel of dx is read at most once
+//   backward-data:    dcol [m, RSC] = dy · W, summed back into dx per pixel (col2im, a
+//                     gather in a fixed order: no atomics)
 // A 1x1 convolution at stride 1 without padding needs no col: it is x itself, [m, C]. At
 // stride > 1 the data gradient is computed into the workspace and spread back to the pixels
 // the convolution read, zeros elsewhere (or added there, leaving the rest, when dx
-// accumulates). col is built in chunks of rows that fit kColumnBytes, so the workspace stays
-// bounded; each chunk is one product (backward-weights accumulates over the chunks).
+// accumulates). col is built in chunks of rows (dcol: of whole images) that fit the backend's
+// column budget, so the workspace stays bounded; each chunk is one product (backward-weights
+// accumulates over the chunks).
 //
 // Why: cuDNN's FMA (strict f32) kernels for NHWC run 1x1 shapes at a fraction of what a
 // single-precision GEMM reaches, and two ResNet-50 shapes pathologically (2026-11-22, H100:
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <type_traits>
 
 #include "engine/backend/cuda/cuda_kernels.cuh"
@@ -122,6 +124,47 @@ __global__ void spread_add_kernel(const T* grad, T* dx, Geometry g, std::int64_t
   }
 }
 
+// dx = (or +=) the sum over the window positions (r, s) that read pixel (n, h, w) of dcol at
+// the output pixel (p, q) that read it, for the images whose dcol rows are in this chunk.
+// One thread per pack of dx; (r, s) in ascending order, in f32, so the sum is deterministic.
+template <class T, int kVec>
+__global__ void col2im_kernel(const T* dcol, T* dx, Geometry g, std::int64_t pixels,
+                              bool accumulate) {
+  const int packs = g.c / kVec;
+  const std::int64_t depth = static_cast<std::int64_t>(g.r) * g.s * g.c;
+  const std::int64_t total = pixels * packs;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    const std::int64_t pixel = i / packs;
+    const int c = static_cast<int>(i % packs) * kVec;
+    const int w = static_cast<int>(pixel % g.w);
+    const std::int64_t t = pixel / g.w;
+    const int h = static_cast<int>(t % g.h);
+    const std::int64_t n = t / g.h;
+    float sum[kVec] = {};
+    for (int r = 0; r < g.r; ++r) {
+      const int hp = h + g.pad_h - r * g.dilation_h;
+      if (hp < 0 || hp % g.stride_h != 0 || hp / g.stride_h >= g.out_h) continue;
+      for (int s = 0; s < g.s; ++s) {
+        const int wq = w + g.pad_w - s * g.dilation_w;
+        if (wq < 0 || wq % g.stride_w != 0 || wq / g.stride_w >= g.out_w) continue;
+        const std::int64_t row = (n * g.out_h + hp / g.stride_h) * g.out_w + wq / g.stride_w;
+        const Pack<T, kVec> v = load<T, kVec>(dcol + row * depth + (r * g.s + s) * g.c + c);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) sum[j] += to_f32(v.v[j]);
+      }
+    }
+    T* target = dx + pixel * g.c + c;
+    Pack<T, kVec> out;
+    if (accumulate) out = load<T, kVec>(target);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      out.v[j] = from_f32<T>(accumulate ? to_f32(out.v[j]) + sum[j] : sum[j]);
+    store(target, out);
+  }
+}
+
 Geometry geometry_of(const Conv2dParams& p) {
   auto i = [](std::int64_t v) { return static_cast<int>(v); };
   return {i(p.h),     i(p.w),     i(p.c),  i(p.out_h()), i(p.out_w()), i(p.r),      i(p.s),
@@ -153,6 +196,19 @@ void im2col(const Conv2dParams& p, DType dtype, const void* x, void* col, std::i
   CUDA_CHECK(cudaGetLastError());
 }
 
+// dx of `images` images from their dcol rows (both pointers at the chunk's first image).
+void col2im(const Conv2dParams& p, DType dtype, const void* dcol, void* dx, std::int64_t images,
+            bool accumulate, cudaStream_t stream) {
+  const std::int64_t pixels = images * p.h * p.w;
+  dispatch_packs(dtype, p.c, dcol, dx, [&](auto tag, auto vec) {
+    using T = typename decltype(tag)::type;
+    constexpr int kVec = decltype(vec)::value;
+    col2im_kernel<T, kVec><<<grid_for(pixels * (p.c / kVec)), kBlock, 0, stream>>>(
+        static_cast<const T*>(dcol), static_cast<T*>(dx), geometry_of(p), pixels, accumulate);
+  });
+  CUDA_CHECK(cudaGetLastError());
+}
+
 enum class Spread { kOverwrite, kAdd };
 
 void spread(const Conv2dParams& p, DType dtype, const void* grad, void* dx, Spread how,
@@ -175,7 +231,15 @@ void spread(const Conv2dParams& p, DType dtype, const void* grad, void* dx, Spre
   CUDA_CHECK(cudaGetLastError());
 }
 
-constexpr std::int64_t kChunkRows = 256;
+// Units (rows or images) per chunk: as many as fit `fitting`, at least one, and a multiple of
+// the units that make a 256-byte step, so every chunk's slice of y, dy or dx starts 256-byte
+// aligned as cuBLASLt's kernels assume (ResNet's and VGG's shapes: any count of images, 256
+// rows at most).
+std::int64_t chunk_units(std::int64_t total, std::int64_t fitting, std::size_t unit_bytes) {
+  const auto step =
+      static_cast<std::int64_t>(kMemoryAlignment / std::gcd(kMemoryAlignment, unit_bytes));
+  return std::min(total, std::max(step, fitting / step * step));
+}
 
 bool one_by_one(const Conv2dParams& p) {
   return p.r == 1 && p.s == 1 && p.pad_h == 0 && p.pad_w == 0;
@@ -183,11 +247,18 @@ bool one_by_one(const Conv2dParams& p) {
 
 }  // namespace
 
-bool CudaBackend::gemm_can_run(const Conv2dParams& p, ConvDirection direction) {
-  // int geometry in the kernels; col rows of one pixel must fit a chunk.
+bool CudaBackend::gemm_can_run(ConvDirection direction, const Conv2dParams& p, DType dtype) const {
+  // int geometry in the kernels.
   const std::int64_t largest = std::max(p.n * p.h * p.w * p.c, p.n * p.out_h() * p.out_w() * p.k);
   if (largest > std::numeric_limits<int>::max() / 2) return false;
-  if (direction == ConvDirection::kBackwardData) return one_by_one(p);
+  // Backward-weights over several chunks adds their products in dW's dtype: in f16/bf16 each
+  // chunk would round the running sum (cuDNN sums in f32), so low precision takes one chunk.
+  const bool direct = one_by_one(p) && p.stride_h == 1 && p.stride_w == 1;
+  const std::size_t col_bytes =
+      static_cast<std::size_t>(p.n * p.out_h() * p.out_w() * p.r * p.s * p.c) * size_of(dtype);
+  if (direction == ConvDirection::kBackwardFilter && dtype != DType::kF32 && !direct &&
+      col_bytes > column_bytes_)
+    return false;
   return true;
 }
 
@@ -201,31 +272,18 @@ void CudaBackend::conv_gemm(ConvDirection direction, const Conv2dParams& p, DTyp
   mp.k = depth, mp.n = p.k, mp.math = p.math;
   mp.bias = direction == ConvDirection::kForward && bias != nullptr;
 
-  if (direction == ConvDirection::kBackwardData) {  // 1x1 only (gemm_can_run)
-    mp.m = m;
-    MatmulPlan& plan = matmul_plan(MatmulDirection::kBackwardData, mp, dtype);
-    if (direct) {
-      run_matmul(plan, o.w, o.y, o.x, beta, nullptr, workspace(plan.workspace_bytes));
-      return;
-    }
-    // The data gradient of the pixels read [m, C] first, cuBLASLt's workspace behind it.
-    const std::size_t read = align_up(static_cast<std::size_t>(m * p.c) * element);
-    auto* ws = static_cast<char*>(workspace(read + plan.workspace_bytes));
-    run_matmul(plan, o.w, o.y, ws, 0.0f, nullptr, ws + read);
-    spread(p, dtype, ws, o.x, beta != 0.0f ? Spread::kAdd : Spread::kOverwrite, stream_);
+  if (direction == ConvDirection::kBackwardData) {
+    conv_gemm_backward_data(p, dtype, o, beta);
     return;
   }
 
   const MatmulDirection md = direction == ConvDirection::kForward
                                  ? MatmulDirection::kForward
                                  : MatmulDirection::kBackwardWeights;
-  // Rows per chunk: a multiple of kChunkRows, so every chunk's slice of y or dy starts
-  // 256-byte aligned as cuBLASLt's kernels assume.
   const auto fitting =
       static_cast<std::int64_t>(column_bytes_ / (static_cast<std::size_t>(depth) * element));
   const std::int64_t chunk =
-      direct ? m
-             : std::min(m, std::max<std::int64_t>(kChunkRows, fitting / kChunkRows * kChunkRows));
+      direct ? m : chunk_units(m, fitting, static_cast<std::size_t>(p.k) * element);
   for (std::int64_t first = 0; first < m; first += chunk) {
     mp.m = std::min(chunk, m - first);
     MatmulPlan& plan = matmul_plan(md, mp, dtype);
@@ -243,6 +301,52 @@ void CudaBackend::conv_gemm(ConvDirection direction, const Conv2dParams& p, DTyp
       run_matmul(plan, col, static_cast<const char*>(o.y) + out_offset, o.w,
                  first == 0 ? beta : 1.0f, nullptr, matmul_ws);
     }
+  }
+}
+
+// dx from dcol = dy · W: a 1x1 unpadded shape's dcol is dx itself at stride 1, or the
+// gradient of the pixels it read, spread back; any other shape sums dcol back per pixel
+// (col2im), a chunk of whole images at a time, since a pixel's dcol rows are those of its
+// image's neighbouring outputs.
+void CudaBackend::conv_gemm_backward_data(const Conv2dParams& p, DType dtype, const ConvOperands& o,
+                                          float beta) {
+  const std::int64_t outputs = p.out_h() * p.out_w(), depth = p.r * p.s * p.c;
+  const std::size_t element = size_of(dtype);
+  MatmulParams mp;
+  mp.k = depth, mp.n = p.k, mp.math = p.math;
+  if (one_by_one(p)) {
+    mp.m = p.n * outputs;
+    MatmulPlan& plan = matmul_plan(MatmulDirection::kBackwardData, mp, dtype);
+    if (p.stride_h == 1 && p.stride_w == 1) {
+      run_matmul(plan, o.w, o.y, o.x, beta, nullptr, workspace(plan.workspace_bytes));
+      return;
+    }
+    // The data gradient of the pixels read [m, C] first, cuBLASLt's workspace behind it.
+    const std::size_t read = align_up(static_cast<std::size_t>(mp.m * p.c) * element);
+    auto* ws = static_cast<char*>(workspace(read + plan.workspace_bytes));
+    run_matmul(plan, o.w, o.y, ws, 0.0f, nullptr, ws + read);
+    spread(p, dtype, ws, o.x, beta != 0.0f ? Spread::kAdd : Spread::kOverwrite, stream_);
+    return;
+  }
+  const auto fitting = static_cast<std::int64_t>(
+      column_bytes_ / (static_cast<std::size_t>(outputs * depth) * element));
+  // Both dy's and dx's slices start at a chunk's first image.
+  const std::size_t image_bytes =
+      std::gcd(static_cast<std::size_t>(outputs * p.k), static_cast<std::size_t>(p.h * p.w * p.c)) *
+      element;
+  const std::int64_t chunk = chunk_units(p.n, fitting, image_bytes);
+  for (std::int64_t first = 0; first < p.n; first += chunk) {
+    const std::int64_t images = std::min(chunk, p.n - first);
+    mp.m = images * outputs;
+    MatmulPlan& plan = matmul_plan(MatmulDirection::kBackwardData, mp, dtype);
+    const std::size_t col_bytes = align_up(static_cast<std::size_t>(mp.m * depth) * element);
+    auto* ws = static_cast<char*>(workspace(col_bytes + plan.workspace_bytes));
+    const auto dy =
+        static_cast<const char*>(o.y) + static_cast<std::size_t>(first * outputs * p.k) * element;
+    run_matmul(plan, o.w, dy, ws, 0.0f, nullptr, ws + col_bytes);
+    col2im(p, dtype, ws,
+           static_cast<char*>(o.x) + static_cast<std::size_t>(first * p.h * p.w * p.c) * element,
+           images, beta != 0.0f, stream_);
   }
 }
 
