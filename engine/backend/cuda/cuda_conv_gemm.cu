@@ -19,7 +19,10 @@
 // single-precision GEMM reaches, and two ResNet-50 shapes pathologically (2026-11-22, H100:
 // 55-65 ms for a backward-data that a GEMM does in 0.7). The choice between the two is made per
 // shape and direction by measurement in cuda_conv.cc, so shapes where cuDNN is faster (most
-// 3x3 ones in fp16, where col costs more memory traffic than it saves) stay on cuDNN.
+// 3x3 ones in fp16, where col costs more memory traffic than it saves) stay on cuDNN. In f16
+// and bf16, dcol is rounded to the dtype before col2im sums it (cuDNN sums in f32 inside), and
+// backward-weights runs as a product only when its columns fit one chunk (chunks add into dW
+// in its dtype).
 #include <cuda_runtime.h>
 
 #include <algorithm>
