@@ -72,11 +72,6 @@ bool any_finite(const std::vector<std::pair<std::string, std::vector<double>>>& 
   return false;
 }
 
-double metric(const RunRecord& r, const std::string& tag) {
-  const store::MetricRecord* m = r.find_metric(tag);
-  return m ? m->value : NAN;
-}
-
 void throughput_chart(const ReportData& d, json& charts) {
   std::vector<std::string> labels;
   std::map<std::string, std::map<std::string, double>> by_set;  // set -> label -> value
@@ -200,12 +195,13 @@ void telemetry_charts(const ReportData& d, json& charts) {
 
 void memory_and_energy_charts(const ReportData& d, json& charts) {
   std::vector<std::string> labels;
-  std::vector<double> planned, activations, rss, gpu, energy;
+  std::vector<double> planned, activations, allocated, rss, gpu, energy;
   for (const RunRecord& r : d.runs) {
     if (r.status != "ok") continue;
     labels.push_back(run_label(r));
     planned.push_back(metric(r, "memory/planned_gib"));
     activations.push_back(metric(r, "memory/activations_gib"));
+    allocated.push_back(allocator_peak_gib(r));
     rss.push_back(metric(r, "memory/process_peak_rss_gib"));
     double g = NAN;
     for (const store::TelemetryMetricRecord& t : r.telemetry)
@@ -217,6 +213,7 @@ void memory_and_energy_charts(const ReportData& d, json& charts) {
   std::vector<std::pair<std::string, std::vector<double>>> mem = {
       {"planned (planner peak)", planned},
       {"activations", activations},
+      {"allocator peak", allocated},
       {"process peak RSS", rss},
       {"GPU memory max", gpu}};
   mem.erase(std::remove_if(mem.begin(), mem.end(), [](const auto& s) { return !any_finite({s}); }),

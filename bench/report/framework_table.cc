@@ -45,11 +45,6 @@ double telemetry_mean(const RunRecord& r, const std::string& name) {
   return t && t->mean ? *t->mean : NAN;
 }
 
-double metric(const RunRecord& r, const std::string& tag) {
-  const store::MetricRecord* m = r.find_metric(tag);
-  return m ? m->value : NAN;
-}
-
 }  // namespace
 
 bool spans_frameworks(const std::vector<RunRecord>& runs) {
@@ -59,15 +54,17 @@ bool spans_frameworks(const std::vector<RunRecord>& runs) {
 }
 
 Table framework_table(const std::vector<RunRecord>& runs) {
-  Table t{"frameworks",
-          "Frameworks side by side",
-          "same model, batch, precision, synthetic data and device; ratio = samples/s over "
-          "native's; GPU memory = NVML maximum of the device during the measured steps (all "
-          "processes); allocator peak = what the framework itself reports; SM active = mean "
-          "over the measured steps (GPM); CPU = the run's process tree, % of a core",
-          {"framework", "version", "workload", "samples/s", "vs native", "step p50 ms", "CV %",
-           "GPU memory GiB", "allocator peak GiB", "SM active %", "CPU %", "run"},
-          {}};
+  Table t{
+      "frameworks",
+      "Frameworks side by side",
+      "same model, batch, precision, synthetic data and device; ratio = samples/s over "
+      "native's; GPU memory = NVML maximum of the device during the measured steps (all "
+      "processes); allocator peak = what the framework itself reports (native: the most its own "
+      "allocations held); SM active = mean "
+      "over the measured steps (GPM); CPU = the run's process tree, % of a core",
+      {"framework", "version", "workload", "samples/s", "vs native", "step p50 ms", "CV %",
+       "GPU memory GiB", "allocator peak GiB", "SM active %", "CPU %", "run"},
+      {}};
   std::map<std::string, double> native;
   for (const RunRecord& r : runs)
     if (r.status == "ok" && r.framework == "native") native[workload_key(r)] = r.throughput;
@@ -83,7 +80,7 @@ Table framework_table(const std::vector<RunRecord>& runs) {
     auto base = native.find(workload_key(r));
     std::string ratio =
         base != native.end() && base->second > 0 ? fixed(r.throughput / base->second, 2) + "x" : "";
-    double allocator = metric(r, "memory/peak_gib");
+    double allocator = allocator_peak_gib(r);
     t.rows.push_back({r.framework, version(r), workload_key(r), fixed(r.throughput, 2), ratio,
                       fixed(st.value("median", NAN), 1), fixed(100 * st.value("cv", NAN), 1),
                       fixed(gpu_telemetry(r, "memory_used", true) / kGiB, 2), fixed(allocator, 2),

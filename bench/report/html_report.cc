@@ -204,8 +204,10 @@ void write_html(const ReportData& d, std::ostream& out) {
          "time-weighted; kernel busy is the share of time any kernel ran (nvidia-smi's "
          "GPU-Util), not how much of the GPU was used &mdash; SM and tensor activity say "
          "that</dd>\n"
-      << "<dt>memory</dt><dd>planned = the engine's planned peak; RSS = the process's peak "
-         "resident memory; GPU = the most device memory in use</dd>\n"
+      << "<dt>memory</dt><dd>planned = the engine's planned peak; allocator peak = the most "
+         "its own allocations held during the measured steps (workspaces included), or a "
+         "framework's allocator peak; RSS = the process's peak resident memory; GPU = the most "
+         "device memory in use</dd>\n"
       << "<dt>energy per sample</dt><dd>GPU board energy over the measured phase &divide; "
          "samples processed (GPUs with NVML energy counters only)</dd>\n";
   const std::vector<ScalingGroup> scaling = scaling_groups(d.runs);

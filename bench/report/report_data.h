@@ -46,6 +46,11 @@ std::vector<Table> report_tables(const ReportData& data);
 std::string run_label(const store::RunRecord& run);
 // A number with `digits` decimals; "" for NaN.
 std::string fixed(double value, int digits);
+// A stored metric's value by tag; NaN when the run has none.
+double metric(const store::RunRecord& run, const std::string& tag);
+// The allocator peak of a run in GiB: a peer's own allocator peak (memory/peak_gib), or what
+// the native engine's allocations held at most (memory/allocated_peak_gib); NaN for neither.
+double allocator_peak_gib(const store::RunRecord& run);
 // Energy per sample (J) of a run: GPU energy over the measured phase / samples processed.
 // NaN without GPU energy telemetry.
 double energy_per_sample(const store::RunRecord& run);
