@@ -8,6 +8,7 @@
 
 #include "bench/report/charts.h"
 #include "bench/report/report_data.h"
+#include "tests/store/store_test_util.h"
 
 namespace dlbench::report {
 namespace {
@@ -17,16 +18,9 @@ using store::RunRecord;
 
 RunRecord run(std::int64_t id, const std::string& framework,
               std::vector<store::MetricRecord> metrics) {
-  RunRecord r;
+  RunRecord r = testing::sample_run();
   r.id = id;
   r.framework = framework;
-  r.model = "resnet50";
-  r.mode = "train";
-  r.precision = "fp32";
-  r.batch = 128;
-  r.input_size = 224;
-  r.throughput = 1000;
-  r.device = "cuda:0";
   r.metrics = std::move(metrics);
   return r;
 }
