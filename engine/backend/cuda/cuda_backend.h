@@ -186,9 +186,6 @@ class CudaBackend final : public Backend {
                    GradMode mode, const char* op);
   const ConvPlan& conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
                             const ConvOperands& operands, GradMode output_mode);
-  // A backward convolution on its plan's route: the output overwritten or accumulated.
-  void run_backward(ConvDirection direction, const ConvPlan& plan, const Conv2dParams& p,
-                    DType dtype, const ConvOperands& o, GradMode mode);
   // Runs a planned convolution on cuDNN: out = conv + beta * out (forward: beta 0).
   void run_cudnn_conv(ConvDirection direction, const ConvPlan& plan, const ConvOperands& o,
                       void* workspace, float beta);

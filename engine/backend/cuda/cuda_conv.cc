@@ -218,15 +218,6 @@ void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
   }
 }
 
-void CudaBackend::run_backward(ConvDirection direction, const ConvPlan& plan, const Conv2dParams& p,
-                               DType dtype, const ConvOperands& o, GradMode mode) {
-  const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
-  if (plan.gemm)
-    conv_gemm(direction, p, dtype, o, nullptr, beta);
-  else
-    run_cudnn_conv(direction, plan, o, workspace(plan.workspace_bytes), beta);
-}
-
 void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
                                       const Tensor& bias, const Tensor& y) {
   const char* op = "conv2d_forward";
@@ -255,7 +246,11 @@ void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor&
   // Operands in forward naming: x is the output here (dx), y the input (dy).
   const ConvOperands o = {dx.data(), w.data(), dy.data()};
   const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, p, dy.dtype(), o, mode);
-  run_backward(ConvDirection::kBackwardData, plan, p, dy.dtype(), o, mode);
+  const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
+  if (plan.gemm)
+    conv_gemm(ConvDirection::kBackwardData, p, dy.dtype(), o, nullptr, beta);
+  else
+    run_cudnn_conv(ConvDirection::kBackwardData, plan, o, workspace(plan.workspace_bytes), beta);
 }
 
 void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tensor& x,
@@ -267,7 +262,11 @@ void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tens
   require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dw, op, "dw");
   const ConvOperands o = {x.data(), dw.data(), dy.data()};
   const ConvPlan& plan = conv_plan(ConvDirection::kBackwardFilter, p, x.dtype(), o, mode);
-  run_backward(ConvDirection::kBackwardFilter, plan, p, x.dtype(), o, mode);
+  const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
+  if (plan.gemm)
+    conv_gemm(ConvDirection::kBackwardFilter, p, x.dtype(), o, nullptr, beta);
+  else
+    run_cudnn_conv(ConvDirection::kBackwardFilter, plan, o, workspace(plan.workspace_bytes), beta);
   if (p.bias) {
     require_here(dbias, op, "dbias");
     column_sums(dy, p.n * p.out_h() * p.out_w(), p.k, dbias, mode, op);

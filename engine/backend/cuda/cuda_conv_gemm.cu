@@ -58,7 +58,9 @@ __global__ void im2col_kernel(const T* x, T* col, Geometry g, std::int64_t first
   const int packs = g.c / kVec;
   const std::int64_t row_packs = static_cast<std::int64_t>(g.r) * g.s * packs;
   const std::int64_t total = rows * row_packs;
-  grid_stride(total, [&](std::int64_t i) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
     const std::int64_t local = i / row_packs;
     const int within = static_cast<int>(i % row_packs);
     const int c = (within % packs) * kVec, rs = within / packs;
@@ -78,7 +80,7 @@ __global__ void im2col_kernel(const T* x, T* col, Geometry g, std::int64_t first
       for (int j = 0; j < kVec; ++j) v.v[j] = from_f32<T>(0.0f);
     }
     store(col + local * (row_packs * kVec) + static_cast<std::int64_t>(rs) * g.c + c, v);
-  });
+  }
 }
 
 // dx = the gradient g of the pixels a 1x1 convolution read, 0 elsewhere; one thread per pack
@@ -87,7 +89,9 @@ template <class T, int kVec>
 __global__ void spread_kernel(const T* grad, T* dx, Geometry g, std::int64_t dx_rows) {
   const int packs = g.c / kVec;
   const std::int64_t total = dx_rows * packs;
-  grid_stride(total, [&](std::int64_t i) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
     const std::int64_t row = i / packs, c = (i % packs) * kVec;
     const std::int64_t col = row % g.w, t = row / g.w;
     const std::int64_t h = t % g.h, n = t / g.h;
@@ -101,7 +105,7 @@ __global__ void spread_kernel(const T* grad, T* dx, Geometry g, std::int64_t dx_
       for (int j = 0; j < kVec; ++j) v.v[j] = from_f32<T>(0.0f);
     }
     store(dx + row * g.c + c, v);
-  });
+  }
 }
 
 // dx[source_row(row)] += grad[row], in f32; the pixels the convolution did not read keep their
@@ -110,7 +114,9 @@ template <class T, int kVec>
 __global__ void spread_add_kernel(const T* grad, T* dx, Geometry g, std::int64_t rows) {
   const int packs = g.c / kVec;
   const std::int64_t total = rows * packs;
-  grid_stride(total, [&](std::int64_t i) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
     const std::int64_t row = i / packs, c = (i % packs) * kVec;
     T* target = dx + source_row(row, g) * g.c + c;
     const Pack<T, kVec> add = load<T, kVec>(grad + row * g.c + c);
@@ -118,7 +124,7 @@ __global__ void spread_add_kernel(const T* grad, T* dx, Geometry g, std::int64_t
 #pragma unroll
     for (int j = 0; j < kVec; ++j) old.v[j] = from_f32<T>(to_f32(old.v[j]) + to_f32(add.v[j]));
     store(target, old);
-  });
+  }
 }
 
 // dx = (or +=) the sum over the window positions (r, s) that read pixel (n, h, w) of dcol at
@@ -130,7 +136,9 @@ __global__ void col2im_kernel(const T* dcol, T* dx, Geometry g, std::int64_t pix
   const int packs = g.c / kVec;
   const std::int64_t depth = static_cast<std::int64_t>(g.r) * g.s * g.c;
   const std::int64_t total = pixels * packs;
-  grid_stride(total, [&](std::int64_t i) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
     const std::int64_t pixel = i / packs;
     const int c = static_cast<int>(i % packs) * kVec;
     const int w = static_cast<int>(pixel % g.w);
@@ -157,7 +165,7 @@ __global__ void col2im_kernel(const T* dcol, T* dx, Geometry g, std::int64_t pix
     for (int j = 0; j < kVec; ++j)
       out.v[j] = from_f32<T>(accumulate ? to_f32(out.v[j]) + sum[j] : sum[j]);
     store(target, out);
-  });
+  }
 }
 
 Geometry geometry_of(const Conv2dParams& p) {

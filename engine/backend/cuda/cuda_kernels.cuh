@@ -84,16 +84,6 @@ inline unsigned grid_for(std::int64_t work_items) {
   return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, kMaxBlocks));
 }
 
-// f(i) for every i in [0, total), spread over the grid: each thread takes i = its index, then
-// steps by the grid's thread count.
-template <class F>
-__device__ __forceinline__ void grid_stride(std::int64_t total, F&& f) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += stride)
-    f(i);
-}
-
 inline bool aligned16(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
