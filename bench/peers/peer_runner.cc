@@ -76,10 +76,9 @@ Error worker_error(const std::string& framework, const WorkerError& e,
 std::vector<std::string> worker_argv(const runner::RunConfig& c, const PeerOptions& o,
                                      const std::string& worker, std::int64_t classes,
                                      std::int64_t parameters) {
-  auto num = [](double v) {
-    std::string s = std::to_string(v);
-    return s;
-  };
+  // Shortest text that reads back as the same double (std::to_string keeps 6 decimals, so
+  // --lr 1e-7 would reach the worker as 0.000000).
+  auto num = [](double v) { return nlohmann::json(v).dump(); };
   return {o.python,
           worker,
           "--model",

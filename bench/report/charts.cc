@@ -14,7 +14,6 @@ namespace {
 using nlohmann::json;
 using store::RunRecord;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // A timeline keeps at most this many points per run: enough for the eye, small in the file.
 constexpr std::size_t kMaxTimelinePoints = 400;
 
@@ -203,11 +202,7 @@ void memory_and_energy_charts(const ReportData& d, json& charts) {
     activations.push_back(metric(r, "memory/activations_gib"));
     allocated.push_back(allocator_peak_gib(r));
     rss.push_back(metric(r, "memory/process_peak_rss_gib"));
-    double g = NAN;
-    for (const store::TelemetryMetricRecord& t : r.telemetry)
-      if (t.name.rfind("gpu", 0) == 0 && t.name.find(".memory_used") != std::string::npos && t.max)
-        g = std::isnan(g) ? *t.max / kGiB : std::max(g, *t.max / kGiB);
-    gpu.push_back(g);
+    gpu.push_back(gpu_telemetry(r, "memory_used", true) / kGiB);
     energy.push_back(energy_per_sample(r));
   }
   std::vector<std::pair<std::string, std::vector<double>>> mem = {

@@ -9,8 +9,6 @@ namespace {
 
 using store::RunRecord;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 std::string workload_key(const RunRecord& r) {
   return r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch) + " " +
          std::to_string(r.input_size) + "px";
@@ -25,19 +23,6 @@ std::string version(const RunRecord& r) {
   if (r.framework == "native" && doc.contains("dlbench") && doc["dlbench"].is_object())
     return "dlbench " + doc["dlbench"].value("version", "");
   return "";
-}
-
-// Across GPUs: the largest NVML memory maximum, the mean SM activity of the busiest GPU.
-double gpu_telemetry(const RunRecord& r, const std::string& suffix, bool use_max) {
-  double best = NAN;
-  for (const store::TelemetryMetricRecord& t : r.telemetry) {
-    std::size_t dot = t.name.find('.');
-    if (t.name.rfind("gpu", 0) != 0 || dot == std::string::npos || t.name.substr(dot + 1) != suffix)
-      continue;
-    const std::optional<double>& v = use_max ? t.max : t.mean;
-    if (v) best = std::isnan(best) ? *v : std::max(best, *v);
-  }
-  return best;
 }
 
 double telemetry_mean(const RunRecord& r, const std::string& name) {

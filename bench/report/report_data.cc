@@ -16,7 +16,6 @@ namespace {
 
 using store::RunRecord;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Without a selection a report covers the newest suite, or else this many newest runs.
 constexpr int kDefaultRuns = 50;
 
@@ -36,14 +35,6 @@ std::string shown_unit(const std::string& unit) {
 }
 double shown_value(const std::string& unit, double v) {
   return unit == "B" || unit == "bytes" ? v / kGiB : v;
-}
-
-std::string gpu_max_memory(const RunRecord& r) {
-  double best = NAN;
-  for (const store::TelemetryMetricRecord& t : r.telemetry)
-    if (gpu_suffix(t.name) == "memory_used" && t.max)
-      best = std::isnan(best) ? *t.max : std::max(best, *t.max);
-  return fixed(best / kGiB, 2);
 }
 
 std::string json_text(const nlohmann::json& env, const char* section, const char* key) {
@@ -77,6 +68,15 @@ bool is_reported_telemetry(const std::string& name) {
   for (const char* m : kHostMetrics)
     if (name == m) return true;
   return false;
+}
+
+double gpu_telemetry(const RunRecord& r, const std::string& suffix, bool use_max) {
+  double best = NAN;
+  for (const store::TelemetryMetricRecord& t : r.telemetry) {
+    const std::optional<double>& v = use_max ? t.max : t.mean;
+    if (gpu_suffix(t.name) == suffix && v) best = std::isnan(best) ? *v : std::max(best, *v);
+  }
+  return best;
 }
 
 double metric(const RunRecord& r, const std::string& tag) {
@@ -224,10 +224,11 @@ std::vector<Table> report_tables(const ReportData& d) {
                {}};
   for (const RunRecord& r : d.runs)
     if (r.status == "ok")
-      memory.rows.push_back(
-          {std::to_string(r.id), fixed(metric(r, "memory/planned_gib"), 3),
-           fixed(metric(r, "memory/activations_gib"), 3), fixed(allocator_peak_gib(r), 3),
-           fixed(metric(r, "memory/process_peak_rss_gib"), 3), gpu_max_memory(r)});
+      memory.rows.push_back({std::to_string(r.id), fixed(metric(r, "memory/planned_gib"), 3),
+                             fixed(metric(r, "memory/activations_gib"), 3),
+                             fixed(allocator_peak_gib(r), 3),
+                             fixed(metric(r, "memory/process_peak_rss_gib"), 3),
+                             fixed(gpu_telemetry(r, "memory_used", true) / kGiB, 2)});
   tables.push_back(memory);
 
   Table energy{"energy",

@@ -46,6 +46,11 @@ std::vector<Table> report_tables(const ReportData& data);
 std::string run_label(const store::RunRecord& run);
 // A number with `digits` decimals; "" for NaN.
 std::string fixed(double value, int digits);
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Across a run's GPUs ("gpuN.<suffix>" telemetry): the largest maximum (use_max) or the
+// largest mean; NaN when no GPU has the metric.
+double gpu_telemetry(const store::RunRecord& run, const std::string& suffix, bool use_max);
 // A stored metric's value by tag; NaN when the run has none.
 double metric(const store::RunRecord& run, const std::string& tag);
 // The allocator peak of a run in GiB: a peer's own allocator peak (memory/peak_gib), or what
