@@ -8,6 +8,7 @@
 
 #include "bench/runner/allreduce_bench.h"
 #include "cli/commands.h"
+#include "cli/gpu_list.h"
 #include "cli/output_file.h"
 #include "engine/backend/backend.h"
 #include "engine/dist/launch.h"
@@ -56,7 +57,7 @@ dist::LaunchPlan make_plan(const AllreduceOptions& o) {
       throw Error(ErrorKind::kUsage, "--gpus drives GPUs, not --device " + o.device,
                   "on CPUs: mpirun -np 2 dlbench micro allreduce --device cpu --dist mpi");
     plan.mode = dist::LaunchMode::kThreads;
-    plan.devices = dist::parse_gpus(o.gpus);
+    plan.devices = parse_gpus(o.gpus);
   }
   return plan;
 }

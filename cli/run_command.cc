@@ -10,6 +10,7 @@
 #include "bench/store/run_record.h"
 #include "cli/commands.h"
 #include "cli/compare_frameworks.h"
+#include "cli/gpu_list.h"
 #include "cli/layer_profile_table.h"
 #include "cli/output_file.h"
 #include "cli/store_options.h"
@@ -202,7 +203,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
         throw Error(
             ErrorKind::kUsage, "--gpus drives GPUs, not --device " + opts->device,
             "data parallelism on CPUs: mpirun -np 2 dlbench run ... --device cpu --dist mpi");
-      const std::vector<Device> gpus = dist::parse_gpus(opts->gpus);
+      const std::vector<Device> gpus = parse_gpus(opts->gpus);
       config.device = gpus[0];
       config.gpus = static_cast<int>(gpus.size());
       if (gpus.size() > 1) config.launch = dist::LaunchMode::kThreads;

@@ -9,6 +9,7 @@
 #include "bench/store/run_record.h"
 #include "bench/suite/suite_runner.h"
 #include "cli/commands.h"
+#include "cli/gpu_list.h"
 #include "cli/output_file.h"
 #include "cli/store_options.h"
 #include "cli/workload_options.h"
@@ -92,9 +93,9 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
     base.device = Device::cuda(0);
     base = runner::validated(base);
     const std::vector<int> counts =
-        opts->gpus.empty() ? default_counts() : dist::parse_gpu_counts(opts->gpus);
+        opts->gpus.empty() ? default_counts() : parse_gpu_counts(opts->gpus);
     // Every count must exist before the first minute of measuring.
-    dist::parse_gpus(std::to_string(counts.back()));
+    parse_gpus(std::to_string(counts.back()));
 
     // The output and the database open first, so a typo fails before minutes of measuring.
     const std::string json_path = opts->json_path.value_or(global.json ? "-" : "");

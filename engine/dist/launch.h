@@ -32,10 +32,4 @@ struct LaunchPlan {
   std::vector<Device> devices;
 };
 
-// "all" -> every GPU the CUDA runtime sees; "N" -> cuda:0..N-1. Throws Error(kUsage) on
-// anything else, Error(kResource) when fewer GPUs exist.
-std::vector<Device> parse_gpus(const std::string& text);
-// "1,2,4,8" -> {1, 2, 4, 8}: strictly increasing GPU counts (dlbench scale).
-std::vector<int> parse_gpu_counts(const std::string& text);
-
 }  // namespace dlbench::dist

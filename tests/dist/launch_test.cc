@@ -1,4 +1,4 @@
-// Launch options: GPU counts for dlbench scale and the launcher's environment.
+// The launcher's environment: where a process launched by mpirun or srun finds its rank.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,31 +8,6 @@
 
 namespace dlbench::dist {
 namespace {
-
-TEST(LaunchTest, ParsesIncreasingGpuCounts) {
-  EXPECT_EQ(parse_gpu_counts("1,2,4,8"), (std::vector<int>{1, 2, 4, 8}));
-  EXPECT_EQ(parse_gpu_counts("2"), (std::vector<int>{2}));
-}
-
-TEST(LaunchTest, RejectsBadGpuCountsAsUsageErrors) {
-  for (const char* bad : {"", "0", "2,1", "1,,2", "two", "1,2x", "-1"}) {
-    try {
-      parse_gpu_counts(bad);
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kUsage) << bad;
-    }
-  }
-}
-
-TEST(LaunchTest, MoreGpusThanPresentIsAResourceError) {
-  try {
-    parse_gpus("4096");
-    FAIL() << "accepted 4096 GPUs";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kResource);
-  }
-}
 
 TEST(LaunchTest, ReadsOpenMpiAndSlurmEnvironments) {
   setenv("SLURM_PROCID", "3", 1);
