@@ -1,7 +1,5 @@
 #include "cli/compare_frameworks.h"
 
-#include <unistd.h>
-
 #include <ctime>
 #include <iostream>
 #include <sstream>
@@ -10,6 +8,7 @@
 #include "bench/report/framework_table.h"
 #include "bench/report/table_formats.h"
 #include "bench/store/run_record.h"
+#include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/machine_info.h"
 #include "cli/store_options.h"
 #include "engine/backend/backend.h"
@@ -37,13 +36,6 @@ std::vector<std::string> split_frameworks(const std::string& text) {
     throw Error(ErrorKind::kUsage, "--frameworks needs at least two frameworks, not '" + text + "'",
                 "e.g. --frameworks native,pytorch,jax");
   return names;
-}
-
-std::string invocation_name(const std::string& model) {
-  char stamp[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", std::gmtime(&now));
-  return std::string(kCompareGroup) + "-" + model + "-" + stamp + "-" + std::to_string(getpid());
 }
 
 }  // namespace
@@ -97,7 +89,7 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
   base = runner::validated(base);
 
   std::unique_ptr<store::Store> db = o.no_store ? nullptr : open_store(global);
-  std::string invocation = invocation_name(model);
+  std::string invocation = suite::new_invocation(std::string(kCompareGroup) + "-" + model);
   if (db)
     db->save_suite({invocation, kCompareGroup, "", std::time(nullptr),
                     static_cast<int>(frameworks.size()), 0});

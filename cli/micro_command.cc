@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "bench/report/report_data.h"
 #include "bench/runner/allreduce_bench.h"
 #include "cli/commands.h"
 #include "cli/gpu_list.h"
@@ -62,12 +63,6 @@ dist::LaunchPlan make_plan(const AllreduceOptions& o) {
   return plan;
 }
 
-std::string fixed(double v, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
-
 void print_header(const runner::AllreduceResult& r, std::ostream& out) {
   std::string devices;
   for (const std::string& d : r.devices) devices += (devices.empty() ? "" : " ") + d;
@@ -97,7 +92,7 @@ void print_footer(const runner::AllreduceResult& r, std::ostream& out) {
     out << "# Bus bandwidth needs 2+ ranks (one rank has no link to measure): use --gpus N, or "
            "mpirun -np N ... --dist mpi\n";
   else if (r.large_busbw_gbs)
-    out << "# Avg bus bandwidth over sizes >= 64 MiB: " << fixed(*r.large_busbw_gbs, 2)
+    out << "# Avg bus bandwidth over sizes >= 64 MiB: " << report::fixed(*r.large_busbw_gbs, 2)
         << " GB/s\n";
   else
     out << "# Avg bus bandwidth: no size reached 64 MiB (raise --max-bytes)\n";
