@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/store/store_test_util.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -27,11 +28,7 @@ const std::string kFake = kSource + "/tests/peers/fake_worker.py";
 const std::string kTiny = "resnet50 --device cpu --input 32 --batch 2 --steps 3 --warmup 1";
 
 std::string temp_dir(const std::string& name) {
-  std::string dir =
-      ::testing::TempDir() + "dlbench-peers-" + name + "-" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+  return testing::temp_folder("peers-" + name);
 }
 
 // dlbench with the fake worker playing `scenario`.

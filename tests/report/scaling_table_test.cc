@@ -12,6 +12,7 @@
 #include "bench/report/html_report.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/table_formats.h"
+#include "tests/store/store_test_util.h"
 
 namespace dlbench::report {
 namespace {
@@ -22,18 +23,10 @@ using store::RunRecord;
 std::int64_t next_id = 0;
 
 RunRecord run(int replicas, double throughput, const std::string& launch = "threads") {
-  RunRecord r;
+  RunRecord r = testing::sample_run("resnet50", throughput);
   r.id = ++next_id;
-  r.model = "resnet50";
-  r.mode = "train";
-  r.precision = "fp16";
-  r.batch = 128;
-  r.input_size = 224;
-  r.throughput = throughput;
   r.device = replicas > 1 ? std::to_string(replicas) + "x cuda (" + launch + ")" : "cuda:0";
   r.machine.id = 1;
-  r.machine.hostname = "box";
-  r.config = {{"model", "resnet50"}, {"batch", 128}};
   r.result = {{"schema", "dlbench.run/1"}, {"measured_seconds", 2.0}};
   if (replicas > 1) {
     r.config["replicas"] = replicas;
