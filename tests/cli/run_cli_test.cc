@@ -2,10 +2,14 @@
 // may type getting a one-line error with the right exit code.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/isolated_home.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -59,6 +63,37 @@ TEST(RunCliTest, LayersTableShowsWhereTheWorkIs) {
   EXPECT_NE(r.out.find("conv13"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fc3"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("Telemetry"), std::string::npos) << "--no-telemetry still sampled";
+}
+
+// A file's identity and last change, to tell whether a command wrote it.
+std::string file_state(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return "absent";
+  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+// A run without --no-store and without --db stores into the test process's temporary home
+// (tests/support/isolated_home.h), never into the user's own database.
+TEST(RunCliTest, StoredRunLandsInTheTestHomeNotTheUsers) {
+  const std::string test_db = testing::isolated_home() + "/.local/share/dlbench/results.db";
+  ASSERT_EQ(std::getenv("XDG_DATA_HOME"), testing::isolated_home() + "/.local/share");
+  ASSERT_NE(testing::isolated_home().rfind("/dlbench-test-home-"), std::string::npos);
+  const std::string user_db = testing::user_data_home() + "/dlbench/results.db";
+  ASSERT_NE(user_db, test_db);
+  const std::string user_before = file_state(user_db);
+  auto r = dlbench(
+      "run vgg16 --device cpu --input 32 --batch 2 --steps 1 --warmup 0 --mode infer "
+      "--no-telemetry");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stored as run 1 in SQLite " + test_db), std::string::npos) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(test_db));
+  auto list = dlbench("--json runs list");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  json runs = json::parse(list.out)["runs"];
+  ASSERT_EQ(runs.size(), 1u) << list.out;
+  EXPECT_EQ(runs[0]["model"], "vgg16") << list.out;
+  EXPECT_EQ(file_state(user_db), user_before) << "the user's database at " << user_db << " changed";
 }
 
 struct BadValue {

@@ -59,10 +59,12 @@ TEST(LearningTest, ResNet50DrivesTheLossDown) {
   expect_learns({"resnet50", 8, 0.02f, 300});
 }
 
-// VGG has no batch norm: above lr ~0.01 this tiny-width copy collapses to a constant output
-// (loss stuck near 1.5), the known fragility of plain deep ReLU stacks, so it gets a smaller lr.
+// VGG has no batch norm: at larger rates this tiny-width copy collapses to a constant output
+// (loss stuck near 1.5), the known fragility of plain deep ReLU stacks, so it gets a small lr.
+// Where the collapse starts depends on the CPU's kernels: 0.005 learned on one machine and
+// collapsed on an AMD EPYC without AVX-512; 0.002 learns on both in ~40 steps (0.001 in ~55).
 TEST(LearningTest, Vgg16DrivesTheLossDown) {
-  expect_learns({"vgg16", 8, 0.005f, 300});
+  expect_learns({"vgg16", 8, 0.002f, 300});
 }
 
 }  // namespace
