@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/runner/run_config.h"
 #include "cli/commands.h"
 #include "cli/suggest.h"
 #include "engine/core/build_info.h"
@@ -44,6 +45,23 @@ std::string hint_for(const CLI::App& app, const CLI::ParseError& e) {
          "flags.";
 }
 
+// A value given as "" is a mistake (an unset shell variable), never a request for the default:
+// `--db "$DB"` with DB unset must not write into the user's default database.
+void refuse_empty_values(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_expected_max() == 0) continue;  // a flag takes no value
+    const std::string name = opt->get_name();
+    opt->check(CLI::Validator(
+        [name](std::string& value) {
+          return value.empty() ? "an empty value is not allowed; give one or leave " + name +
+                                     " out"
+                               : std::string();
+        },
+        "", "not empty"));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
 int report(const Error& e) {
   std::cerr << "dlbench: " << e.what() << "\n";
   if (!e.hint().empty()) std::cerr << "hint: " << e.hint() << "\n";
@@ -73,6 +91,7 @@ int run(int argc, char** argv) {
   add_report_command(app, global);
   add_micro_command(app, global);
   add_scale_command(app, global);
+  refuse_empty_values(app);
 
   try {
     app.parse(argc, argv);
@@ -90,6 +109,10 @@ int run(int argc, char** argv) {
     return 0;
   } catch (const CLI::ParseError& e) {
     return report(Error(ErrorKind::kUsage, e.what(), hint_for(app, e)));
+  } catch (const runner::ConfigError& e) {
+    // The runner names a value by its field; on the command line that field is a flag.
+    return report(Error(ErrorKind::kUsage, "--" + e.field() + " " + e.problem(),
+                        "e.g. --" + e.field() + " " + e.example()));
   } catch (const Error& e) {
     return report(e);
   } catch (const std::bad_alloc&) {

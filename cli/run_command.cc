@@ -26,7 +26,7 @@ namespace {
 struct RunOptions {
   WorkloadOptions workload;
   std::string device;  // empty: cuda:0 when a GPU is present, else cpu
-  std::uint64_t seed = 42;
+  std::int64_t seed = 42;  // signed, so "-1" is refused instead of wrapping to 2^64 - 1
   float lr = runner::RunConfig{}.learning_rate;
   float momentum = runner::RunConfig{}.momentum;
   bool layers = false;
@@ -187,7 +187,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.framework = opts->framework;
     apply_workload_options(opts->workload, config);
     config.device = opts->device.empty() ? backend::default_device() : parse_device(opts->device);
-    config.seed = opts->seed;
+    if (opts->seed < 0)
+      throw runner::ConfigError("seed", "must not be negative, not " + std::to_string(opts->seed),
+                                "42");
+    config.seed = static_cast<std::uint64_t>(opts->seed);
     config.learning_rate = opts->lr;
     config.momentum = opts->momentum;
     config.profile_steps = opts->profile_layers;

@@ -24,7 +24,10 @@ void apply_workload_options(const WorkloadOptions& o, runner::RunConfig& config)
   config.mode = runner::parse_mode(o.mode);
   config.batch = o.batch;
   config.precision = nn::parse_precision(o.precision);
-  config.input_size = o.input;
+  if (o.input && *o.input < 1)
+    throw runner::ConfigError("input", "must be a positive size in pixels, not " +
+                                           std::to_string(*o.input), "224");
+  config.input_size = o.input.value_or(0);
   config.warmup_steps = o.warmup;
   config.steps = o.steps;
   config.seconds = o.seconds;

@@ -16,7 +16,7 @@ struct WorkloadOptions {
   std::string mode = "train";
   std::optional<std::int64_t> batch;
   std::string precision;  // the command's default
-  int input = 0;
+  std::optional<int> input;  // unset: the model's default
   int warmup = runner::kDefaultWarmupSteps;
   int steps = runner::kDefaultMeasuredSteps;
   double seconds = 0;

@@ -1,9 +1,63 @@
 #include "bench/runner/run_config.h"
 
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
 #include "bench/telemetry/sampler.h"
-#include "engine/core/error.h"
+#include "engine/models/registry.h"
 
 namespace dlbench::runner {
+namespace {
+
+std::string number(double v) {
+  std::ostringstream text;
+  text.precision(12);
+  text << v;
+  return text.str();
+}
+
+void require(bool ok, const char* field, const std::string& problem, const char* example) {
+  if (!ok) throw ConfigError(field, problem, example);
+}
+
+void in_range(std::int64_t value, std::int64_t low, std::int64_t high, const char* field,
+              const char* example) {
+  require(value >= low && value <= high, field,
+          "must be from " + std::to_string(low) + " to " + std::to_string(high) + ", not " +
+              std::to_string(value),
+          example);
+}
+
+// NaN fails every comparison, so `!(v >= low)` catches it with the out-of-range values.
+void finite_in_range(double value, double low, double high, const char* field,
+                     const char* example) {
+  require(std::isfinite(value) && value >= low && value <= high, field,
+          "must be a finite number from " + number(low) + " to " + number(high) + ", not " +
+              number(value),
+          example);
+}
+
+void check_model(const RunConfig& c) {
+  const models::ModelInfo* model = &models::find_model(c.model);  // names the known ones
+  if (c.input_size == 0) return;
+  const auto& sizes = model->input_sizes;
+  if (std::find(sizes.begin(), sizes.end(), c.input_size) != sizes.end()) return;
+  std::string list;
+  for (int s : sizes) list += (list.empty() ? "" : ", ") + std::to_string(s);
+  throw ConfigError("input",
+                    "of " + c.model + " must be one of " + list + ", not " +
+                        std::to_string(c.input_size),
+                    std::to_string(model->default_input_size).c_str());
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::string field, const std::string& problem, std::string example)
+    : Error(ErrorKind::kUsage, field + " " + problem, "e.g. " + field + " " + example),
+      field_(std::move(field)),
+      problem_(problem),
+      example_(std::move(example)) {}
 
 const char* to_string(nn::Mode mode) {
   return mode == nn::Mode::kTrain ? "train" : "infer";
@@ -12,33 +66,30 @@ const char* to_string(nn::Mode mode) {
 nn::Mode parse_mode(const std::string& text) {
   if (text == "train") return nn::Mode::kTrain;
   if (text == "infer" || text == "inference") return nn::Mode::kInfer;
-  throw Error(ErrorKind::kUsage, "unknown mode '" + text + "'", "use --mode train or --mode infer");
+  throw ConfigError("mode", "must be train or infer, not '" + text + "'", "train");
 }
 
 RunConfig validated(RunConfig c) {
   if (!c.batch) c.batch = c.mode == nn::Mode::kTrain ? kDefaultTrainBatch : kDefaultInferBatch;
-  if (*c.batch < 1)
-    throw Error(ErrorKind::kUsage, "--batch must be at least 1, not " + std::to_string(*c.batch),
-                "e.g. --batch 32");
-  if (c.steps < 1)
-    throw Error(ErrorKind::kUsage, "--steps must be at least 1, not " + std::to_string(c.steps),
-                "e.g. --steps 20");
-  if (c.warmup_steps < 0)
-    throw Error(ErrorKind::kUsage, "--warmup must not be negative", "e.g. --warmup 5");
-  if (!(c.learning_rate >= 0) || !(c.momentum >= 0 && c.momentum < 1))
-    throw Error(ErrorKind::kUsage, "--lr must be >= 0 and --momentum in [0, 1)",
-                "e.g. --lr 0.01 --momentum 0.9");
-  if (c.telemetry) telemetry::check_interval(c.telemetry_interval_s);
-  if (c.seconds < 0)
-    throw Error(ErrorKind::kUsage, "--seconds must be positive", "e.g. --seconds 30");
-  if (c.profile_steps < 0)
-    throw Error(ErrorKind::kUsage, "--profile-layers must not be negative",
-                "e.g. --profile-layers 5");
+  check_model(c);
+  in_range(*c.batch, 1, kMaxBatch, "batch", "32");
+  in_range(c.steps, 1, kMaxSteps, "steps", "20");
+  in_range(c.warmup_steps, 0, kMaxSteps, "warmup", "5");
+  in_range(c.profile_steps, 0, kMaxSteps, "profile-layers", "5");
+  finite_in_range(c.seconds, 0, kMaxSeconds, "seconds", "30");
+  require(std::isfinite(c.learning_rate) && c.learning_rate >= 0, "lr",
+          "must be a finite number >= 0, not " + number(c.learning_rate), "0.01");
+  require(c.momentum >= 0 && c.momentum < 1, "momentum",
+          "must be from 0 up to (not including) 1, not " + number(c.momentum), "0.9");
+  require(std::isfinite(c.bucket_mb) && c.bucket_mb > 0 && c.bucket_mb <= kMaxBucketMb,
+          "bucket-mb",
+          "must be a finite number above 0 and at most " + number(kMaxBucketMb) + ", not " +
+              number(c.bucket_mb),
+          "25");
+  telemetry::check_interval(c.telemetry_interval_s);  // also with telemetry off: a typo is a typo
   if (c.profile_steps > 0 && c.framework != "native")
     throw Error(ErrorKind::kUsage, "--profile-layers times dlbench's own engine, not a framework",
                 "drop --framework, or --profile-layers");
-  if (!(c.bucket_mb > 0))
-    throw Error(ErrorKind::kUsage, "--bucket-mb must be positive", "e.g. --bucket-mb 25");
   if (c.launch == dist::LaunchMode::kThreads && c.gpus > 1 && c.device.type == DeviceType::kCpu)
     throw Error(ErrorKind::kUsage,
                 "--gpus drives GPUs; data parallelism on CPUs runs one process "

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/core/device.h"
+#include "engine/core/error.h"
 #include "engine/dist/launch.h"
 #include "engine/nn/layer.h"
 #include "engine/nn/precision.h"
@@ -51,9 +52,34 @@ struct RunConfig {
   int profile_steps = 0;
 };
 
+// Bounds on what a user may ask for. Beyond them no run is meaningful, and within them no size
+// product in the engine can overflow (a batch's memory is then a resource question, exit 3).
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;
+constexpr int kMaxSteps = 10'000'000;
+constexpr double kMaxSeconds = 7 * 24 * 3600.0;
+constexpr double kMaxBucketMb = 1024 * 1024.0;
+
+// A configuration value that cannot run, named by its field: the command line's flag without
+// "--" ("batch", "lr", "bucket-mb") and a suite file's key. The command line says
+// "--batch must be ...", a suite "quick.toml:7: batch must be ...".
+class ConfigError : public Error {
+ public:
+  ConfigError(std::string field, const std::string& problem, std::string example);
+  const std::string& field() const { return field_; }
+  const std::string& problem() const { return problem_; }  // "must be at least 1, not 0"
+  const std::string& example() const { return example_; }  // "32"
+
+ private:
+  std::string field_;
+  std::string problem_;
+  std::string example_;
+};
+
 const char* to_string(nn::Mode mode);
 nn::Mode parse_mode(const std::string& text);  // Error(kUsage) on anything but train/infer
-// Fills defaults (after validation batch is set) and rejects impossible values with Error(kUsage).
+// Fills defaults (after validation batch is set) and rejects impossible values with
+// ConfigError: every number finite and in range, the model known and its input size one it
+// takes, so a suite fails before its first run and nothing is stored for a run that cannot be.
 RunConfig validated(RunConfig config);
 
 }  // namespace dlbench::runner

@@ -11,7 +11,12 @@ Shape::Shape(std::initializer_list<std::int64_t> dims) {
 
 std::int64_t Shape::numel() const {
   std::int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[i];
+  for (int i = 0; i < rank_; ++i) {
+    DLBENCH_CHECK(dims_[i] >= 0, "negative extent in shape " + str());
+    if (__builtin_mul_overflow(n, dims_[i], &n))
+      throw Error(ErrorKind::kUsage, "a tensor of shape " + str() + " does not fit in 64 bits",
+                  "use a smaller batch or input size");
+  }
   return n;
 }
 

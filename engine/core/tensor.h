@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/core/checked.h"
 #include "engine/core/device.h"
 #include "engine/core/dtype.h"
 #include "engine/core/error.h"
@@ -30,7 +31,7 @@ class Tensor {
   DType dtype() const { return dtype_; }
   const Device& device() const { return device_; }
   std::int64_t numel() const { return shape_.numel(); }
-  std::size_t bytes() const { return static_cast<std::size_t>(numel()) * size_of(dtype_); }
+  std::size_t bytes() const { return checked_bytes(shape_, dtype_); }
   bool defined() const { return data_ != nullptr; }
 
   // The same memory seen with another shape of the same element count.

@@ -1,11 +1,13 @@
 #include "engine/data/synthetic.h"
 
+#include "engine/core/checked.h"
+
 namespace dlbench::data {
 
 SyntheticSource::SyntheticSource(backend::Backend& backend, const Shape& image_shape,
                                  std::int64_t classes, std::uint64_t seed, DType image_dtype)
     : images_(backend.allocator(),
-              static_cast<std::size_t>(image_shape.numel()) * size_of(image_dtype)),
+              checked_bytes(image_shape, image_dtype)),
       labels_(backend.allocator(),
               static_cast<std::size_t>(image_shape[0]) * sizeof(std::int32_t)) {
   batch_.images = Tensor(images_.data(), image_shape, image_dtype, backend.device());

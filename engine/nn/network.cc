@@ -92,7 +92,7 @@ Network::Network(Graph graph, backend::Backend& backend, const NetworkConfig& co
   value_grads_.resize(values.size());
   for (std::size_t v = 0; v < values.size(); ++v) {
     const ValueInfo& info = values[v];
-    std::size_t bytes = static_cast<std::size_t>(info.shape.numel()) * size_of(info.dtype);
+    std::size_t bytes = checked_bytes(info.shape, info.dtype);
     if (plan_.value_offset[v] != kNoBuffer)
       values_[v] = Tensor(arena_->at(plan_.value_offset[v], bytes), info.shape, info.dtype,
                           backend_.device());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "engine/core/checked.h"
 #include "engine/core/memory.h"
 
 namespace dlbench::nn {
@@ -35,8 +36,9 @@ BufferPlan place_buffers(const std::vector<BufferRequest>& requests) {
       offset = std::max(offset, p.end);
     }
     plan.offsets[i] = offset;
-    placed.push_back({offset, offset + size, r.first, r.last});
-    plan.total_bytes = std::max(plan.total_bytes, offset + size);
+    const std::size_t end = checked_add(offset, size, "the planned activation memory");
+    placed.push_back({offset, end, r.first, r.last});
+    plan.total_bytes = std::max(plan.total_bytes, end);
   }
   return plan;
 }
@@ -76,8 +78,7 @@ ActivationPlan plan_activations(const Graph& graph, Mode mode) {
   std::vector<std::pair<std::size_t, bool>> owner;  // (value, is_grad)
   for (std::size_t v = 0; v < values.size(); ++v) {
     if (values[v].producer < 0) continue;  // the batch comes from the data source
-    std::size_t bytes =
-        static_cast<std::size_t>(values[v].shape.numel()) * size_of(values[v].dtype);
+    std::size_t bytes = checked_bytes(values[v].shape, values[v].dtype);
     requests.push_back({bytes, first[v], last[v]});
     owner.push_back({v, false});
     if (train && values[v].needs_grad) {
