@@ -107,8 +107,7 @@ std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& glob
   runner::check_plan(plan, config);
   // Open the output first, so a typo in the path fails before the measuring.
   const std::string json_path = o.json_path.value_or(global.json ? "-" : "");
-  std::ofstream json_file;
-  if (root) open_output(json_path, json_file);
+  OutputFile json_file(root && json_path != "-" ? json_path : "");
   // MPI lives as long as the measuring.
   std::unique_ptr<dist::MpiSession> mpi;
   if (plan.mode == dist::LaunchMode::kMpi) {
@@ -134,7 +133,10 @@ std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& glob
     if (table) print_footer(result, std::cout);
     const nlohmann::json doc = runner::to_json(result);
     if (json_path == "-") std::cout << doc.dump(2) << "\n";
-    if (json_file.is_open()) json_file << doc.dump(2) << "\n";
+    if (json_file.is_file()) {
+      json_file.stream() << doc.dump(2) << "\n";
+      json_file.commit();
+    }
   }
   return result.wrong;
 }

@@ -48,12 +48,6 @@ std::vector<std::int64_t> parse_ids(const std::string& text) {
   return ids;
 }
 
-// Opened before the report is built, so a bad path fails first; "-" or empty is stdout.
-std::ostream& output(const std::string& path, std::ofstream& file) {
-  open_output(path, file);
-  return file.is_open() ? static_cast<std::ostream&>(file) : std::cout;
-}
-
 }  // namespace
 
 void add_report_command(CLI::App& app, const GlobalOptions& global) {
@@ -78,19 +72,16 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
     report::TableFormat format =
         html ? report::TableFormat::kText : report::parse_table_format(opts->format);
     std::string path = opts->out.empty() && html ? "report.html" : opts->out;
-    std::ofstream file;
-    std::ostream& out = output(path, file);
     auto db = open_store(global);
     report::ReportData data = report::load_report(*db, opts->selection);
+    // Opened after the database and the selection, and replaced only when written whole.
+    OutputFile file(path);
     if (html)
-      report::write_html(data, out);
+      report::write_html(data, file.stream());
     else
-      report::write_tables(data.title, report::report_tables(data), format, out);
-    if (file.is_open()) {
-      file.close();
-      if (!file)
-        throw Error(ErrorKind::kResource, "could not finish writing " + path,
-                    "check the free disk space");
+      report::write_tables(data.title, report::report_tables(data), format, file.stream());
+    file.commit();
+    if (file.is_file()) {
       if (!global.quiet) std::cerr << "report of " << data.runs.size() << " run(s): ";
       std::cout << path << "\n";
     }

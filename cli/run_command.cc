@@ -221,11 +221,13 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       config.launch = dist::LaunchMode::kMpi;
     }
     const bool root = mpi == nullptr || mpi->rank() == 0;
+    // Every value checked before the database or an output file is touched.
+    config = runner::validated(config);
 
-    // Open the output first, so a typo in the path fails before minutes of measuring.
-    std::ofstream json_file;
+    // The output's folder is checked now, so a typo in the path fails before minutes of
+    // measuring; the file itself is replaced only when the run succeeds.
     std::string json_path = root ? opts->json_path.value_or(global.json ? "-" : "") : "";
-    open_output(json_path, json_file);
+    OutputFile json_file(json_path);
 
     runner::RunHooks hooks;
     if (!global.quiet && root) {
@@ -249,7 +251,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     if (json_path == "-")
       std::cout << doc.dump(2) << "\n";
     else {
-      if (json_file.is_open()) json_file << doc.dump(2) << "\n";
+      if (json_file.is_file()) {
+        json_file.stream() << doc.dump(2) << "\n";
+        json_file.commit();
+      }
       print_text(result, std::cout);
       if (opts->layers) print_layers(result, std::cout);
       if (result.layer_profile) print_layer_profile(std::cout, *result.layer_profile);

@@ -140,13 +140,12 @@ void add_runs_command(CLI::App& app, const GlobalOptions& global) {
     std::vector<store::RunRecord> runs;
     for (const store::RunRecord& r : db->list_runs(opts->filter))
       runs.push_back(opts->format == "json" ? db->get_run(r.id).value_or(r) : r);
-    std::ofstream file;
-    open_output(opts->out, file);
-    std::ostream& out = opts->out.empty() ? std::cout : file;
+    OutputFile out(opts->out);
     if (opts->format == "json")
-      store::export_json(runs, out);
+      store::export_json(runs, out.stream());
     else
-      store::export_csv(runs, out);
+      store::export_csv(runs, out.stream());
+    out.commit();
   });
 }
 

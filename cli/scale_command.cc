@@ -99,8 +99,7 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
 
     // The output and the database open first, so a typo fails before minutes of measuring.
     const std::string json_path = opts->json_path.value_or(global.json ? "-" : "");
-    std::ofstream json_file;
-    open_output(json_path, json_file);
+    OutputFile json_file(json_path != "-" ? json_path : "");
     std::unique_ptr<store::Store> db = opts->no_store ? nullptr : open_store(global);
     store::SuiteRecord sweep;
     if (db) {
@@ -142,7 +141,10 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
       std::cout << doc.dump(2) << "\n";
       return;
     }
-    if (json_file.is_open()) json_file << doc.dump(2) << "\n";
+    if (json_file.is_file()) {
+      json_file.stream() << doc.dump(2) << "\n";
+      json_file.commit();
+    }
     print_table(std::cout, results, points);
     if (db)
       std::cerr << "stored as sweep " << sweep.invocation << " in " << db->location()

@@ -1,16 +1,22 @@
 #include "bench/report/compare.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "engine/core/error.h"
 
 namespace dlbench::report {
 namespace {
 
-bool is_integer(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+// A run id: digits only, and small enough for 64 bits ("18446744073709551615" is not an id).
+std::optional<std::int64_t> run_id(const std::string& s) {
+  std::int64_t id = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
+  if (s.empty() || s[0] == '-' || ec != std::errc() || end != s.data() + s.size()) return {};
+  return id;
 }
 
 std::string match_key(const store::RunRecord& r) {
@@ -30,7 +36,7 @@ std::string ratio(double b, double a) {
 ReportData side(store::Store& store, const std::string& text, CompareKind kind) {
   Selection s;
   if (kind == CompareKind::kAuto) {
-    if (is_integer(text) && store.get_run(std::stoll(text)))
+    if (run_id(text) && store.get_run(*run_id(text)))
       kind = CompareKind::kRuns;
     else if (!store.suites(text).empty())
       kind = CompareKind::kSuites;
@@ -38,9 +44,9 @@ ReportData side(store::Store& store, const std::string& text, CompareKind kind) 
       kind = CompareKind::kMachines;
   }
   if (kind == CompareKind::kRuns) {
-    if (!is_integer(text))
+    if (!run_id(text))
       throw Error(ErrorKind::kUsage, "'" + text + "' is not a run id", "see 'dlbench runs list'");
-    s.ids = {std::stoll(text)};
+    s.ids = {*run_id(text)};
   } else if (kind == CompareKind::kSuites) {
     s.suite = text;
   } else {
