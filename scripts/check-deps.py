@@ -60,7 +60,8 @@ def used_headers(build_dir):
     files = set()
     for line in ninja(build_dir, "-t", "deps").splitlines():
         if line.startswith("    "):
-            files.add(line.strip())
+            # ccache's base_dir makes the repository's own paths relative to the build folder.
+            files.add(os.path.normpath(os.path.join(build_dir, line.strip())))
     return files
 
 
