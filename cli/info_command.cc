@@ -8,6 +8,7 @@
 #include "bench/sysinfo/machine_info.h"
 #include "cli/commands.h"
 #include "cli/text_table.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::cli {
 namespace {
@@ -187,7 +188,7 @@ void add_info_command(CLI::App& app, const GlobalOptions& global) {
     auto nvml = nvml::Nvml::open();
     MachineInfo machine = sysinfo::query_machine(*nvml);
     if (global.json)
-      std::cout << sysinfo::to_json(machine).dump(2) << "\n";
+      std::cout << dump_json(sysinfo::to_json(machine), 2) << "\n";
     else
       print_text(machine, std::cout);
   });

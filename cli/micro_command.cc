@@ -12,6 +12,7 @@
 #include "cli/gpu_list.h"
 #include "cli/output_file.h"
 #include "engine/backend/backend.h"
+#include "engine/core/json_text.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/mpi_session.h"
 
@@ -132,9 +133,9 @@ std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& glob
   if (result.root) {
     if (table) print_footer(result, std::cout);
     const nlohmann::json doc = runner::to_json(result);
-    if (json_path == "-") std::cout << doc.dump(2) << "\n";
+    if (json_path == "-") std::cout << dump_json(doc, 2) << "\n";
     if (json_file.is_file()) {
-      json_file.stream() << doc.dump(2) << "\n";
+      json_file.stream() << dump_json(doc, 2) << "\n";
       json_file.commit();
     }
   }

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/telemetry_table.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::cli {
 namespace {
@@ -119,12 +120,12 @@ int run_monitor(const MonitorOptions& o, const GlobalOptions& global) {
   telemetry::Summary summary = sampler.summary();
   summary.notes.insert(summary.notes.begin(), notes.begin(), notes.end());
   nlohmann::json json = monitor_json(o, exit, summary, sources);
-  if (json_out) *json_out << json.dump(2) << "\n";
+  if (json_out) *json_out << dump_json(json, 2) << "\n";
   if (csv_out) telemetry::write_csv(*csv_out, sampler.metrics(), sampler.samples());
   // The table goes to stderr, like time(1), so the command's stdout passes through untouched.
   std::cerr << "\n" << headline(o, exit, summary) << "\n\n";
   print_telemetry_table(std::cerr, summary, sources.gpus);
-  if (global.json) std::cout << json.dump(2) << "\n";
+  if (global.json) std::cout << dump_json(json, 2) << "\n";
   for (auto* out : {json_out.get(), csv_out.get()})
     if (out && !out->flush())
       throw Error(ErrorKind::kResource, "could not finish writing the telemetry files",

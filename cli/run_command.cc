@@ -18,6 +18,7 @@
 #include "cli/text_table.h"
 #include "cli/workload_options.h"
 #include "engine/backend/backend.h"
+#include "engine/core/json_text.h"
 #include "engine/dist/mpi_session.h"
 
 namespace dlbench::cli {
@@ -249,10 +250,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     if (!root) return;
     nlohmann::json doc = runner::to_json(result);
     if (json_path == "-")
-      std::cout << doc.dump(2) << "\n";
+      std::cout << dump_json(doc, 2) << "\n";
     else {
       if (json_file.is_file()) {
-        json_file.stream() << doc.dump(2) << "\n";
+        json_file.stream() << dump_json(doc, 2) << "\n";
         json_file.commit();
       }
       print_text(result, std::cout);

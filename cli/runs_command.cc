@@ -11,6 +11,7 @@
 #include "cli/store_options.h"
 #include "cli/text_table.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::cli {
 namespace {
@@ -63,7 +64,7 @@ void show(const GlobalOptions& global, std::int64_t id) {
     throw Error(ErrorKind::kUsage, "no run " + std::to_string(id) + " in " + db->location(),
                 "see 'dlbench runs list'");
   if (global.json) {
-    std::cout << store::to_json(*r).dump(2) << "\n";
+    std::cout << dump_json(store::to_json(*r), 2) << "\n";
     return;
   }
   Section s("Run " + std::to_string(r->id) + ": " + r->model + " " + r->mode + " " + r->precision);

@@ -14,6 +14,7 @@
 #include "cli/store_options.h"
 #include "cli/workload_options.h"
 #include "engine/backend/backend.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::cli {
 namespace {
@@ -138,11 +139,11 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
                                {"run", runner::to_json(results[i])}});
     if (db) doc["sweep"] = sweep.invocation;
     if (json_path == "-") {
-      std::cout << doc.dump(2) << "\n";
+      std::cout << dump_json(doc, 2) << "\n";
       return;
     }
     if (json_file.is_file()) {
-      json_file.stream() << doc.dump(2) << "\n";
+      json_file.stream() << dump_json(doc, 2) << "\n";
       json_file.commit();
     }
     print_table(std::cout, results, points);

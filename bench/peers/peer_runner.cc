@@ -14,6 +14,7 @@
 #include "bench/telemetry/sampler.h"
 #include "bench/telemetry/sources.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/models/registry.h"
 #include "engine/nn/graph.h"
 
@@ -78,7 +79,7 @@ std::vector<std::string> worker_argv(const runner::RunConfig& c, const PeerOptio
                                      std::int64_t parameters) {
   // Shortest text that reads back as the same double (std::to_string keeps 6 decimals, so
   // --lr 1e-7 would reach the worker as 0.000000).
-  auto num = [](double v) { return nlohmann::json(v).dump(); };
+  auto num = [](double v) { return dump_json(nlohmann::json(v)); };
   return {o.python,
           worker,
           "--model",

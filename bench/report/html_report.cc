@@ -6,6 +6,7 @@
 #include "bench/report/chart_js.h"
 #include "bench/report/charts.h"
 #include "bench/report/scaling_table.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::report {
 namespace {
@@ -223,7 +224,7 @@ void write_html(const ReportData& d, std::ostream& out) {
   out << "<footer>dlbench report &middot; charts by Chart.js " << chart_js_version()
       << " (MIT), embedded &middot; this file makes no network requests</footer>\n</main>\n"
       << "<script id=\"dlbench-charts\" type=\"application/json\">"
-      << script_safe(report_charts(d).dump()) << "</script>\n"
+      << script_safe(dump_json(report_charts(d))) << "</script>\n"
       << "<script>" << script_safe(chart_js_source()) << "</script>\n"
       << "<script>" << kScript << "</script>\n</body></html>\n";
 }

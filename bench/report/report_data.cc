@@ -10,6 +10,7 @@
 #include "bench/report/framework_table.h"
 #include "bench/report/scaling_table.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::report {
 namespace {
@@ -41,7 +42,7 @@ std::string json_text(const nlohmann::json& env, const char* section, const char
   if (!env.contains(section) || !env[section].contains(key) || env[section][key].is_null())
     return "";
   const nlohmann::json& v = env[section][key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return v.is_string() ? v.get<std::string>() : dump_json(v);
 }
 
 }  // namespace

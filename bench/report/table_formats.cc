@@ -6,6 +6,7 @@
 
 #include "bench/store/export.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::report {
 namespace {
@@ -100,7 +101,7 @@ void write_tables(const std::string& title, const std::vector<Table>& tables, Ta
                                {"columns", t.columns},
                                {"rows", rows}});
     }
-    out << doc.dump(2) << "\n";
+    out << dump_json(doc, 2) << "\n";
     return;
   }
   if (format == TableFormat::kMarkdown) out << "# " << title << "\n\n";

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/core/json_text.h"
+
 namespace dlbench::store {
 namespace {
 
@@ -83,7 +85,7 @@ json to_json(const RunRecord& r) {
 void export_json(const std::vector<RunRecord>& runs, std::ostream& out) {
   json doc = {{"schema", "dlbench.runs/1"}, {"runs", json::array()}};
   for (const RunRecord& r : runs) doc["runs"].push_back(to_json(r));
-  out << doc.dump(2) << "\n";
+  out << dump_json(doc, 2) << "\n";
 }
 
 void export_csv(const std::vector<RunRecord>& runs, std::ostream& out) {

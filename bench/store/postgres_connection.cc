@@ -3,6 +3,7 @@
 #include <libpq-fe.h>
 
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::store {
 namespace {
@@ -39,8 +40,12 @@ class PostgresConnection : public Connection {
   std::string location() const override { return "PostgreSQL " + url_; }
 
   std::vector<SqlRow> query(const std::string& sql, const std::vector<SqlValue>& params) override {
+    // The server refuses text that is not UTF-8 (a suite named after a Latin-1 file, say) and
+    // would fail the whole save; such bytes become U+FFFD, as in every JSON output.
+    std::vector<SqlValue> texts;
+    for (const SqlValue& p : params) texts.push_back(p ? SqlValue(valid_utf8(*p)) : std::nullopt);
     std::vector<const char*> values;
-    for (const SqlValue& p : params) values.push_back(p ? p->c_str() : nullptr);
+    for (const SqlValue& p : texts) values.push_back(p ? p->c_str() : nullptr);
     PGresult* res = PQexecParams(pg_, number_placeholders(sql).c_str(), int(values.size()), nullptr,
                                  values.data(), nullptr, nullptr, 0);
     ExecStatusType status = PQresultStatus(res);

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "engine/core/hash.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::store {
 namespace {
@@ -100,7 +101,7 @@ MachineRecord machine_record(const json& environment) {
       g.erase("pcie_width_current");
     }
   MachineRecord m;
-  m.fingerprint = fnv1a_hex(identity.dump());
+  m.fingerprint = fnv1a_hex(dump_json(identity));
   m.hostname = environment.contains("host") ? environment["host"].value("hostname", "") : "";
   m.description = machine_description(environment);
   m.environment = environment;

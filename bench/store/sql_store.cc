@@ -5,6 +5,7 @@
 
 #include "bench/store/schema.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::store {
 namespace {
@@ -82,7 +83,7 @@ class SqlStore : public Store {
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         {sql_int(machine_id), sql_int(created), run.status, run.error, run.framework, run.model,
          run.mode, run.precision, run.device, sql_int(run.batch), sql_int(run.input_size),
-         sql_real(run.throughput).value_or("0"), run.config.dump(), run.result.dump(),
+         sql_real(run.throughput).value_or("0"), dump_json(run.config), dump_json(run.result),
          s ? SqlValue(s->invocation) : std::nullopt, s ? SqlValue(s->name) : std::nullopt,
          s ? sql_int(s->index) : std::nullopt, s ? SqlValue(s->key) : std::nullopt});
     std::int64_t id = to_int(rows.at(0)[0]);
@@ -235,7 +236,7 @@ class SqlStore : public Store {
     c_->query(
         "INSERT INTO machines (fingerprint, hostname, description, environment_json,"
         " first_seen_unix_s) VALUES (?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING",
-        {m.fingerprint, m.hostname, m.description, m.environment.dump(),
+        {m.fingerprint, m.hostname, m.description, dump_json(m.environment),
          sql_int(std::time(nullptr))});
     auto rows = c_->query("SELECT id FROM machines WHERE fingerprint = ?", {m.fingerprint});
     return to_int(rows.at(0)[0]);

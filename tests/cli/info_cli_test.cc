@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_text.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -22,7 +23,7 @@ json info_json(const std::string& env = "") {
 
 // An unavailable field is null and its object says why; never a made-up number.
 void expect_field(const json& object, const std::string& name, json::value_t type) {
-  ASSERT_TRUE(object.contains(name)) << name << " missing in " << object.dump();
+  ASSERT_TRUE(object.contains(name)) << name << " missing in " << dump_json(object);
   const json& v = object[name];
   if (v.is_null()) {
     ASSERT_TRUE(object.contains("unavailable")) << name;
@@ -32,9 +33,9 @@ void expect_field(const json& object, const std::string& name, json::value_t typ
   }
   bool numeric = type == json::value_t::number_integer || type == json::value_t::number_float;
   if (numeric)
-    EXPECT_TRUE(v.is_number()) << name << " = " << v.dump();
+    EXPECT_TRUE(v.is_number()) << name << " = " << dump_json(v);
   else
-    EXPECT_EQ(v.type(), type) << name << " = " << v.dump();
+    EXPECT_EQ(v.type(), type) << name << " = " << dump_json(v);
 }
 
 TEST(InfoCliTest, JsonSchemaDescribesTheMachine) {

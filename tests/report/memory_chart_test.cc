@@ -8,6 +8,7 @@
 
 #include "bench/report/charts.h"
 #include "bench/report/report_data.h"
+#include "engine/core/json_text.h"
 #include "tests/store/store_test_util.h"
 
 namespace dlbench::report {
@@ -41,11 +42,11 @@ TEST(MemoryChartTest, AllocatorPeakIsThePeersOrTheEnginesAllocatedPeak) {
   const json* memory = nullptr;
   for (const json& c : charts)
     if (c.value("title", "") == "Peak memory per run") memory = &c;
-  ASSERT_NE(memory, nullptr) << charts.dump(2);
+  ASSERT_NE(memory, nullptr) << dump_json(charts, 2);
   const json* allocated = nullptr;
   for (const json& d : (*memory)["datasets"])
     if (d["label"] == "allocator peak") allocated = &d;
-  ASSERT_NE(allocated, nullptr) << memory->dump(2);
+  ASSERT_NE(allocated, nullptr) << dump_json(*memory, 2);
   ASSERT_EQ((*allocated)["data"].size(), 3u);
   EXPECT_DOUBLE_EQ((*allocated)["data"][0].get<double>(), 10.7);
   EXPECT_DOUBLE_EQ((*allocated)["data"][1].get<double>(), 10.6);

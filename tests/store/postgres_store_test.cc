@@ -48,6 +48,20 @@ TEST_F(PostgresStoreTest, RunRoundTripsLikeSqlite) {
   EXPECT_TRUE(s->list_runs({}).empty());
 }
 
+// The server takes only UTF-8: bytes that are not (a Latin-1 suite file's name) are stored as
+// U+FFFD instead of failing the save.
+TEST_F(PostgresStoreTest, TextThatIsNotUtf8IsStoredWithReplacementCharacters) {
+  auto s = store::open_store(url_);
+  store::RunRecord run = sample_run("caf\xE9");
+  run.suite = store::SuiteLink{"caf\xE9-1", "caf\xE9", 0, "k"};
+  s->save_suite({"caf\xE9-1", "caf\xE9", "caf\xE9.toml", 1, 1, 0});
+  auto r = s->get_run(s->save_run(run));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->model, "caf\xEF\xBF\xBD");
+  EXPECT_EQ(r->suite->name, "caf\xEF\xBF\xBD");
+  EXPECT_EQ(s->suites().at(0).name, "caf\xEF\xBF\xBD");
+}
+
 TEST_F(PostgresStoreTest, VersionOneSchemaIsMigrated) {
   {
     auto c = store::open_postgres(url_);

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/core/json_text.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -217,7 +218,7 @@ TEST_F(MonitorTest, WithoutNvmlHostMetricsOnlyAClearNoteAndTheSameExitCode) {
   bool noted = false;
   for (const json& note : s["notes"])
     noted |= note.get<std::string>().find("host metrics only") != std::string::npos;
-  EXPECT_TRUE(noted) << s["notes"].dump();
+  EXPECT_TRUE(noted) << dump_json(s["notes"]);
   EXPECT_NE(r.err.find("host metrics only"), std::string::npos) << r.err;
   for (const auto& [name, value] : s["metrics"].items()) EXPECT_NE(name.rfind("gpu", 0), 0u);
   EXPECT_TRUE(s["metrics"].contains("process.cpu"));
@@ -259,7 +260,7 @@ TEST_F(MonitorTest, FakeGpuIsSampledWithEveryFallbackAndReason) {
   EXPECT_EQ(nvlink["unavailable"], "not supported by this GPU or driver");
   EXPECT_NE(metric(s, "gpu0.nvlink_rx_gpm")["unavailable"].get<std::string>().find("GPM: "),
             std::string::npos);
-  std::string notes = s["notes"].dump();
+  std::string notes = dump_json(s["notes"]);
   EXPECT_NE(notes.find("nvmlDeviceGetPowerUsage"), std::string::npos) << notes;
   EXPECT_NE(notes.find("nvmlDeviceGetMemoryInfo v1"), std::string::npos) << notes;
   EXPECT_NE(r.err.find("GPU 0: Fake GPU (0000:65:00.0)"), std::string::npos) << r.err;

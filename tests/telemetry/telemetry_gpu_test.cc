@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/core/json_text.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -152,8 +153,8 @@ TEST(TelemetryGpuTest, GemmLoopIsBusyByEveryMeasure) {
       "%.1f %%, tensor activity %.1f %%, DRAM %.1f %%, power %.0f W (idle %.0f W), energy %s J "
       "(mean %s W), process GPU memory max %s B\n",
       busy.samples, busy.mean, sm.mean, occupancy.mean, tensor.mean, dram.mean, power.mean,
-      idle_power, energy["total"].dump().c_str(), energy["mean"].dump().c_str(),
-      process_memory["max"].dump().c_str());
+      idle_power, dump_json(energy["total"]).c_str(), dump_json(energy["mean"]).c_str(),
+      dump_json(process_memory["max"]).c_str());
 
   ASSERT_GE(busy.samples, 10u) << "too few steady samples";
   EXPECT_GE(busy.mean, 95.0);
