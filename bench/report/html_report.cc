@@ -5,36 +5,14 @@
 
 #include "bench/report/chart_js.h"
 #include "bench/report/charts.h"
+#include "bench/report/html_text.h"
 #include "bench/report/scaling_table.h"
-#include "engine/core/json_text.h"
 
 namespace dlbench::report {
 namespace {
 
-std::string escape_html(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// Inside <script>, "</" could end the element early: JSON and JS allow "<\/" instead.
+// Inside <script>, "</" could end the element early: JavaScript allows "<\/" instead. (The
+// JSON data block is written by embedded_json, which escapes every "<".)
 std::string script_safe(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -224,7 +202,7 @@ void write_html(const ReportData& d, std::ostream& out) {
   out << "<footer>dlbench report &middot; charts by Chart.js " << chart_js_version()
       << " (MIT), embedded &middot; this file makes no network requests</footer>\n</main>\n"
       << "<script id=\"dlbench-charts\" type=\"application/json\">"
-      << script_safe(dump_json(report_charts(d))) << "</script>\n"
+      << embedded_json(report_charts(d)) << "</script>\n"
       << "<script>" << script_safe(chart_js_source()) << "</script>\n"
       << "<script>" << kScript << "</script>\n</body></html>\n";
 }

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "bench/store/store.h"
 #include "tests/store/store_test_util.h"
@@ -93,6 +95,63 @@ TEST(ReportBrowserTest, ScalingChartRendersWithoutErrors) {
   ASSERT_FALSE(total.empty()) << "the report's script did not finish:\n" << r.out.substr(0, 2000);
   EXPECT_EQ(body_attribute(r.out, "data-charts-drawn"), total);
   EXPECT_EQ(body_attribute(r.out, "data-js-errors"), "");
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Hostile names as models, hosts, a failed run's error and the suite's name (the report's
+// title): the page keeps its own three scripts, every chart still draws, and each name shows
+// as text (in the dumped DOM, a text node's < > & read &lt; &gt; &amp;).
+TEST(ReportBrowserTest, HostileNamesShowAsTextAndEveryChartRenders) {
+  std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed";
+  std::string dir = testing::temp_folder("browser-hostile");
+  std::string db = dir + "/r.db", html = dir + "/report.html";
+  const std::vector<std::string> names = {"<!--<script>", "</script><script>alert(1)</script>",
+                                          "&amp;\"'", "caf\xE9"};
+  {
+    auto s = store::open_store(db);
+    const std::string invocation = names[0] + "-1";
+    s->save_suite({invocation, names[0], dir + "/s.toml", 1'790'000'000, 9, 0});
+    int index = 0;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      for (const char* precision : {"fp32", "fp16"}) {
+        store::RunRecord r =
+            testing::sample_run(names[i], std::string(precision) == "fp32" ? 400 : 900);
+        r.precision = precision;
+        r.machine.fingerprint = i % 2 ? "aa" : "bb";  // two machines: hosts in chart legends
+        r.machine.hostname = names[(i + 1) % names.size()];
+        r.suite = store::SuiteLink{invocation, names[0], index, std::to_string(index)};
+        ++index;
+        s->save_run(r);
+      }
+    store::RunRecord failed = testing::sample_run(names[1], 0);
+    failed.status = "failed";
+    failed.error = names[0] + " " + names[3];
+    failed.suite = store::SuiteLink{invocation, names[0], index, std::to_string(index)};
+    s->save_run(failed);
+  }
+  auto report = testing::dlbench("--db " + db + " report --last-suite --out " + html);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  auto r = dump_dom(chromium, dir, html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string total = body_attribute(r.out, "data-charts-total");
+  ASSERT_FALSE(total.empty()) << "the report's script did not finish:\n" << r.out.substr(0, 3000);
+  EXPECT_GE(std::stoi(total), 4);  // throughput, speedup, memory, telemetry
+  EXPECT_EQ(body_attribute(r.out, "data-charts-drawn"), total);
+  EXPECT_EQ(body_attribute(r.out, "data-js-errors"), "");
+  EXPECT_EQ(body_attribute(r.out, "data-resources"), "0");
+  EXPECT_EQ(count(r.out, "<script"), 3u) << "a name was parsed as markup";
+  EXPECT_NE(r.out.find("<td>&lt;!--&lt;script&gt;</td>"), std::string::npos);
+  EXPECT_NE(r.out.find("<h1>dlbench report: suite &lt;!--&lt;script&gt;"), std::string::npos);
+  EXPECT_NE(r.out.find("<td>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;</td>"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("<td>&amp;amp;\"'</td>"), std::string::npos);
+  EXPECT_NE(r.out.find("<td>caf\xEF\xBF\xBD</td>"), std::string::npos);  // U+FFFD for 0xE9
 }
 
 }  // namespace

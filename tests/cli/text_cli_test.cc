@@ -118,7 +118,10 @@ TEST(NonUtf8TextTest, StoredLatin1NamesLeaveTheOtherOutputsWorking) {
   }
   std::string html = dir + "/report.html";
   auto r = dlbench(with_db + "report --runs 1,2,3 --out " + html);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string page = read_file(html);
+  EXPECT_EQ(valid_utf8(page), page) << "the HTML report is not valid UTF-8";
+  EXPECT_NE(page.find("h\xEF\xBF\xBDte"), std::string::npos);
 }
 
 // The case end to end: a suite file whose name (and so the suite's) is Latin-1.
