@@ -16,6 +16,7 @@
 #include "bench/telemetry/telemetry_json.h"
 #include "cli/child_process.h"
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "cli/telemetry_table.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"
@@ -37,15 +38,11 @@ struct MonitorOptions {
   std::vector<std::string> command;
 };
 
-// Opened before the command starts, so a bad path fails fast instead of after a long run.
-std::unique_ptr<std::ofstream> open_output(const std::string& path, const char* flag) {
+// Checked before the command starts, so a bad path fails fast instead of after a long run; the
+// content replaces an existing file only once it is all written (OutputFile).
+std::unique_ptr<OutputFile> open_output(const std::string& path) {
   if (path.empty()) return nullptr;
-  auto out = std::make_unique<std::ofstream>(path, std::ios::trunc);
-  if (!*out)
-    throw Error(ErrorKind::kResource,
-                std::string("cannot write ") + flag + " " + path + ": " + std::strerror(errno),
-                "check that the directory exists and is writable");
-  return out;
+  return std::make_unique<OutputFile>(path);
 }
 
 std::string quoted_command(const std::vector<std::string>& command) {
@@ -89,8 +86,8 @@ int run_monitor(const MonitorOptions& o, const GlobalOptions& global) {
   if (o.command.empty())
     throw Error(ErrorKind::kUsage, "no command to monitor",
                 std::string("put the command after '--': ") + kUsage);
-  auto json_out = open_output(o.json_path, "--json");
-  auto csv_out = open_output(o.csv_path, "--csv");
+  auto json_out = open_output(o.json_path);
+  auto csv_out = open_output(o.csv_path);
 
   std::shared_ptr<const nvml::Nvml> nvml = nvml::Nvml::open();
   SignalForwarder forwarder;
@@ -120,16 +117,14 @@ int run_monitor(const MonitorOptions& o, const GlobalOptions& global) {
   telemetry::Summary summary = sampler.summary();
   summary.notes.insert(summary.notes.begin(), notes.begin(), notes.end());
   nlohmann::json json = monitor_json(o, exit, summary, sources);
-  if (json_out) *json_out << dump_json(json, 2) << "\n";
-  if (csv_out) telemetry::write_csv(*csv_out, sampler.metrics(), sampler.samples());
+  if (json_out) json_out->stream() << dump_json(json, 2) << "\n";
+  if (csv_out) telemetry::write_csv(csv_out->stream(), sampler.metrics(), sampler.samples());
   // The table goes to stderr, like time(1), so the command's stdout passes through untouched.
   std::cerr << "\n" << headline(o, exit, summary) << "\n\n";
   print_telemetry_table(std::cerr, summary, sources.gpus);
   if (global.json) std::cout << dump_json(json, 2) << "\n";
-  for (auto* out : {json_out.get(), csv_out.get()})
-    if (out && !out->flush())
-      throw Error(ErrorKind::kResource, "could not finish writing the telemetry files",
-                  "is the disk full?");
+  for (OutputFile* out : {json_out.get(), csv_out.get()})
+    if (out) out->commit();
   return exit.code;
 }
 

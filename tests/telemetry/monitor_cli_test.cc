@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -314,8 +315,8 @@ TEST_F(MonitorTest, BadInputGetsAOneLineMessageAHintAndItsExitCode) {
       {"--interval 0.05 -- true", 2, "out of range"},
       {"--interval 61 -- true", 2, "out of range"},
       {"", 2, "no command to monitor"},
-      {"--json /nonexistent-dir/x.json -- true", 3, "cannot write --json"},
-      {"--csv /nonexistent-dir/x.csv -- true", 3, "cannot write --csv"},
+      {"--json /nonexistent-dir/x.json -- true", 3, "cannot write /nonexistent-dir/x.json"},
+      {"--csv /nonexistent-dir/x.csv -- true", 3, "cannot write /nonexistent-dir/x.csv"},
       {"--gpus zero -- true", 2, "bad GPU list"},
       {"-- /nonexistent/command", 127, "cannot run"},
       {"-- /etc/passwd", 126, "cannot run"},
@@ -327,6 +328,22 @@ TEST_F(MonitorTest, BadInputGetsAOneLineMessageAHintAndItsExitCode) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find("hint: "), std::string::npos) << c.args << ": " << r.err;
   }
+}
+
+// The summary files replace earlier ones only once written: a command that cannot even start
+// leaves them as they were, and no temporary file behind.
+TEST_F(MonitorTest, ACommandThatCannotStartLeavesEarlierFilesAsTheyWere) {
+  for (const char* name : {"m.json", "m.csv"}) std::ofstream(path(name)) << "earlier " << name;
+  auto r = monitor("--json " + path("m.json") + " --csv " + path("m.csv") + " -- /nonexistent/x");
+  EXPECT_EQ(r.exit_code, 127) << r.err;
+  for (const char* name : {"m.json", "m.csv"}) {
+    std::ifstream in(path(name));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, std::string("earlier ") + name);
+  }
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir_)) ++files;
+  EXPECT_EQ(files, 2u) << "a temporary file was left in " << dir_;
 }
 
 TEST_F(MonitorTest, HelpShowsTheUsage) {
