@@ -1,5 +1,5 @@
 // The results database the command line uses: the global --db (a file for SQLite, or a
-// postgresql:// URL), else the default file (store::default_location()).
+// PostgreSQL URL or key=value string), else the default file (store::default_location()).
 #pragma once
 
 #include <memory>

@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include "bench/store/postgres_location.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"
 
@@ -33,11 +34,12 @@ void ignore_notice(void*, const char*) {}
 
 class PostgresConnection : public Connection {
  public:
-  PostgresConnection(PGconn* pg, std::string url) : pg_(pg), url_(std::move(url)) {}
+  // `display` is the location without its password (postgres_location.h).
+  PostgresConnection(PGconn* pg, std::string display) : pg_(pg), display_(std::move(display)) {}
   ~PostgresConnection() override { PQfinish(pg_); }
 
   Dialect dialect() const override { return Dialect::kPostgres; }
-  std::string location() const override { return "PostgreSQL " + url_; }
+  std::string location() const override { return "PostgreSQL " + display_; }
 
   std::vector<SqlRow> query(const std::string& sql, const std::vector<SqlValue>& params) override {
     // The server refuses text that is not UTF-8 (a suite named after a Latin-1 file, say) and
@@ -58,10 +60,10 @@ class PostgresConnection : public Connection {
       // or the network's problem; 42 and the rest are a wrong statement: ours.
       std::string cls = code.substr(0, 2);
       if (code.empty() || cls == "08" || cls == "53" || cls == "57" || cls == "28")
-        throw Error(ErrorKind::kResource, "PostgreSQL " + url_ + ": " + message,
+        throw Error(ErrorKind::kResource, "PostgreSQL " + display_ + ": " + message,
                     "check that the server is up and reachable");
       if (cls == "42" && code == "42501")
-        throw Error(ErrorKind::kResource, "PostgreSQL " + url_ + ": " + message,
+        throw Error(ErrorKind::kResource, "PostgreSQL " + display_ + ": " + message,
                     "grant the user rights on the database");
       throw Error(ErrorKind::kInternal, "PostgreSQL: " + message + " in: " + sql.substr(0, 80),
                   "this is a dlbench bug; please report it");
@@ -84,39 +86,30 @@ class PostgresConnection : public Connection {
 
  private:
   PGconn* pg_;
-  std::string url_;
+  std::string display_;
 };
 
 }  // namespace
 
-std::string redact_url(const std::string& url) {
-  std::size_t scheme = url.find("://");
-  std::size_t at = url.find('@');
-  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
-  std::size_t colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon) + url.substr(at);
-}
-
-std::unique_ptr<Connection> open_postgres(const std::string& url) {
-  char* parse_error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(url.c_str(), &parse_error);
-  if (options == nullptr) {
-    std::string message = first_line(parse_error);
-    PQfreemem(parse_error);
-    throw Error(ErrorKind::kUsage, "malformed database URL " + redact_url(url) + ": " + message,
-                "write it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
+std::unique_ptr<Connection> open_postgres(const std::string& location) {
+  PostgresLocation parsed = parse_postgres_location(location);
+  if (!parsed.parsed) {
+    std::string shown = parsed.display == kUnparsablePostgresLocation ? "" : " " + parsed.display;
+    throw Error(ErrorKind::kUsage,
+                "malformed PostgreSQL connection string" + shown + ": " + parsed.problem,
+                "write it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (percent-encode "
+                "@ / ? as %40 %2F %3F) or as key=value pairs: host=HOST dbname=DATABASE");
   }
-  PQconninfoFree(options);
-  PGconn* pg = PQconnectdb(url.c_str());
+  PGconn* pg = PQconnectdb(location.c_str());
   if (PQstatus(pg) != CONNECTION_OK) {
-    std::string message = first_line(PQerrorMessage(pg));
+    std::string message = without_secrets(first_line(PQerrorMessage(pg)), parsed.secrets);
     PQfinish(pg);
-    throw Error(ErrorKind::kResource, "cannot connect to " + redact_url(url) + ": " + message,
+    throw Error(ErrorKind::kResource,
+                "cannot connect to PostgreSQL " + parsed.display + ": " + message,
                 "check that the server is up, the database exists and the login is right");
   }
   PQsetNoticeProcessor(pg, ignore_notice, nullptr);
-  return std::make_unique<PostgresConnection>(pg, redact_url(url));
+  return std::make_unique<PostgresConnection>(pg, parsed.display);
 }
 
 }  // namespace dlbench::store

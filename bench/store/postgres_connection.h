@@ -9,11 +9,9 @@
 
 namespace dlbench::store {
 
-// Throws dlbench::Error: usage when the URL does not parse, resource when the server cannot
-// be reached or refuses the login.
-std::unique_ptr<Connection> open_postgres(const std::string& url);
-
-// "postgresql://user:secret@host/db" -> "postgresql://user@host/db", for messages.
-std::string redact_url(const std::string& url);
+// `location` is a URI or a key=value string (postgres_location.h); messages and location() show
+// it without its password. Throws dlbench::Error: usage when it does not parse, resource when
+// the server cannot be reached or refuses the login.
+std::unique_ptr<Connection> open_postgres(const std::string& location);
 
 }  // namespace dlbench::store

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "bench/store/postgres_connection.h"
+#include "bench/store/postgres_location.h"
 #include "bench/store/sql_store.h"
 #include "bench/store/sqlite_connection.h"
 #include "engine/core/error.h"
@@ -22,10 +23,6 @@ const TelemetryMetricRecord* RunRecord::find_telemetry(const std::string& name) 
   return nullptr;
 }
 
-bool is_postgres_url(const std::string& location) {
-  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
-}
-
 std::string default_location() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
   const char* home = std::getenv("HOME");
@@ -41,7 +38,13 @@ std::string default_location() {
 }
 
 std::unique_ptr<Store> open_store(const std::string& location) {
-  if (is_postgres_url(location)) return make_sql_store(open_postgres(location));
+  if (is_postgres_location(location)) return make_sql_store(open_postgres(location));
+  // Not echoed: a mistyped URL may hold a password.
+  if (is_other_url(location))
+    throw Error(ErrorKind::kUsage,
+                "--db " + location.substr(0, location.find(':') + 1) +
+                    "... is neither a PostgreSQL URL nor an SQLite file",
+                "write postgresql://USER@HOST/DATABASE (or postgres://), or a file path");
   std::string path = location.empty() ? default_location() : location;
   if (location.empty()) {
     // The default folder is ours to create; a --db folder is the user's to get right.

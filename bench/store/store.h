@@ -19,7 +19,8 @@ class Store {
  public:
   virtual ~Store() = default;
 
-  // "SQLite /home/me/.local/share/dlbench/results.db", "PostgreSQL db@host" (no password).
+  // "SQLite /home/me/.local/share/dlbench/results.db", "PostgreSQL postgresql://me@host/db":
+  // never a password (postgres_location.h).
   virtual std::string location() const = 0;
 
   // Writes the run, its machine (once per fingerprint), metrics and telemetry in one
@@ -47,11 +48,11 @@ class Store {
 std::string default_location();
 
 // Opens (creating and migrating when needed) the database at `location`: a path for SQLite,
-// or a postgresql:// (postgres://) URL. Throws dlbench::Error: usage for a malformed URL,
-// resource for a missing folder, an unreadable file, a file that is not a dlbench database,
-// a server that cannot be reached or a schema newer than this dlbench knows.
+// or a PostgreSQL URI (postgresql://, postgres://) or key=value connection string
+// (postgres_location.h). Throws dlbench::Error: usage for a malformed or unknown URL, resource
+// for a missing folder, an unreadable file, a file that is not a dlbench database (left as it
+// was), a server that cannot be reached or a schema newer than this dlbench knows. No message
+// holds a password.
 std::unique_ptr<Store> open_store(const std::string& location);
-
-bool is_postgres_url(const std::string& location);
 
 }  // namespace dlbench::store

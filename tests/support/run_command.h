@@ -38,6 +38,13 @@ inline CommandResult run_command(const std::string& command) {
   return result;
 }
 
+// `text` as one shell word, whatever it holds.
+inline std::string shell_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 // The dlbench binary under test, with arguments.
 inline CommandResult dlbench(const std::string& args) {
   return run_command(std::string(DLBENCH_BINARY) + " " + args);
