@@ -86,6 +86,9 @@ void migrate(Connection& c, int target) {
                 c.location() + " has schema version " + std::to_string(current) +
                     ", newer than this dlbench knows (" + std::to_string(kSchemaVersion) + ")",
                 "use a newer dlbench, or another --db");
+  if (c.dialect() == Dialect::kSqlite &&
+      to_int(c.query("PRAGMA application_id", {}).at(0)[0]) != kSqliteApplicationId)
+    c.query("PRAGMA application_id = " + std::to_string(kSqliteApplicationId), {});
   for (int v = current + 1; v <= target; ++v) {
     for (const std::string& statement : kMigrations[v - 1](c.dialect())) c.query(statement, {});
     c.query("INSERT INTO schema_version (version, applied_unix_s) VALUES (?, ?)",

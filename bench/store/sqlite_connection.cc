@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <map>
 
+#include "bench/store/schema.h"
+#include "bench/store/sqlite_ownership.h"
 #include "engine/core/error.h"
 
 namespace dlbench::store {
@@ -103,6 +105,27 @@ class SqliteConnection : public Connection {
   std::map<std::string, sqlite3_stmt*> statements_;  // prepared once, reused (bulk inserts)
 };
 
+// The objects of dlbench's schema at each version, from migrating empty in-memory databases:
+// what an unmarked database must hold to be taken for dlbench's.
+const std::vector<SchemaObjects>& dlbench_schemas() {
+  static const std::vector<SchemaObjects> schemas = [] {
+    std::vector<SchemaObjects> out;
+    for (int version = 1; version <= kSchemaVersion; ++version) {
+      sqlite3* db = nullptr;
+      int rc = sqlite3_open(":memory:", &db);
+      DLBENCH_CHECK(rc == SQLITE_OK, sqlite3_errstr(rc));
+      SqliteConnection connection(db, ":memory:");
+      migrate(connection, version);
+      SchemaObjects objects;
+      for (const SqlRow& row : connection.query(kSchemaObjectsQuery, {}))
+        objects.insert(to_text(row[0]) + " " + to_text(row[1]));
+      out.push_back(std::move(objects));
+    }
+    return out;
+  }();
+  return schemas;
+}
+
 }  // namespace
 
 std::unique_ptr<Connection> open_sqlite(const std::string& path) {
@@ -117,6 +140,9 @@ std::unique_ptr<Connection> open_sqlite(const std::string& path) {
         ErrorKind::kResource,
         "cannot create database " + path + ": folder " + parent.string() + " does not exist",
         "create the folder or choose another --db path");
+  // Read-only, before anything is written (WAL included): another program's file is refused
+  // as it was.
+  check_sqlite_ownership(path, dlbench_schemas());
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
@@ -127,16 +153,6 @@ std::unique_ptr<Connection> open_sqlite(const std::string& path) {
   }
   sqlite3_busy_timeout(db, kSqliteBusyTimeoutMs);
   auto connection = std::make_unique<SqliteConnection>(db, path);
-  // Read before writing anything: a file that is not an SQLite database fails here
-  // (SQLITE_NOTADB) and one of another program is refused, both left untouched.
-  auto tables = connection->query(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'", {});
-  bool ours = tables.empty();
-  for (const SqlRow& t : tables) ours |= to_text(t[0]) == "schema_version";
-  if (!ours)
-    throw Error(ErrorKind::kResource,
-                path + " is an SQLite database of another program (no dlbench schema_version)",
-                kHint);
   connection->query("PRAGMA journal_mode = WAL", {});
   connection->query("PRAGMA foreign_keys = ON", {});
   return connection;

@@ -1,6 +1,7 @@
 // The SQLite connection: WAL journal (readers never block the writer), a long busy timeout
-// (two dlbench processes writing at once queue rather than fail), and a check that the file is
-// a dlbench database before anything is written to it, so a wrong --db is never damaged.
+// (two dlbench processes writing at once queue rather than fail), and a read-only check that
+// the file is dlbench's before anything is written to it (sqlite_ownership.h), so a wrong --db
+// is never damaged.
 #pragma once
 
 #include <memory>
@@ -14,7 +15,8 @@ namespace dlbench::store {
 constexpr int kSqliteBusyTimeoutMs = 60'000;
 
 // Throws dlbench::Error (resource) when the folder is missing, the file cannot be opened, is
-// not an SQLite database, or is an SQLite database of another program.
+// not an SQLite database, or is an SQLite database of another program; those are left as
+// they were.
 std::unique_ptr<Connection> open_sqlite(const std::string& path);
 
 }  // namespace dlbench::store

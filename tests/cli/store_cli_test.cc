@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "bench/store/sqlite_connection.h"
+#include "tests/store/foreign_sqlite.h"
 #include "tests/store/store_test_util.h"
 #include "tests/support/run_command.h"
 
@@ -147,6 +148,29 @@ TEST(StoreCliTest, BadDatabaseIsRefusedWithOneLineAndLeftAlone) {
   EXPECT_EQ(dlbench("--db " + notes + " " + kTinyRun).exit_code, 3);
   EXPECT_EQ(read_file(notes), "my notes, not a database\n");
   EXPECT_EQ(dlbench("--db postgresql://x:y:z/?bogus=1 runs list").exit_code, 2);
+}
+
+TEST(StoreCliTest, OtherProgramsSqliteFilesAreRefusedByteForByte) {
+  std::string dir = temp_folder("foreign");
+  const std::vector<std::pair<std::string, std::string>> foreign = {
+      {"view.db", "CREATE VIEW answers AS SELECT 42 AS answer"},
+      {"migrations.db", "CREATE TABLE schema_version (version BIGINT NOT NULL)"},
+      {"other-app.db", "PRAGMA application_id = 0x12345678"},
+      {"wal.db", "PRAGMA journal_mode = WAL; CREATE TABLE photos (id INTEGER PRIMARY KEY)"}};
+  for (const auto& [name, sql] : foreign) testing::sqlite_exec(dir + "/" + name, sql);
+  testing::write_bytes(dir + "/random.db", testing::random_bytes(8192, 15));
+  testing::FolderSnapshot before = testing::snapshot(dir);
+  for (const auto& [name, content] : before) {
+    auto r = dlbench("--db " + dir + "/" + name +
+                     " run vgg16 --device cpu --input 32 --batch 2 --steps 1 --warmup 0"
+                     " --mode infer");
+    EXPECT_EQ(r.exit_code, 3) << name << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("dlbench: " + dir + "/" + name + " is not a dlbench database", 0), 0u)
+        << r.err;
+    EXPECT_NE(r.err.find("\nhint: "), std::string::npos) << r.err;
+    EXPECT_EQ(dlbench("--db " + dir + "/" + name + " runs list").exit_code, 3) << name;
+  }
+  EXPECT_EQ(testing::snapshot(dir), before) << "a refused file or its folder was changed";
 }
 
 }  // namespace
