@@ -108,6 +108,15 @@ std::unique_ptr<Connection> open_postgres(const std::string& location) {
                 "cannot connect to PostgreSQL " + parsed.display + ": " + message,
                 "check that the server is up, the database exists and the login is right");
   }
+  // dlbench's text is UTF-8 whatever PGCLIENTENCODING or the server's default says; another
+  // client encoding would make the server convert (or refuse) every name and JSON document.
+  if (PQsetClientEncoding(pg, "UTF8") != 0) {
+    std::string message = without_secrets(first_line(PQerrorMessage(pg)), parsed.secrets);
+    PQfinish(pg);
+    throw Error(ErrorKind::kResource,
+                "cannot use UTF-8 with PostgreSQL " + parsed.display + ": " + message,
+                "use a server whose database encoding can hold UTF-8 text (UTF8 or SQL_ASCII)");
+  }
   PQsetNoticeProcessor(pg, ignore_notice, nullptr);
   return std::make_unique<PostgresConnection>(pg, parsed.display);
 }

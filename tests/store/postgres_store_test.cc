@@ -68,6 +68,20 @@ TEST_F(PostgresStoreTest, TextThatIsNotUtf8IsStoredWithReplacementCharacters) {
   EXPECT_EQ(s->suites().at(0).name, "caf\xEF\xBF\xBD");
 }
 
+// A user's PGCLIENTENCODING (or a server default) other than UTF-8 must not make the server
+// convert dlbench's UTF-8 text: a name saved under LATIN1 reads back byte for byte elsewhere.
+TEST_F(PostgresStoreTest, TextIsUtf8WhateverTheClientEncodingSays) {
+  const std::string name = "caf\xC3\xA9 \xE2\x86\x92 \xE6\x97\xA5";
+  const char* earlier = std::getenv("PGCLIENTENCODING");
+  const std::string kept = earlier ? earlier : "";
+  setenv("PGCLIENTENCODING", "LATIN1", 1);
+  int64_t id = store::open_store(url_)->save_run(sample_run(name));
+  earlier ? setenv("PGCLIENTENCODING", kept.c_str(), 1) : unsetenv("PGCLIENTENCODING");
+  auto r = store::open_store(url_)->get_run(id);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->model, name);
+}
+
 TEST_F(PostgresStoreTest, VersionOneSchemaIsMigrated) {
   {
     auto c = store::open_postgres(url_);
