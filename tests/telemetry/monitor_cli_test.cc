@@ -288,7 +288,8 @@ TEST_F(MonitorTest, AGpuThatDoesNotExistIsAResourceErrorBeforeTheCommandRuns) {
 TEST_F(MonitorTest, UnavailableMetricsAreNullWithAReasonNeverZero) {
   auto r = monitor("--json " + path("u.json") + " -- true");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& [name, m] : read_json("u.json")["metrics"].items()) {
+  const json summary = read_json("u.json");  // the loop below must not iterate a temporary
+  for (const auto& [name, m] : summary["metrics"].items()) {
     if (m.contains("unavailable")) {
       EXPECT_FALSE(m["unavailable"].get<std::string>().empty()) << name;
       EXPECT_TRUE(m.value("mean", json()).is_null()) << name;
