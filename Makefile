@@ -39,6 +39,7 @@ run: build
 # are not checked: Open MPI and oneDNN keep allocations for the process's life. A failed
 # allocation returns null, as without ASan, so dlbench's own resource error (exit 3) is tested.
 # GPU, PostgreSQL, browser and MPI tests are left to the main build.
+# DLBENCH_FUZZ_CASES sizes both fuzzers (command lines and suite files) down for the slower build.
 SANITIZE_DIR ?= build-sanitize
 sanitize: deps
 	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

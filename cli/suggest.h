@@ -1,12 +1,10 @@
-// "Did you mean ...?" for mistyped subcommands and flags.
+// The "did you mean" helper lives in engine/core (suite files use it too); the CLI's name for it.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "engine/core/suggest.h"
 
 namespace dlbench::cli {
 
-// The candidate closest to word by edit distance, or "" when none is close enough to help.
-std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+using dlbench::closest_match;
 
 }  // namespace dlbench::cli

@@ -1,5 +1,7 @@
-// dlbench suite FILE|NAME [--resume]: run a TOML suite, store each run as it completes, with a
-// progress bar on stderr (a live line on a terminal, one line per run otherwise).
+// dlbench suite FILE|NAME [--resume] [--interval S] [--check]: run a TOML suite, store each run
+// as it completes, with a progress bar on stderr (a live line on a terminal, one line per run
+// otherwise). The flags and then the whole file are checked before the database is opened;
+// --check stops there and lists the runs.
 #include <unistd.h>
 
 #include <cmath>
@@ -9,6 +11,7 @@
 #include "bench/nvml/nvml.h"
 #include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/gpu_info.h"
+#include "bench/telemetry/sampler.h"
 #include "cli/commands.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
@@ -21,6 +24,7 @@ constexpr int kBarWidth = 20;
 struct SuiteCommandOptions {
   std::string suite;
   bool resume = false;
+  bool check = false;
   double interval = 0.5;
 };
 
@@ -60,8 +64,18 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
                 "Continue the newest invocation of this suite: skip the runs that landed");
   cmd->add_option("--interval", opts->interval, "Telemetry sampling interval in seconds")
       ->capture_default_str();
+  cmd->add_flag("--check", opts->check,
+                "Check the suite file and list its runs; open no database, run nothing");
   cmd->callback([opts, &global] {
+    telemetry::check_interval(opts->interval);
     suite::SuiteSpec spec = suite::load_suite(suite::find_suite_file(resolve_name(opts->suite)));
+    if (opts->check) {
+      if (!global.quiet)
+        std::cerr << "suite " << spec.name << " (" << spec.file << "): " << spec.entries.size()
+                  << " runs, all valid\n";
+      for (const suite::SuiteEntry& e : spec.entries) std::cout << e.label << "\n";
+      return;
+    }
     auto db = open_store(global);
     bool live = isatty(STDERR_FILENO) && !global.quiet;
     if (!global.quiet)

@@ -95,11 +95,12 @@ RunConfig validated(RunConfig c) {
                 "--gpus drives GPUs; data parallelism on CPUs runs one process "
                 "per replica",
                 "mpirun -np 2 dlbench run ... --device cpu --dist mpi");
+  // A ConfigError, so the CLI hints at its flag and a suite at its key.
   if (c.device.type == DeviceType::kCpu && c.precision != nn::Precision::kFp32)
-    throw Error(ErrorKind::kUsage,
-                std::string("precision ") + nn::to_string(c.precision) +
-                    " needs a GPU backend; the CPU backend computes in fp32",
-                "use --precision fp32 with --device cpu");
+    throw ConfigError("precision",
+                      std::string(nn::to_string(c.precision)) +
+                          " needs a GPU backend; the CPU backend computes in fp32",
+                      "fp32");
   return c;
 }
 

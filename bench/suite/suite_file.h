@@ -13,15 +13,21 @@
 //   batch = 32
 //
 // Keys: model, mode, precision, batch, device (or devices), input, warmup, steps, seconds,
-// seed, lr, momentum.
+// seed, lr, momentum. Nothing else: an unknown key or table, a value of the wrong type or out of
+// range, a [[run]] without a model, and any run the file expands to that runner::validated()
+// refuses are errors naming the file and line, before anything is stored or run.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "bench/runner/run_config.h"
 
 namespace dlbench::suite {
+
+// More runs than this is a file gone wrong (a generated array), not a suite anyone will wait for.
+constexpr std::size_t kMaxSuiteRuns = 10'000;
 
 struct SuiteEntry {
   runner::RunConfig config;
@@ -37,8 +43,9 @@ struct SuiteSpec {
   std::vector<SuiteEntry> entries;
 };
 
-// Throws dlbench::Error: resource when the file cannot be read, usage for a TOML error or an
-// unknown key or value (naming the file, the line and the key).
+// Throws dlbench::Error: resource when the file cannot be read; usage, as "FILE:LINE: what"
+// with a hint in the file's terms ("e.g. batch = 32"), when the text fails the checks of
+// suite_text.h, the TOML does not parse, or the suite is not valid as described above.
 SuiteSpec load_suite(const std::string& path);
 
 // The file a FILE|NAME argument means: an existing file as given, else NAME.toml in ./suites,

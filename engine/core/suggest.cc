@@ -1,8 +1,8 @@
-#include "cli/suggest.h"
+#include "engine/core/suggest.h"
 
 #include <algorithm>
 
-namespace dlbench::cli {
+namespace dlbench {
 namespace {
 
 // Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
@@ -25,18 +25,23 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  // Close means at most a third of the word wrong (and at least one edit allowed).
+  const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
   std::string best;
   std::size_t best_distance = 0;
   for (const std::string& c : candidates) {
+    // The lengths alone differ by more than the limit: no need for the quadratic table (a
+    // hostile suite file's key may be a megabyte long).
+    std::size_t length_gap =
+        word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (length_gap > limit) continue;
     std::size_t d = edit_distance(word, c);
     if (best.empty() || d < best_distance) {
       best = c;
       best_distance = d;
     }
   }
-  // Close means at most a third of the word wrong (and at least one edit allowed).
-  std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
-  return best_distance <= limit ? best : std::string();
+  return !best.empty() && best_distance <= limit ? best : std::string();
 }
 
-}  // namespace dlbench::cli
+}  // namespace dlbench
