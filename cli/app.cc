@@ -8,6 +8,7 @@
 
 #include "bench/runner/run_config.h"
 #include "cli/commands.h"
+#include "cli/stop_signals.h"
 #include "cli/suggest.h"
 #include "engine/core/build_info.h"
 #include "engine/core/error.h"
@@ -109,6 +110,9 @@ int run(int argc, char** argv) {
     return 0;
   } catch (const CLI::ParseError& e) {
     return report(Error(ErrorKind::kUsage, e.what(), hint_for(app, e)));
+  } catch (const Interrupted& e) {
+    // The command stored what it had and said so; end as the signal would have.
+    return end_by_signal(e.signal());
   } catch (const runner::ConfigError& e) {
     // The runner names a value by its field; on the command line that field is a flag.
     return report(Error(ErrorKind::kUsage, "--" + e.field() + " " + e.problem(),

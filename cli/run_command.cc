@@ -13,6 +13,7 @@
 #include "cli/gpu_list.h"
 #include "cli/layer_profile_table.h"
 #include "cli/output_file.h"
+#include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "cli/telemetry_table.h"
 #include "cli/text_table.h"
@@ -241,12 +242,34 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     }
     // Opened before measuring, so a bad --db fails first.
     std::unique_ptr<store::Store> db = opts->no_store || !root ? nullptr : open_store(global);
+    // SIGINT and SIGTERM stop a native run on one device after its current step, and what it
+    // measured is stored as interrupted. Not covered, so ended by the signal at once as before:
+    // data-parallel runs (the replicas would have to agree on the step) and peers (the worker,
+    // in the terminal's process group, gets the signal too).
+    std::optional<StopSignals> stop;
+    if (config.launch == dist::LaunchMode::kSingle && !peers::is_peer(config.framework)) {
+      stop.emplace();
+      hooks.stop = [&stop] { return stop->reason(); };
+    }
     runner::RunResult result = peers::is_peer(config.framework)
                                    ? peers::run_peer(config, opts->peer, hooks)
                                    : runner::run_workload(config, hooks);
-    if (db)
-      std::cerr << "stored as run " << db->save_run(store::run_record(result)) << " in "
-                << db->location() << "\n";
+    std::int64_t id = db ? db->save_run(store::run_record(result)) : 0;
+    if (!result.interrupted.empty()) {
+      // A partial run is in the database (or nowhere, with --no-store); no --json output is
+      // written for it, so a file from an earlier run stays as it was.
+      if (result.measured_steps > 0 && json_path != "-") print_text(result, std::cout);
+      std::cout.flush();
+      std::cerr << "dlbench: " << result.interrupted << "; "
+                << (db ? "stored as run " + std::to_string(id) + " (interrupted) in " +
+                             db->location()
+                       : std::string("not stored (--no-store)"))
+                << "\n";
+      db.reset();  // closed before the process ends
+      DLBENCH_CHECK(stop.has_value(), "only a stop signal interrupts a run");
+      throw Interrupted(stop->signal());
+    }
+    if (db) std::cerr << "stored as run " << id << " in " << db->location() << "\n";
     if (!root) return;
     nlohmann::json doc = runner::to_json(result);
     if (json_path == "-")
@@ -263,6 +286,14 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
         std::cout << "\nTelemetry of the measured steps\n";
         print_telemetry_table(std::cout, *result.telemetry, result.telemetry_gpus);
       }
+    }
+    // A signal that came after the last step: the run is complete and stored; the process
+    // still ends by it, as the user asked.
+    if (stop && stop->signal() != 0) {
+      std::cerr << "dlbench: " << stop->reason() << " came after the last step; the run completed"
+                << (db ? " and is stored as run " + std::to_string(id) : std::string()) << "\n";
+      db.reset();
+      throw Interrupted(stop->signal());
     }
   });
 }

@@ -48,7 +48,7 @@ void list(const GlobalOptions& global, const store::RunFilter& filter) {
                       std::to_string(r.machine.id) + " " + r.machine.fingerprint.substr(0, 12),
                       r.model, r.mode, r.precision, std::to_string(r.batch),
                       std::to_string(r.input_size), r.device,
-                      r.status == "ok" ? report::fixed(r.throughput, 2) : "", r.status,
+                      r.measured() ? report::fixed(r.throughput, 2) : "", r.status,
                       r.suite ? r.suite->name : ""});
   if (runs.empty()) {
     std::cerr << "no runs in " << db->location() << "\n";
@@ -69,7 +69,7 @@ void show(const GlobalOptions& global, std::int64_t id) {
   }
   Section s("Run " + std::to_string(r->id) + ": " + r->model + " " + r->mode + " " + r->precision);
   s.row("When", local_time(r->created_unix_s))
-      .row("Status", r->status == "ok" ? "ok" : "failed: " + r->error)
+      .row("Status", report::status_text(*r))
       .row("Machine", std::to_string(r->machine.id) + " (" + r->machine.fingerprint.substr(0, 12) +
                           ") " + r->machine.hostname + ", " + r->machine.description)
       .row("Device", r->device)

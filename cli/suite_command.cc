@@ -13,6 +13,7 @@
 #include "bench/sysinfo/gpu_info.h"
 #include "bench/telemetry/sampler.h"
 #include "cli/commands.h"
+#include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
 
@@ -77,14 +78,26 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
       return;
     }
     auto db = open_store(global);
+    // SIGINT and SIGTERM stop the run in progress after its current step; it is stored as
+    // interrupted and no later run starts. Installed before the first line is printed.
+    StopSignals stop;
     bool live = isatty(STDERR_FILENO) && !global.quiet;
     if (!global.quiet)
       std::cerr << "suite " << spec.name << " (" << spec.file << "): " << spec.entries.size()
                 << " runs, stored in " << db->location() << "\n";
     suite::SuiteEvents events;
     std::string last_line;
+    std::string last_phase;
     events.on_progress = [&](const suite::SuiteProgress& p) {
-      if (!live) return;
+      if (!live) {
+        // In a log, --verbose gives a line when a run enters a phase.
+        std::string phase = std::to_string(p.position) + " " + p.phase;
+        if (global.verbose && !global.quiet && phase != last_phase)
+          std::cerr << "  run " << p.position << "/" << p.total << " " << p.entry->label << ": "
+                    << p.phase << "\n";
+        last_phase = phase;
+        return;
+      }
       std::string line = bar(p.position - 1, p.total) + " run " + std::to_string(p.position) + "/" +
                          std::to_string(p.total) + " " + p.entry->label + "  " + p.phase;
       if (std::isfinite(p.throughput)) {
@@ -98,26 +111,50 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
       last_line = line;
     };
     int done = 0;
-    events.on_run_done = [&](const suite::SuiteEntry& e, std::int64_t id, double throughput,
-                             const std::string& error) {
+    events.on_run_done = [&](const suite::SuiteEntry& e, const store::RunRecord& r) {
       ++done;
       if (global.quiet) return;
       if (live) std::cerr << "\r" << std::string(last_line.size(), ' ') << "\r";
       last_line.clear();
       char tp[32];
-      std::snprintf(tp, sizeof tp, "%.2f samples/s", throughput);
-      std::cerr << "  run " << id << ": " << e.label << ": "
-                << (error.empty() ? std::string(tp) : "failed: " + error) << "\n";
+      std::snprintf(tp, sizeof tp, "%.2f samples/s", r.throughput);
+      std::string what = r.status == "ok"            ? std::string(tp)
+                         : r.status != "interrupted" ? "failed: " + r.error
+                         : r.measured()              ? r.error + " (" + tp + " over those steps)"
+                                                     : r.error;
+      std::cerr << "  run " << r.id << ": " << e.label << ": " << what << "\n";
     };
+    events.stop = [&stop] { return stop.reason(); };
     suite::SuiteOptions options;
     options.resume = opts->resume;
     options.telemetry_interval_s = opts->interval;
     suite::SuiteOutcome out = suite::run_suite(spec, *db, options, events);
     if (!global.quiet) {
       std::cerr << "suite " << out.invocation << ": " << out.ran << " ran";
+      if (out.interrupted_run) std::cerr << " (the last one interrupted)";
       if (out.skipped) std::cerr << ", " << out.skipped << " already landed (skipped)";
       if (out.failed) std::cerr << ", " << out.failed << " failed";
+      if (!out.interrupted.empty()) std::cerr << ", " << out.not_run.size() << " did not run";
       std::cerr << "\n";
+    }
+    if (!out.interrupted.empty()) {
+      // Said even with --quiet: it is why the suite ended early.
+      std::cerr << "dlbench: suite " << spec.name << " " << out.interrupted;
+      if (out.interrupted_run)
+        std::cerr << "; stored as run " << out.interrupted_run << " (interrupted)";
+      std::cerr << "\n";
+      if (!out.not_run.empty()) {
+        std::cerr << "  did not run:";
+        for (std::size_t i = 0; i < out.not_run.size(); ++i)
+          std::cerr << (i ? "; " : " ") << out.not_run[i]->label;
+        std::cerr << "\n";
+      }
+      std::cerr << "hint: 'dlbench suite " << opts->suite
+                << " --resume' continues it: runs what did not run, and the interrupted run "
+                   "again\n";
+      std::cout << out.invocation << "\n";
+      db.reset();  // closed before the process ends
+      throw Interrupted(stop.signal());
     }
     std::cout << out.invocation << "\n";
     if (out.failed)
@@ -126,6 +163,13 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
                       " runs of suite " + spec.name + " failed (stored with their error)",
                   "see 'dlbench runs list'; 'dlbench suite " + opts->suite +
                       " --resume' runs only those again");
+    // A signal after the last run: the suite is complete; the process still ends by it.
+    if (stop.signal() != 0) {
+      std::cerr << "dlbench: " << stop.reason() << " came after the last run; suite " << spec.name
+                << " completed\n";
+      db.reset();
+      throw Interrupted(stop.signal());
+    }
   });
 }
 

@@ -79,11 +79,21 @@ Comparison compare(store::Store& store, const std::string& a, const std::string&
                    "B step p50 ms", "B/A step"},
                   {}};
   // Newest run of each configuration on each side; two single runs match whatever they are.
+  // Only runs that completed are compared; the others are named in the note, so comparing an
+  // interrupted or failed run says why its row is empty instead of showing a partial figure.
   std::map<std::string, const store::RunRecord*> in_a, in_b;
-  for (const store::RunRecord& r : left.runs)
-    if (r.status == "ok") in_a[match_key(r)] = &r;
-  for (const store::RunRecord& r : right.runs)
-    if (r.status == "ok") in_b[match_key(r)] = &r;
+  std::vector<std::string> left_out;
+  auto take = [&](const ReportData& d, const char* name,
+                  std::map<std::string, const store::RunRecord*>& in) {
+    for (const store::RunRecord& r : d.runs) {
+      if (r.status == "ok")
+        in[match_key(r)] = &r;
+      else
+        left_out.push_back("run " + std::to_string(r.id) + " (" + name + ", " + r.status + ")");
+    }
+  };
+  take(left, "A", in_a);
+  take(right, "B", in_b);
   bool two_runs = left.runs.size() == 1 && right.runs.size() == 1;
   if (two_runs && in_a.size() == 1 && in_b.size() == 1 &&
       in_a.begin()->first != in_b.begin()->first) {
@@ -103,6 +113,11 @@ Comparison compare(store::Store& store, const std::string& a, const std::string&
     double sa = ra ? median_ms(*ra) : NAN, sb = rb ? median_ms(*rb) : NAN;
     c.table.rows.push_back(
         {k, fixed(ta, 2), fixed(tb, 2), ratio(tb, ta), fixed(sa, 1), fixed(sb, 1), ratio(sb, sa)});
+  }
+  if (!left_out.empty()) {
+    std::string names;
+    for (const std::string& n : left_out) names += (names.empty() ? "" : ", ") + n;
+    c.table.note += "; left out, as they did not complete: " + names;
   }
   return c;
 }

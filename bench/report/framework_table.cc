@@ -57,7 +57,7 @@ Table framework_table(const std::vector<RunRecord>& runs) {
     std::string id = r.id ? std::to_string(r.id) : "";
     if (r.status != "ok") {
       t.rows.push_back(
-          {r.framework, "", workload_key(r), "failed: " + r.error, "", "", "", "", "", "", "", id});
+          {r.framework, "", workload_key(r), status_text(r), "", "", "", "", "", "", "", id});
       continue;
     }
     const nlohmann::json& st =

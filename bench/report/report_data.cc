@@ -62,6 +62,12 @@ std::string run_label(const RunRecord& r) {
   return label + " #" + std::to_string(r.id);
 }
 
+std::string status_text(const RunRecord& r) {
+  if (r.status == "ok") return "ok";
+  if (r.status == "interrupted") return r.error.empty() ? "interrupted" : r.error;
+  return r.status + ": " + r.error;
+}
+
 bool is_reported_telemetry(const std::string& name) {
   std::string suffix = gpu_suffix(name);
   for (const char* m : kGpuMetrics)
@@ -163,8 +169,7 @@ std::vector<Table> report_tables(const ReportData& d) {
         r.result.contains("step_time_ms") ? r.result["step_time_ms"] : nlohmann::json::object();
     runs.rows.push_back({std::to_string(r.id), std::to_string(r.machine.id), r.model, r.mode,
                          r.precision, std::to_string(r.batch), std::to_string(r.input_size),
-                         r.device, r.status == "ok" ? "ok" : "failed: " + r.error,
-                         r.status == "ok" ? fixed(r.throughput, 2) : "",
+                         r.device, status_text(r), r.measured() ? fixed(r.throughput, 2) : "",
                          fixed(st.value("median", NAN), 1), fixed(st.value("p95", NAN), 1),
                          fixed(100 * st.value("cv", NAN), 1),
                          fixed(metric(r, "compute/achieved_gflops"), 1)});

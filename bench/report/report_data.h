@@ -44,6 +44,9 @@ std::vector<Table> report_tables(const ReportData& data);
 
 // "resnet50 train fp32 b32 #12": a run in a chart's legend or a table.
 std::string run_label(const store::RunRecord& run);
+// "ok", "failed: <error>", or an interrupted run's note ("interrupted by SIGINT after 3 of 20
+// measured steps").
+std::string status_text(const store::RunRecord& run);
 // A number with `digits` decimals; "" for NaN.
 std::string fixed(double value, int digits);
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

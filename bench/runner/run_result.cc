@@ -107,6 +107,13 @@ nlohmann::json to_json(const RunResult& r) {
                             {"replica_seconds", dp.replica_seconds}};
   }
   if (!r.peer.is_null()) doc["peer"] = r.peer;
+  if (!r.interrupted.empty()) doc["interrupted"] = r.interrupted;
+  if (r.measured_steps == 0) {
+    // Stopped before its first measured step: no rate, and no step times or measured loss.
+    doc["throughput_samples_per_s"] = nullptr;
+    doc.erase("step_time_ms");
+    doc.erase("loss");
+  }
   if (r.layer_profile) doc["layer_profile"] = to_json(*r.layer_profile);
   return doc;
 }

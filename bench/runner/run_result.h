@@ -46,7 +46,7 @@ struct RunResult {
   std::string graphs;   // nn::Network::graph_status() after the measured steps
   std::int64_t parameters = 0;
   double flops_per_sample = 0;  // 2 x MACs of what one step computes per sample
-  int measured_steps = 0;
+  int measured_steps = 0;       // 0 only when interrupted before the first: then no timing at all
   double measured_seconds = 0;  // wall time of the measured steps, device synchronized
   double throughput = 0;        // samples / measured_seconds (over all replicas)
   StepStats step;
@@ -67,6 +67,9 @@ struct RunResult {
   // Peer runs: what the worker said of itself (framework, library versions, device); null for
   // native runs.
   nlohmann::json peer;
+  // Empty when the run did all it was asked; else what stopped it and when, as one line:
+  // "interrupted by SIGINT after 3 of 20 measured steps" (RunHooks::stop).
+  std::string interrupted;
 };
 
 nlohmann::json to_json(const RunResult& r);

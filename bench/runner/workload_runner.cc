@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "bench/nvml/nvml.h"
@@ -81,6 +82,31 @@ std::uint64_t weights_hash(backend::Backend& be, const nn::Network& net) {
   return fnv1a(bytes.data(), bytes.size());
 }
 
+// "1 measured step", "3 measured steps".
+std::string count(int n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// What stopped a run early and when, for the terminal and the store's note.
+// `cut`: the stop came inside the measured window; else after it, before the profiled steps.
+std::string interruption_note(const std::string& why, const RunConfig& c, int warmed, int measured,
+                              int planned, bool cut) {
+  const std::string by = "interrupted by " + why;
+  if (measured == 0 && c.warmup_steps == 0) return by + " before its first measured step";
+  if (measured == 0)
+    return by + " during warm-up (after " + std::to_string(warmed) + " of " +
+           count(c.warmup_steps, "step") + "), before any measured step";
+  if (!cut)
+    return by + " after its " + count(measured, "measured step") + ", before the " +
+           count(c.profile_steps, "profiled step");
+  if (planned < 0) {
+    char window[32];
+    std::snprintf(window, sizeof window, "%g", c.seconds);
+    return by + " after " + count(measured, "measured step") + " of a " + window + " s window";
+  }
+  return by + " after " + std::to_string(measured) + " of " + count(planned, "measured step");
+}
+
 // Which devices this process drives for a configuration.
 dist::LaunchPlan launch_plan(const RunConfig& c) {
   dist::LaunchPlan plan{c.launch, {}};
@@ -147,8 +173,16 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
     else
       net.infer_step(b.images);
   };
-  for (int i = 0; i < config.warmup_steps; ++i) {
-    if (hooks.on_step) hooks.on_step("warm-up", i + 1, config.warmup_steps);
+  // A stop is honoured between steps, and only where no other replica waits in a collective.
+  const bool can_stop = hooks.stop && replica.communicator == nullptr;
+  std::string stopped_by;  // why the run ends early; empty while it goes on
+  auto stop_requested = [&] {
+    if (can_stop && stopped_by.empty()) stopped_by = hooks.stop();
+    return !stopped_by.empty();
+  };
+  int warmed = 0;
+  for (; warmed < config.warmup_steps && !stop_requested(); ++warmed) {
+    if (hooks.on_step) hooks.on_step("warm-up", warmed + 1, config.warmup_steps);
     step();
     be.synchronize();
   }
@@ -156,53 +190,62 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
   dist::Communicator* comm = replica.communicator;
   if (comm != nullptr) comm->barrier();  // every replica starts measuring together
 
-  // The sampler (root only) follows dlbench's own process and every GPU during the measured
-  // steps only.
   auto nvml = nvml::Nvml::open();
-  std::unique_ptr<telemetry::Sampler> sampler;
-  telemetry::SourceSet sources;
-  if (config.telemetry && replica.root()) {
-    sources = telemetry::make_sources({getpid(), {}, nvml});
-    sampler = std::make_unique<telemetry::Sampler>(std::move(sources.sources),
-                                                   config.telemetry_interval_s);
-    sampler->start();
-  }
-  if (hooks.on_measure_begin) hooks.on_measure_begin();
   std::vector<double> step_ms;
+  bool cut = false;  // the stop ended the measured window early
   // With --seconds, replicas must agree on the step count (each step is a collective): after
   // the first measured step they share its slowest time once and all run the steps that fill
   // the time, instead of asking each other after every step inside the timed window.
   int planned = config.seconds > 0 ? -1 : config.steps;
-  const Clock::time_point start = Clock::now();
-  for (int i = 0; planned < 0 || i < planned; ++i) {
-    if (planned < 0 && i > 0) {
-      if (comm != nullptr) {
-        const std::vector<double> first = comm->allgather(step_ms[0]);
-        const double slowest = *std::max_element(first.begin(), first.end());
-        planned = std::max(1, static_cast<int>(std::ceil(config.seconds * 1000.0 / slowest)));
-        if (i >= planned) break;
-      } else if (elapsed_ms(start) >= config.seconds * 1000.0) {
+  // Stopped during warm-up: nothing is measured, so there is no window to time or sample.
+  if (!stop_requested()) {
+    // The sampler (root only) follows dlbench's own process and every GPU during the measured
+    // steps only.
+    std::unique_ptr<telemetry::Sampler> sampler;
+    telemetry::SourceSet sources;
+    if (config.telemetry && replica.root()) {
+      sources = telemetry::make_sources({getpid(), {}, nvml});
+      sampler = std::make_unique<telemetry::Sampler>(std::move(sources.sources),
+                                                     config.telemetry_interval_s);
+      sampler->start();
+    }
+    if (hooks.on_measure_begin) hooks.on_measure_begin();
+    const Clock::time_point start = Clock::now();
+    for (int i = 0; planned < 0 || i < planned; ++i) {
+      if (planned < 0 && i > 0) {
+        if (comm != nullptr) {
+          const std::vector<double> first = comm->allgather(step_ms[0]);
+          const double slowest = *std::max_element(first.begin(), first.end());
+          planned = std::max(1, static_cast<int>(std::ceil(config.seconds * 1000.0 / slowest)));
+          if (i >= planned) break;
+        } else if (elapsed_ms(start) >= config.seconds * 1000.0) {
+          break;
+        }
+      }
+      // Once measuring began, at least one step is measured: a run never has an empty window.
+      if (i > 0 && stop_requested()) {
+        cut = true;
         break;
       }
+      if (hooks.on_step) hooks.on_step("measure", i + 1, planned);
+      Clock::time_point t = Clock::now();
+      step();
+      be.synchronize();
+      step_ms.push_back(elapsed_ms(t));
+      if (train && i == 0) r.first_loss = net.loss();
     }
-    if (hooks.on_step) hooks.on_step("measure", i + 1, planned);
-    Clock::time_point t = Clock::now();
-    step();
-    be.synchronize();
-    step_ms.push_back(elapsed_ms(t));
-    if (train && i == 0) r.first_loss = net.loss();
+    r.measured_seconds = elapsed_ms(start) / 1000.0;
+    if (hooks.on_measure_end) hooks.on_measure_end();
+    if (sampler) {
+      sampler->stop();
+      r.telemetry = sampler->summary();
+      for (const std::string& note : sources.notes) r.telemetry->notes.push_back(note);
+      r.telemetry_metrics = sampler->metrics();
+      r.telemetry_samples = sampler->samples();
+      r.telemetry_gpus = sources.gpus;
+    }
+    if (train) r.last_loss = net.loss();
   }
-  r.measured_seconds = elapsed_ms(start) / 1000.0;
-  if (hooks.on_measure_end) hooks.on_measure_end();
-  if (sampler) {
-    sampler->stop();
-    r.telemetry = sampler->summary();
-    for (const std::string& note : sources.notes) r.telemetry->notes.push_back(note);
-    r.telemetry_metrics = sampler->metrics();
-    r.telemetry_samples = sampler->samples();
-    r.telemetry_gpus = sources.gpus;
-  }
-  if (train) r.last_loss = net.loss();
 
   r.measured_steps = static_cast<int>(step_ms.size());
   r.step = summarize_steps(step_ms);
@@ -210,16 +253,20 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
   r.skipped_steps = net.skipped_steps();
   r.loss_scale = net.loss_scale();
   // Per-layer time: extra steps after the measured ones (the marks add work), run by every
-  // replica (a step holds collectives) and observed on the root only.
+  // replica (a step holds collectives) and observed on the root only. A stop asked by now
+  // leaves them out; one asked while they run waits for them (a handful of steps).
   auto profiled_step = [&](int i) {
     if (hooks.on_step) hooks.on_step("profile", i + 1, config.profile_steps);
     step();
     be.synchronize();
   };
-  if (config.profile_steps > 0 && replica.root())
+  const bool profile = config.profile_steps > 0 && !stop_requested();
+  if (profile && replica.root())
     r.layer_profile = profile_layers(net, be, config.profile_steps, profiled_step);
-  else
+  else if (profile)
     for (int i = 0; i < config.profile_steps; ++i) profiled_step(i);
+  if (!stopped_by.empty())
+    r.interrupted = interruption_note(stopped_by, config, warmed, r.measured_steps, planned, cut);
   std::int64_t samples = static_cast<std::int64_t>(r.measured_steps) * mc.batch;
   if (comm != nullptr) {
     // The job is as fast as its slowest replica: its wall time counts.
@@ -237,9 +284,10 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
     samples *= comm->size();
     r.data_parallel = std::move(dp);
   }
-  r.throughput = static_cast<double>(samples) / r.measured_seconds;
+  // Nothing measured, no rate: never a made-up number.
+  if (r.measured_steps > 0) r.throughput = static_cast<double>(samples) / r.measured_seconds;
   if (replica.root()) {
-    add_metrics(r, net.memory(), be.allocator().peak_bytes());
+    if (r.measured_steps > 0) add_metrics(r, net.memory(), be.allocator().peak_bytes());
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
     r.environment = sysinfo::to_json(machine);
     if (r.data_parallel && be.device().type == DeviceType::kCuda) {

@@ -17,6 +17,12 @@ struct RunHooks {
   std::function<void(const std::string& phase, int step, int total)> on_step;
   // Around the measured phase, for the telemetry sampler.
   std::function<void()> on_measure_begin, on_measure_end;
+  // Asked before every step (warm-up, measured, profiled): empty to go on, or why to stop
+  // ("SIGINT"). A stop ends the run after the step in progress; the result then says so
+  // (RunResult::interrupted) and keeps the measured steps so far. Single-device runs only: the
+  // replicas of a data-parallel run would have to agree on the step to stop at (a collective
+  // per step), so they do not ask.
+  std::function<std::string()> stop;
 };
 
 RunResult run_workload(const RunConfig& config, const RunHooks& hooks = {});

@@ -63,13 +63,14 @@ struct SuiteLink {
 struct RunRecord {
   std::int64_t id = 0;  // assigned by the store
   std::int64_t created_unix_s = 0;
-  std::string status = "ok";  // ok or failed
-  std::string error;          // failed runs: the message
+  // ok, failed, or interrupted (stopped by a signal: what it measured before, if anything)
+  std::string status = "ok";
+  std::string error;  // failed runs: the message; interrupted ones: what stopped them, when
   std::string framework = "native";
   std::string model, mode, precision, device;
   std::int64_t batch = 0;
   int input_size = 0;
-  double throughput = 0;  // samples/s; 0 for a failed run
+  double throughput = 0;  // samples/s; 0 where nothing was measured (see measured())
   std::optional<SuiteLink> suite;
   nlohmann::json config = nlohmann::json::object();  // the run's full configuration
   nlohmann::json result = nlohmann::json::object();  // dlbench.run/1 without the environment
@@ -78,6 +79,9 @@ struct RunRecord {
   std::vector<TelemetryMetricRecord> telemetry;  // filled by get_run
   std::vector<TelemetrySeries> samples;          // filled by get_run
 
+  // Whether throughput is a measured figure: an ok run, or an interrupted one that got through
+  // at least one measured step (its rate covers those steps only).
+  bool measured() const;
   const MetricRecord* find_metric(const std::string& tag) const;
   const TelemetryMetricRecord* find_telemetry(const std::string& name) const;
 };

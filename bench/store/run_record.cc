@@ -137,6 +137,10 @@ RunRecord run_record(const runner::RunResult& result) {
   if (result.environment.contains("dlbench")) doc["dlbench"] = result.environment["dlbench"];
   r.result = doc;
   r.throughput = result.throughput;
+  if (!result.interrupted.empty()) {
+    r.status = "interrupted";
+    r.error = result.interrupted;
+  }
   for (const runner::Metric& m : result.metrics)
     r.metrics.push_back({m.tag, m.value, m.unit, m.description});
   if (result.telemetry) add_telemetry(r, result);

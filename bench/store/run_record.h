@@ -19,7 +19,8 @@ namespace dlbench::store {
 // run keeps in its result, nor what changes from minute to minute (the current PCIe link).
 MachineRecord machine_record(const nlohmann::json& environment);
 
-// With the telemetry of the measured phase when the run sampled it.
+// With the telemetry of the measured phase when the run sampled it. An interrupted run
+// (RunResult::interrupted) gets status "interrupted" and its note as the error.
 RunRecord run_record(const runner::RunResult& result);
 
 // A run that failed before it measured anything: stored so a suite shows it, and so --resume

@@ -11,6 +11,13 @@
 
 namespace dlbench::store {
 
+bool RunRecord::measured() const {
+  if (status == "ok") return true;
+  if (status != "interrupted" || !result.is_object()) return false;
+  const auto steps = result.find("measured_steps");
+  return steps != result.end() && steps->is_number() && steps->get<double>() > 0;
+}
+
 const MetricRecord* RunRecord::find_metric(const std::string& tag) const {
   for (const MetricRecord& m : metrics)
     if (m.tag == tag) return &m;

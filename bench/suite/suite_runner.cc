@@ -66,7 +66,19 @@ SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOp
   Clock::time_point suite_start = Clock::now();
   double done_weight = 0;
 
+  std::string stopped_by;  // why the suite stops; empty while it goes on
+  auto stop_reason = [&] {
+    if (events.stop && stopped_by.empty()) stopped_by = events.stop();
+    return stopped_by;
+  };
   for (std::size_t n = 0; n < todo.size(); ++n) {
+    if (!stop_reason().empty()) {
+      // Between runs (while the last one was stored, say): the next one does not start.
+      outcome.interrupted = "interrupted by " + stopped_by + " between runs";
+      for (std::size_t rest = n; rest < todo.size(); ++rest)
+        outcome.not_run.push_back(&spec.entries[todo[rest]]);
+      break;
+    }
     const SuiteEntry& entry = spec.entries[todo[n]];
     SuiteProgress p;
     p.position = int(n) + 1;
@@ -91,6 +103,7 @@ SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOp
       estimate();
       if (events.on_progress) events.on_progress(p);
     };
+    if (events.stop) hooks.stop = stop_reason;
 
     store::SuiteLink link{outcome.invocation, spec.name, todo[n], entry.key};
     store::RunRecord record;
@@ -98,7 +111,9 @@ SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOp
     try {
       runner::RunConfig config = entry.config;
       config.telemetry_interval_s = options.telemetry_interval_s;
-      record = store::run_record(runner::run_workload(config, hooks));
+      runner::RunResult result = runner::run_workload(config, hooks);
+      outcome.interrupted = result.interrupted;
+      record = store::run_record(result);
     } catch (const Error& e) {
       error = e.what();
       record = store::failed_run_record(entry.config, environment, error);
@@ -106,11 +121,17 @@ SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOp
       if (!outcome.first_failure_exit_code) outcome.first_failure_exit_code = exit_code(e.kind());
     }
     record.suite = link;
-    std::int64_t id = store.save_run(record);
+    record.id = store.save_run(record);
     ++outcome.ran;
-    outcome.run_ids.push_back(id);
+    outcome.run_ids.push_back(record.id);
     done_weight += weight(entry);
-    if (events.on_run_done) events.on_run_done(entry, id, record.throughput, error);
+    if (events.on_run_done) events.on_run_done(entry, record);
+    if (!outcome.interrupted.empty()) {
+      outcome.interrupted_run = record.id;
+      for (std::size_t rest = n + 1; rest < todo.size(); ++rest)
+        outcome.not_run.push_back(&spec.entries[todo[rest]]);
+      break;
+    }
   }
   return outcome;
 }

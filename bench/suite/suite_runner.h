@@ -1,5 +1,6 @@
 // Runs a suite: each entry in order, under the telemetry sampler, stored as soon as it
-// completes (one transaction per run), so an interrupted suite keeps every run that finished.
+// completes (one transaction per run), so an interrupted suite keeps every run that finished;
+// one stopped through SuiteEvents::stop also keeps the run it was in, as interrupted.
 // With resume, the newest invocation of the same suite is continued: entries whose
 // configuration already landed there with status ok are skipped.
 #pragma once
@@ -36,10 +37,12 @@ struct SuiteProgress {
 
 struct SuiteEvents {
   std::function<void(const SuiteProgress&)> on_progress;
-  // After a run is stored (ok or failed); error is empty when it ran.
-  std::function<void(const SuiteEntry&, std::int64_t run_id, double throughput,
-                     const std::string& error)>
-      on_run_done;
+  // After a run is stored (ok, failed or interrupted), with its id.
+  std::function<void(const SuiteEntry&, const store::RunRecord&)> on_run_done;
+  // Asked before each run and between the steps of a run (runner::RunHooks::stop): empty to go
+  // on, or why to stop ("SIGINT"). The run in progress is stored as interrupted, and no later
+  // run starts.
+  std::function<std::string()> stop;
 };
 
 struct SuiteOutcome {
@@ -50,6 +53,13 @@ struct SuiteOutcome {
   int failed = 0;
   int first_failure_exit_code = 0;
   std::vector<std::int64_t> run_ids;
+  // Empty when the suite went through; else what stopped it: the interrupted run's note
+  // ("interrupted by SIGINT after 3 of 20 measured steps"), or one saying it stopped between
+  // runs. `not_run` then holds the entries that did not start, in order; --resume runs them
+  // and the interrupted one again (only runs stored as ok count as landed).
+  std::string interrupted;
+  std::int64_t interrupted_run = 0;  // the run stored as interrupted; 0: stopped between runs
+  std::vector<const SuiteEntry*> not_run;
 };
 
 SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOptions& options,
