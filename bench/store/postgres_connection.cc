@@ -44,8 +44,10 @@ class PostgresConnection : public Connection {
   std::vector<SqlRow> query(const std::string& sql, const std::vector<SqlValue>& params) override {
     // The server refuses text that is not UTF-8 (a suite named after a Latin-1 file, say) and
     // would fail the whole save; such bytes become U+FFFD, as in every JSON output.
-    std::vector<SqlValue> texts;
-    for (const SqlValue& p : params) texts.push_back(p ? SqlValue(valid_utf8(*p)) : std::nullopt);
+    // (Assigned in a loop: GCC 13 warns falsely about `p ? SqlValue(...) : nullopt`.)
+    std::vector<SqlValue> texts(params.size());
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i]) texts[i] = valid_utf8(*params[i]);
     std::vector<const char*> values;
     for (const SqlValue& p : texts) values.push_back(p ? p->c_str() : nullptr);
     PGresult* res = PQexecParams(pg_, number_placeholders(sql).c_str(), int(values.size()), nullptr,
