@@ -1,0 +1,185 @@
+// Goldens: what ResNet-50 and VGG16 compute on the CPU, bit for bit, recorded once so that the
+// engine's redesign (docs/plan-step-contract.md) can show it changed nothing. For each model, at
+// a tiny width and a fixed seed: the first training losses as hex floats, hashes of the weights
+// and gradients after those steps, of the parameter layout and of the inference logits, and the
+// planned memory. A second part runs the real `dlbench run` and keeps its first and last loss,
+// which also covers the runner's data seed.
+//
+// The bits depend on the CPU's instruction set (oneDNN picks kernels by it), oneDNN's version
+// and the thread count (reductions split by thread), so each file's header records them; on a
+// machine whose header differs the test skips and says how to record goldens there. It never
+// passes silently. DLBENCH_GOLDEN_WRITE=1 rewrites the files in the source tree.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/core/hash.h"
+#include "engine/data/synthetic.h"
+#include "engine/models/registry.h"
+#include "engine/nn/network.h"
+#include "tests/support/run_command.h"
+
+namespace dlbench {
+namespace {
+
+constexpr std::int64_t kBatch = 4;
+constexpr std::int64_t kInput = 32;
+constexpr int kWidthDivisor = 8;
+constexpr int kTrainSteps = 6;
+constexpr std::uint64_t kDataSeed = 7;
+
+std::string hex(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", v);
+  return text;
+}
+
+std::string hash_text(std::uint64_t h) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+std::uint64_t tensor_hash(backend::Backend& be, const Tensor& t) {
+  std::vector<unsigned char> host(t.bytes());
+  be.to_host(t, host.data());
+  return fnv1a(host.data(), host.size());
+}
+
+// What the bits depend on besides our code.
+std::string machine_header() {
+  const dnnl_version_t* v = dnnl_version();
+  std::ostringstream h;
+  h << "isa " << static_cast<int>(dnnl::get_effective_cpu_isa()) << "\n"
+    << "onednn " << v->major << "." << v->minor << "." << v->patch << "\n"
+    << "threads " << omp_get_max_threads() << "\n";
+  return h.str();
+}
+
+struct Built {
+  nn::Graph graph;
+  Shape input;
+  std::int64_t classes = 0;
+};
+
+Built build(const std::string& model) {
+  const models::ModelInfo& info = models::find_model(model);
+  models::ModelConfig mc;
+  mc.batch = kBatch;
+  mc.input_size = kInput;
+  mc.width_divisor = kWidthDivisor;
+  mc = models::resolve(info, mc);
+  nn::Graph graph = info.build(mc);
+  Shape input = graph.value(graph.input()).shape;
+  return {std::move(graph), input, mc.classes};
+}
+
+std::string memory_line(const char* mode, const nn::MemoryReport& m) {
+  std::ostringstream line;
+  line << "memory " << mode << " " << m.parameters << " " << m.optimizer << " " << m.state << " "
+       << m.activations << "\n";
+  return line.str();
+}
+
+// The engine's part: losses, weights, gradients, layout, memory and logits.
+std::string engine_record(const std::string& model) {
+  auto be = backend::make_backend(Device::cpu());
+  std::ostringstream out;
+  {
+    Built b = build(model);
+    nn::NetworkConfig nc;
+    nc.seed = 42;
+    nc.sgd.learning_rate = 0.01f;
+    nc.sgd.momentum = 0.9f;
+    nc.sgd.weight_decay = 1e-4f;  // so decayed and not-decayed parameters both show
+    nn::Network net(std::move(b.graph), *be, nc);
+    data::SyntheticSource source(*be, b.input, b.classes, kDataSeed);
+    for (int step = 0; step < kTrainSteps; ++step) {
+      data::Batch batch = source.next();
+      net.train_step(batch.images, batch.labels);
+      out << "loss " << step << " " << hex(net.loss()) << "\n";
+    }
+    out << "weights " << hash_text(tensor_hash(*be, net.flat_weights())) << "\n";
+    out << "grads " << hash_text(tensor_hash(*be, net.flat_grads())) << "\n";
+    std::uint64_t layout = kFnv1aOffset;
+    for (const nn::ParameterSlice& s : net.parameter_slices()) {
+      std::string entry = s.name + " " + std::to_string(s.offset) + " " + std::to_string(s.count);
+      layout = fnv1a(entry.data(), entry.size() + 1, layout);
+    }
+    out << "layout " << hash_text(layout) << " " << net.parameter_slices().size() << "\n";
+    out << memory_line("train", net.memory());
+  }
+  {
+    Built b = build(model);
+    nn::NetworkConfig nc;
+    nc.mode = nn::Mode::kInfer;
+    nc.seed = 42;
+    nn::Network net(std::move(b.graph), *be, nc);
+    data::SyntheticSource source(*be, b.input, b.classes, kDataSeed);
+    net.infer_step(source.next().images);
+    out << "logits " << hash_text(tensor_hash(*be, net.logits())) << "\n";
+    out << memory_line("infer", net.memory());
+  }
+  return out.str();
+}
+
+// The runner's part, through the real binary.
+std::string cli_record(const std::string& model) {
+  auto r = testing::run_command(std::string(DLBENCH_BINARY) + " --json run " + model +
+                                " --device cpu --input 32 --batch 2 --warmup 1 --steps 2"
+                                " --no-telemetry --no-store");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return "cli failed\n";
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  return "cli loss " + hex(doc["loss"]["first"].get<double>()) + " " +
+         hex(doc["loss"]["last"].get<double>()) + "\n";
+}
+
+std::string golden_path(const std::string& model) {
+  return std::string(DLBENCH_SOURCE_DIR) + "/tests/engine/golden/" + model + "_cpu.txt";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void check_golden(const std::string& model) {
+  const std::string path = golden_path(model);
+  const std::string header = machine_header();
+  const std::string record = engine_record(model) + cli_record(model);
+  if (const char* write = std::getenv("DLBENCH_GOLDEN_WRITE"); write && std::string(write) == "1") {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << header << record;
+    std::printf("wrote %s\n", path.c_str());
+    return;
+  }
+  const std::string golden = read_file(path);
+  ASSERT_FALSE(golden.empty()) << "no golden file " << path
+                               << "; record one with DLBENCH_GOLDEN_WRITE=1";
+  if (golden.compare(0, header.size(), header) != 0)
+    GTEST_SKIP() << "the goldens in " << path << " were recorded on another kind of machine ("
+                 << "header differs from\n" << header << "); record this machine's with "
+                 << "DLBENCH_GOLDEN_WRITE=1 ctest -R Golden (on the code before the change)";
+  EXPECT_EQ(header + record, golden)
+      << "ResNet-50/VGG16 no longer compute what they did: explain every difference, or, if a "
+         "change is meant to alter the numbers, record new goldens and say why in the commit";
+}
+
+TEST(GoldenTest, ResNet50ComputesWhatItDidBitForBit) { check_golden("resnet50"); }
+TEST(GoldenTest, Vgg16ComputesWhatItDidBitForBit) { check_golden("vgg16"); }
+
+}  // namespace
+}  // namespace dlbench
