@@ -136,8 +136,8 @@ void add_monitor_command(CLI::App& app, GlobalOptions& global) {
       "monitor",
       "Run a command and sample the GPUs and its CPU and memory until it exits; print a summary");
   monitor->footer(std::string("Usage: ") + kUsage +
-                  "\nExits with the command's exit code. See README 'dlbench monitor' for what "
-                  "each metric means.");
+                  "\nExits with the command's exit code. See docs/commands.md 'dlbench monitor' "
+                  "for what each metric means.");
   monitor->add_option("--interval", options->interval_s,
                       "Seconds between samples, 0.1 to 60 (default 0.5)");
   monitor->add_option("--json", options->json_path, "Write the summary as JSON to FILE");

@@ -64,14 +64,14 @@ Error worker_error(const std::string& framework, const WorkerError& e,
                    "try a smaller --batch");
     case WorkerErrorKind::kMismatch:
       return Error(ErrorKind::kExternal, who + " built a different workload: " + e.message,
-                   "the worker must build the same architecture as dlbench (README 'Framework "
-                   "peers')");
+                   "the worker must build the same architecture as dlbench "
+                   "(docs/commands.md 'Framework peers')");
     case WorkerErrorKind::kRuntime:
       break;
   }
   return Error(ErrorKind::kExternal, with_tail(who + " failed: " + e.message, worker),
-               "rerun with the same flags and -v, or run the worker by hand (README 'Framework "
-               "peers')");
+               "rerun with the same flags and -v, or run the worker by hand "
+               "(docs/commands.md 'Framework peers')");
 }
 
 std::vector<std::string> worker_argv(const runner::RunConfig& c, const PeerOptions& o,
@@ -225,7 +225,8 @@ runner::RunResult run_peer(const runner::RunConfig& requested, const PeerOptions
                       config.framework + " worker built " + config.model + " with " +
                           std::to_string(hello.parameters) + " parameters; dlbench's has " +
                           std::to_string(parameters),
-                      "the worker must build the same architecture (README 'Framework peers')");
+                      "the worker must build the same architecture "
+                      "(docs/commands.md 'Framework peers')");
         break;
       case MessageType::kMeasure:
         start_sampler();

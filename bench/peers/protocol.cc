@@ -17,8 +17,8 @@ constexpr std::size_t kExcerptChars = 120;
   throw Error(ErrorKind::kExternal,
               "peer worker output line " + std::to_string(line_number) + " is malformed: " + what +
                   ": " + excerpt,
-              "the worker must write only protocol JSON lines on stdout (README 'Framework "
-              "peers'); its other output belongs on stderr");
+              "the worker must write only protocol JSON lines on stdout (docs/commands.md "
+              "'Framework peers'); its other output belongs on stderr");
 }
 
 const json& field(const json& j, const char* key, int line_number, const std::string& line) {
@@ -103,7 +103,8 @@ void SessionChecker::accept(const Message& m, int n) {
   auto out_of_order = [n](const std::string& what) {
     throw Error(ErrorKind::kExternal,
                 "peer worker output line " + std::to_string(n) + " is out of order: " + what,
-                "the order is hello, measure, step..., summary (README 'Framework peers')");
+                "the order is hello, measure, step..., summary "
+                "(docs/commands.md 'Framework peers')");
   };
   if (saw_summary_) out_of_order("a line after the summary");
   switch (m.type) {
