@@ -9,6 +9,10 @@ PyTorch: `torch.cuda.max_memory_allocated`). A benchmark, not a test:
 
   bench/scripts/peer_table.py --dlbench build/dlbench --peer ../shared/reference/torch_peer.py
 
+With --baseline OTHER_DLBENCH, every row also runs that binary (say, a build of main before a
+change), right after the new one on the same GPU, and the table adds its images/s and the ratio
+new/base: "within 2 % of before, measured in one call" is one command.
+
 Rows the peer did not print (a missing package, a crash) show "-" and the script exits 1.
 """
 import argparse
@@ -40,9 +44,9 @@ ROWS = [
 PRECISION_NAMES = {"fp32": "fp32 strict", "tf32": "tf32", "fp16": "fp16", "bf16": "bf16"}
 
 
-def run_dlbench(args, model, mode, precision, batch, workdir):
+def run_dlbench(args, binary, model, mode, precision, batch, workdir):
     out = os.path.join(workdir, f"{model}_{mode}_{precision}_{batch}.json")
-    cmd = [args.dlbench, "run", model, "--mode", mode, "--precision", precision, "--batch",
+    cmd = [binary, "run", model, "--mode", mode, "--precision", precision, "--batch",
            str(batch), "--device", args.device, "--warmup",
            str(args.warmup), "--steps", str(args.steps), "--no-store", "--json", out]
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -78,35 +82,48 @@ def main():
     parser.add_argument("--dlbench", default=os.path.join(here, "..", "..", "build", "dlbench"))
     parser.add_argument("--peer", default=os.path.join(here, "..", "..", "..", "shared",
                                                        "reference", "torch_peer.py"))
+    parser.add_argument("--baseline", help="a second dlbench binary to compare with, row by row")
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--warmup", type=int, default=10, help="as the peer: 10")
     parser.add_argument("--steps", type=int, default=30, help="as the peer: 30")
     args = parser.parse_args()
-    for path, what in ((args.dlbench, "dlbench binary"), (args.peer, "peer script")):
+    paths = [(args.dlbench, "dlbench binary"), (args.peer, "peer script")]
+    if args.baseline:
+        paths.append((args.baseline, "baseline dlbench binary"))
+    for path, what in paths:
         if not os.path.exists(path):
             sys.exit(f"peer_table: no {what} at {path}")
 
-    ours = {}
+    ours, base = {}, {}
     with tempfile.TemporaryDirectory() as workdir:
         for model, mode, precision, batch, _ in ROWS:
-            ours[(model, mode, precision, batch)] = run_dlbench(args, model, mode, precision,
-                                                                batch, workdir)
+            row = (model, mode, precision, batch)
+            ours[row] = run_dlbench(args, args.dlbench, *row, workdir)
+            if args.baseline:
+                base[row] = run_dlbench(args, args.baseline, *row, workdir)
     peer = run_peer(args)
 
+    extra_head = " baseline img/s | new/base |" if args.baseline else ""
     print("| model | mode | precision | batch | dlbench img/s | PyTorch img/s | ratio "
-          "| dlbench GiB | PyTorch GiB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| dlbench GiB | PyTorch GiB |" + extra_head)
+    print("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.baseline else ""))
     complete = True
     for model, mode, precision, batch, key in ROWS:
         mine, theirs = ours[(model, mode, precision, batch)], peer.get(key)
+        extra = ""
+        if args.baseline:
+            before = base[(model, mode, precision, batch)]
+            extra = (f" {before[0]:.0f} |" if before else " - |") + (
+                f" {mine[0] / before[0]:.3f} |" if mine and before else " - |")
+            complete = complete and before is not None
         speed = f"{mine[0]:.0f}" if mine else "-"
         memory = f"{mine[1]:.1f}" if mine and mine[1] is not None else "-"
         peer_speed = f"{theirs['img_per_s']:.0f}" if theirs else "-"
         peer_memory = f"{theirs['peak_mem_gib']:.1f}" if theirs else "-"
         ratio = f"{mine[0] / theirs['img_per_s']:.2f}" if mine and theirs else "-"
         complete = complete and mine is not None and theirs is not None
-        print(f"| {model} | {mode} | {PRECISION_NAMES[precision]} | {batch} | {speed} | {peer_speed} | {ratio} "
-              f"| {memory} | {peer_memory} |")
+        print(f"| {model} | {mode} | {PRECISION_NAMES[precision]} | {batch} | {speed} "
+              f"| {peer_speed} | {ratio} | {memory} | {peer_memory} |{extra}")
     return 0 if complete else 1
 
 
