@@ -9,9 +9,9 @@
 #include "bench/runner/run_config.h"
 #include "cli/commands.h"
 #include "cli/stop_signals.h"
-#include "cli/suggest.h"
 #include "engine/core/build_info.h"
 #include "engine/core/error.h"
+#include "engine/core/suggest.h"
 
 namespace dlbench::cli {
 namespace {
@@ -54,8 +54,7 @@ void refuse_empty_values(CLI::App& app) {
     const std::string name = opt->get_name();
     opt->check(CLI::Validator(
         [name](std::string& value) {
-          return value.empty() ? "an empty value is not allowed; give one or leave " + name +
-                                     " out"
+          return value.empty() ? "an empty value is not allowed; give one or leave " + name + " out"
                                : std::string();
         },
         "", "not empty"));

@@ -27,7 +27,7 @@ namespace {
 
 struct RunOptions {
   WorkloadOptions workload;
-  std::string device;  // empty: cuda:0 when a GPU is present, else cpu
+  std::string device;      // empty: cuda:0 when a GPU is present, else cpu
   std::int64_t seed = 42;  // signed, so "-1" is refused instead of wrapping to 2^64 - 1
   float lr = runner::RunConfig{}.learning_rate;
   float momentum = runner::RunConfig{}.momentum;

@@ -45,10 +45,10 @@ void check_model(const RunConfig& c) {
   if (std::find(sizes.begin(), sizes.end(), c.input_size) != sizes.end()) return;
   std::string list;
   for (int s : sizes) list += (list.empty() ? "" : ", ") + std::to_string(s);
-  throw ConfigError("input",
-                    "of " + c.model + " must be one of " + list + ", not " +
-                        std::to_string(c.input_size),
-                    std::to_string(model->default_input_size).c_str());
+  throw ConfigError(
+      "input",
+      "of " + c.model + " must be one of " + list + ", not " + std::to_string(c.input_size),
+      std::to_string(model->default_input_size).c_str());
 }
 
 }  // namespace
@@ -81,8 +81,7 @@ RunConfig validated(RunConfig c) {
           "must be a finite number >= 0, not " + number(c.learning_rate), "0.01");
   require(c.momentum >= 0 && c.momentum < 1, "momentum",
           "must be from 0 up to (not including) 1, not " + number(c.momentum), "0.9");
-  require(std::isfinite(c.bucket_mb) && c.bucket_mb > 0 && c.bucket_mb <= kMaxBucketMb,
-          "bucket-mb",
+  require(std::isfinite(c.bucket_mb) && c.bucket_mb > 0 && c.bucket_mb <= kMaxBucketMb, "bucket-mb",
           "must be a finite number above 0 and at most " + number(kMaxBucketMb) + ", not " +
               number(c.bucket_mb),
           "25");

@@ -144,23 +144,16 @@ class DepthScan {
       ++depth;
       ++pos_;
     }
-    deeper(depth);
-    while (pos_ < text_.size() && text_[pos_] != '\n' && text_[pos_] != ']') {
-      const char c = text_[pos_];
-      if (c == '"' || c == '\'') {
-        skip_string();
-        continue;
-      }
-      if (c == '.') deeper(++depth);
-      ++pos_;
-    }
+    depth = dotted_key(depth, ']');
     skip_comment();  // the closing brackets and a comment; anything else is the parser's
     return depth;
   }
 
-  void key_value(int depth) {
-    deeper(++depth);
-    while (pos_ < text_.size() && text_[pos_] != '\n' && text_[pos_] != '=') {
+  // A (dotted) key up to `end` or the line's end, one level deeper per part after `depth`'s
+  // first; quoted parts may hold dots. Returns the depth of its last part.
+  int dotted_key(int depth, char end) {
+    deeper(depth);
+    while (pos_ < text_.size() && text_[pos_] != '\n' && text_[pos_] != end) {
       const char c = text_[pos_];
       if (c == '"' || c == '\'') {
         skip_string();
@@ -169,6 +162,11 @@ class DepthScan {
       if (c == '.') deeper(++depth);
       ++pos_;
     }
+    return depth;
+  }
+
+  void key_value(int depth) {
+    depth = dotted_key(depth + 1, '=');
     if (peek() != '=') return;  // not a key = value line: the parser says so
     ++pos_;
     value(depth);

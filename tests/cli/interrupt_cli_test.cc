@@ -137,12 +137,7 @@ class Dlbench {
   std::string err_;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_file;
 
 json runs_of(const std::string& db) {
   auto r = dlbench("--db " + db + " --json runs list");

@@ -20,12 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::dlbench;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_file;
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -41,10 +36,10 @@ std::vector<std::string> listing(const std::string& dir) {
 
 TEST(RefusedCliTest, BadFlagsCreateNoDatabase) {
   const std::string dir = testing::temp_folder("refused-db");
-  for (const char* args : {"run vgg16 --device cpu --input 32 --batch 0",
-                           "run vgg16 --device cpu --input 33", "run vgg17 --device cpu",
-                           "run vgg16 --device cpu --input 32 --seconds inf",
-                           "run vgg16 --device cpu --input 32 --precision fp8"}) {
+  for (const char* args :
+       {"run vgg16 --device cpu --input 32 --batch 0", "run vgg16 --device cpu --input 33",
+        "run vgg17 --device cpu", "run vgg16 --device cpu --input 32 --seconds inf",
+        "run vgg16 --device cpu --input 32 --precision fp8"}) {
     auto r = dlbench("--db " + dir + "/new.db " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_FALSE(fs::exists(dir + "/new.db")) << args << " created the database";
@@ -73,16 +68,18 @@ TEST(RefusedCliTest, FailedRunLeavesTheExistingJsonAsItWas) {
   const std::string keep = dir + "/keep.json";
   write_file(keep, "{\"earlier\": true}\n");
   // Valid flags, but a batch that cannot fit in memory: the run fails after the file was opened.
-  auto r = dlbench("run vgg16 --device cpu --input 32 --mode infer --batch 16777216 --no-store "
-                   "--no-telemetry --json " +
-                   keep);
+  auto r = dlbench(
+      "run vgg16 --device cpu --input 32 --mode infer --batch 16777216 --no-store "
+      "--no-telemetry --json " +
+      keep);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(read_file(keep), "{\"earlier\": true}\n");
   EXPECT_EQ(listing(dir), std::vector<std::string>{"keep.json"}) << "a temporary file was left";
   // A run that succeeds replaces it.
-  auto ok = dlbench("run vgg16 --device cpu --input 32 --mode infer --batch 1 --steps 1 "
-                    "--warmup 0 --no-store --no-telemetry --json " +
-                    keep);
+  auto ok = dlbench(
+      "run vgg16 --device cpu --input 32 --mode infer --batch 1 --steps 1 "
+      "--warmup 0 --no-store --no-telemetry --json " +
+      keep);
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_NE(read_file(keep).find("\"schema\": \"dlbench.run/1\""), std::string::npos);
   EXPECT_EQ(listing(dir), std::vector<std::string>{"keep.json"});
@@ -109,24 +106,68 @@ TEST(RefusedCliTest, FuzzedCommandLinesNeverCrashHangOrFailInternally) {
     return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(rng)];
   };
   const std::string dir = testing::temp_folder("fuzz-cli");
-  const std::vector<std::string> hostile = {
-      "''", "0", "-1", "-0", "1e309", "-1e309", "inf", "-inf", "nan", "NaN", "1e-320",
-      "9223372036854775807", "9223372036854775808", "18446744073709551615",
-      "99999999999999999999999", "4294967297", "2147483648", "0x10", "1.5", " 7", "7 ", "--",
-      "-", "=", "cuda:99999999999", "cuda:-1", "cpu,cpu", "$'\\xff\\xfe'", "'caf\xc3\xa9'",
-      "'\xe9t\xe9'", "'<script>'", "'a b'", "'%s%n'", "'../../etc/passwd'", "/", "/dev/null",
-      "'postgresql://u:pw@[::1/db'", "'host=x password=pw'", std::string(3000, 'a')};
+  const std::vector<std::string> hostile = {"''",
+                                            "0",
+                                            "-1",
+                                            "-0",
+                                            "1e309",
+                                            "-1e309",
+                                            "inf",
+                                            "-inf",
+                                            "nan",
+                                            "NaN",
+                                            "1e-320",
+                                            "9223372036854775807",
+                                            "9223372036854775808",
+                                            "18446744073709551615",
+                                            "99999999999999999999999",
+                                            "4294967297",
+                                            "2147483648",
+                                            "0x10",
+                                            "1.5",
+                                            " 7",
+                                            "7 ",
+                                            "--",
+                                            "-",
+                                            "=",
+                                            "cuda:99999999999",
+                                            "cuda:-1",
+                                            "cpu,cpu",
+                                            "$'\\xff\\xfe'",
+                                            "'caf\xc3\xa9'",
+                                            "'\xe9t\xe9'",
+                                            "'<script>'",
+                                            "'a b'",
+                                            "'%s%n'",
+                                            "'../../etc/passwd'",
+                                            "/",
+                                            "/dev/null",
+                                            "'postgresql://u:pw@[::1/db'",
+                                            "'host=x password=pw'",
+                                            std::string(3000, 'a')};
   const std::vector<std::string> flags = {
-      "--batch", "--input", "--steps", "--warmup", "--seconds", "--lr", "--momentum",
-      "--seed", "--bucket-mb", "--interval", "--device", "--precision", "--mode",
-      "--profile-layers", "--framework", "--gpus", "--dist", "--json"};
-  const std::string base = "--db " + dir + "/fuzz.db run vgg16 --device cpu --input 32 "
+      "--batch",    "--input",          "--steps",     "--warmup",   "--seconds", "--lr",
+      "--momentum", "--seed",           "--bucket-mb", "--interval", "--device",  "--precision",
+      "--mode",     "--profile-layers", "--framework", "--gpus",     "--dist",    "--json"};
+  const std::string base = "--db " + dir +
+                           "/fuzz.db run vgg16 --device cpu --input 32 "
                            "--mode infer --batch 1 --steps 1 --warmup 0 --no-telemetry";
-  const std::vector<std::string> other_commands = {
-      "runs list", "runs show", "runs delete", "runs export --format", "report --last",
-      "report --runs", "report --format", "compare", "compare --as runs 1", "suite",
-      "info --json", "micro allreduce --device cpu --max-bytes", "micro allreduce --dtype",
-      "micro allreduce --gpus", "scale vgg16 --gpus", "monitor --interval"};
+  const std::vector<std::string> other_commands = {"runs list",
+                                                   "runs show",
+                                                   "runs delete",
+                                                   "runs export --format",
+                                                   "report --last",
+                                                   "report --runs",
+                                                   "report --format",
+                                                   "compare",
+                                                   "compare --as runs 1",
+                                                   "suite",
+                                                   "info --json",
+                                                   "micro allreduce --device cpu --max-bytes",
+                                                   "micro allreduce --dtype",
+                                                   "micro allreduce --gpus",
+                                                   "scale vgg16 --gpus",
+                                                   "monitor --interval"};
   int failures = 0;
   for (int i = 0; i < cases && failures < 5; ++i) {
     std::string args;
@@ -144,7 +185,8 @@ TEST(RefusedCliTest, FuzzedCommandLinesNeverCrashHangOrFailInternally) {
                      r.err.find("unexpected:") != std::string::npos;
     if (bad) ++failures;
     EXPECT_FALSE(bad) << "case " << i << " (seed " << seed << "): dlbench " << args << "\nexit "
-                      << r.exit_code << "\n" << r.err;
+                      << r.exit_code << "\n"
+                      << r.err;
   }
 }
 

@@ -99,7 +99,9 @@ TEST(RunCliTest, StoredRunLandsInTheTestHomeNotTheUsers) {
   ASSERT_EQ(runs.size(), runs_before + 1);
   const json& newest = runs[0]["id"] > runs.back()["id"] ? runs[0] : runs.back();
   EXPECT_EQ(newest["model"], "vgg16");
-  EXPECT_NE(r.err.find("stored as run " + std::to_string(newest["id"].get<long long>()) + " in SQLite"), std::string::npos)
+  EXPECT_NE(
+      r.err.find("stored as run " + std::to_string(newest["id"].get<long long>()) + " in SQLite"),
+      std::string::npos)
       << r.err;
   EXPECT_EQ(file_state(user_db), user_before) << "the user's database at " << user_db << " changed";
 }
@@ -140,13 +142,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "--batch must be from 1 to 16777216"},
         BadValue{"run vgg16 --device cpu --input 32 --mode infer --batch 9223372036854775807", 2,
                  "--batch must be from 1 to 16777216"},
-        BadValue{"run vgg16 --device cpu --input 32 --batch 99999999999999999999", 2,
-                 "--batch"},
+        BadValue{"run vgg16 --device cpu --input 32 --batch 99999999999999999999", 2, "--batch"},
         // One that can be represented but does not fit is a resource error.
         BadValue{"run vgg16 --device cpu --input 32 --mode infer --batch 16777216", 3,
                  "out of host memory"},
         // Numbers: finite, in range, no wrapping or truncation.
-        BadValue{"run vgg16 --device cpu --input 32 --seconds inf", 2, "--seconds must be a finite"},
+        BadValue{"run vgg16 --device cpu --input 32 --seconds inf", 2,
+                 "--seconds must be a finite"},
         BadValue{"run vgg16 --device cpu --input 32 --seconds 1e309", 2, "--seconds must be"},
         BadValue{"run vgg16 --device cpu --input 32 --seconds nan", 2, "--seconds must be"},
         BadValue{"run vgg16 --device cpu --input 32 --seconds -1", 2, "--seconds must be"},

@@ -22,12 +22,7 @@ using testing::temp_folder;
 
 const char* kTinyRun = "run resnet50 --device cpu --input 32 --batch 2 --steps 2 --warmup 1";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_file;
 
 json runs_json(const std::string& db) {
   auto r = dlbench("--db " + db + " --json runs list");

@@ -25,12 +25,7 @@ const std::string kLatin1 = "caf\xE9";
 // What JSON outputs hold instead: the é became U+FFFD.
 const std::string kReplaced = "caf\xEF\xBF\xBD";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_file;
 
 // The parsed output, or a failure naming the command and what it printed.
 json parsed(const testing::CommandResult& r, const std::string& what) {

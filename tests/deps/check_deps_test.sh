@@ -8,25 +8,9 @@ build=$2
 check="python3 $repo/scripts/check-deps.py"
 command -v dpkg-query >/dev/null || { echo "skipped: not a Debian system"; exit 77; }
 
-failures=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-# expect NAME WANTED_EXIT WANTED_TEXT -- COMMAND...: runs COMMAND, checks its exit code and output.
-expect() {
-  local name=$1 want=$2 text=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qF -- "$text" <<<"$out"; then
-    echo "FAIL $name: exit $rc (wanted $want), output lacks '$text':"
-    sed 's/^/    /' <<<"$out"
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+source "$repo/tests/support/expect.sh"
 
 # A tiny Ninja build of its own, so the cases do not depend on what dlbench happens to use: one
 # object that includes a Debian package's header and, in one variant, a header no package owns

@@ -149,12 +149,7 @@ std::string golden_path(const std::string& model) {
   return std::string(DLBENCH_SOURCE_DIR) + "/tests/engine/golden/" + model + "_cpu.txt";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_file;
 
 void check_golden(const std::string& model) {
   const std::string path = golden_path(model);
@@ -171,15 +166,20 @@ void check_golden(const std::string& model) {
                                << "; record one with DLBENCH_GOLDEN_WRITE=1";
   if (golden.compare(0, header.size(), header) != 0)
     GTEST_SKIP() << "the goldens in " << path << " were recorded on another kind of machine ("
-                 << "header differs from\n" << header << "); record this machine's with "
+                 << "header differs from\n"
+                 << header << "); record this machine's with "
                  << "DLBENCH_GOLDEN_WRITE=1 ctest -R Golden (on the code before the change)";
   EXPECT_EQ(header + record, golden)
       << "ResNet-50/VGG16 no longer compute what they did: explain every difference, or, if a "
          "change is meant to alter the numbers, record new goldens and say why in the commit";
 }
 
-TEST(GoldenTest, ResNet50ComputesWhatItDidBitForBit) { check_golden("resnet50"); }
-TEST(GoldenTest, Vgg16ComputesWhatItDidBitForBit) { check_golden("vgg16"); }
+TEST(GoldenTest, ResNet50ComputesWhatItDidBitForBit) {
+  check_golden("resnet50");
+}
+TEST(GoldenTest, Vgg16ComputesWhatItDidBitForBit) {
+  check_golden("vgg16");
+}
 
 }  // namespace
 }  // namespace dlbench

@@ -7,25 +7,9 @@ set -uo pipefail
 repo=$1
 check="python3 $repo/scripts/check-layout.py"
 
-failures=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-# expect NAME WANTED_EXIT WANTED_TEXT -- COMMAND...: runs COMMAND, checks its exit code and output.
-expect() {
-  local name=$1 want=$2 text=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qF -- "$text" <<<"$out"; then
-    echo "FAIL $name: exit $rc (wanted $want), output lacks '$text':"
-    sed 's/^/    /' <<<"$out"
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+source "$repo/tests/support/expect.sh"
 
 # refute NAME TEXT -- COMMAND...: the output must not contain TEXT (what the check must skip).
 refute() {

@@ -12,6 +12,7 @@
 #include "bench/store/store.h"
 #include "engine/core/error.h"
 #include "tests/store/store_test_util.h"
+#include "tests/support/run_command.h"
 
 namespace dlbench {
 namespace {
@@ -19,12 +20,7 @@ namespace {
 using testing::sample_run;
 using testing::temp_folder;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_file;
 
 std::string integrity(const std::string& path) {
   auto c = store::open_sqlite(path);

@@ -45,6 +45,14 @@ inline std::string shell_quoted(const std::string& text) {
   return out + "'";
 }
 
+// A file's whole content, byte for byte ("" when it cannot be read).
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 // The dlbench binary under test, with arguments.
 inline CommandResult dlbench(const std::string& args) {
   return run_command(std::string(DLBENCH_BINARY) + " " + args);

@@ -1,4 +1,4 @@
-#include "cli/suggest.h"
+#include "engine/core/suggest.h"
 
 #include <gtest/gtest.h>
 
