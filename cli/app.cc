@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/runner/run_config.h"
+#include "bench/result/run_config.h"
 #include "cli/commands.h"
 #include "cli/stop_signals.h"
 #include "engine/core/build_info.h"
@@ -112,7 +112,7 @@ int run(int argc, char** argv) {
   } catch (const Interrupted& e) {
     // The command stored what it had and said so; end as the signal would have.
     return end_by_signal(e.signal());
-  } catch (const runner::ConfigError& e) {
+  } catch (const result::ConfigError& e) {
     // The runner names a value by its field; on the command line that field is a flag.
     return report(Error(ErrorKind::kUsage, "--" + e.field() + " " + e.problem(),
                         "e.g. --" + e.field() + " " + e.example()));

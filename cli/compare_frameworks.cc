@@ -7,6 +7,7 @@
 #include "bench/nvml/nvml.h"
 #include "bench/report/framework_table.h"
 #include "bench/report/table_formats.h"
+#include "bench/runner/validated_config.h"
 #include "bench/store/run_record.h"
 #include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/machine_info.h"
@@ -76,11 +77,11 @@ std::shared_ptr<FrameworkCompareOptions> add_framework_compare_options(CLI::App&
 void run_framework_compare(const FrameworkCompareOptions& o, const std::string& model,
                            const GlobalOptions& global) {
   std::vector<std::string> frameworks = split_frameworks(o.frameworks);
-  runner::RunConfig base;
+  result::RunConfig base;
   base.model = model;
-  base.mode = runner::parse_mode(o.mode);
+  base.mode = result::parse_mode(o.mode);
   base.batch = o.batch;
-  base.precision = nn::parse_precision(o.precision);
+  base.precision = parse_precision(o.precision);
   base.device = o.device.empty() ? backend::default_device() : parse_device(o.device);
   base.input_size = o.input;
   base.warmup_steps = o.warmup;
@@ -98,14 +99,14 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
   std::optional<Error> first_failure;
   nlohmann::json environment;  // for failed runs' machine, queried once when needed
   for (std::size_t i = 0; i < frameworks.size(); ++i) {
-    runner::RunConfig config = base;
+    result::RunConfig config = base;
     config.framework = frameworks[i];
     if (!global.quiet)
       std::cerr << "[" << i + 1 << "/" << frameworks.size() << "] " << model << " in "
                 << config.framework << "\n";
     store::RunRecord record;
     try {
-      runner::RunResult r = peers::is_peer(config.framework) ? peers::run_peer(config, o.peer)
+      result::RunResult r = peers::is_peer(config.framework) ? peers::run_peer(config, o.peer)
                                                              : runner::run_workload(config);
       record = store::run_record(r);
     } catch (const Error& e) {
@@ -123,9 +124,8 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
   }
 
   report::Table table = report::framework_table(records);
-  std::string title = model + " " + runner::to_string(base.mode) + " " +
-                      nn::to_string(base.precision) + ", batch " + std::to_string(*base.batch) +
-                      " on " + to_string(base.device);
+  std::string title = model + " " + to_string(base.mode) + " " + to_string(base.precision) +
+                      ", batch " + std::to_string(*base.batch) + " on " + to_string(base.device);
   if (global.json) {
     report::write_tables(title, {table}, report::TableFormat::kJson, std::cout);
   } else {

@@ -25,8 +25,8 @@ struct FrameworkCompareOptions {
   std::string precision = "fp32";
   std::string device;
   int input = 0;
-  int warmup = runner::kDefaultWarmupSteps;
-  int steps = runner::kDefaultMeasuredSteps;
+  int warmup = result::kDefaultWarmupSteps;
+  int steps = result::kDefaultMeasuredSteps;
   bool telemetry = true;
   bool no_store = false;
   peers::PeerOptions peer;

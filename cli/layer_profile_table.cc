@@ -36,9 +36,9 @@ void row(std::ostream& out, int width, const std::string& name, const std::strin
 
 }  // namespace
 
-void print_layer_profile(std::ostream& out, const runner::LayerProfile& p) {
+void print_layer_profile(std::ostream& out, const result::LayerProfile& p) {
   const bool train = std::any_of(p.parts.begin(), p.parts.end(),
-                                 [](const runner::PartTime& part) { return part.name == "loss"; });
+                                 [](const result::PartTime& part) { return part.name == "loss"; });
   std::size_t width = 24;
   for (const auto& l : p.layers) width = std::max(width, l.name.size());
   for (const auto& g : p.gaps) width = std::max(width, g.name.size());
@@ -79,7 +79,7 @@ void print_layer_profile(std::ostream& out, const runner::LayerProfile& p) {
     row(out, w, k.kind, "",
         {k.count > 0 ? std::to_string(k.count) : "", millis(k.ms), percent(k.share, 1)});
 
-  std::vector<runner::LayerTime> top = p.layers;
+  std::vector<result::LayerTime> top = p.layers;
   std::stable_sort(top.begin(), top.end(),
                    [](const auto& a, const auto& b) { return a.total_ms() > b.total_ms(); });
   top.resize(std::min(top.size(), kTopLayers));

@@ -6,13 +6,13 @@
 #include <cstddef>
 #include <ostream>
 
-#include "bench/runner/layer_profile.h"
+#include "bench/runner/layer_profiler.h"
 
 namespace dlbench::cli {
 
 // How many of the most expensive layers the summary at the end lists.
 constexpr std::size_t kTopLayers = 10;
 
-void print_layer_profile(std::ostream& out, const runner::LayerProfile& profile);
+void print_layer_profile(std::ostream& out, const result::LayerProfile& profile);
 
 }  // namespace dlbench::cli

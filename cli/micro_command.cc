@@ -53,12 +53,12 @@ dist::LaunchPlan make_plan(const AllreduceOptions& o) {
   dist::LaunchPlan plan;
   const Device device = o.device.empty() ? backend::default_device() : parse_device(o.device);
   plan.devices = {device};
-  if (o.dist == "mpi") plan.mode = dist::LaunchMode::kMpi;
+  if (o.dist == "mpi") plan.mode = LaunchMode::kMpi;
   if (!o.gpus.empty()) {
     if (!o.device.empty() && device.type != DeviceType::kCuda)
       throw Error(ErrorKind::kUsage, "--gpus drives GPUs, not --device " + o.device,
                   "on CPUs: mpirun -np 2 dlbench micro allreduce --device cpu --dist mpi");
-    plan.mode = dist::LaunchMode::kThreads;
+    plan.mode = LaunchMode::kThreads;
     plan.devices = parse_gpus(o.gpus);
   }
   return plan;
@@ -111,7 +111,7 @@ std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& glob
   OutputFile json_file(root && json_path != "-" ? json_path : "");
   // MPI lives as long as the measuring.
   std::unique_ptr<dist::MpiSession> mpi;
-  if (plan.mode == dist::LaunchMode::kMpi) {
+  if (plan.mode == LaunchMode::kMpi) {
     mpi = std::make_unique<dist::MpiSession>();
     if (plan.devices[0].type == DeviceType::kCuda) plan.devices = {mpi->local_gpu()};
   }

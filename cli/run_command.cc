@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 
+#include "bench/runner/validated_config.h"
 #include "bench/runner/workload_runner.h"
 #include "bench/store/run_record.h"
 #include "cli/commands.h"
@@ -29,11 +30,11 @@ struct RunOptions {
   WorkloadOptions workload;
   std::string device;      // empty: cuda:0 when a GPU is present, else cpu
   std::int64_t seed = 42;  // signed, so "-1" is refused instead of wrapping to 2^64 - 1
-  float lr = runner::RunConfig{}.learning_rate;
-  float momentum = runner::RunConfig{}.momentum;
+  float lr = result::RunConfig{}.learning_rate;
+  float momentum = result::RunConfig{}.momentum;
   bool layers = false;
   int profile_layers = 0;  // extra profiled steps; 0: none
-  double interval = runner::RunConfig{}.telemetry_interval_s;
+  double interval = result::RunConfig{}.telemetry_interval_s;
   std::optional<std::string> json_path;
   bool no_store = false;  // the results database is skipped
   std::string framework = "native";
@@ -51,24 +52,23 @@ std::string fixed(double v, int digits) {
   return text;
 }
 
-const runner::Metric* find_metric(const runner::RunResult& r, const std::string& tag) {
-  for (const runner::Metric& m : r.metrics)
+const result::Metric* find_metric(const result::RunResult& r, const std::string& tag) {
+  for (const result::Metric& m : r.metrics)
     if (m.tag == tag) return &m;
   return nullptr;
 }
 
-void print_text(const runner::RunResult& r, std::ostream& out) {
-  const runner::RunConfig& c = r.config;
-  std::string title = c.model + " " + runner::to_string(c.mode) + " " + nn::to_string(c.precision) +
-                      " on " + to_string(c.device) + ", batch " + std::to_string(*c.batch) +
-                      ", input " + std::to_string(c.input_size) + "x" +
-                      std::to_string(c.input_size);
+void print_text(const result::RunResult& r, std::ostream& out) {
+  const result::RunConfig& c = r.config;
+  std::string title = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " on " +
+                      to_string(c.device) + ", batch " + std::to_string(*c.batch) + ", input " +
+                      std::to_string(c.input_size) + "x" + std::to_string(c.input_size);
   Section s(title);
   s.row("Model", r.model_description)
       .row("Backend", r.backend)
       .row("Parameters", std::to_string(r.parameters))
       .row("FLOPs per sample", fixed(r.flops_per_sample / 1e9, 3) + " GFLOP" +
-                                   (c.mode == nn::Mode::kTrain ? " (forward + backward)" : ""))
+                                   (c.mode == Mode::kTrain ? " (forward + backward)" : ""))
       .row("Measured", std::to_string(r.measured_steps) + " steps in " +
                            fixed(r.measured_seconds, 2) + " s after " +
                            std::to_string(c.warmup_steps) + " warm-up steps")
@@ -93,7 +93,7 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
   if (const auto* m = find_metric(r, "memory/peak_gib"))
     s.row("Memory", format_bytes(m->value * (1 << 30)) + " peak in the framework's allocator");
   if (r.data_parallel) {
-    const runner::DataParallel& dp = *r.data_parallel;
+    const result::DataParallel& dp = *r.data_parallel;
     const char* launch = dp.launch == "mpi" ? "a process each" : "a thread each";
     s.row("Data parallel", std::to_string(dp.replicas) + " replicas (" + launch + "; " +
                                dp.communicator + "), global batch " +
@@ -104,7 +104,7 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
                           " weights after the last step; throughput per replica " +
                           fixed(r.throughput / dp.replicas, 2) + " samples/s");
   }
-  if (c.mode == nn::Mode::kTrain) {
+  if (c.mode == Mode::kTrain) {
     std::string loss =
         fixed(r.first_loss, 4) + " (first measured step) -> " + fixed(r.last_loss, 4) + " (last)";
     // Throughput does not depend on the loss, but a reader must not mistake divergence for
@@ -119,7 +119,7 @@ void print_text(const runner::RunResult& r, std::ostream& out) {
 }
 
 // Where the work is: one row per layer, with its share of the forward multiply-accumulates.
-void print_layers(const runner::RunResult& r, std::ostream& out) {
+void print_layers(const result::RunResult& r, std::ostream& out) {
   std::int64_t total = 0;
   for (const auto& l : r.layers) total += l.forward_macs;
   std::size_t width = 5;
@@ -184,13 +184,13 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"none", "mpi"}))
       ->capture_default_str();
   run->callback([opts, &global] {
-    runner::RunConfig config;
+    result::RunConfig config;
     peers::check_framework(opts->framework);
     config.framework = opts->framework;
     apply_workload_options(opts->workload, config);
     config.device = opts->device.empty() ? backend::default_device() : parse_device(opts->device);
     if (opts->seed < 0)
-      throw runner::ConfigError("seed", "must not be negative, not " + std::to_string(opts->seed),
+      throw result::ConfigError("seed", "must not be negative, not " + std::to_string(opts->seed),
                                 "42");
     config.seed = static_cast<std::uint64_t>(opts->seed);
     config.learning_rate = opts->lr;
@@ -211,7 +211,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       const std::vector<Device> gpus = parse_gpus(opts->gpus);
       config.device = gpus[0];
       config.gpus = static_cast<int>(gpus.size());
-      if (gpus.size() > 1) config.launch = dist::LaunchMode::kThreads;
+      if (gpus.size() > 1) config.launch = LaunchMode::kThreads;
     }
     // MPI lives as long as the run; ranks other than 0 measure but neither print nor store.
     std::unique_ptr<dist::MpiSession> mpi;
@@ -220,7 +220,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
         throw Error(ErrorKind::kUsage, "--dist mpi runs dlbench's own engine only",
                     "drop --framework");
       mpi = std::make_unique<dist::MpiSession>();
-      config.launch = dist::LaunchMode::kMpi;
+      config.launch = LaunchMode::kMpi;
     }
     const bool root = mpi == nullptr || mpi->rank() == 0;
     // Every value checked before the database or an output file is touched.
@@ -247,11 +247,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     // data-parallel runs (the replicas would have to agree on the step) and peers (the worker,
     // in the terminal's process group, gets the signal too).
     std::optional<StopSignals> stop;
-    if (config.launch == dist::LaunchMode::kSingle && !peers::is_peer(config.framework)) {
+    if (config.launch == LaunchMode::kSingle && !peers::is_peer(config.framework)) {
       stop.emplace();
       hooks.stop = [&stop] { return stop->reason(); };
     }
-    runner::RunResult result = peers::is_peer(config.framework)
+    result::RunResult result = peers::is_peer(config.framework)
                                    ? peers::run_peer(config, opts->peer, hooks)
                                    : runner::run_workload(config, hooks);
     std::int64_t id = db ? db->save_run(store::run_record(result)) : 0;
@@ -271,7 +271,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     }
     if (db) std::cerr << "stored as run " << id << " in " << db->location() << "\n";
     if (!root) return;
-    nlohmann::json doc = runner::to_json(result);
+    nlohmann::json doc = result::to_json(result);
     if (json_path == "-")
       std::cout << dump_json(doc, 2) << "\n";
     else {

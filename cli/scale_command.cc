@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "bench/runner/scaling.h"
+#include "bench/runner/validated_config.h"
 #include "bench/store/run_record.h"
 #include "bench/suite/suite_runner.h"
 #include "cli/commands.h"
@@ -37,22 +38,22 @@ std::vector<int> default_counts() {
   return counts;
 }
 
-std::string sweep_name(const runner::RunConfig& c) {
-  return "scale-" + c.model + "-" + runner::to_string(c.mode) + "-" + nn::to_string(c.precision);
+std::string sweep_name(const result::RunConfig& c) {
+  return "scale-" + c.model + "-" + to_string(c.mode) + "-" + to_string(c.precision);
 }
 
-void print_table(std::ostream& out, const std::vector<runner::RunResult>& results,
-                 const std::vector<runner::ScalingPoint>& points) {
-  const runner::RunConfig& c = results.front().config;
-  out << c.model << " " << runner::to_string(c.mode) << " " << nn::to_string(c.precision)
-      << ", batch " << *c.batch << " per GPU\n";
+void print_table(std::ostream& out, const std::vector<result::RunResult>& results,
+                 const std::vector<result::ScalingPoint>& points) {
+  const result::RunConfig& c = results.front().config;
+  out << c.model << " " << to_string(c.mode) << " " << to_string(c.precision) << ", batch "
+      << *c.batch << " per GPU\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %4s  %12s  %14s  %8s  %10s  %12s  %s\n", "GPUs",
                 "global batch", "samples/s", "speedup", "efficiency", "step ms p50", "replicas");
   out << line;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const runner::RunResult& r = results[i];
-    const runner::ScalingPoint& p = points[i];
+    const result::RunResult& r = results[i];
+    const result::ScalingPoint& p = points[i];
     const char* replicas = !r.data_parallel                      ? "-"
                            : r.data_parallel->replicas_identical ? "identical"
                                                                  : "DIFFERENT";
@@ -61,7 +62,7 @@ void print_table(std::ostream& out, const std::vector<runner::RunResult>& result
                   100 * p.efficiency, r.step.median_ms, replicas);
     out << line;
   }
-  for (const runner::RunResult& r : results)
+  for (const result::RunResult& r : results)
     if (r.data_parallel && !r.data_parallel->interconnect.empty()) {
       out << "  interconnect: " << r.data_parallel->interconnect << "\n";
       break;
@@ -89,7 +90,7 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
       ->expected(0, 1)
       ->default_str("-");
   cmd->callback([opts, &global] {
-    runner::RunConfig base;
+    result::RunConfig base;
     apply_workload_options(opts->workload, base);
     base.device = Device::cuda(0);
     base = runner::validated(base);
@@ -114,7 +115,7 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
     }
     runner::RunHooks hooks;
     int index = 0;
-    auto on_run = [&](const runner::RunResult& r) {
+    auto on_run = [&](const result::RunResult& r) {
       const int gpus = r.data_parallel ? r.data_parallel->replicas : 1;
       if (!global.quiet)
         std::cerr << "  " << gpus << (gpus == 1 ? " GPU: " : " GPUs: ") << r.throughput
@@ -125,10 +126,10 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
           store::SuiteLink{sweep.invocation, sweep.name, index++, "gpus=" + std::to_string(gpus)};
       db->save_run(record);
     };
-    std::vector<runner::RunResult> results = runner::run_scaling(base, counts, hooks, on_run);
+    std::vector<result::RunResult> results = runner::run_scaling(base, counts, hooks, on_run);
     std::vector<double> throughputs;
     for (const auto& r : results) throughputs.push_back(r.throughput);
-    const std::vector<runner::ScalingPoint> points = runner::scaling_points(counts, throughputs);
+    const std::vector<result::ScalingPoint> points = result::scaling_points(counts, throughputs);
 
     nlohmann::json doc{{"schema", "dlbench.scale/1"}, {"points", nlohmann::json::array()}};
     for (std::size_t i = 0; i < points.size(); ++i)
@@ -136,7 +137,7 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
                                {"throughput_samples_per_s", points[i].throughput},
                                {"speedup", points[i].speedup},
                                {"efficiency", points[i].efficiency},
-                               {"run", runner::to_json(results[i])}});
+                               {"run", result::to_json(results[i])}});
     if (db) doc["sweep"] = sweep.invocation;
     if (json_path == "-") {
       std::cout << dump_json(doc, 2) << "\n";

@@ -19,14 +19,14 @@ void add_workload_options(CLI::App& cmd, WorkloadOptions& o, const WorkloadHelp&
                "Replay each step as CUDA graphs after the first (default on; GPUs only)");
 }
 
-void apply_workload_options(const WorkloadOptions& o, runner::RunConfig& config) {
+void apply_workload_options(const WorkloadOptions& o, result::RunConfig& config) {
   config.model = o.model;
-  config.mode = runner::parse_mode(o.mode);
+  config.mode = result::parse_mode(o.mode);
   config.batch = o.batch;
-  config.precision = nn::parse_precision(o.precision);
+  config.precision = parse_precision(o.precision);
   if (o.input && *o.input < 1)
-    throw runner::ConfigError("input", "must be a positive size in pixels, not " +
-                                           std::to_string(*o.input), "224");
+    throw result::ConfigError(
+        "input", "must be a positive size in pixels, not " + std::to_string(*o.input), "224");
   config.input_size = o.input.value_or(0);
   config.warmup_steps = o.warmup;
   config.steps = o.steps;

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "bench/runner/run_config.h"
+#include "bench/result/run_config.h"
 
 namespace dlbench::cli {
 
@@ -15,12 +15,12 @@ struct WorkloadOptions {
   std::string model;
   std::string mode = "train";
   std::optional<std::int64_t> batch;
-  std::string precision;  // the command's default
+  std::string precision;     // the command's default
   std::optional<int> input;  // unset: the model's default
-  int warmup = runner::kDefaultWarmupSteps;
-  int steps = runner::kDefaultMeasuredSteps;
+  int warmup = result::kDefaultWarmupSteps;
+  int steps = result::kDefaultMeasuredSteps;
   double seconds = 0;
-  double bucket_mb = runner::RunConfig{}.bucket_mb;
+  double bucket_mb = result::RunConfig{}.bucket_mb;
   bool telemetry = true;
   bool graphs = true;
 };
@@ -37,6 +37,6 @@ struct WorkloadHelp {
 
 void add_workload_options(CLI::App& cmd, WorkloadOptions& options, const WorkloadHelp& help);
 // Copies the options into config; Error(kUsage) for an unknown mode or precision.
-void apply_workload_options(const WorkloadOptions& options, runner::RunConfig& config);
+void apply_workload_options(const WorkloadOptions& options, result::RunConfig& config);
 
 }  // namespace dlbench::cli

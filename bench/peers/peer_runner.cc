@@ -10,6 +10,7 @@
 #include "bench/nvml/nvml.h"
 #include "bench/peers/protocol.h"
 #include "bench/peers/worker_process.h"
+#include "bench/runner/validated_config.h"
 #include "bench/sysinfo/machine_info.h"
 #include "bench/telemetry/sampler.h"
 #include "bench/telemetry/sources.h"
@@ -74,7 +75,7 @@ Error worker_error(const std::string& framework, const WorkerError& e,
                "(docs/commands.md 'Framework peers')");
 }
 
-std::vector<std::string> worker_argv(const runner::RunConfig& c, const PeerOptions& o,
+std::vector<std::string> worker_argv(const result::RunConfig& c, const PeerOptions& o,
                                      const std::string& worker, std::int64_t classes,
                                      std::int64_t parameters) {
   // Shortest text that reads back as the same double (std::to_string keeps 6 decimals, so
@@ -85,11 +86,11 @@ std::vector<std::string> worker_argv(const runner::RunConfig& c, const PeerOptio
           "--model",
           c.model,
           "--mode",
-          runner::to_string(c.mode),
+          to_string(c.mode),
           "--batch",
           std::to_string(*c.batch),
           "--precision",
-          nn::to_string(c.precision),
+          to_string(c.precision),
           "--device",
           to_string(c.device),
           "--input",
@@ -112,17 +113,17 @@ std::vector<std::string> worker_argv(const runner::RunConfig& c, const PeerOptio
           std::to_string(parameters)};
 }
 
-void add_metrics(runner::RunResult& r, const Summary& s) {
+void add_metrics(result::RunResult& r, const Summary& s) {
   auto add = [&](std::string tag, double value, std::string unit, std::string what) {
     r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(what)});
   };
-  runner::add_timing_metrics(
+  result::add_timing_metrics(
       r, "the worker's synchronized wall time of them",
       "2 x multiply-accumulates of the architecture per sample per step (dlbench's count)");
   if (s.peak_memory_bytes)
     add("memory/peak_gib", *s.peak_memory_bytes / kGiB, "GiB",
         "the framework allocator's peak during the measured steps (not its cached pool)");
-  if (r.config.mode == nn::Mode::kTrain && s.first_loss && s.last_loss) {
+  if (r.config.mode == Mode::kTrain && s.first_loss && s.last_loss) {
     add("loss/first", r.first_loss, "nats", "training loss of the first measured step");
     add("loss/last", r.last_loss, "nats", "training loss of the last measured step");
   }
@@ -159,9 +160,9 @@ std::string peers_dir() {
   return DLBENCH_PEERS_SOURCE_DIR;
 }
 
-runner::RunResult run_peer(const runner::RunConfig& requested, const PeerOptions& options,
+result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions& options,
                            const runner::RunHooks& hooks) {
-  runner::RunConfig config = runner::validated(requested);
+  result::RunConfig config = runner::validated(requested);
   check_framework(config.framework);
   DLBENCH_CHECK(is_peer(config.framework), "run_peer runs frameworks other than native");
   if (!(options.timeout_s > 0))
@@ -177,7 +178,7 @@ runner::RunResult run_peer(const runner::RunConfig& requested, const PeerOptions
   config.input_size = mc.input_size;
   nn::Graph graph = model.build(mc);
   const std::int64_t parameters = nn::parameter_count(graph);
-  const bool train = config.mode == nn::Mode::kTrain;
+  const bool train = config.mode == Mode::kTrain;
   const double macs = static_cast<double>(train ? nn::train_macs(graph) : nn::forward_macs(graph));
 
   std::string worker_path =
@@ -186,7 +187,7 @@ runner::RunResult run_peer(const runner::RunConfig& requested, const PeerOptions
     throw Error(ErrorKind::kExternal, "no " + config.framework + " worker at " + worker_path,
                 "set DLBENCH_PEERS_DIR to the peers/ folder of the dlbench source tree");
 
-  runner::RunResult r;
+  result::RunResult r;
   r.config = config;
   r.model_description = model.description;
   r.flops_per_sample = 2.0 * macs / static_cast<double>(mc.batch);
@@ -278,7 +279,7 @@ runner::RunResult run_peer(const runner::RunConfig& requested, const PeerOptions
   r.measured_steps = static_cast<int>(step_ms.size());
   r.measured_seconds = summary->measured_seconds;
   r.throughput = static_cast<double>(r.measured_steps * mc.batch) / r.measured_seconds;
-  r.step = runner::summarize_steps(step_ms);
+  r.step = result::summarize_steps(step_ms);
   if (summary->first_loss) r.first_loss = *summary->first_loss;
   if (summary->last_loss) r.last_loss = *summary->last_loss;
   add_metrics(r, *summary);

@@ -35,7 +35,7 @@ std::string peers_dir();
 // Python or framework package, a crash, a timeout or malformed output, with the worker's
 // stderr tail; resource (3) when the worker ran out of device memory; usage (2) when it
 // rejected the configuration.
-runner::RunResult run_peer(const runner::RunConfig& config, const PeerOptions& options,
+result::RunResult run_peer(const result::RunConfig& config, const PeerOptions& options,
                            const runner::RunHooks& hooks = {});
 
 }  // namespace dlbench::peers

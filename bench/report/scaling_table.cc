@@ -4,7 +4,7 @@
 #include <map>
 #include <tuple>
 
-#include "bench/runner/scaling.h"
+#include "bench/result/scaling_math.h"
 
 namespace dlbench::report {
 namespace {
@@ -130,7 +130,7 @@ std::vector<ScalingGroup> scaling_groups(const std::vector<RunRecord>& runs) {
     g.base_throughput = base.throughput;
     for (auto& [unused, row] : p.rows) {
       row.speedup = row.throughput / g.base_throughput;
-      row.efficiency = runner::scaling_efficiency(row.replicas, row.throughput, g.base_replicas,
+      row.efficiency = result::scaling_efficiency(row.replicas, row.throughput, g.base_replicas,
                                                   g.base_throughput);
       g.rows.push_back(row);
     }

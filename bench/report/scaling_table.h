@@ -2,8 +2,8 @@
 // counts (dlbench scale sweeps, mpirun runs, or single runs that happen to match), grouped,
 // with speedup and scaling efficiency against the smallest count.
 //
-// speedup = throughput / throughput_base and scaling efficiency as runner::scaling_efficiency
-// (bench/runner/scaling.h) defines it.
+// speedup = throughput / throughput_base and scaling efficiency as result::scaling_efficiency
+// (bench/result/scaling_math.h) defines it.
 #pragma once
 
 #include <cstdint>

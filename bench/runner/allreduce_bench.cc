@@ -206,7 +206,7 @@ float expected_sum(std::int64_t i, int ranks, int modulus) {
 
 void check_plan(const dist::LaunchPlan& plan, const AllreduceConfig& config) {
   const bool on_cpu = plan.devices.empty() || plan.devices[0].type == DeviceType::kCpu;
-  if (on_cpu && plan.mode == dist::LaunchMode::kSingle)
+  if (on_cpu && plan.mode == LaunchMode::kSingle)
     throw Error(ErrorKind::kUsage, "an all-reduce on the CPU needs 2+ MPI ranks (one process each)",
                 "mpirun -np 2 dlbench micro allreduce --device cpu --dist mpi");
   if (on_cpu && config.dtype != DType::kF32)
@@ -286,7 +286,7 @@ AllreduceResult run_allreduce_bench(const dist::LaunchPlan& plan, const Allreduc
   if (hooks.on_start)
     locked.on_start = [&](const AllreduceResult& r) {
       AllreduceResult with_launch = r;
-      with_launch.launch = dist::to_string(plan.mode);
+      with_launch.launch = to_string(plan.mode);
       hooks.on_start(with_launch);
     };
   if (hooks.on_mismatch)
@@ -308,9 +308,9 @@ AllreduceResult run_allreduce_bench(const dist::LaunchPlan& plan, const Allreduc
 #endif
     DLBENCH_CHECK(comm != nullptr, "an all-reduce needs a communicator");
     AllreduceResult mine = run_allreduce_rank(replica.backend, *comm, config, locked);
-    mine.launch = dist::to_string(plan.mode);
+    mine.launch = to_string(plan.mode);
     // Every local replica gathers the same numbers; rank 0's view (or an MPI rank's own) wins.
-    if (mine.root || plan.mode == dist::LaunchMode::kMpi) {
+    if (mine.root || plan.mode == LaunchMode::kMpi) {
       std::lock_guard<std::mutex> lock(mutex);
       result = std::move(mine);
     }

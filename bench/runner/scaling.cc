@@ -1,43 +1,18 @@
 #include "bench/runner/scaling.h"
 
-#include <cmath>
-
-#include "engine/core/error.h"
-
 namespace dlbench::runner {
 
-double scaling_efficiency(int gpus, double throughput, int base_gpus, double base_throughput) {
-  if (gpus <= 0 || base_gpus <= 0 || !(base_throughput > 0)) return NAN;
-  return (throughput / gpus) / (base_throughput / base_gpus);
-}
-
-std::vector<ScalingPoint> scaling_points(const std::vector<int>& gpus,
-                                         const std::vector<double>& throughputs) {
-  DLBENCH_CHECK(gpus.size() == throughputs.size(), "one throughput per GPU count");
-  std::vector<ScalingPoint> points;
-  if (gpus.empty()) return points;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    ScalingPoint p;
-    p.gpus = gpus[i];
-    p.throughput = throughputs[i];
-    p.speedup = throughputs[i] / throughputs[0];
-    p.efficiency = scaling_efficiency(gpus[i], throughputs[i], gpus[0], throughputs[0]);
-    points.push_back(p);
-  }
-  return points;
-}
-
-RunConfig scaling_config(RunConfig base, int gpus) {
+result::RunConfig scaling_config(result::RunConfig base, int gpus) {
   base.device = Device::cuda(0);
   base.gpus = gpus;
-  base.launch = gpus > 1 ? dist::LaunchMode::kThreads : dist::LaunchMode::kSingle;
+  base.launch = gpus > 1 ? LaunchMode::kThreads : LaunchMode::kSingle;
   return base;
 }
 
-std::vector<RunResult> run_scaling(const RunConfig& base, const std::vector<int>& gpus,
-                                   const RunHooks& hooks,
-                                   const std::function<void(const RunResult&)>& on_run) {
-  std::vector<RunResult> results;
+std::vector<result::RunResult> run_scaling(
+    const result::RunConfig& base, const std::vector<int>& gpus, const RunHooks& hooks,
+    const std::function<void(const result::RunResult&)>& on_run) {
+  std::vector<result::RunResult> results;
   for (int n : gpus) {
     results.push_back(run_workload(scaling_config(base, n), hooks));
     if (on_run) on_run(results.back());

@@ -1,38 +1,22 @@
-// Scaling sweeps: the same workload and per-GPU batch on 1..N GPUs, and what each count
-// gained. speedup_N = throughput_N / throughput_base and scaling efficiency =
-// (throughput_N / N) / (throughput_base / base), where base is the sweep's smallest count
-// (normally 1 GPU, so efficiency = throughput_N / (N x throughput_1)).
+// Scaling sweeps: the same workload and per-GPU batch on 1..N GPUs (the arithmetic of speedup
+// and efficiency is in bench/result/scaling_math.h).
 #pragma once
 
 #include <functional>
 #include <vector>
 
+#include "bench/result/scaling_math.h"
 #include "bench/runner/workload_runner.h"
 
 namespace dlbench::runner {
 
-struct ScalingPoint {
-  int gpus = 1;
-  double throughput = 0;  // samples/s over all GPUs
-  double speedup = 1;
-  double efficiency = 1;
-};
-
-// (throughput / gpus) / (base_throughput / base_gpus); NaN without a usable base. The one
-// definition of scaling efficiency (the report's scaling section calls it too).
-double scaling_efficiency(int gpus, double throughput, int base_gpus, double base_throughput);
-
-// Pure: the points of measured (gpus, throughput) pairs in sweep order.
-std::vector<ScalingPoint> scaling_points(const std::vector<int>& gpus,
-                                         const std::vector<double>& throughputs);
-
 // The configuration of one count of a sweep: 1 GPU runs alone (no communicator, the number
 // a user would compare against), more run a thread per GPU.
-RunConfig scaling_config(RunConfig base, int gpus);
+result::RunConfig scaling_config(result::RunConfig base, int gpus);
 
 // Runs base on each count in order; on_run sees each result as it lands (to store it).
-std::vector<RunResult> run_scaling(const RunConfig& base, const std::vector<int>& gpus,
-                                   const RunHooks& hooks,
-                                   const std::function<void(const RunResult&)>& on_run);
+std::vector<result::RunResult> run_scaling(
+    const result::RunConfig& base, const std::vector<int>& gpus, const RunHooks& hooks,
+    const std::function<void(const result::RunResult&)>& on_run);
 
 }  // namespace dlbench::runner

@@ -11,6 +11,8 @@
 #include <memory>
 
 #include "bench/nvml/nvml.h"
+#include "bench/runner/layer_profiler.h"
+#include "bench/runner/validated_config.h"
 #include "bench/sysinfo/interconnect.h"
 #include "bench/sysinfo/machine_info.h"
 #include "bench/telemetry/sampler.h"
@@ -38,13 +40,14 @@ double peak_rss_bytes() {
   return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
 }
 
-void add_metrics(RunResult& r, const nn::MemoryReport& mem, std::size_t allocated_peak) {
+void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t allocated_peak) {
   auto add = [&](std::string tag, double value, std::string unit, std::string what) {
     r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(what)});
   };
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  add_timing_metrics(r, "their synchronized wall time",
-                     "2 x multiply-accumulates of convolutions and matmuls per sample per step");
+  result::add_timing_metrics(
+      r, "their synchronized wall time",
+      "2 x multiply-accumulates of convolutions and matmuls per sample per step");
   add("memory/planned_gib", static_cast<double>(mem.total()) / gib, "GiB",
       "device memory the network holds: weights, optimizer, state, planned activations");
   add("memory/activations_gib", static_cast<double>(mem.activations) / gib, "GiB",
@@ -55,20 +58,20 @@ void add_metrics(RunResult& r, const nn::MemoryReport& mem, std::size_t allocate
   if (r.config.device.type == DeviceType::kCpu)
     add("memory/process_peak_rss_gib", peak_rss_bytes() / gib, "GiB",
         "peak resident memory of the dlbench process (getrusage)");
-  if (r.config.precision == nn::Precision::kFp16 && r.config.mode == nn::Mode::kTrain) {
+  if (r.config.precision == Precision::kFp16 && r.config.mode == Mode::kTrain) {
     add("loss_scaling/skipped_steps", r.skipped_steps, "steps",
         "steps skipped (warm-up included) because fp16 gradients were not finite");
     add("loss_scaling/final_scale", r.loss_scale, "factor", "the dynamic loss scale at the end");
   }
   if (r.data_parallel) {
-    const DataParallel& dp = *r.data_parallel;
+    const result::DataParallel& dp = *r.data_parallel;
     add("data_parallel/replicas", dp.replicas, "replicas", "replicas (GPUs or processes)");
     add("data_parallel/samples_per_s_per_replica", r.throughput / dp.replicas, "samples/s",
         "throughput divided by the replicas");
     add("data_parallel/replicas_identical", dp.replicas_identical ? 1 : 0, "bool",
         "1 when every replica's weights hashed the same after the last step");
   }
-  if (r.config.mode == nn::Mode::kTrain) {
+  if (r.config.mode == Mode::kTrain) {
     add("loss/first", r.first_loss, "nats", "training loss of the first measured step");
     add("loss/last", r.last_loss, "nats", "training loss of the last measured step");
   }
@@ -89,8 +92,8 @@ std::string count(int n, const std::string& what) {
 
 // What stopped a run early and when, for the terminal and the store's note.
 // `cut`: the stop came inside the measured window; else after it, before the profiled steps.
-std::string interruption_note(const std::string& why, const RunConfig& c, int warmed, int measured,
-                              int planned, bool cut) {
+std::string interruption_note(const std::string& why, const result::RunConfig& c, int warmed,
+                              int measured, int planned, bool cut) {
   const std::string by = "interrupted by " + why;
   if (measured == 0 && c.warmup_steps == 0) return by + " before its first measured step";
   if (measured == 0)
@@ -108,16 +111,16 @@ std::string interruption_note(const std::string& why, const RunConfig& c, int wa
 }
 
 // Which devices this process drives for a configuration.
-dist::LaunchPlan launch_plan(const RunConfig& c) {
+dist::LaunchPlan launch_plan(const result::RunConfig& c) {
   dist::LaunchPlan plan{c.launch, {}};
   switch (c.launch) {
-    case dist::LaunchMode::kSingle:
+    case LaunchMode::kSingle:
       plan.devices = {c.device};
       break;
-    case dist::LaunchMode::kThreads:
+    case LaunchMode::kThreads:
       for (int i = 0; i < c.gpus; ++i) plan.devices.push_back(Device::cuda(i));
       break;
-    case dist::LaunchMode::kMpi: {
+    case LaunchMode::kMpi: {
       // A GPU job gives each rank of a node its own GPU, by local rank.
       const dist::MpiSession* session = dist::MpiSession::current();
       DLBENCH_CHECK(session != nullptr, "--dist mpi runs inside an MpiSession");
@@ -129,7 +132,8 @@ dist::LaunchPlan launch_plan(const RunConfig& c) {
 }
 
 // One replica's part of a run; the root replica's result is the run's.
-RunResult run_replica(const RunConfig& config, dist::Replica& replica, const RunHooks& hooks) {
+result::RunResult run_replica(const result::RunConfig& config, dist::Replica& replica,
+                              const RunHooks& hooks) {
   const models::ModelInfo& model = models::find_model(config.model);
   models::ModelConfig mc;
   mc.batch = *config.batch;
@@ -154,15 +158,16 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
                                config.seed + 7 + static_cast<std::uint64_t>(replica.rank),
                                net.dtype());
 
-  RunResult r;
+  result::RunResult r;
   r.config = config;
   r.config.input_size = mc.input_size;
-  if (config.launch == dist::LaunchMode::kMpi) r.config.device = be.device();
+  if (config.launch == LaunchMode::kMpi) r.config.device = be.device();
   r.model_description = model.description;
   r.backend = be.name();
   r.parameters = net.parameter_count();
-  r.layers = net.layer_summaries();
-  const bool train = config.mode == nn::Mode::kTrain;
+  for (const nn::LayerSummary& l : net.layer_summaries())
+    r.layers.push_back({l.name, l.kind, l.output, l.parameters, l.forward_macs});
+  const bool train = config.mode == Mode::kTrain;
   r.flops_per_sample =
       2.0 * static_cast<double>(train ? net.train_macs() : net.forward_macs()) / mc.batch;
 
@@ -248,7 +253,7 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
   }
 
   r.measured_steps = static_cast<int>(step_ms.size());
-  r.step = summarize_steps(step_ms);
+  r.step = result::summarize_steps(step_ms);
   r.graphs = net.graph_status();
   r.skipped_steps = net.skipped_steps();
   r.loss_scale = net.loss_scale();
@@ -270,9 +275,9 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
   std::int64_t samples = static_cast<std::int64_t>(r.measured_steps) * mc.batch;
   if (comm != nullptr) {
     // The job is as fast as its slowest replica: its wall time counts.
-    DataParallel dp;
+    result::DataParallel dp;
     dp.replicas = comm->size();
-    dp.launch = dist::to_string(config.launch);
+    dp.launch = to_string(config.launch);
     dp.communicator = comm->name();
     dp.global_batch = mc.batch * comm->size();
     dp.buckets = static_cast<std::int64_t>(net.gradient_buckets().size());
@@ -293,9 +298,9 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
     if (r.data_parallel && be.device().type == DeviceType::kCuda) {
       // The GPUs of this node: the threads' GPUs, or one per local MPI rank.
       const dist::MpiSession* mpi = dist::MpiSession::current();
-      const int local = config.launch == dist::LaunchMode::kThreads ? config.gpus
-                        : mpi != nullptr                            ? mpi->local_size()
-                                                                    : 1;
+      const int local = config.launch == LaunchMode::kThreads ? config.gpus
+                        : mpi != nullptr                      ? mpi->local_size()
+                                                              : 1;
       std::vector<int> cuda_devices;
       for (int i = 0; i < local; ++i) cuda_devices.push_back(i);
       // An empty mapping would describe every GPU: say nothing rather than something wrong.
@@ -312,13 +317,13 @@ RunResult run_replica(const RunConfig& config, dist::Replica& replica, const Run
 
 }  // namespace
 
-RunResult run_workload(const RunConfig& requested, const RunHooks& hooks) {
-  const RunConfig config = validated(requested);
+result::RunResult run_workload(const result::RunConfig& requested, const RunHooks& hooks) {
+  const result::RunConfig config = validated(requested);
   const dist::LaunchPlan plan = launch_plan(config);
-  RunResult result;
+  result::RunResult result;
   dist::run_replicas(plan, [&](dist::Replica& replica) {
     // Only the root replica reports progress and keeps its result.
-    RunResult r = run_replica(config, replica, replica.root() ? hooks : RunHooks{});
+    result::RunResult r = run_replica(config, replica, replica.root() ? hooks : RunHooks{});
     if (replica.root()) result = std::move(r);
   });
   return result;

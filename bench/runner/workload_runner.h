@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "bench/runner/run_result.h"
+#include "bench/result/run_result.h"
 
 namespace dlbench::runner {
 
@@ -25,6 +25,6 @@ struct RunHooks {
   std::function<std::string()> stop;
 };
 
-RunResult run_workload(const RunConfig& config, const RunHooks& hooks = {});
+result::RunResult run_workload(const result::RunConfig& config, const RunHooks& hooks = {});
 
 }  // namespace dlbench::runner

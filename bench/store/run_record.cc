@@ -49,7 +49,7 @@ std::optional<double> value_of(const Reported<double>& r) {
   return r.value();
 }
 
-void add_telemetry(RunRecord& record, const runner::RunResult& result) {
+void add_telemetry(RunRecord& record, const result::RunResult& result) {
   for (const telemetry::MetricSummary& m : result.telemetry->metrics) {
     TelemetryMetricRecord r;
     r.name = m.spec.name;
@@ -108,28 +108,28 @@ MachineRecord machine_record(const json& environment) {
   return m;
 }
 
-void set_config_columns(RunRecord& r, const runner::RunConfig& c) {
+void set_config_columns(RunRecord& r, const result::RunConfig& c) {
   r.framework = c.framework;
   r.model = c.model;
-  r.mode = runner::to_string(c.mode);
-  r.precision = nn::to_string(c.precision);
+  r.mode = to_string(c.mode);
+  r.precision = to_string(c.precision);
   r.device = to_string(c.device);
   r.batch = c.batch.value_or(0);
   r.input_size = c.input_size;
 }
 
-RunRecord run_record(const runner::RunResult& result) {
+RunRecord run_record(const result::RunResult& result) {
   RunRecord r;
   r.created_unix_s = std::time(nullptr);
   set_config_columns(r, result.config);
   if (result.data_parallel) {
     // "2x cuda (threads)": the device column names every replica.
-    const runner::DataParallel& dp = *result.data_parallel;
+    const result::DataParallel& dp = *result.data_parallel;
     r.device = std::to_string(dp.replicas) + "x " +
                (result.config.device.type == DeviceType::kCpu ? "cpu" : "cuda") + " (" + dp.launch +
                ")";
   }
-  json doc = runner::to_json(result);
+  json doc = result::to_json(result);
   r.config = doc["config"];
   r.machine = machine_record(result.environment);
   doc.erase("environment");  // kept once per machine
@@ -141,13 +141,13 @@ RunRecord run_record(const runner::RunResult& result) {
     r.status = "interrupted";
     r.error = result.interrupted;
   }
-  for (const runner::Metric& m : result.metrics)
+  for (const result::Metric& m : result.metrics)
     r.metrics.push_back({m.tag, m.value, m.unit, m.description});
   if (result.telemetry) add_telemetry(r, result);
   return r;
 }
 
-RunRecord failed_run_record(const runner::RunConfig& config, const json& environment,
+RunRecord failed_run_record(const result::RunConfig& config, const json& environment,
                             const std::string& error) {
   RunRecord r;
   r.created_unix_s = std::time(nullptr);

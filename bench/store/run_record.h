@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/runner/run_result.h"
+#include "bench/result/run_result.h"
 #include "bench/store/records.h"
 #include "bench/telemetry/summary.h"
 
@@ -21,14 +21,14 @@ MachineRecord machine_record(const nlohmann::json& environment);
 
 // With the telemetry of the measured phase when the run sampled it. An interrupted run
 // (RunResult::interrupted) gets status "interrupted" and its note as the error.
-RunRecord run_record(const runner::RunResult& result);
+RunRecord run_record(const result::RunResult& result);
 
 // A run that failed before it measured anything: stored so a suite shows it, and so --resume
 // runs it again.
-RunRecord failed_run_record(const runner::RunConfig& config, const nlohmann::json& environment,
+RunRecord failed_run_record(const result::RunConfig& config, const nlohmann::json& environment,
                             const std::string& error);
 
 // The configuration as the store's columns: model, mode, precision, device, batch, input.
-void set_config_columns(RunRecord& record, const runner::RunConfig& config);
+void set_config_columns(RunRecord& record, const result::RunConfig& config);
 
 }  // namespace dlbench::store

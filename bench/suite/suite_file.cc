@@ -13,6 +13,7 @@
 
 #include <toml++/toml.h>
 
+#include "bench/runner/validated_config.h"
 #include "bench/suite/suite_text.h"
 #include "engine/core/error.h"
 #include "engine/core/suggest.h"
@@ -129,7 +130,7 @@ std::vector<std::string> model_names() {
 
 // One key's value, checked and stored in the configuration. Every refusal names the value's line.
 void apply(const std::string& file, const std::string& key, const toml::node& v,
-           runner::RunConfig& c) {
+           result::RunConfig& c) {
   if (key == "model") {
     std::string name = text_of(file, key, v, "resnet50");
     const std::vector<std::string> names = model_names();
@@ -140,14 +141,14 @@ void apply(const std::string& file, const std::string& key, const toml::node& v,
   } else if (key == "mode") {
     std::string mode = text_of(file, key, v, "train");
     try {
-      c.mode = runner::parse_mode(mode);
-    } catch (const runner::ConfigError& e) {
+      c.mode = result::parse_mode(mode);
+    } catch (const result::ConfigError& e) {
       bad_value(file, v, key, e.problem(), e.example(), closest_match(mode, {"train", "infer"}));
     }
   } else if (key == "precision") {
     std::string precision = text_of(file, key, v, "fp16");
     try {
-      c.precision = nn::parse_precision(precision);
+      c.precision = parse_precision(precision);
     } catch (const Error&) {
       const std::vector<std::string> known = {"fp32", "tf32", "fp16", "bf16"};
       bad_value(file, v, key, "must be one of " + list_of(known) + ", not '" + precision + "'",
@@ -163,7 +164,7 @@ void apply(const std::string& file, const std::string& key, const toml::node& v,
                 "cuda:0");
     }
   } else if (key == "batch") {
-    c.batch = integer_of(file, key, v, 1, runner::kMaxBatch, "32");
+    c.batch = integer_of(file, key, v, 1, result::kMaxBatch, "32");
   } else if (key == "input") {
     std::int64_t input = integer_of(file, key, v, INT64_MIN, INT64_MAX, "224");
     if (input < 1 || input > INT_MAX)
@@ -171,9 +172,9 @@ void apply(const std::string& file, const std::string& key, const toml::node& v,
                 "224");
     c.input_size = int(input);
   } else if (key == "warmup") {
-    c.warmup_steps = int(integer_of(file, key, v, 0, runner::kMaxSteps, "5"));
+    c.warmup_steps = int(integer_of(file, key, v, 0, result::kMaxSteps, "5"));
   } else if (key == "steps") {
-    c.steps = int(integer_of(file, key, v, 1, runner::kMaxSteps, "20"));
+    c.steps = int(integer_of(file, key, v, 1, result::kMaxSteps, "20"));
   } else if (key == "seed") {
     std::int64_t seed = integer_of(file, key, v, INT64_MIN, INT64_MAX, "42");
     if (seed < 0)
@@ -207,7 +208,7 @@ void check_table(const std::string& file, const toml::table& t, const std::strin
                "they are one key: keep one");
       has_device = true;
     }
-    runner::RunConfig scratch;
+    result::RunConfig scratch;
     if (const toml::array* values = v.as_array()) {
       if (!arrays_allowed)
         refuse(file, line_of(v.source()), key + " in " + where + " takes one value, not an array",
@@ -239,7 +240,7 @@ void expand(const std::string& file, const toml::table& run, const toml::table* 
             std::vector<SuiteEntry>& out) {
   using Origins = std::map<std::string, const toml::node*>;  // field -> where its value is
   auto field_of = [](const std::string& key) { return key == "devices" ? "device" : key; };
-  runner::RunConfig base;
+  result::RunConfig base;
   Origins base_origins;
   if (defaults != nullptr)
     for (const auto& [k, v] : *defaults) {
@@ -256,12 +257,12 @@ void expand(const std::string& file, const toml::table& run, const toml::table* 
     axes.emplace_back(std::string(k.str()), values);
   }
   const std::size_t runs = run_count(run, kMaxSuiteRuns);
-  std::function<void(std::size_t, runner::RunConfig, Origins)> walk = [&](std::size_t i,
-                                                                          runner::RunConfig c,
+  std::function<void(std::size_t, result::RunConfig, Origins)> walk = [&](std::size_t i,
+                                                                          result::RunConfig c,
                                                                           Origins origins) {
     if (i < axes.size()) {
       for (const toml::node* v : axes[i].second) {
-        runner::RunConfig next = c;
+        result::RunConfig next = c;
         apply(file, axes[i].first, *v, next);
         Origins next_origins = origins;
         next_origins[field_of(axes[i].first)] = v;
@@ -269,18 +270,18 @@ void expand(const std::string& file, const toml::table& run, const toml::table* 
       }
       return;
     }
-    runner::RunConfig checked;
+    result::RunConfig checked;
     try {
       checked = runner::validated(c);  // the suite fails now, not at run 7
-    } catch (const runner::ConfigError& e) {
+    } catch (const result::ConfigError& e) {
       auto at = origins.find(e.field());
       int line = line_of(at != origins.end() ? at->second->source() : run.source());
       std::string which;
       if (runs > 1) {
-        runner::RunConfig shown = c;
+        result::RunConfig shown = c;
         if (!shown.batch)
           shown.batch =
-              c.mode == nn::Mode::kTrain ? runner::kDefaultTrainBatch : runner::kDefaultInferBatch;
+              c.mode == Mode::kTrain ? result::kDefaultTrainBatch : result::kDefaultInferBatch;
         which = " (in the run " + entry_label(shown) + ")";
       }
       refuse(file, line, e.field() + " " + e.problem() + which, value_hint(e.field(), e.example()));
@@ -302,19 +303,19 @@ toml::table parse_toml(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string entry_key(const runner::RunConfig& c) {
+std::string entry_key(const result::RunConfig& c) {
   std::ostringstream key;
-  key << "model=" << c.model << " mode=" << runner::to_string(c.mode)
-      << " precision=" << nn::to_string(c.precision) << " batch=" << c.batch.value_or(0)
+  key << "model=" << c.model << " mode=" << to_string(c.mode)
+      << " precision=" << to_string(c.precision) << " batch=" << c.batch.value_or(0)
       << " device=" << to_string(c.device) << " input=" << c.input_size
       << " warmup=" << c.warmup_steps << " steps=" << c.steps << " seconds=" << c.seconds
       << " seed=" << c.seed;
   return key.str();
 }
 
-std::string entry_label(const runner::RunConfig& c) {
-  std::string label = c.model + " " + runner::to_string(c.mode) + " " + nn::to_string(c.precision) +
-                      " batch " + std::to_string(c.batch.value_or(0));
+std::string entry_label(const result::RunConfig& c) {
+  std::string label = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " batch " +
+                      std::to_string(c.batch.value_or(0));
   if (c.input_size) label += " input " + std::to_string(c.input_size);
   return label + " on " + to_string(c.device);
 }

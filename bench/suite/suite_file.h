@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/runner/run_config.h"
+#include "bench/result/run_config.h"
 
 namespace dlbench::suite {
 
@@ -30,7 +30,7 @@ namespace dlbench::suite {
 constexpr std::size_t kMaxSuiteRuns = 10'000;
 
 struct SuiteEntry {
-  runner::RunConfig config;
+  result::RunConfig config;
   // The configuration as text; --resume matches landed runs by it.
   std::string key;
   std::string label;  // "resnet50 train fp32 batch 32 on cpu"
@@ -53,7 +53,7 @@ SuiteSpec load_suite(const std::string& path);
 // listing where it looked when none exists.
 std::string find_suite_file(const std::string& file_or_name);
 
-std::string entry_key(const runner::RunConfig& config);
-std::string entry_label(const runner::RunConfig& config);
+std::string entry_key(const result::RunConfig& config);
+std::string entry_label(const result::RunConfig& config);
 
 }  // namespace dlbench::suite

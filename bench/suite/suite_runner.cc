@@ -109,9 +109,9 @@ SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOp
     store::RunRecord record;
     std::string error;
     try {
-      runner::RunConfig config = entry.config;
+      result::RunConfig config = entry.config;
       config.telemetry_interval_s = options.telemetry_interval_s;
-      runner::RunResult result = runner::run_workload(config, hooks);
+      result::RunResult result = runner::run_workload(config, hooks);
       outcome.interrupted = result.interrupted;
       record = store::run_record(result);
     } catch (const Error& e) {

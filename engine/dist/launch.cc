@@ -16,18 +16,6 @@ std::optional<int> env_int(const char* name) {
 
 }  // namespace
 
-const char* to_string(LaunchMode mode) {
-  switch (mode) {
-    case LaunchMode::kSingle:
-      return "single";
-    case LaunchMode::kThreads:
-      return "threads";
-    case LaunchMode::kMpi:
-      return "mpi";
-  }
-  return "?";
-}
-
 LauncherEnv read_launcher_env() {
   LauncherEnv env;
   // Open MPI first: srun inside an mpirun allocation still sets SLURM_*.

@@ -11,12 +11,9 @@
 #include <vector>
 
 #include "engine/core/device.h"
+#include "engine/core/run_modes.h"
 
 namespace dlbench::dist {
-
-enum class LaunchMode { kSingle, kThreads, kMpi };
-
-const char* to_string(LaunchMode mode);
 
 // What the launcher told this process. Each field is empty where no launcher set it.
 struct LauncherEnv {

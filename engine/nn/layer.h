@@ -13,13 +13,12 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/core/run_modes.h"
 #include "engine/core/tensor.h"
 
 namespace dlbench::nn {
 
 using backend::GradMode;
-
-enum class Mode { kTrain, kInfer };
 
 enum class Init { kZeros, kOnes, kKaimingNormal, kNormal };
 

@@ -61,17 +61,6 @@ const char* to_string(Pass pass) {
   return "?";
 }
 
-DType compute_dtype(Precision p) {
-  switch (p) {
-    case Precision::kFp16:
-      return DType::kF16;
-    case Precision::kBf16:
-      return DType::kBF16;
-    default:
-      return DType::kF32;
-  }
-}
-
 Network::Network(Graph graph, backend::Backend& backend, const NetworkConfig& config)
     : graph_(std::move(graph)), backend_(backend), config_(config) {
   DLBENCH_CHECK(graph_.input() >= 0 && graph_.output() >= 0, "graph needs an input and logits");

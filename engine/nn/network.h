@@ -20,7 +20,6 @@
 #include "engine/nn/gradient_buckets.h"
 #include "engine/nn/graph.h"
 #include "engine/nn/planner.h"
-#include "engine/nn/precision.h"
 
 namespace dlbench::nn {
 
@@ -40,8 +39,6 @@ struct NetworkConfig {
   bool device_graphs = true;
   std::size_t bucket_bytes = std::size_t{25} << 20;  // as PyTorch DDP's default
 };
-
-DType compute_dtype(Precision p);
 
 // Bytes the network holds on its device, known before the first step.
 struct MemoryReport {

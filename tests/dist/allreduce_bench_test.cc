@@ -235,14 +235,14 @@ TEST(AllreduceBenchTest, CountsWrongElementsAcrossChunks) {
 }
 
 TEST(AllreduceBenchTest, OneCpuRankOrHalfPrecisionOnCpuIsAUsageError) {
-  dist::LaunchPlan single{dist::LaunchMode::kSingle, {Device::cpu()}};
+  dist::LaunchPlan single{LaunchMode::kSingle, {Device::cpu()}};
   EXPECT_EQ(kind_of([&] { check_plan(single, AllreduceConfig{}); }), ErrorKind::kUsage);
-  dist::LaunchPlan mpi{dist::LaunchMode::kMpi, {Device::cpu()}};
+  dist::LaunchPlan mpi{LaunchMode::kMpi, {Device::cpu()}};
   EXPECT_NO_THROW(check_plan(mpi, AllreduceConfig{}));
   AllreduceConfig f16;
   f16.dtype = DType::kF16;
   EXPECT_EQ(kind_of([&] { check_plan(mpi, f16); }), ErrorKind::kUsage);
-  dist::LaunchPlan gpus{dist::LaunchMode::kThreads, {Device::cuda(0), Device::cuda(1)}};
+  dist::LaunchPlan gpus{LaunchMode::kThreads, {Device::cuda(0), Device::cuda(1)}};
   EXPECT_NO_THROW(check_plan(gpus, f16));
 }
 

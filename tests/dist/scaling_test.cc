@@ -9,7 +9,7 @@ namespace dlbench::runner {
 namespace {
 
 TEST(ScalingTest, SpeedupAndEfficiencyAgainstOneGpu) {
-  const auto points = scaling_points({1, 2, 4}, {100.0, 190.0, 360.0});
+  const auto points = result::scaling_points({1, 2, 4}, {100.0, 190.0, 360.0});
   ASSERT_EQ(points.size(), 3u);
   EXPECT_DOUBLE_EQ(points[0].speedup, 1.0);
   EXPECT_DOUBLE_EQ(points[0].efficiency, 1.0);
@@ -20,25 +20,25 @@ TEST(ScalingTest, SpeedupAndEfficiencyAgainstOneGpu) {
 }
 
 TEST(ScalingTest, ASweepNotStartingAtOneComparesPerGpuThroughput) {
-  const auto points = scaling_points({2, 8}, {200.0, 760.0});
+  const auto points = result::scaling_points({2, 8}, {200.0, 760.0});
   EXPECT_DOUBLE_EQ(points[1].speedup, 3.8);
   EXPECT_DOUBLE_EQ(points[1].efficiency, 0.95);  // (760 / 8) / (200 / 2)
 }
 
 TEST(ScalingTest, EfficiencyNeedsAUsableBase) {
-  EXPECT_DOUBLE_EQ(scaling_efficiency(4, 3600, 1, 1000), 0.9);
-  EXPECT_TRUE(std::isnan(scaling_efficiency(4, 3600, 1, 0)));
-  EXPECT_TRUE(std::isnan(scaling_efficiency(0, 3600, 1, 1000)));
+  EXPECT_DOUBLE_EQ(result::scaling_efficiency(4, 3600, 1, 1000), 0.9);
+  EXPECT_TRUE(std::isnan(result::scaling_efficiency(4, 3600, 1, 0)));
+  EXPECT_TRUE(std::isnan(result::scaling_efficiency(0, 3600, 1, 1000)));
 }
 
 TEST(ScalingTest, OneGpuRunsAloneAndMoreRunAThreadEach) {
-  RunConfig base;
+  result::RunConfig base;
   base.device = Device::cpu();
-  const RunConfig one = scaling_config(base, 1);
-  EXPECT_EQ(one.launch, dist::LaunchMode::kSingle);
+  const result::RunConfig one = scaling_config(base, 1);
+  EXPECT_EQ(one.launch, LaunchMode::kSingle);
   EXPECT_EQ(one.device, Device::cuda(0));
-  const RunConfig four = scaling_config(base, 4);
-  EXPECT_EQ(four.launch, dist::LaunchMode::kThreads);
+  const result::RunConfig four = scaling_config(base, 4);
+  EXPECT_EQ(four.launch, LaunchMode::kThreads);
   EXPECT_EQ(four.gpus, 4);
 }
 

@@ -122,7 +122,7 @@ std::string engine_record(const std::string& model) {
   {
     Built b = build(model);
     nn::NetworkConfig nc;
-    nc.mode = nn::Mode::kInfer;
+    nc.mode = Mode::kInfer;
     nc.seed = 42;
     nn::Network net(std::move(b.graph), *be, nc);
     data::SyntheticSource source(*be, b.input, b.classes, kDataSeed);

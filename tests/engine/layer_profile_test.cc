@@ -8,7 +8,7 @@
 #include <map>
 #include <thread>
 
-#include "bench/runner/layer_profile.h"
+#include "bench/runner/layer_profiler.h"
 #include "engine/backend/backend.h"
 #include "engine/core/error.h"
 #include "engine/data/synthetic.h"
@@ -26,7 +26,7 @@ constexpr int kProfiledSteps = 2;
 
 // A ResNet-50 of full depth and 1/16 width on 32x32 inputs, batch 2.
 struct TinyNet {
-  explicit TinyNet(nn::Mode mode) : be(backend::make_backend(Device::cpu())) {
+  explicit TinyNet(Mode mode) : be(backend::make_backend(Device::cpu())) {
     const models::ModelInfo& info = models::find_model("resnet50");
     models::ModelConfig mc;
     mc.batch = 2;
@@ -42,7 +42,7 @@ struct TinyNet {
   }
   void step() {
     data::Batch b = source->next();
-    if (net->mode() == nn::Mode::kTrain)
+    if (net->mode() == Mode::kTrain)
       net->train_step(b.images, b.labels);
     else
       net->infer_step(b.images);
@@ -56,7 +56,7 @@ struct TinyNet {
 class CountingObserver final : public nn::LayerObserver {
  public:
   void begin(Pass pass, std::size_t node) override {
-    EXPECT_FALSE(open_) << nn::to_string(pass) << " " << node << " began inside another part";
+    EXPECT_FALSE(open_) << to_string(pass) << " " << node << " began inside another part";
     open_ = true;
     ++begins[{pass, node}];
   }
@@ -72,7 +72,7 @@ class CountingObserver final : public nn::LayerObserver {
 };
 
 TEST(LayerProfileTest, TheNetworkShowsEveryNodeOncePerPass) {
-  TinyNet t(nn::Mode::kTrain);
+  TinyNet t(Mode::kTrain);
   CountingObserver seen;
   t.net->set_observer(&seen);
   t.step();
@@ -90,7 +90,7 @@ TEST(LayerProfileTest, TheNetworkShowsEveryNodeOncePerPass) {
   EXPECT_EQ(seen.begins.size(), 2 * nodes + 2);
 }
 
-void expect_adds_up(const runner::LayerProfile& p) {
+void expect_adds_up(const result::LayerProfile& p) {
   EXPECT_GT(p.step_ms, 0.0);
   EXPECT_NEAR(p.layers_ms + p.parts_ms + p.gaps_ms - p.nested_ms, p.step_ms, kSumTolerance);
   EXPECT_LE(p.layers_ms + p.parts_ms - p.nested_ms, p.step_ms + kSumTolerance);
@@ -104,9 +104,9 @@ void expect_adds_up(const runner::LayerProfile& p) {
 }
 
 TEST(LayerProfileTest, TrainingProfileCoversEveryLayerAndAddsUp) {
-  TinyNet t(nn::Mode::kTrain);
+  TinyNet t(Mode::kTrain);
   t.step();  // oneDNN creates its primitives in the first step
-  const runner::LayerProfile p =
+  const result::LayerProfile p =
       runner::profile_layers(*t.net, *t.be, kProfiledSteps, [&](int) { t.step(); });
   EXPECT_EQ(p.steps, kProfiledSteps);
   EXPECT_NE(p.clock.find("host steady clock"), std::string::npos) << p.clock;
@@ -128,7 +128,7 @@ TEST(LayerProfileTest, TrainingProfileCoversEveryLayerAndAddsUp) {
   for (const auto& k : p.kinds)
     EXPECT_EQ(k.count, kinds.count(k.kind) ? kinds[k.kind] : 0) << k.kind;
   for (const char* kind : {"conv2d", "batch_norm", "relu", "add", "linear", "loss", "update"})
-    EXPECT_TRUE(std::any_of(p.kinds.begin(), p.kinds.end(), [&](const runner::KindTime& k) {
+    EXPECT_TRUE(std::any_of(p.kinds.begin(), p.kinds.end(), [&](const result::KindTime& k) {
       return k.kind == kind;
     })) << kind;
   std::map<std::string, bool> gaps;
@@ -137,16 +137,16 @@ TEST(LayerProfileTest, TrainingProfileCoversEveryLayerAndAddsUp) {
        {"between layers (forward)", "between forward and loss", "between loss and backward",
         "between layers (backward)", "between backward and update"})
     EXPECT_TRUE(gaps[gap]) << gap;
-  const nlohmann::json j = runner::to_json(p);
+  const nlohmann::json j = result::to_json(p);
   EXPECT_EQ(j["steps"], kProfiledSteps);
   EXPECT_EQ(j["layers"].size(), summaries.size());
   EXPECT_TRUE(j["measured"].get<std::string>().find("after the measured") != std::string::npos);
 }
 
 TEST(LayerProfileTest, InferenceHasNoBackwardAndNoParts) {
-  TinyNet t(nn::Mode::kInfer);
+  TinyNet t(Mode::kInfer);
   t.step();
-  const runner::LayerProfile p = runner::profile_layers(*t.net, *t.be, 1, [&](int) { t.step(); });
+  const result::LayerProfile p = runner::profile_layers(*t.net, *t.be, 1, [&](int) { t.step(); });
   ASSERT_EQ(p.layers.size(), t.net->graph().nodes().size());
   for (const auto& l : p.layers) EXPECT_EQ(l.backward_ms, 0.0) << l.name;
   EXPECT_TRUE(p.parts.empty());
@@ -175,7 +175,7 @@ TEST(LayerProfileTest, SpansGapsAndNestedPartsOnHandMadeMarks) {
   profiler.end(Pass::kGradientSync, 0);
   profiler.end(Pass::kBackward, 1);
   profiler.end_step();
-  const runner::LayerProfile p = profiler.result();
+  const result::LayerProfile p = profiler.result();
   EXPECT_GE(p.layers[0].forward_ms, 2.0);
   EXPECT_GE(p.layers[1].backward_ms, 2.0);
   ASSERT_EQ(p.parts.size(), 1u);

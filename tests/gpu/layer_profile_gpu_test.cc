@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "bench/runner/layer_profile.h"
+#include "bench/runner/layer_profiler.h"
 #include "engine/backend/backend.h"
 #include "engine/core/error.h"
 #include "engine/data/synthetic.h"
@@ -25,7 +25,7 @@ bool have_gpu() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-runner::LayerProfile profile(nn::Mode mode, nn::Precision precision) {
+result::LayerProfile profile(Mode mode, Precision precision) {
   auto be = backend::make_backend(Device::cuda(0));
   const models::ModelInfo& info = models::find_model("resnet50");
   models::ModelConfig mc;
@@ -43,19 +43,19 @@ runner::LayerProfile profile(nn::Mode mode, nn::Precision precision) {
   data::SyntheticSource source(*be, shape, mc.classes, 5, net.dtype());
   auto step = [&](int) {
     data::Batch b = source.next();
-    if (mode == nn::Mode::kTrain)
+    if (mode == Mode::kTrain)
       net.train_step(b.images, b.labels);
     else
       net.infer_step(b.images);
   };
   step(0);  // cuDNN measures its algorithms in the first step
   be->synchronize();
-  runner::LayerProfile p = runner::profile_layers(net, *be, kProfiledSteps, step);
+  result::LayerProfile p = runner::profile_layers(net, *be, kProfiledSteps, step);
   EXPECT_EQ(p.layers.size(), net.graph().nodes().size());
   return p;
 }
 
-void expect_adds_up(const runner::LayerProfile& p, bool train) {
+void expect_adds_up(const result::LayerProfile& p, bool train) {
   EXPECT_EQ(p.steps, kProfiledSteps);
   EXPECT_NE(p.clock.find("CUDA events on cuda:0"), std::string::npos) << p.clock;
   EXPECT_GT(p.step_ms, 0.0);
@@ -76,12 +76,12 @@ void expect_adds_up(const runner::LayerProfile& p, bool train) {
 
 TEST(LayerProfileGpuTest, Fp32TrainingOnEvents) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
-  expect_adds_up(profile(nn::Mode::kTrain, nn::Precision::kFp32), true);
+  expect_adds_up(profile(Mode::kTrain, Precision::kFp32), true);
 }
 
 TEST(LayerProfileGpuTest, Fp16TrainingShowsTheCastAndCheckAsAGap) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
-  const runner::LayerProfile p = profile(nn::Mode::kTrain, nn::Precision::kFp16);
+  const result::LayerProfile p = profile(Mode::kTrain, Precision::kFp16);
   expect_adds_up(p, true);
   bool gap = false;
   for (const auto& g : p.gaps) gap |= g.name == "between backward and update" && g.ms > 0;
@@ -90,7 +90,7 @@ TEST(LayerProfileGpuTest, Fp16TrainingShowsTheCastAndCheckAsAGap) {
 
 TEST(LayerProfileGpuTest, InferenceOnEvents) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
-  expect_adds_up(profile(nn::Mode::kInfer, nn::Precision::kFp32), false);
+  expect_adds_up(profile(Mode::kInfer, Precision::kFp32), false);
 }
 
 TEST(LayerProfileGpuTest, EventTimerReadsQueuedWork) {

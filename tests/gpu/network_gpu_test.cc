@@ -34,7 +34,7 @@ struct StepResult {
   std::vector<nn::ParameterSlice> slices;
 };
 
-StepResult one_step(const Device& device, nn::Precision precision, const models::ModelConfig& mc,
+StepResult one_step(const Device& device, Precision precision, const models::ModelConfig& mc,
                     const char* model,
                     backend::cuda::ConvRoute route = backend::cuda::ConvRoute::kMeasured) {
   auto be = backend::make_backend(device);
@@ -78,15 +78,15 @@ TEST(NetworkGpuTest, ResNet50Fp32StepMatchesTheCpu) {
   mc.batch = 4;
   mc.input_size = 224;
   using backend::cuda::ConvRoute;
-  StepResult cpu = one_step(Device::cpu(), nn::Precision::kFp32, mc, "resnet50");
-  StepResult gpu = one_step(Device::cuda(0), nn::Precision::kFp32, mc, "resnet50");
+  StepResult cpu = one_step(Device::cpu(), Precision::kFp32, mc, "resnet50");
+  StepResult gpu = one_step(Device::cuda(0), Precision::kFp32, mc, "resnet50");
   // The same step on this GPU with every convolution on cuDNN, and with every one as a
   // matrix product: two correct fp32 implementations, whose difference measures how far
   // rounding alone moves each gradient.
   StepResult on_cudnn =
-      one_step(Device::cuda(0), nn::Precision::kFp32, mc, "resnet50", ConvRoute::kCudnn);
+      one_step(Device::cuda(0), Precision::kFp32, mc, "resnet50", ConvRoute::kCudnn);
   StepResult on_gemm =
-      one_step(Device::cuda(0), nn::Precision::kFp32, mc, "resnet50", ConvRoute::kGemm);
+      one_step(Device::cuda(0), Precision::kFp32, mc, "resnet50", ConvRoute::kGemm);
   std::printf("loss: cpu %.6f gpu %.6f\n", cpu.loss, gpu.loss);
   EXPECT_NEAR(gpu.loss, cpu.loss, 1e-3 * std::fabs(cpu.loss));
   ASSERT_EQ(cpu.slices.size(), gpu.slices.size());
@@ -117,7 +117,7 @@ TEST(NetworkGpuTest, ResNet50Fp32StepMatchesTheCpu) {
   EXPECT_LE(worst_bn, kNoiseFactor * worst_bn_noise + kTolerance);
 }
 
-void expect_mixed_precision_learns(nn::Precision precision) {
+void expect_mixed_precision_learns(Precision precision) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   auto be = backend::make_backend(Device::cuda(0));
   const models::ModelInfo& info = models::find_model("resnet50");
@@ -143,15 +143,15 @@ void expect_mixed_precision_learns(nn::Precision precision) {
     ASSERT_TRUE(std::isfinite(loss)) << "step " << step;
   }
   std::printf("%s: loss %.4f -> %.4f in %d steps, %d skipped, loss scale %.0f\n",
-              nn::to_string(precision), first, loss, step, net.skipped_steps(), net.loss_scale());
+              to_string(precision), first, loss, step, net.skipped_steps(), net.loss_scale());
   EXPECT_LT(loss, 0.05f * first);
 }
 
 TEST(NetworkGpuTest, Fp16TrainingLearns) {
-  expect_mixed_precision_learns(nn::Precision::kFp16);
+  expect_mixed_precision_learns(Precision::kFp16);
 }
 TEST(NetworkGpuTest, Bf16TrainingLearns) {
-  expect_mixed_precision_learns(nn::Precision::kBf16);
+  expect_mixed_precision_learns(Precision::kBf16);
 }
 
 // Replaying recorded CUDA graphs is the same work as issuing the ops one by one. The networks
@@ -163,7 +163,7 @@ struct GraphRun {
   std::string status;
 };
 
-GraphRun train_steps(backend::Backend& be, nn::Precision precision, bool graphs, int steps) {
+GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int steps) {
   const models::ModelInfo& info = models::find_model("resnet50");
   models::ModelConfig mc;
   mc.batch = 8;
@@ -219,7 +219,7 @@ constexpr double kGraphNoiseFactor = 3.0;
 constexpr double kGraphFloor = 1e-6;
 constexpr double kLossFloor = 1e-5;
 
-void expect_graphs_match_eager(nn::Precision precision) {
+void expect_graphs_match_eager(Precision precision) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   constexpr int kSteps = 2;  // the first eager, the second replayed
   auto be = backend::make_backend(Device::cuda(0));
@@ -231,7 +231,7 @@ void expect_graphs_match_eager(nn::Precision precision) {
   std::printf(
       "%s: graphs %s; loss %.6f (eager %.6f, again %.6f); update differs by %.2e "
       "(eager from eager: %.2e)\n",
-      nn::to_string(precision), graphed.status.c_str(), graphed.loss, eager.loss, again.loss, graph,
+      to_string(precision), graphed.status.c_str(), graphed.loss, eager.loss, again.loss, graph,
       noise);
   EXPECT_EQ(graphed.status.rfind("on (", 0), 0u) << graphed.status;
   EXPECT_EQ(eager.status, "off (--no-graphs)");
@@ -242,10 +242,10 @@ void expect_graphs_match_eager(nn::Precision precision) {
 }
 
 TEST(NetworkGpuTest, GraphStepsMatchEagerStepsFp32) {
-  expect_graphs_match_eager(nn::Precision::kFp32);
+  expect_graphs_match_eager(Precision::kFp32);
 }
 TEST(NetworkGpuTest, GraphStepsMatchEagerStepsFp16) {
-  expect_graphs_match_eager(nn::Precision::kFp16);
+  expect_graphs_match_eager(Precision::kFp16);
 }
 
 }  // namespace

@@ -55,11 +55,13 @@ add_library(dlbench_backend backend.cc)
 target_link_libraries(dlbench_backend PUBLIC dlbench_core)
 add_library(dlbench_nn nn.cc)
 target_link_libraries(dlbench_nn PUBLIC dlbench_backend)
+add_library(dlbench_result result.cc)
+target_link_libraries(dlbench_result PUBLIC dlbench_core)
 EOF
 cat >"$clean/bench/store/CMakeLists.txt" <<'EOF'
 add_library(dlbench_store store.cc)
 target_link_libraries(dlbench_store
-  PUBLIC dlbench_core  # dlbench_nn would link the engine
+  PUBLIC dlbench_core dlbench_result  # dlbench_nn would link the engine
   $<$<BOOL:${WITH_ENGINE}>:dlbench_models>
   PRIVATE dlbench_sqlite)
 EOF
@@ -123,6 +125,16 @@ expect "the report links the engine through the store: fails" 1 \
   "bench/report/CMakeLists.txt:2: dlbench_report links the engine's dlbench_nn (dlbench_report -> dlbench_store -> dlbench_nn)" -- \
   $check --root "$tree" --allow-list "$tmp/empty.txt"
 
+tree=$(with_violation result_links_nn)
+sed -i 's/^target_link_libraries(dlbench_result PUBLIC dlbench_core)$/target_link_libraries(dlbench_result PUBLIC dlbench_core dlbench_nn)/' \
+  "$tree/CMakeLists.txt"
+expect "the results link the engine: fails, and so does their reader" 1 \
+  "CMakeLists.txt:7: dlbench_result links the engine's dlbench_nn (dlbench_result -> dlbench_nn)" -- \
+  $check --root "$tree" --allow-list "$tmp/empty.txt"
+expect "the store reads the results, so it links the engine too" 1 \
+  "dlbench_store -> dlbench_result -> dlbench_nn" -- \
+  $check --root "$tree" --allow-list "$tmp/empty.txt"
+
 # The allow-list: a listed violation passes, a reason is required, an unused entry is an error.
 cat >"$tmp/allow-hint.txt" <<'EOF'
 # check | file | subject; then the step that removes it, and why
@@ -142,7 +154,7 @@ sed '3s/.*/    someday/' "$tmp/allow-hint.txt" >"$tmp/no-step.txt"
 expect "an allow-list entry that names no step: usage error" 2 "naming the step that removes it" -- \
   $check --root "$tmp/hint" --allow-list "$tmp/no-step.txt"
 expect "the built-in allow-list on a tree without its violations: every entry stale" 1 \
-  "stale allow-list entry (include | bench/store/run_record.h | bench/runner/run_result.h)" -- \
+  "stale allow-list entry (hint | engine/core/memory.cc | use a smaller --batch or free memory)" -- \
   $check --root "$clean"
 expect "not a source tree: usage error" 2 "is not a dlbench source tree" -- \
   $check --root "$tmp/clean/tests"

@@ -1,10 +1,10 @@
-#include "bench/runner/step_stats.h"
+#include "bench/result/step_stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-namespace dlbench::runner {
+namespace dlbench::result {
 
 double percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -33,4 +33,4 @@ StepStats summarize_steps(std::vector<double> ms) {
   return s;
 }
 
-}  // namespace dlbench::runner
+}  // namespace dlbench::result

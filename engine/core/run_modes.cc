@@ -1,8 +1,12 @@
-#include "engine/nn/precision.h"
+#include "engine/core/run_modes.h"
 
 #include "engine/core/error.h"
 
-namespace dlbench::nn {
+namespace dlbench {
+
+const char* to_string(Mode mode) {
+  return mode == Mode::kTrain ? "train" : "infer";
+}
 
 const char* to_string(Precision p) {
   switch (p) {
@@ -25,4 +29,27 @@ Precision parse_precision(const std::string& text) {
               "use one of fp32, tf32, fp16, bf16");
 }
 
-}  // namespace dlbench::nn
+DType compute_dtype(Precision p) {
+  switch (p) {
+    case Precision::kFp16:
+      return DType::kF16;
+    case Precision::kBf16:
+      return DType::kBF16;
+    default:
+      return DType::kF32;
+  }
+}
+
+const char* to_string(LaunchMode mode) {
+  switch (mode) {
+    case LaunchMode::kSingle:
+      return "single";
+    case LaunchMode::kThreads:
+      return "threads";
+    case LaunchMode::kMpi:
+      return "mpi";
+  }
+  return "?";
+}
+
+}  // namespace dlbench

@@ -1,10 +1,10 @@
-#include "bench/runner/run_result.h"
+#include "bench/result/run_result.h"
 
 #include <cmath>
 
 #include "bench/telemetry/telemetry_json.h"
 
-namespace dlbench::runner {
+namespace dlbench::result {
 
 namespace {
 
@@ -58,7 +58,7 @@ nlohmann::json to_json(const RunResult& r) {
         {"framework", c.framework},
         {"mode", to_string(c.mode)},
         {"batch", c.batch.value_or(0)},
-        {"precision", nn::to_string(c.precision)},
+        {"precision", to_string(c.precision)},
         {"device", to_string(c.device)},
         {"input_size", c.input_size},
         {"warmup_steps", c.warmup_steps},
@@ -118,4 +118,4 @@ nlohmann::json to_json(const RunResult& r) {
   return doc;
 }
 
-}  // namespace dlbench::runner
+}  // namespace dlbench::result

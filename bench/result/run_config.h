@@ -7,11 +7,9 @@
 
 #include "engine/core/device.h"
 #include "engine/core/error.h"
-#include "engine/dist/launch.h"
-#include "engine/nn/layer.h"
-#include "engine/nn/precision.h"
+#include "engine/core/run_modes.h"
 
-namespace dlbench::runner {
+namespace dlbench::result {
 
 // Defaults follow the published evaluations (DESIGN.md): train batch 128, infer batch 64.
 constexpr std::int64_t kDefaultTrainBatch = 128;
@@ -23,13 +21,13 @@ struct RunConfig {
   std::string model = "resnet50";
   // "native" (dlbench's engine) or a peer framework run by bench/peers: "pytorch", "jax".
   std::string framework = "native";
-  nn::Mode mode = nn::Mode::kTrain;
+  Mode mode = Mode::kTrain;
   std::optional<std::int64_t> batch;  // unset: the mode's default
-  nn::Precision precision = nn::Precision::kFp32;
+  Precision precision = Precision::kFp32;
   Device device;  // kSingle; in kMpi the rank's GPU is cuda:<local rank> when this is a GPU
   // Data parallel: kThreads drives cuda:0..gpus-1 from this process, kMpi is one rank of a
   // job started by mpirun/srun. `batch` is per replica; the global batch is batch x replicas.
-  dist::LaunchMode launch = dist::LaunchMode::kSingle;
+  LaunchMode launch = LaunchMode::kSingle;
   int gpus = 1;             // kThreads
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
   // Replay steps as CUDA graphs after the first (nn::NetworkConfig::device_graphs).
@@ -48,7 +46,7 @@ struct RunConfig {
   bool telemetry = true;
   double telemetry_interval_s = 0.5;
   // > 0: after the measured steps, this many extra steps with a device-timer mark around every
-  // layer and part (bench/runner/layer_profile.h); never inside the measured window.
+  // layer and part (bench/runner/layer_profiler.h); never inside the measured window.
   int profile_steps = 0;
 };
 
@@ -75,11 +73,6 @@ class ConfigError : public Error {
   std::string example_;
 };
 
-const char* to_string(nn::Mode mode);
-nn::Mode parse_mode(const std::string& text);  // Error(kUsage) on anything but train/infer
-// Fills defaults (after validation batch is set) and rejects impossible values with
-// ConfigError: every number finite and in range, the model known and its input size one it
-// takes, so a suite fails before its first run and nothing is stored for a run that cannot be.
-RunConfig validated(RunConfig config);
+Mode parse_mode(const std::string& text);  // ConfigError on anything but train/infer
 
-}  // namespace dlbench::runner
+}  // namespace dlbench::result

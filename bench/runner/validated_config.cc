@@ -1,4 +1,4 @@
-#include "bench/runner/run_config.h"
+#include "bench/runner/validated_config.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +18,7 @@ std::string number(double v) {
 }
 
 void require(bool ok, const char* field, const std::string& problem, const char* example) {
-  if (!ok) throw ConfigError(field, problem, example);
+  if (!ok) throw result::ConfigError(field, problem, example);
 }
 
 void in_range(std::int64_t value, std::int64_t low, std::int64_t high, const char* field,
@@ -38,14 +38,14 @@ void finite_in_range(double value, double low, double high, const char* field,
           example);
 }
 
-void check_model(const RunConfig& c) {
+void check_model(const result::RunConfig& c) {
   const models::ModelInfo* model = &models::find_model(c.model);  // names the known ones
   if (c.input_size == 0) return;
   const auto& sizes = model->input_sizes;
   if (std::find(sizes.begin(), sizes.end(), c.input_size) != sizes.end()) return;
   std::string list;
   for (int s : sizes) list += (list.empty() ? "" : ", ") + std::to_string(s);
-  throw ConfigError(
+  throw result::ConfigError(
       "input",
       "of " + c.model + " must be one of " + list + ", not " + std::to_string(c.input_size),
       std::to_string(model->default_input_size).c_str());
@@ -53,53 +53,39 @@ void check_model(const RunConfig& c) {
 
 }  // namespace
 
-ConfigError::ConfigError(std::string field, const std::string& problem, std::string example)
-    : Error(ErrorKind::kUsage, field + " " + problem, "e.g. " + field + " " + example),
-      field_(std::move(field)),
-      problem_(problem),
-      example_(std::move(example)) {}
-
-const char* to_string(nn::Mode mode) {
-  return mode == nn::Mode::kTrain ? "train" : "infer";
-}
-
-nn::Mode parse_mode(const std::string& text) {
-  if (text == "train") return nn::Mode::kTrain;
-  if (text == "infer" || text == "inference") return nn::Mode::kInfer;
-  throw ConfigError("mode", "must be train or infer, not '" + text + "'", "train");
-}
-
-RunConfig validated(RunConfig c) {
-  if (!c.batch) c.batch = c.mode == nn::Mode::kTrain ? kDefaultTrainBatch : kDefaultInferBatch;
+result::RunConfig validated(result::RunConfig c) {
+  if (!c.batch)
+    c.batch = c.mode == Mode::kTrain ? result::kDefaultTrainBatch : result::kDefaultInferBatch;
   check_model(c);
-  in_range(*c.batch, 1, kMaxBatch, "batch", "32");
-  in_range(c.steps, 1, kMaxSteps, "steps", "20");
-  in_range(c.warmup_steps, 0, kMaxSteps, "warmup", "5");
-  in_range(c.profile_steps, 0, kMaxSteps, "profile-layers", "5");
-  finite_in_range(c.seconds, 0, kMaxSeconds, "seconds", "30");
+  in_range(*c.batch, 1, result::kMaxBatch, "batch", "32");
+  in_range(c.steps, 1, result::kMaxSteps, "steps", "20");
+  in_range(c.warmup_steps, 0, result::kMaxSteps, "warmup", "5");
+  in_range(c.profile_steps, 0, result::kMaxSteps, "profile-layers", "5");
+  finite_in_range(c.seconds, 0, result::kMaxSeconds, "seconds", "30");
   require(std::isfinite(c.learning_rate) && c.learning_rate >= 0, "lr",
           "must be a finite number >= 0, not " + number(c.learning_rate), "0.01");
   require(c.momentum >= 0 && c.momentum < 1, "momentum",
           "must be from 0 up to (not including) 1, not " + number(c.momentum), "0.9");
-  require(std::isfinite(c.bucket_mb) && c.bucket_mb > 0 && c.bucket_mb <= kMaxBucketMb, "bucket-mb",
-          "must be a finite number above 0 and at most " + number(kMaxBucketMb) + ", not " +
+  require(std::isfinite(c.bucket_mb) && c.bucket_mb > 0 && c.bucket_mb <= result::kMaxBucketMb,
+          "bucket-mb",
+          "must be a finite number above 0 and at most " + number(result::kMaxBucketMb) + ", not " +
               number(c.bucket_mb),
           "25");
   telemetry::check_interval(c.telemetry_interval_s);  // also with telemetry off: a typo is a typo
   if (c.profile_steps > 0 && c.framework != "native")
     throw Error(ErrorKind::kUsage, "--profile-layers times dlbench's own engine, not a framework",
                 "drop --framework, or --profile-layers");
-  if (c.launch == dist::LaunchMode::kThreads && c.gpus > 1 && c.device.type == DeviceType::kCpu)
+  if (c.launch == LaunchMode::kThreads && c.gpus > 1 && c.device.type == DeviceType::kCpu)
     throw Error(ErrorKind::kUsage,
                 "--gpus drives GPUs; data parallelism on CPUs runs one process "
                 "per replica",
                 "mpirun -np 2 dlbench run ... --device cpu --dist mpi");
   // A ConfigError, so the CLI hints at its flag and a suite at its key.
-  if (c.device.type == DeviceType::kCpu && c.precision != nn::Precision::kFp32)
-    throw ConfigError("precision",
-                      std::string(nn::to_string(c.precision)) +
-                          " needs a GPU backend; the CPU backend computes in fp32",
-                      "fp32");
+  if (c.device.type == DeviceType::kCpu && c.precision != Precision::kFp32)
+    throw result::ConfigError("precision",
+                              std::string(to_string(c.precision)) +
+                                  " needs a GPU backend; the CPU backend computes in fp32",
+                              "fp32");
   return c;
 }
 

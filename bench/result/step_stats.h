@@ -3,7 +3,7 @@
 
 #include <vector>
 
-namespace dlbench::runner {
+namespace dlbench::result {
 
 struct StepStats {
   int count = 0;
@@ -15,4 +15,4 @@ struct StepStats {
 StepStats summarize_steps(std::vector<double> step_ms);
 double percentile(const std::vector<double>& sorted, double q);
 
-}  // namespace dlbench::runner
+}  // namespace dlbench::result

@@ -1,22 +1,24 @@
 // The result of one run: tagged metrics with units (nvbench style), the configuration, and the
-// environment it ran in. Printers (terminal, JSON; later the store and reports) read this.
+// environment it ran in. The terminal, JSON, the store and the reports read this; none of them
+// needs the engine to.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "bench/runner/layer_profile.h"
-#include "bench/runner/run_config.h"
-#include "bench/runner/step_stats.h"
+#include "bench/result/layer_profile.h"
+#include "bench/result/run_config.h"
+#include "bench/result/step_stats.h"
 #include "bench/telemetry/metric.h"
 #include "bench/telemetry/nvml_source.h"
 #include "bench/telemetry/summary.h"
-#include "engine/nn/network.h"
+#include "engine/core/shape.h"
 
-namespace dlbench::runner {
+namespace dlbench::result {
 
 struct Metric {
   std::string tag;  // "throughput/samples_per_s"
@@ -38,6 +40,15 @@ struct DataParallel {
   std::vector<double> replica_seconds;  // each replica's measured wall time
 };
 
+// One layer of the model as the engine built it (the runner copies the engine's summaries).
+struct LayerRow {
+  std::string name;  // "layer1.0.conv1"
+  std::string kind;  // "conv2d"
+  Shape output;      // the output value's shape, batch first
+  std::int64_t parameters = 0;
+  std::int64_t forward_macs = 0;
+};
+
 struct RunResult {
   RunConfig config;
   std::optional<DataParallel> data_parallel;  // set when replicas > 1
@@ -53,8 +64,8 @@ struct RunResult {
   double first_loss = 0, last_loss = 0;  // train only
   int skipped_steps = 0;                 // fp16 loss scaling: steps with non-finite gradients
   float loss_scale = 1.0f;
-  std::vector<Metric> metrics;           // everything above and more, tagged
-  std::vector<nn::LayerSummary> layers;  // per layer: output shape, parameters, forward MACs
+  std::vector<Metric> metrics;   // everything above and more, tagged
+  std::vector<LayerRow> layers;  // per layer: output shape, parameters, forward MACs
   // Telemetry of the measured phase, when config.telemetry: its summary, every sample, and
   // the GPUs sampled.
   std::optional<telemetry::Summary> telemetry;
@@ -81,4 +92,4 @@ void add_metric(RunResult& r, std::string tag, double value, std::string unit,
 void add_timing_metrics(RunResult& r, const std::string& measured,
                         const std::string& flops_counted);
 
-}  // namespace dlbench::runner
+}  // namespace dlbench::result

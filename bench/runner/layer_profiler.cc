@@ -1,4 +1,4 @@
-#include "bench/runner/layer_profile.h"
+#include "bench/runner/layer_profiler.h"
 
 #include <algorithm>
 #include <map>
@@ -38,7 +38,7 @@ void LayerProfiler::record(nn::Pass pass, std::size_t node, Edge edge) {
 }
 
 void LayerProfiler::add_part(const std::string& name, double ms) {
-  for (PartTime& p : parts_)
+  for (result::PartTime& p : parts_)
     if (p.name == name) {
       p.ms += ms;
       return;
@@ -49,11 +49,10 @@ void LayerProfiler::add_part(const std::string& name, double ms) {
 void LayerProfiler::add_gap(const Mark& before, const Mark& after, double ms) {
   const bool layers = before.pass == after.pass &&
                       (after.pass == nn::Pass::kForward || after.pass == nn::Pass::kBackward);
-  const std::string name = layers
-                               ? std::string("between layers (") + nn::to_string(after.pass) + ")"
-                               : std::string("between ") + nn::to_string(before.pass) + " and " +
-                                     nn::to_string(after.pass);
-  for (PartTime& g : gaps_)
+  const std::string name =
+      layers ? std::string("between layers (") + to_string(after.pass) + ")"
+             : std::string("between ") + to_string(before.pass) + " and " + to_string(after.pass);
+  for (result::PartTime& g : gaps_)
     if (g.name == name) {
       g.ms += ms;
       return;
@@ -79,7 +78,7 @@ void LayerProfiler::end_step() {
     }
     DLBENCH_CHECK(
         !open.empty() && marks_[open.back()].pass == m.pass && marks_[open.back()].node == m.node,
-        std::string("the ") + nn::to_string(m.pass) + " part of node " + std::to_string(m.node) +
+        std::string("the ") + to_string(m.pass) + " part of node " + std::to_string(m.node) +
             " ended without beginning");
     const double ms = at[i] - at[open.back()];
     open.pop_back();
@@ -89,14 +88,14 @@ void LayerProfiler::end_step() {
       (m.pass == nn::Pass::kForward ? layers_[m.node].forward_ms : layers_[m.node].backward_ms) +=
           ms;
     } else {
-      add_part(nn::to_string(m.pass), ms);
+      add_part(to_string(m.pass), ms);
     }
     if (open.empty())
       last_end = i;
     else
       nested_ms_ += ms;
   }
-  DLBENCH_CHECK(open.empty(), std::string("the ") + nn::to_string(marks_[open.back()].pass) +
+  DLBENCH_CHECK(open.empty(), std::string("the ") + to_string(marks_[open.back()].pass) +
                                   " part of node " + std::to_string(marks_[open.back()].node) +
                                   " began and never ended");
   step_ms_ += at.back();
@@ -104,44 +103,45 @@ void LayerProfiler::end_step() {
   marks_.clear();
 }
 
-LayerProfile LayerProfiler::result() const {
-  LayerProfile p;
+result::LayerProfile LayerProfiler::result() const {
+  result::LayerProfile p;
   p.steps = steps_;
   p.clock = timer_->clock();
   const double n = std::max(steps_, 1);
   p.step_ms = step_ms_ / n;
   p.nested_ms = nested_ms_ / n;
-  std::map<std::string, KindTime> by_kind;
-  for (LayerTime l : layers_) {
+  std::map<std::string, result::KindTime> by_kind;
+  for (result::LayerTime l : layers_) {
     l.forward_ms /= n, l.backward_ms /= n;
     p.layers_ms += l.total_ms();
-    KindTime& k = by_kind[l.kind];
+    result::KindTime& k = by_kind[l.kind];
     k.kind = l.kind;
     ++k.count;
     k.ms += l.total_ms();
     p.layers.push_back(std::move(l));
   }
   for (const auto& [kind, k] : by_kind) p.kinds.push_back(k);
-  std::stable_sort(p.kinds.begin(), p.kinds.end(),
-                   [](const KindTime& a, const KindTime& b) { return a.ms > b.ms; });
-  for (PartTime part : parts_) {
+  std::stable_sort(
+      p.kinds.begin(), p.kinds.end(),
+      [](const result::KindTime& a, const result::KindTime& b) { return a.ms > b.ms; });
+  for (result::PartTime part : parts_) {
     part.ms /= n;
     p.parts_ms += part.ms;
     p.kinds.push_back({part.name, 0, part.ms});
     p.parts.push_back(std::move(part));
   }
-  for (PartTime gap : gaps_) {
+  for (result::PartTime gap : gaps_) {
     gap.ms /= n;
     p.gaps_ms += gap.ms;
     p.gaps.push_back(std::move(gap));
   }
   if (!p.gaps.empty()) p.kinds.push_back({"gaps", 0, p.gaps_ms});
-  for (KindTime& k : p.kinds) k.share = share_of(k.ms, p.step_ms);
+  for (result::KindTime& k : p.kinds) k.share = share_of(k.ms, p.step_ms);
   return p;
 }
 
-LayerProfile profile_layers(nn::Network& net, backend::Backend& backend, int steps,
-                            const std::function<void(int step)>& step) {
+result::LayerProfile profile_layers(nn::Network& net, backend::Backend& backend, int steps,
+                                    const std::function<void(int step)>& step) {
   LayerProfiler profiler(backend, net.layer_summaries());
   struct Detach {
     nn::Network& net;
@@ -153,39 +153,6 @@ LayerProfile profile_layers(nn::Network& net, backend::Backend& backend, int ste
     profiler.end_step();
   }
   return profiler.result();
-}
-
-nlohmann::json to_json(const LayerProfile& p) {
-  using nlohmann::json;
-  json layers = json::array(), parts = json::array(), gaps = json::array(), kinds = json::array();
-  for (const LayerTime& l : p.layers)
-    layers.push_back({{"name", l.name},
-                      {"kind", l.kind},
-                      {"forward_ms", l.forward_ms},
-                      {"backward_ms", l.backward_ms},
-                      {"total_ms", l.total_ms()},
-                      {"share", share_of(l.total_ms(), p.step_ms)}});
-  for (const PartTime& part : p.parts)
-    parts.push_back(
-        {{"name", part.name}, {"ms", part.ms}, {"share", share_of(part.ms, p.step_ms)}});
-  for (const PartTime& g : p.gaps)
-    gaps.push_back({{"name", g.name}, {"ms", g.ms}, {"share", share_of(g.ms, p.step_ms)}});
-  for (const KindTime& k : p.kinds)
-    kinds.push_back({{"kind", k.kind}, {"layers", k.count}, {"ms", k.ms}, {"share", k.share}});
-  return {{"steps", p.steps},
-          {"clock", p.clock},
-          {"measured",
-           "extra steps after the measured ones (the marks add work, so they never run inside "
-           "the measured window); milliseconds are means per step"},
-          {"step_ms", p.step_ms},
-          {"layers_ms", p.layers_ms},
-          {"parts_ms", p.parts_ms},
-          {"gaps_ms", p.gaps_ms},
-          {"nested_ms", p.nested_ms},
-          {"layers", layers},
-          {"parts", parts},
-          {"gaps", gaps},
-          {"kinds", kinds}};
 }
 
 }  // namespace dlbench::runner

@@ -1,0 +1,17 @@
+#include "bench/result/run_config.h"
+
+namespace dlbench::result {
+
+ConfigError::ConfigError(std::string field, const std::string& problem, std::string example)
+    : Error(ErrorKind::kUsage, field + " " + problem, "e.g. " + field + " " + example),
+      field_(std::move(field)),
+      problem_(problem),
+      example_(std::move(example)) {}
+
+Mode parse_mode(const std::string& text) {
+  if (text == "train") return Mode::kTrain;
+  if (text == "infer" || text == "inference") return Mode::kInfer;
+  throw ConfigError("mode", "must be train or infer, not '" + text + "'", "train");
+}
+
+}  // namespace dlbench::result
