@@ -102,9 +102,6 @@ hint | engine/dist/replicas.cc | use --device cpu with mpirun, or rebuild with t
 hint | engine/dist/replicas.cc | --dist mpi runs inside an MpiSession
     step 9 P2: engine hints
     an internal check whose message names the flag for the MPI launch mode
-hint | engine/nn/network.cc | off (--no-graphs)
-    step 9 P2: engine hints
-    graph_status() names the flag; it becomes "off (device graphs disabled)"
 hint | engine/models/registry.cc | ResNet-50 v1.5, ImageNet 224x224 (1000 classes); --input 32: CIFAR-10 variant
     step 9 P2: engine hints
     the model description (shown by dlbench run, stored with each run) names the flag

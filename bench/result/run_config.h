@@ -30,7 +30,7 @@ struct RunConfig {
   LaunchMode launch = LaunchMode::kSingle;
   int gpus = 1;             // kThreads
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
-  // Replay steps as CUDA graphs after the first (nn::NetworkConfig::device_graphs).
+  // Replay steps as CUDA graphs after the first (nn::TrainerConfig::device_graphs).
   bool graphs = true;
   int input_size = 0;  // 0: the model's default
   int warmup_steps = kDefaultWarmupSteps;

@@ -54,7 +54,7 @@ struct RunResult {
   std::optional<DataParallel> data_parallel;  // set when replicas > 1
   std::string model_description;
   std::string backend;  // "cpu (oneDNN 2.6.3)"
-  std::string graphs;   // nn::Network::graph_status() after the measured steps
+  std::string graphs;   // nn::Trainer::graph_status() after the measured steps
   std::int64_t parameters = 0;
   double flops_per_sample = 0;  // 2 x MACs of what one step computes per sample
   int measured_steps = 0;       // 0 only when interrupted before the first: then no timing at all

@@ -28,13 +28,13 @@ LayerProfiler::LayerProfiler(backend::Backend& backend, const std::vector<nn::La
   timer_ = backend_.make_timer(capacity);
 }
 
-void LayerProfiler::record(nn::Pass pass, std::size_t node, Edge edge) {
+void LayerProfiler::record(nn::StepPart part, std::size_t node, Edge edge) {
   // The hot path of a profiled step: one mark, no allocation (marks_ has its capacity).
   DLBENCH_CHECK(marks_.size() < timer_->capacity(), "a step recorded more marks than the " +
                                                         std::to_string(timer_->capacity()) +
                                                         " the layer profiler made room for");
   timer_->mark(marks_.size());
-  marks_.push_back({pass, node, edge});
+  marks_.push_back({part, node, edge});
 }
 
 void LayerProfiler::add_part(const std::string& name, double ms) {
@@ -47,11 +47,11 @@ void LayerProfiler::add_part(const std::string& name, double ms) {
 }
 
 void LayerProfiler::add_gap(const Mark& before, const Mark& after, double ms) {
-  const bool layers = before.pass == after.pass &&
-                      (after.pass == nn::Pass::kForward || after.pass == nn::Pass::kBackward);
+  const bool layers = before.part == after.part &&
+                      (after.part == nn::StepPart::kForward || after.part == nn::StepPart::kBackward);
   const std::string name =
-      layers ? std::string("between layers (") + to_string(after.pass) + ")"
-             : std::string("between ") + to_string(before.pass) + " and " + to_string(after.pass);
+      layers ? std::string("between layers (") + to_string(after.part) + ")"
+             : std::string("between ") + to_string(before.part) + " and " + to_string(after.part);
   for (result::PartTime& g : gaps_)
     if (g.name == name) {
       g.ms += ms;
@@ -77,25 +77,25 @@ void LayerProfiler::end_step() {
       continue;
     }
     DLBENCH_CHECK(
-        !open.empty() && marks_[open.back()].pass == m.pass && marks_[open.back()].node == m.node,
-        std::string("the ") + to_string(m.pass) + " part of node " + std::to_string(m.node) +
+        !open.empty() && marks_[open.back()].part == m.part && marks_[open.back()].node == m.node,
+        std::string("the ") + to_string(m.part) + " part of node " + std::to_string(m.node) +
             " ended without beginning");
     const double ms = at[i] - at[open.back()];
     open.pop_back();
-    if (m.pass == nn::Pass::kForward || m.pass == nn::Pass::kBackward) {
-      DLBENCH_CHECK(m.node < layers_.size(), "the network observed node " + std::to_string(m.node) +
+    if (m.part == nn::StepPart::kForward || m.part == nn::StepPart::kBackward) {
+      DLBENCH_CHECK(m.node < layers_.size(), "the trainer observed node " + std::to_string(m.node) +
                                                  " of " + std::to_string(layers_.size()));
-      (m.pass == nn::Pass::kForward ? layers_[m.node].forward_ms : layers_[m.node].backward_ms) +=
+      (m.part == nn::StepPart::kForward ? layers_[m.node].forward_ms : layers_[m.node].backward_ms) +=
           ms;
     } else {
-      add_part(to_string(m.pass), ms);
+      add_part(to_string(m.part), ms);
     }
     if (open.empty())
       last_end = i;
     else
       nested_ms_ += ms;
   }
-  DLBENCH_CHECK(open.empty(), std::string("the ") + to_string(marks_[open.back()].pass) +
+  DLBENCH_CHECK(open.empty(), std::string("the ") + to_string(marks_[open.back()].part) +
                                   " part of node " + std::to_string(marks_[open.back()].node) +
                                   " began and never ended");
   step_ms_ += at.back();
@@ -140,11 +140,11 @@ result::LayerProfile LayerProfiler::result() const {
   return p;
 }
 
-result::LayerProfile profile_layers(nn::Network& net, backend::Backend& backend, int steps,
+result::LayerProfile profile_layers(nn::Trainer& net, backend::Backend& backend, int steps,
                                     const std::function<void(int step)>& step) {
   LayerProfiler profiler(backend, net.layer_summaries());
   struct Detach {
-    nn::Network& net;
+    nn::Trainer& net;
     ~Detach() { net.set_observer(nullptr); }
   } detach{net};
   net.set_observer(&profiler);

@@ -1,7 +1,7 @@
 // The per-layer profiler: where a step's time goes, layer by layer (the result types are in
 // bench/result/layer_profile.h).
 //
-// A LayerProfiler is the network's LayerObserver: it records a DeviceTimer mark at the begin
+// A LayerProfiler is the trainer's StepObserver: it records a DeviceTimer mark at the begin
 // and end of every part of a step (each node's forward, the loss, each node's backward, the
 // gradient sync, the update), so on CUDA every span is read from events on the backend's
 // stream and on the CPU from the host clock. The marks add work to the stream, so profiling
@@ -18,17 +18,17 @@
 
 #include "bench/result/layer_profile.h"
 #include "engine/backend/backend.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench::runner {
 
-class LayerProfiler final : public nn::LayerObserver {
+class LayerProfiler final : public nn::StepObserver {
  public:
-  // Names and kinds come from the network's layer_summaries(); the timer holds one step's marks.
+  // Names and kinds come from the trainer's layer_summaries(); the timer holds one step's marks.
   LayerProfiler(backend::Backend& backend, const std::vector<nn::LayerSummary>& layers);
 
-  void begin(nn::Pass pass, std::size_t node) override { record(pass, node, Edge::kBegin); }
-  void end(nn::Pass pass, std::size_t node) override { record(pass, node, Edge::kEnd); }
+  void begin(nn::StepPart part, std::size_t node) override { record(part, node, Edge::kBegin); }
+  void end(nn::StepPart part, std::size_t node) override { record(part, node, Edge::kEnd); }
   // After each profiled step: waits for the device, adds the step's spans, clears the marks.
   void end_step();
   result::LayerProfile result() const;
@@ -36,11 +36,11 @@ class LayerProfiler final : public nn::LayerObserver {
  private:
   enum class Edge { kBegin, kEnd };
   struct Mark {
-    nn::Pass pass;
+    nn::StepPart part;
     std::size_t node;
     Edge edge;
   };
-  void record(nn::Pass pass, std::size_t node, Edge edge);
+  void record(nn::StepPart part, std::size_t node, Edge edge);
   void add_part(const std::string& name, double ms);
   void add_gap(const Mark& before, const Mark& after, double ms);
 
@@ -56,7 +56,7 @@ class LayerProfiler final : public nn::LayerObserver {
 // Runs `steps` extra steps with a profiler on `net` (step() issues one step; the profiler
 // waits for the device after each) and returns the breakdown. The observer is removed again
 // whatever happens.
-result::LayerProfile profile_layers(nn::Network& net, backend::Backend& backend, int steps,
+result::LayerProfile profile_layers(nn::Trainer& net, backend::Backend& backend, int steps,
                                     const std::function<void(int step)>& step);
 
 }  // namespace dlbench::runner

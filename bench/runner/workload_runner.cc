@@ -23,7 +23,7 @@
 #include "engine/dist/mpi_session.h"
 #include "engine/dist/replicas.h"
 #include "engine/models/registry.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench::runner {
 namespace {
@@ -49,7 +49,7 @@ void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t 
       r, "their synchronized wall time",
       "2 x multiply-accumulates of convolutions and matmuls per sample per step");
   add("memory/planned_gib", static_cast<double>(mem.total()) / gib, "GiB",
-      "device memory the network holds: weights, optimizer, state, planned activations");
+      "device memory the trainer holds: weights, optimizer, state, planned activations");
   add("memory/activations_gib", static_cast<double>(mem.activations) / gib, "GiB",
       "the planned activation arena (activations and their gradients)");
   add("memory/allocated_peak_gib", static_cast<double>(allocated_peak) / gib, "GiB",
@@ -78,7 +78,7 @@ void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t 
 }
 
 // A hash of the f32 master weights: replicas that stayed in step hash the same.
-std::uint64_t weights_hash(backend::Backend& be, const nn::Network& net) {
+std::uint64_t weights_hash(backend::Backend& be, const nn::Trainer& net) {
   const Tensor w = net.flat_weights();
   std::vector<unsigned char> bytes(w.bytes());
   be.to_host(w, bytes.data());
@@ -141,18 +141,18 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   mc = models::resolve(model, mc);
 
   backend::Backend& be = replica.backend;
-  nn::NetworkConfig nc;
+  nn::TrainerConfig nc;
   nc.mode = config.mode;
   nc.precision = config.precision;
   nc.seed = config.seed;
-  nc.sgd.learning_rate = config.learning_rate;
-  nc.sgd.momentum = config.momentum;
+  nc.optimizer.learning_rate = config.learning_rate;
+  nc.optimizer.momentum = config.momentum;
   nc.communicator = replica.communicator;
   nc.device_graphs = config.graphs;
   nc.bucket_bytes = static_cast<std::size_t>(config.bucket_mb * 1024 * 1024);
   nn::Graph graph = model.build(mc);
   Shape input_shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), be, nc);
+  nn::Trainer net(std::move(graph), be, nc);
   // Each replica reads its own part of the data, as a distributed sampler would give it.
   data::SyntheticSource source(be, input_shape, mc.classes,
                                config.seed + 7 + static_cast<std::uint64_t>(replica.rank),

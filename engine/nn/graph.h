@@ -1,5 +1,5 @@
 // Graph: a model as a static list of layers in execution order, over named values. Built once
-// per (model, batch, input size); the Network plans its memory and runs it.
+// per (model, batch, input size); the Executor plans its memory and runs it.
 #pragma once
 
 #include <memory>

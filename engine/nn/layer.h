@@ -1,6 +1,6 @@
 // Layer: one node of a model's static graph, with forward and backward side by side.
 //
-// A layer reads input values and writes one output value; the Network owns all memory and
+// A layer reads input values and writes one output value; the executor owns all memory and
 // hands the layer tensors through a StepContext. At build time a layer declares its output
 // shape, its parameters, its state (running statistics, saved batch statistics, workspaces),
 // which values its backward needs, and its MACs, so the planner knows the peak memory and the
@@ -33,6 +33,20 @@ struct ParamDecl {
   // rest are used in the compute dtype, copied from the f32 master weights each step.
   bool keep_f32 = false;
 };
+
+// How the optimizer and the precision policy treat a parameter; the parameter store keeps each
+// group in one contiguous range of its flat buffers, in this order.
+enum class ParamGroup {
+  kDecayed,     // used in the compute dtype, with weight decay (conv and linear weights)
+  kNotDecayed,  // used in the compute dtype, no weight decay (biases)
+  kKeptF32,     // f32 in every precision (batch-norm parameters)
+};
+constexpr int kParamGroups = 3;
+
+inline ParamGroup group_of(const ParamDecl& d) {
+  if (d.keep_f32) return ParamGroup::kKeptF32;
+  return d.weight_decay ? ParamGroup::kDecayed : ParamGroup::kNotDecayed;
+}
 
 // Per-layer memory that is not a parameter: running statistics live across steps, saved
 // statistics and workspaces from forward to backward. Always resident.

@@ -20,7 +20,7 @@
 #include "engine/dist/mpi_communicator.h"
 #include "engine/dist/mpi_session.h"
 #include "engine/models/registry.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench {
 namespace {
@@ -73,14 +73,14 @@ std::vector<float> step_on(backend::Backend& be, const Case& c, const HostBatch&
                            std::int64_t samples, dist::Communicator* comm,
                            std::vector<float>* initial = nullptr) {
   models::ModelConfig mc = model_config(c, samples);
-  nn::NetworkConfig nc;
+  nn::TrainerConfig nc;
   nc.seed = kSeed;
-  nc.sgd.learning_rate = 0.01f;
-  nc.sgd.weight_decay = 1e-4f;
+  nc.optimizer.learning_rate = 0.01f;
+  nc.optimizer.weight_decay = 1e-4f;
   nc.communicator = comm;
   nn::Graph graph = models::find_model(c.model).build(mc);
   Shape shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), be, nc);
+  nn::Trainer net(std::move(graph), be, nc);
   Buffer images(be.allocator(), batch.images.size() * sizeof(float));
   Buffer labels(be.allocator(), batch.labels.size() * sizeof(std::int32_t));
   Tensor x(images.data(), shape, DType::kF32, be.device());

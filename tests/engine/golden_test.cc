@@ -26,7 +26,7 @@
 #include "engine/core/hash.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -97,12 +97,12 @@ std::string engine_record(const std::string& model) {
   std::ostringstream out;
   {
     Built b = build(model);
-    nn::NetworkConfig nc;
+    nn::TrainerConfig nc;
     nc.seed = 42;
-    nc.sgd.learning_rate = 0.01f;
-    nc.sgd.momentum = 0.9f;
-    nc.sgd.weight_decay = 1e-4f;  // so decayed and not-decayed parameters both show
-    nn::Network net(std::move(b.graph), *be, nc);
+    nc.optimizer.learning_rate = 0.01f;
+    nc.optimizer.momentum = 0.9f;
+    nc.optimizer.weight_decay = 1e-4f;  // so decayed and not-decayed parameters both show
+    nn::Trainer net(std::move(b.graph), *be, nc);
     data::SyntheticSource source(*be, b.input, b.classes, kDataSeed);
     for (int step = 0; step < kTrainSteps; ++step) {
       data::Batch batch = source.next();
@@ -121,10 +121,10 @@ std::string engine_record(const std::string& model) {
   }
   {
     Built b = build(model);
-    nn::NetworkConfig nc;
+    nn::TrainerConfig nc;
     nc.mode = Mode::kInfer;
     nc.seed = 42;
-    nn::Network net(std::move(b.graph), *be, nc);
+    nn::Trainer net(std::move(b.graph), *be, nc);
     data::SyntheticSource source(*be, b.input, b.classes, kDataSeed);
     net.infer_step(source.next().images);
     out << "logits " << hash_text(tensor_hash(*be, net.logits())) << "\n";

@@ -1,4 +1,4 @@
-// The per-layer profiler on the CPU backend: the network shows it every node once per pass,
+// The per-layer profiler on the CPU backend: the trainer shows it every node once per part,
 // its spans are non-negative and add up to the step (layers + parts + gaps = first mark to
 // last), the rollup's shares sum to 100 %, inference has no backward; and its bookkeeping on
 // hand-made marks (gaps by name, nested parts counted once, unmatched marks rejected).
@@ -13,12 +13,12 @@
 #include "engine/core/error.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench {
 namespace {
 
-using nn::Pass;
+using nn::StepPart;
 
 // Sums are over a step of ~170 layers measured in doubles: they agree to rounding.
 constexpr double kSumTolerance = 1e-6;
@@ -33,11 +33,11 @@ struct TinyNet {
     mc.input_size = 32;
     mc.width_divisor = 16;
     mc = models::resolve(info, mc);
-    nn::NetworkConfig nc;
+    nn::TrainerConfig nc;
     nc.mode = mode;
     nn::Graph graph = info.build(mc);
     Shape shape = graph.value(graph.input()).shape;
-    net = std::make_unique<nn::Network>(std::move(graph), *be, nc);
+    net = std::make_unique<nn::Trainer>(std::move(graph), *be, nc);
     source = std::make_unique<data::SyntheticSource>(*be, shape, mc.classes, 3);
   }
   void step() {
@@ -48,24 +48,24 @@ struct TinyNet {
       net->infer_step(b.images);
   }
   std::unique_ptr<backend::Backend> be;
-  std::unique_ptr<nn::Network> net;
+  std::unique_ptr<nn::Trainer> net;
   std::unique_ptr<data::SyntheticSource> source;
 };
 
-// Counts what the network shows an observer, and checks that parts never interleave.
-class CountingObserver final : public nn::LayerObserver {
+// Counts what the trainer shows an observer, and checks that parts never interleave.
+class CountingObserver final : public nn::StepObserver {
  public:
-  void begin(Pass pass, std::size_t node) override {
-    EXPECT_FALSE(open_) << to_string(pass) << " " << node << " began inside another part";
+  void begin(StepPart part, std::size_t node) override {
+    EXPECT_FALSE(open_) << to_string(part) << " " << node << " began inside another part";
     open_ = true;
-    ++begins[{pass, node}];
+    ++begins[{part, node}];
   }
-  void end(Pass pass, std::size_t node) override {
+  void end(StepPart part, std::size_t node) override {
     EXPECT_TRUE(open_);
     open_ = false;
-    ++ends[{pass, node}];
+    ++ends[{part, node}];
   }
-  std::map<std::pair<Pass, std::size_t>, int> begins, ends;
+  std::map<std::pair<StepPart, std::size_t>, int> begins, ends;
 
  private:
   bool open_ = false;
@@ -79,14 +79,14 @@ TEST(LayerProfileTest, TheNetworkShowsEveryNodeOncePerPass) {
   t.net->set_observer(nullptr);
   const std::size_t nodes = t.net->graph().nodes().size();
   for (std::size_t n = 0; n < nodes; ++n) {
-    EXPECT_EQ((seen.begins[{Pass::kForward, n}]), 1) << n;
-    EXPECT_EQ((seen.ends[{Pass::kForward, n}]), 1) << n;
-    EXPECT_EQ((seen.begins[{Pass::kBackward, n}]), 1) << n;
-    EXPECT_EQ((seen.ends[{Pass::kBackward, n}]), 1) << n;
+    EXPECT_EQ((seen.begins[{StepPart::kForward, n}]), 1) << n;
+    EXPECT_EQ((seen.ends[{StepPart::kForward, n}]), 1) << n;
+    EXPECT_EQ((seen.begins[{StepPart::kBackward, n}]), 1) << n;
+    EXPECT_EQ((seen.ends[{StepPart::kBackward, n}]), 1) << n;
   }
-  EXPECT_EQ((seen.begins[{Pass::kLoss, 0}]), 1);
-  EXPECT_EQ((seen.begins[{Pass::kUpdate, 0}]), 1);
-  EXPECT_EQ(seen.begins.count({Pass::kGradientSync, 0}), 0u) << "one replica has no sync";
+  EXPECT_EQ((seen.begins[{StepPart::kLoss, 0}]), 1);
+  EXPECT_EQ((seen.begins[{StepPart::kUpdate, 0}]), 1);
+  EXPECT_EQ(seen.begins.count({StepPart::kGradientSync, 0}), 0u) << "one replica has no sync";
   EXPECT_EQ(seen.begins.size(), 2 * nodes + 2);
 }
 
@@ -163,17 +163,17 @@ TEST(LayerProfileTest, SpansGapsAndNestedPartsOnHandMadeMarks) {
   layers[1].name = "b", layers[1].kind = "relu";
   runner::LayerProfiler profiler(*be, layers);
   const auto sleep = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); };
-  profiler.begin(Pass::kForward, 0);
+  profiler.begin(StepPart::kForward, 0);
   sleep();
-  profiler.end(Pass::kForward, 0);
+  profiler.end(StepPart::kForward, 0);
   sleep();  // a gap between layers
-  profiler.begin(Pass::kForward, 1);
-  profiler.end(Pass::kForward, 1);
-  profiler.begin(Pass::kBackward, 1);
-  profiler.begin(Pass::kGradientSync, 0);  // nested: counted in both, once in the step
+  profiler.begin(StepPart::kForward, 1);
+  profiler.end(StepPart::kForward, 1);
+  profiler.begin(StepPart::kBackward, 1);
+  profiler.begin(StepPart::kGradientSync, 0);  // nested: counted in both, once in the step
   sleep();
-  profiler.end(Pass::kGradientSync, 0);
-  profiler.end(Pass::kBackward, 1);
+  profiler.end(StepPart::kGradientSync, 0);
+  profiler.end(StepPart::kBackward, 1);
   profiler.end_step();
   const result::LayerProfile p = profiler.result();
   EXPECT_GE(p.layers[0].forward_ms, 2.0);
@@ -193,8 +193,8 @@ TEST(LayerProfileTest, UnmatchedMarksAreAnInternalError) {
   auto be = backend::make_backend(Device::cpu());
   std::vector<nn::LayerSummary> layers(1);
   runner::LayerProfiler profiler(*be, layers);
-  profiler.begin(Pass::kForward, 0);
-  profiler.end(Pass::kBackward, 0);
+  profiler.begin(StepPart::kForward, 0);
+  profiler.end(StepPart::kBackward, 0);
   EXPECT_THROW(profiler.end_step(), Error);
 }
 

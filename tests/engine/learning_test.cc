@@ -8,7 +8,7 @@
 #include "engine/backend/backend.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench {
 namespace {
@@ -31,12 +31,12 @@ void expect_learns(const LearningCase& c) {
   mc.input_size = 32;
   mc.width_divisor = c.width_divisor;
   mc = models::resolve(info, mc);
-  nn::NetworkConfig nc;
-  nc.sgd.learning_rate = c.learning_rate;
-  nc.sgd.momentum = 0.9f;
+  nn::TrainerConfig nc;
+  nc.optimizer.learning_rate = c.learning_rate;
+  nc.optimizer.momentum = 0.9f;
   nn::Graph graph = info.build(mc);
   Shape shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), *be, nc);
+  nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, mc.classes, 7);
   data::Batch batch = source.next();
 

@@ -11,7 +11,7 @@
 #include "engine/backend/backend.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench {
 namespace {
@@ -30,11 +30,12 @@ void expect_network_gradients(const char* model, int width_divisor) {
   mc.input_size = 32;
   mc.width_divisor = width_divisor;
   mc = models::resolve(info, mc);
-  nn::NetworkConfig nc;
-  nc.sgd = {0.0f, 0.0f, 0.0f};  // lr 0: a train step computes gradients and moves nothing
+  nn::TrainerConfig nc;
+  nc.optimizer.learning_rate = 0.0f;  // lr 0: a train step computes gradients and moves nothing
+  nc.optimizer.momentum = 0.0f;
   nn::Graph graph = info.build(mc);
   Shape shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), *be, nc);
+  nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, mc.classes, 3);
   data::Batch batch = source.next();
   auto loss = [&] {

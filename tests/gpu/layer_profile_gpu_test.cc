@@ -12,7 +12,7 @@
 #include "engine/core/error.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench {
 namespace {
@@ -32,14 +32,14 @@ result::LayerProfile profile(Mode mode, Precision precision) {
   mc.batch = 8;
   mc.input_size = 32;
   mc = models::resolve(info, mc);
-  nn::NetworkConfig nc;
+  nn::TrainerConfig nc;
   nc.mode = mode;
   nc.precision = precision;
   // Low enough that no fp16 step overflows and skips its update.
   nc.initial_loss_scale = 1024.0f;
   nn::Graph graph = info.build(mc);
   Shape shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), *be, nc);
+  nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, mc.classes, 5, net.dtype());
   auto step = [&](int) {
     data::Batch b = source.next();

@@ -14,7 +14,7 @@
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
-#include "engine/nn/network.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench {
 namespace {
@@ -41,11 +41,11 @@ StepResult one_step(const Device& device, Precision precision, const models::Mod
   if (device.type == DeviceType::kCuda)
     static_cast<backend::cuda::CudaBackend&>(*be).set_conv_route(route);
   const models::ModelInfo& info = models::find_model(model);
-  nn::NetworkConfig nc;
+  nn::TrainerConfig nc;
   nc.precision = precision;
   nn::Graph graph = info.build(models::resolve(info, mc));
   Shape shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), *be, nc);
+  nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, models::resolve(info, mc).classes, 11, net.dtype());
   data::Batch b = source.next();
   net.train_step(b.images, b.labels);
@@ -125,12 +125,12 @@ void expect_mixed_precision_learns(Precision precision) {
   mc.batch = 8;
   mc.input_size = 32;
   mc = models::resolve(info, mc);
-  nn::NetworkConfig nc;
+  nn::TrainerConfig nc;
   nc.precision = precision;
-  nc.sgd.learning_rate = 0.02f;
+  nc.optimizer.learning_rate = 0.02f;
   nn::Graph graph = info.build(mc);
   Shape shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), *be, nc);
+  nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, mc.classes, 7, net.dtype());
   data::Batch b = source.next();
   net.train_step(b.images, b.labels);
@@ -169,16 +169,16 @@ GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int
   mc.batch = 8;
   mc.input_size = 32;
   mc = models::resolve(info, mc);
-  nn::NetworkConfig nc;
+  nn::TrainerConfig nc;
   nc.precision = precision;
   nc.device_graphs = graphs;
   // A small step keeps training stable: at 0.01 this batch's loss climbs from 2.6 to 7.5 and
   // two eager runs part by 1e-2 within four steps, as cuDNN's atomics differ in the last bit.
-  nc.sgd.learning_rate = 1e-3f;
+  nc.optimizer.learning_rate = 1e-3f;
   nc.initial_loss_scale = 1024;  // fp16: no skipped step, so both steps update
   nn::Graph graph = info.build(mc);
   Shape shape = graph.value(graph.input()).shape;
-  nn::Network net(std::move(graph), be, nc);
+  nn::Trainer net(std::move(graph), be, nc);
   data::SyntheticSource source(be, shape, mc.classes, 7, net.dtype());
   data::Batch b = source.next();
   GraphRun r;
@@ -234,7 +234,7 @@ void expect_graphs_match_eager(Precision precision) {
       to_string(precision), graphed.status.c_str(), graphed.loss, eager.loss, again.loss, graph,
       noise);
   EXPECT_EQ(graphed.status.rfind("on (", 0), 0u) << graphed.status;
-  EXPECT_EQ(eager.status, "off (--no-graphs)");
+  EXPECT_EQ(eager.status, "off (device graphs disabled)");
   EXPECT_LE(graph, kGraphNoiseFactor * noise + kGraphFloor);
   EXPECT_LE(
       std::fabs(graphed.loss - eager.loss),

@@ -1,0 +1,70 @@
+// Executor: runs a graph on a backend. At construction it fixes the graph's compute dtype and
+// math mode, binds each layer's state and plans the activation arena (so peak memory is known
+// before the first step); then it runs forward over every node and backward in reverse, with
+// the parameters and their gradients of a ParameterStore. It knows nothing of losses,
+// optimizers or replicas (the Trainer ties those in).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/core/memory.h"
+#include "engine/nn/graph.h"
+#include "engine/nn/parameter_store.h"
+#include "engine/nn/planner.h"
+#include "engine/nn/step_observer.h"
+
+namespace dlbench::nn {
+
+struct LayerSummary {
+  std::string name;
+  std::string kind;
+  Shape output;
+  std::int64_t parameters = 0;
+  std::int64_t forward_macs = 0;
+};
+
+class Executor {
+ public:
+  // The store must outlive the executor; its weights are what the layers read.
+  Executor(Graph graph, backend::Backend& backend, const ParameterStore& store, Mode mode,
+           Precision precision);
+
+  // Every node's forward on a batch (images as the graph input).
+  void forward(const Tensor& images);
+  // Every node's backward, last to first; after(node) runs once each node's backward is issued.
+  void backward(const std::function<void(std::size_t node)>& after);
+
+  Tensor value(ValueId v) const { return values_.at(static_cast<std::size_t>(v)); }
+  Tensor value_grad(ValueId v) const { return value_grads_.at(static_cast<std::size_t>(v)); }
+  const Graph& graph() const { return graph_; }
+  Mode mode() const { return mode_; }
+  std::vector<LayerSummary> layer_summaries() const;
+  std::size_t activation_bytes() const { return arena_->capacity(); }
+  std::size_t state_bytes() const { return state_.bytes(); }
+
+  // Null (the default) for none; the observer must outlive the steps it watches.
+  void set_observer(StepObserver* observer) { observer_ = observer; }
+  StepObserver* observer() const { return observer_; }
+
+ private:
+  void bind_state();
+  StepContext context(std::size_t n, std::vector<Tensor>& inputs, std::vector<Tensor>& grads) const;
+
+  Graph graph_;
+  backend::Backend& backend_;
+  const ParameterStore& store_;
+  Mode mode_;
+  ActivationPlan plan_;
+  Buffer state_;
+  std::vector<std::vector<Tensor>> node_state_;
+  std::unique_ptr<Arena> arena_;
+  std::vector<Tensor> values_, value_grads_;
+  StepObserver* observer_ = nullptr;
+};
+
+}  // namespace dlbench::nn

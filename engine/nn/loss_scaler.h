@@ -1,0 +1,34 @@
+// Dynamic loss scaling for fp16 training (as PyTorch's GradScaler): the loss gradient is
+// multiplied by S, a step whose gradients are not all finite is skipped and halves S, and S
+// doubles after growth_interval clean steps. Off (S = 1, every step accepted) in the other
+// precisions, whose exponent range needs none.
+#pragma once
+
+#include "engine/backend/backend.h"
+
+namespace dlbench::nn {
+
+struct LossScalerConfig {
+  bool dynamic = false;      // on for fp16
+  float initial = 65536.0f;  // 2^16, as GradScaler
+  int growth_interval = 2000;
+};
+
+class LossScaler {
+ public:
+  explicit LossScaler(const LossScalerConfig& config);
+  // What this step's loss gradient is multiplied by.
+  float scale() const { return scale_; }
+  // After backward: false (skip the update) when a gradient is not finite. Either way the
+  // scale for the next step is set here. Always true when not dynamic (and reads nothing).
+  bool accept(backend::Backend& backend, const Tensor& flat_grads);
+  int skipped_steps() const { return skipped_steps_; }
+
+ private:
+  LossScalerConfig config_;
+  float scale_ = 1.0f;
+  int skipped_steps_ = 0;
+  int clean_steps_ = 0;
+};
+
+}  // namespace dlbench::nn

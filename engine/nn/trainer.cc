@@ -1,0 +1,165 @@
+#include "engine/nn/trainer.h"
+
+namespace dlbench::nn {
+
+Trainer::Trainer(Graph graph, backend::Backend& backend, const TrainerConfig& config)
+    : config_(config),
+      backend_(backend),
+      store_(graph, backend, config.mode, compute_dtype(config.precision), config.seed),
+      executor_(std::move(graph), backend, store_, config.mode, config.precision),
+      scaler_({config.precision == Precision::kFp16, config.initial_loss_scale,
+               config.loss_scale_growth_interval}) {
+  const bool train = config_.mode == Mode::kTrain;
+  if (train) optimizer_ = make_optimizer(config_.optimizer, backend_, store_);
+  if (config_.communicator != nullptr) {
+    if (train) reducer_.emplace(*config_.communicator, store_, config_.bucket_bytes);
+    store_.broadcast(*config_.communicator, 0);
+  }
+  loss_buffer_ = Buffer(backend_.allocator(), sizeof(float));
+  loss_ = Tensor(loss_buffer_.data(), {1}, DType::kF32, backend_.device());
+}
+
+void Trainer::train_step(const Tensor& images, const Tensor& labels) {
+  DLBENCH_CHECK(config_.mode == Mode::kTrain, "train_step on a trainer built for inference");
+  // The first step runs eagerly: it measures convolution algorithms and grows workspaces,
+  // which a recording may not do.
+  StepGraphs* graphs = nullptr;
+  if (graphs_wanted() && eager_steps_ > 0) {
+    const StepKey key{images.data(), labels.data(), scaler_.scale()};
+    if (!graphs_ || !(graphs_->key == key)) record_train_graphs(images, labels, key);
+    graphs = graphs_.get();
+  }
+  const float step_scale = scaler_.scale();  // what this step's gradients are scaled by
+  if (graphs) {
+    graphs->gradients->launch();
+  } else {
+    compute_gradients(images, labels);
+    ++eager_steps_;
+  }
+  // fp16: a step with inf/NaN gradients changes nothing but the scale.
+  if (!scaler_.accept(backend_, store_.flat_grads())) return;
+  if (graphs)
+    graphs->update->launch();
+  else
+    update_weights(step_scale);
+}
+
+void Trainer::compute_gradients(const Tensor& images, const Tensor& labels) {
+  executor_.forward(images);
+  {
+    ObservedPart part(executor_.observer(), StepPart::kLoss, 0);
+    const ValueId logits = graph().output();
+    backend_.softmax_cross_entropy(executor_.value(logits), labels, loss_,
+                                   executor_.value_grad(logits), scaler_.scale());
+  }
+  // The first step measures every convolution's algorithms (cuDNN Find). An all-reduce in
+  // flight then would spin on SMs while it waits for a slower replica and skew what Find
+  // measures (on two H200s in one process it picked backward algorithms 2.5x slower), so
+  // that step reduces after backward and the later ones overlap.
+  if (reducer_) reducer_->begin_step(eager_steps_ > 0);
+  executor_.backward([this](std::size_t node) {
+    if (reducer_) reducer_->node_done(node);
+  });
+  if (reducer_) reducer_->finish(executor_.observer());
+  store_.gather_compute_grads();
+}
+
+void Trainer::update_weights(float step_scale) {
+  ObservedPart part(executor_.observer(), StepPart::kUpdate, 0);
+  // The all-reduce summed the replicas' gradients: divide by their number here, for free.
+  const float replicas = reducer_ ? static_cast<float>(reducer_->replicas()) : 1.0f;
+  optimizer_->update(store_, 1.0f / (step_scale * replicas));
+  store_.refresh_compute_weights();
+}
+
+bool Trainer::graphs_wanted() const {
+  return config_.device_graphs && backend_.can_capture() && executor_.observer() == nullptr &&
+         graph_failure_.empty();
+}
+
+void Trainer::record_train_graphs(const Tensor& images, const Tensor& labels, StepKey key) {
+  graphs_.reset();
+  try {
+    auto recorded = std::make_unique<StepGraphs>();
+    recorded->key = key;
+    backend_.begin_capture();
+    compute_gradients(images, labels);
+    recorded->gradients = backend_.end_capture();
+    backend_.begin_capture();
+    update_weights(key.loss_scale);
+    recorded->update = backend_.end_capture();
+    graphs_ = std::move(recorded);
+    ++recordings_;
+  } catch (const Error& e) {
+    // Every rank records the same collectives, so a rank that falls back to eager steps
+    // still issues them in the same order as the others.
+    backend_.abort_capture();
+    graph_failure_ = e.what();
+  }
+}
+
+void Trainer::record_infer_graph(const Tensor& images) {
+  graphs_.reset();
+  try {
+    auto recorded = std::make_unique<StepGraphs>();
+    recorded->key = {images.data(), nullptr, 0.0f};
+    backend_.begin_capture();
+    executor_.forward(images);
+    recorded->gradients = backend_.end_capture();
+    graphs_ = std::move(recorded);
+    ++recordings_;
+  } catch (const Error& e) {
+    backend_.abort_capture();
+    graph_failure_ = e.what();
+  }
+}
+
+std::string Trainer::graph_status() const {
+  if (!config_.device_graphs) return "off (device graphs disabled)";
+  if (!backend_.can_capture()) return "off (this backend runs each op as it is issued)";
+  if (!graph_failure_.empty()) return "off after a failed recording: " + graph_failure_;
+  if (recordings_ == 0) return "not yet recorded (the first step runs eagerly)";
+  return "on (" + std::to_string(recordings_) + (recordings_ == 1 ? " recording" : " recordings") +
+         "; the first step ran eagerly)";
+}
+
+std::vector<GradientBucket> Trainer::gradient_buckets() const {
+  return reducer_ ? reducer_->buckets() : std::vector<GradientBucket>{};
+}
+
+float Trainer::loss() {
+  float value = 0.0f;
+  backend_.to_host(loss_, &value);
+  return value;
+}
+
+void Trainer::infer_step(const Tensor& images) {
+  if (graphs_wanted() && eager_steps_ > 0) {
+    if (!graphs_ || graphs_->key.images != images.data()) record_infer_graph(images);
+    if (graphs_) {
+      graphs_->gradients->launch();
+      return;
+    }
+  }
+  executor_.forward(images);
+  ++eager_steps_;
+}
+
+std::int64_t Trainer::forward_macs() const {
+  return nn::forward_macs(graph());
+}
+
+std::int64_t Trainer::train_macs() const {
+  return nn::train_macs(graph());
+}
+
+MemoryReport Trainer::memory() const {
+  MemoryReport r;
+  r.parameters = store_.weight_bytes();
+  r.optimizer = store_.grad_bytes() + (optimizer_ ? optimizer_->state_bytes() : 0);
+  r.state = executor_.state_bytes();
+  r.activations = executor_.activation_bytes();
+  return r;
+}
+
+}  // namespace dlbench::nn

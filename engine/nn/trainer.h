@@ -1,0 +1,130 @@
+// Trainer: a graph bound to a backend, running train steps (forward, loss, backward, the
+// gradient all-reduce, the update) and infer steps. It ties together the parts that each do one
+// thing: the ParameterStore (flat parameter buffers and their casts), the Executor (planned
+// memory, forward and backward), the Optimizer, the LossScaler (fp16) and, with replicas, the
+// GradientReducer; and it records each step as device graphs (CUDA graphs) to replay.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/core/memory.h"
+#include "engine/dist/communicator.h"
+#include "engine/nn/executor.h"
+#include "engine/nn/gradient_reducer.h"
+#include "engine/nn/graph.h"
+#include "engine/nn/loss_scaler.h"
+#include "engine/nn/optim/optimizer.h"
+#include "engine/nn/parameter_store.h"
+
+namespace dlbench::nn {
+
+struct TrainerConfig {
+  Mode mode = Mode::kTrain;
+  Precision precision = Precision::kFp32;
+  OptimizerConfig optimizer;
+  std::uint64_t seed = 42;  // weights are the same on every device and rank for a seed
+  // fp16 only: `dynamic` is set from the precision.
+  float initial_loss_scale = 65536.0f;
+  int loss_scale_growth_interval = 2000;
+  // Data parallel: gradients are summed over the communicator's ranks in buckets of about
+  // this size that start while backward runs, and averaged in the update; rank 0's initial
+  // weights are copied to every rank. Null: one replica.
+  dist::Communicator* communicator = nullptr;
+  // Replay each step as recorded device graphs (CUDA graphs) from the second step on, where
+  // the backend can record; a failed recording falls back to issuing ops one by one.
+  bool device_graphs = true;
+  std::size_t bucket_bytes = std::size_t{25} << 20;  // as PyTorch DDP's default
+};
+
+// Bytes the trainer holds on its device, known before the first step.
+struct MemoryReport {
+  std::size_t parameters = 0;   // weights
+  std::size_t optimizer = 0;    // gradients and optimizer state (training)
+  std::size_t state = 0;        // running/saved statistics, workspaces
+  std::size_t activations = 0;  // the planned arena: activations and their gradients
+  std::size_t total() const { return parameters + optimizer + state + activations; }
+};
+
+class Trainer {
+ public:
+  Trainer(Graph graph, backend::Backend& backend, const TrainerConfig& config);
+  // The executor and the reducer hold references to the store: a Trainer stays where it is.
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // One training step on a batch (images as the graph input, i32 labels); does not wait for
+  // the device. loss() reads the last step's loss (and waits).
+  void train_step(const Tensor& images, const Tensor& labels);
+  float loss();
+  // One forward pass; BN uses running statistics.
+  void infer_step(const Tensor& images);
+
+  // Null (the default) for none; the observer must outlive the steps it watches.
+  void set_observer(StepObserver* observer) { executor_.set_observer(observer); }
+
+  Mode mode() const { return config_.mode; }
+  DType dtype() const { return store_.compute_dtype(); }
+  // fp16 loss scaling: steps skipped because of non-finite gradients, and the current scale.
+  int skipped_steps() const { return scaler_.skipped_steps(); }
+  float loss_scale() const { return scaler_.scale(); }
+  const Graph& graph() const { return executor_.graph(); }
+  std::int64_t parameter_count() const { return store_.count(); }
+  std::int64_t forward_macs() const;  // per batch
+  std::int64_t train_macs() const;    // forward + backward, per batch
+  MemoryReport memory() const;
+  std::vector<LayerSummary> layer_summaries() const { return executor_.layer_summaries(); }
+  const std::vector<ParameterSlice>& parameter_slices() const { return store_.slices(); }
+  // Whether steps replay device graphs, and if not, why: "on (1 recording; ...)".
+  std::string graph_status() const;
+  // Data parallel: the all-reduce buckets in launch order (empty for one replica).
+  std::vector<GradientBucket> gradient_buckets() const;
+
+  // For tests and gradient checks: the flat buffers and one value's tensors.
+  Tensor flat_weights() const { return store_.flat_weights(); }
+  Tensor flat_grads() const { return store_.flat_grads(); }
+  Tensor value(ValueId v) const { return executor_.value(v); }
+  Tensor logits() const { return value(graph().output()); }
+
+ private:
+  // What a recording depends on besides the trainer itself: the batch's addresses and the
+  // loss scale (an argument of the loss gradient and the update).
+  struct StepKey {
+    const void* images = nullptr;
+    const void* labels = nullptr;
+    float loss_scale = 1.0f;
+    bool operator==(const StepKey&) const = default;
+  };
+  struct StepGraphs {
+    StepKey key;
+    std::unique_ptr<backend::DeviceGraph> gradients;  // forward..backward, or inference
+    std::unique_ptr<backend::DeviceGraph> update;
+  };
+  // Forward, loss, backward with the bucketed all-reduce, and the gradients' cast to f32.
+  void compute_gradients(const Tensor& images, const Tensor& labels);
+  // The optimizer on gradients scaled by step_scale, then the compute copy of the weights.
+  void update_weights(float step_scale);
+  bool graphs_wanted() const;
+  void record_train_graphs(const Tensor& images, const Tensor& labels, StepKey key);
+  void record_infer_graph(const Tensor& images);
+
+  TrainerConfig config_;
+  backend::Backend& backend_;
+  ParameterStore store_;
+  Executor executor_;
+  std::unique_ptr<Optimizer> optimizer_;  // training only
+  LossScaler scaler_;
+  std::optional<GradientReducer> reducer_;  // training with replicas only
+  Buffer loss_buffer_;
+  Tensor loss_;
+  std::unique_ptr<StepGraphs> graphs_;
+  std::string graph_failure_;
+  int eager_steps_ = 0;
+  int recordings_ = 0;
+};
+
+}  // namespace dlbench::nn

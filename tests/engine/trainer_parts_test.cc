@@ -1,0 +1,164 @@
+// The parts a Trainer ties together, each on its own: the parameter store's groups and views,
+// SGD with momentum against a reference, and fp16 dynamic loss scaling.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/models/registry.h"
+#include "engine/nn/layers.h"
+#include "engine/nn/loss_scaler.h"
+#include "engine/nn/optim/sgd_momentum.h"
+#include "engine/nn/parameter_store.h"
+
+namespace dlbench {
+namespace {
+
+nn::Graph tiny_resnet() {
+  const models::ModelInfo& info = models::find_model("resnet50");
+  models::ModelConfig mc;
+  mc.batch = 2;
+  mc.input_size = 32;
+  mc.width_divisor = 8;
+  return info.build(models::resolve(info, mc));
+}
+
+// x [2, 4] -> Linear(4 -> 3, bias): a decayed weight and a not-decayed bias.
+nn::Graph linear_graph() {
+  nn::Graph g;
+  const nn::ValueId x = g.add_input("x", {2, 4});
+  backend::MatmulParams p;
+  p.m = 2, p.k = 4, p.n = 3, p.bias = true;
+  g.set_output(g.add("fc", std::make_unique<nn::Linear>(p), {x}));
+  return g;
+}
+
+std::vector<float> host(const Tensor& t) {
+  return std::vector<float>(t.data_as<float>(), t.data_as<float>() + t.numel());
+}
+
+TEST(ParameterStoreTest, GroupsAreContiguousRangesInGroupOrder) {
+  auto be = backend::make_backend(Device::cpu());
+  const nn::Graph graph = tiny_resnet();
+  nn::ParameterStore store(graph, *be, Mode::kTrain, DType::kF32, 42);
+  const nn::ParamRange decayed = store.range(nn::ParamGroup::kDecayed);
+  const nn::ParamRange plain = store.range(nn::ParamGroup::kNotDecayed);
+  const nn::ParamRange kept = store.range(nn::ParamGroup::kKeptF32);
+  EXPECT_EQ(decayed.begin, 0);
+  EXPECT_EQ(plain.begin, decayed.end);
+  EXPECT_EQ(kept.begin, plain.end);
+  EXPECT_EQ(kept.end, store.count());
+  EXPECT_GT(decayed.size(), 0);  // convolution and fc weights
+  EXPECT_GT(plain.size(), 0);    // the fc bias
+  EXPECT_GT(kept.size(), 0);     // batch norm
+
+  // Every slice lies in its group's range, and together they tile [0, count) exactly.
+  std::vector<nn::ParameterSlice> slices = store.slices();
+  for (const nn::ParameterSlice& s : slices) {
+    const nn::ParamRange r = store.range(s.group);
+    EXPECT_GE(s.offset, r.begin) << s.name;
+    EXPECT_LE(s.offset + s.count, r.end) << s.name;
+  }
+  std::sort(slices.begin(), slices.end(),
+            [](const auto& a, const auto& b) { return a.offset < b.offset; });
+  std::int64_t next = 0;
+  for (const nn::ParameterSlice& s : slices) {
+    EXPECT_EQ(s.offset, next) << s.name;
+    next = s.offset + s.count;
+  }
+  EXPECT_EQ(next, store.count());
+  // Slices are listed in node order: the stem convolution's weight first, though batch
+  // norm's parameters of the same layers sit at the end of the buffers.
+  EXPECT_EQ(store.slices().front().group, nn::ParamGroup::kDecayed);
+  EXPECT_EQ(store.slices().front().offset, 0);
+}
+
+TEST(ParameterStoreTest, WeightsFollowTheSeedAndInferenceHasNoGradients) {
+  auto be = backend::make_backend(Device::cpu());
+  const nn::Graph graph = tiny_resnet();
+  nn::ParameterStore a(graph, *be, Mode::kTrain, DType::kF32, 42);
+  nn::ParameterStore b(graph, *be, Mode::kInfer, DType::kF32, 42);
+  nn::ParameterStore c(graph, *be, Mode::kTrain, DType::kF32, 43);
+  EXPECT_EQ(host(a.flat_weights()), host(b.flat_weights()));
+  EXPECT_NE(host(a.flat_weights()), host(c.flat_weights()));
+  EXPECT_GT(a.grad_bytes(), 0u);
+  EXPECT_EQ(b.grad_bytes(), 0u);
+  EXPECT_FALSE(b.grads(0).front().defined());
+  // The gradients start at zero, so a first accumulation adds to nothing.
+  for (float g : host(a.flat_grads())) ASSERT_EQ(g, 0.0f);
+}
+
+TEST(SgdMomentumTest, DecaysOnlyTheDecayedRangeAsTheReference) {
+  auto be = backend::make_backend(Device::cpu());
+  const nn::Graph graph = linear_graph();
+  nn::ParameterStore store(graph, *be, Mode::kTrain, DType::kF32, 7);
+  ASSERT_EQ(store.range(nn::ParamGroup::kDecayed).size(), 12);
+  ASSERT_EQ(store.range(nn::ParamGroup::kNotDecayed).size(), 3);
+  nn::OptimizerConfig config;
+  config.learning_rate = 0.1f;
+  config.momentum = 0.9f;
+  config.weight_decay = 0.01f;
+  nn::SgdMomentum sgd(config, *be, store);
+  EXPECT_EQ(sgd.state_bytes(), 15 * sizeof(float));
+
+  const std::int64_t n = store.count();
+  std::vector<float> w = host(store.flat_weights()), v(static_cast<std::size_t>(n), 0.0f);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  for (int step = 0; step < 3; ++step) {
+    float* g = store.flat_grads().data_as<float>();
+    for (std::int64_t i = 0; i < n; ++i) g[i] = normal(rng);
+    const float scale = 0.5f;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float wd = i < 12 ? config.weight_decay : 0.0f;
+      const float gi = scale * g[i] + wd * w[i];
+      v[i] = config.momentum * v[i] + gi;
+      w[i] -= config.learning_rate * v[i];
+    }
+    sgd.update(store, scale);
+    const std::vector<float> got = host(store.flat_weights());
+    for (std::int64_t i = 0; i < n; ++i)
+      ASSERT_FLOAT_EQ(got[i], w[i]) << "step " << step << " i " << i;
+  }
+}
+
+TEST(LossScalerTest, SkipsNonFiniteStepsHalvingAndGrowsAfterCleanOnes) {
+  auto be = backend::make_backend(Device::cpu());
+  std::vector<float> grads = {1.0f, -2.0f, 3.0f, 0.5f};
+  const Tensor t(grads.data(), {4}, DType::kF32, Device::cpu());
+  nn::LossScaler scaler({true, 8.0f, 3});
+  EXPECT_EQ(scaler.scale(), 8.0f);
+  EXPECT_TRUE(scaler.accept(*be, t));
+  EXPECT_TRUE(scaler.accept(*be, t));
+  EXPECT_EQ(scaler.scale(), 8.0f);
+  EXPECT_TRUE(scaler.accept(*be, t));  // the third clean step doubles it
+  EXPECT_EQ(scaler.scale(), 16.0f);
+  grads[2] = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(scaler.accept(*be, t));
+  EXPECT_EQ(scaler.scale(), 8.0f);
+  EXPECT_EQ(scaler.skipped_steps(), 1);
+  grads[2] = std::nanf("");
+  EXPECT_TRUE(!scaler.accept(*be, t) && scaler.scale() == 4.0f && scaler.skipped_steps() == 2);
+  // The count of clean steps starts again after a skip.
+  grads[2] = 1.0f;
+  EXPECT_TRUE(scaler.accept(*be, t));
+  EXPECT_TRUE(scaler.accept(*be, t));
+  EXPECT_EQ(scaler.scale(), 4.0f);
+
+  nn::LossScaler floor({true, 1.0f, 3});
+  grads[0] = std::nanf("");
+  EXPECT_FALSE(floor.accept(*be, t));
+  EXPECT_EQ(floor.scale(), 1.0f);  // never below 1
+
+  nn::LossScaler off({false, 8.0f, 3});  // bf16, tf32, fp32: no scaling, nothing skipped
+  EXPECT_EQ(off.scale(), 1.0f);
+  EXPECT_TRUE(off.accept(*be, t));
+  EXPECT_EQ(off.skipped_steps(), 0);
+}
+
+}  // namespace
+}  // namespace dlbench
