@@ -138,6 +138,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   models::ModelConfig mc;
   mc.batch = *config.batch;
   mc.input_size = config.input_size;
+  mc.compute = compute_dtype(config.precision);
   mc = models::resolve(model, mc);
 
   backend::Backend& be = replica.backend;
@@ -151,7 +152,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   nc.device_graphs = config.graphs;
   nc.bucket_bytes = static_cast<std::size_t>(config.bucket_mb * 1024 * 1024);
   nn::Graph graph = model.build(mc);
-  Shape input_shape = graph.value(graph.input()).shape;
+  Shape input_shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), be, nc);
   // Each replica reads its own part of the data, as a distributed sampler would give it.
   data::SyntheticSource source(be, input_shape, mc.classes,

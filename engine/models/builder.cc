@@ -1,12 +1,20 @@
 #include "engine/models/builder.h"
 
 #include "engine/nn/layers.h"
+#include "engine/nn/losses/softmax_cross_entropy.h"
 
 namespace dlbench::models {
 
 ValueId Builder::input(std::int64_t batch, std::int64_t height, std::int64_t width,
                        std::int64_t channels) {
-  return g_.add_input("images", {batch, height, width, channels});
+  return g_.add_input("images", {batch, height, width, channels}, g_.compute_dtype());
+}
+
+void Builder::classifier_loss(ValueId logits, std::int64_t batch, std::int64_t classes) {
+  DLBENCH_CHECK(shape(logits) == (Shape{batch, classes}), "logits must be [batch, classes]");
+  const ValueId labels = g_.add_input("labels", {batch}, DType::kI32);
+  g_.add("loss", std::make_unique<nn::SoftmaxCrossEntropy>(), {logits, labels});
+  g_.mark_output(logits);
 }
 
 ValueId Builder::conv(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,

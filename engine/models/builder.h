@@ -15,7 +15,11 @@ class Builder {
  public:
   explicit Builder(Graph& graph) : g_(graph) {}
 
+  // The "images" input, NHWC in the graph's compute dtype.
   ValueId input(std::int64_t batch, std::int64_t height, std::int64_t width, std::int64_t channels);
+  // The classifier's end: an i32 "labels" input [batch] of `classes` classes, the softmax
+  // cross-entropy of the logits against it, and the logits marked as the inference result.
+  void classifier_loss(ValueId logits, std::int64_t batch, std::int64_t classes);
   ValueId conv(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,
                int stride, int pad, bool bias);
   ValueId batch_norm(const std::string& name, ValueId x);

@@ -13,9 +13,10 @@ namespace dlbench::models {
 
 struct ModelConfig {
   std::int64_t batch = 1;
-  int input_size = 0;        // 0: the model's default (224 for ImageNet models)
-  int width_divisor = 1;     // > 1 shrinks every channel count (tests: full depth, small width)
-  std::int64_t classes = 0;  // 0: the model's default for the input size
+  int input_size = 0;           // 0: the model's default (224 for ImageNet models)
+  int width_divisor = 1;        // > 1 shrinks every channel count (tests: full depth, small width)
+  std::int64_t classes = 0;     // 0: the model's default for the input size
+  DType compute = DType::kF32;  // activations' dtype: compute_dtype() of the run's precision
 };
 
 struct ModelInfo {

@@ -33,7 +33,7 @@ ValueId bottleneck(Builder& b, const std::string& name, ValueId x, std::int64_t 
 }  // namespace
 
 nn::Graph build_resnet50(const ModelConfig& config) {
-  nn::Graph g;
+  nn::Graph g(config.compute);
   Builder b(g);
   const std::int64_t d = config.width_divisor;
   const bool cifar = config.input_size == 32;
@@ -55,7 +55,7 @@ nn::Graph build_resnet50(const ModelConfig& config) {
   x = b.global_avg_pool("avgpool", x);
   // The classifier starts with the spread of PyTorch's default Linear init, U(±1/sqrt(k)).
   const float fc_stddev = 1.0f / std::sqrt(3.0f * static_cast<float>(b.shape(x)[3]));
-  g.set_output(b.linear("fc", x, config.classes, fc_stddev));
+  b.classifier_loss(b.linear("fc", x, config.classes, fc_stddev), config.batch, config.classes);
   return g;
 }
 

@@ -21,7 +21,7 @@ constexpr float kClassifierStddev = 0.01f;
 }  // namespace
 
 nn::Graph build_vgg16(const ModelConfig& config) {
-  nn::Graph g;
+  nn::Graph g(config.compute);
   Builder b(g);
   const std::int64_t d = config.width_divisor;
   ValueId x = b.input(config.batch, config.input_size, config.input_size, 3);
@@ -36,7 +36,8 @@ nn::Graph build_vgg16(const ModelConfig& config) {
   }
   x = b.relu("fc1.relu", b.linear("fc1", x, kHidden / d));
   x = b.relu("fc2.relu", b.linear("fc2", x, kHidden / d));
-  g.set_output(b.linear("fc3", x, config.classes, kClassifierStddev));
+  b.classifier_loss(b.linear("fc3", x, config.classes, kClassifierStddev), config.batch,
+                    config.classes);
   return g;
 }
 

@@ -7,10 +7,13 @@ namespace dlbench::nn {
 Executor::Executor(Graph graph, backend::Backend& backend, const ParameterStore& store, Mode mode,
                    Precision precision)
     : graph_(std::move(graph)), backend_(backend), store_(store), mode_(mode) {
-  DLBENCH_CHECK(graph_.input() >= 0 && graph_.output() >= 0, "graph needs an input and logits");
-  DLBENCH_CHECK(store_.compute_dtype() == compute_dtype(precision),
-                "the parameter store holds another compute dtype");
-  graph_.set_dtype(compute_dtype(precision));
+  DLBENCH_CHECK(!graph_.inputs().empty() && !graph_.outputs().empty(),
+                "a graph needs an input and a marked output");
+  DLBENCH_CHECK(mode_ == Mode::kInfer || graph_.has_loss(), "training needs a loss node");
+  DLBENCH_CHECK(graph_.compute_dtype() == compute_dtype(precision) &&
+                    store_.compute_dtype() == graph_.compute_dtype(),
+                std::string("the graph was built for ") + to_string(graph_.compute_dtype()) +
+                    ", not for " + to_string(precision));
   const backend::MathMode math =
       precision == Precision::kTf32 ? backend::MathMode::kTf32 : backend::MathMode::kStrict;
   for (Node& n : graph_.nodes()) n.layer->set_math(math);
@@ -30,6 +33,14 @@ Executor::Executor(Graph graph, backend::Backend& backend, const ParameterStore&
     if (plan_.grad_offset[v] != kNoBuffer)
       value_grads_[v] = Tensor(arena_->at(plan_.grad_offset[v], bytes), info.shape, info.dtype,
                                backend_.device());
+  }
+  const std::size_t loss_nodes = graph_.nodes().size() - graph_.layer_count();
+  loss_buffer_ = Buffer(backend_.allocator(), std::max<std::size_t>(loss_nodes, 1) * sizeof(float));
+  for (std::size_t n = graph_.layer_count(); n < graph_.nodes().size(); ++n) {
+    const ValueId v = graph_.nodes()[n].output();
+    losses_.push_back(Tensor(static_cast<float*>(loss_buffer_.data()) + losses_.size(), {1},
+                             DType::kF32, backend_.device()));
+    values_[v] = losses_.back();
   }
 }
 
@@ -56,43 +67,64 @@ void Executor::bind_state() {
   }
 }
 
-StepContext Executor::context(std::size_t n, std::vector<Tensor>& inputs,
-                              std::vector<Tensor>& grads) const {
+StepContext Executor::context(std::size_t n, Scratch& scratch, float loss_scale) const {
   const Node& node = graph_.nodes()[n];
-  inputs.clear();
-  grads.clear();
+  scratch.inputs.clear();
+  scratch.input_grads.clear();
+  scratch.outputs.clear();
+  scratch.output_grads.clear();
   for (ValueId v : node.inputs) {
-    inputs.push_back(values_[v]);
-    grads.push_back(value_grads_[v]);
+    scratch.inputs.push_back(values_[v]);
+    scratch.input_grads.push_back(value_grads_[v]);
+  }
+  for (ValueId v : node.outputs) {
+    scratch.outputs.push_back(values_[v]);
+    scratch.output_grads.push_back(value_grads_[v]);
   }
   return StepContext{backend_,
                      mode_,
-                     inputs,
-                     values_[node.output],
+                     scratch.inputs,
+                     scratch.outputs,
                      store_.weights(n),
                      node_state_[n],
-                     value_grads_[node.output],
-                     grads,
+                     scratch.output_grads,
+                     scratch.input_grads,
                      plan_.input_grad_modes[n],
-                     store_.grads(n)};
+                     store_.grads(n),
+                     loss_scale};
 }
 
-void Executor::forward(const Tensor& images) {
-  check_shape(images, graph_.value(graph_.input()).shape, "network", "images");
-  values_[graph_.input()] = images;
-  std::vector<Tensor> inputs, grads;
-  for (std::size_t n = 0; n < graph_.nodes().size(); ++n) {
+void Executor::bind_input(ValueId input, const Tensor& tensor) {
+  const ValueInfo& info = graph_.value(input);
+  DLBENCH_CHECK(info.producer < 0, "bind_input: " + info.name + " is not a graph input");
+  check_shape(tensor, info.shape, "network", info.name.c_str());
+  DLBENCH_CHECK(tensor.dtype() == info.dtype, "bind_input: " + info.name + " must be " +
+                                                  to_string(info.dtype) + ", not " +
+                                                  to_string(tensor.dtype()));
+  values_[input] = tensor;
+}
+
+void Executor::forward() {
+  Scratch scratch;
+  for (std::size_t n = 0; n < graph_.layer_count(); ++n) {
     ObservedPart part(observer_, StepPart::kForward, n);
-    graph_.nodes()[n].layer->forward(context(n, inputs, grads));
+    graph_.nodes()[n].layer->forward(context(n, scratch));
   }
 }
 
+void Executor::run_losses(float loss_scale) {
+  DLBENCH_CHECK(mode_ == Mode::kTrain, "losses run in training only");
+  Scratch scratch;
+  for (std::size_t n = graph_.layer_count(); n < graph_.nodes().size(); ++n)
+    graph_.nodes()[n].layer->forward(context(n, scratch, loss_scale));
+}
+
 void Executor::backward(const std::function<void(std::size_t node)>& after) {
-  std::vector<Tensor> inputs, grads;
-  for (std::size_t n = graph_.nodes().size(); n-- > 0;) {
+  Scratch scratch;
+  for (std::size_t n = graph_.layer_count(); n-- > 0;) {
     {
       ObservedPart part(observer_, StepPart::kBackward, n);
-      graph_.nodes()[n].layer->backward(context(n, inputs, grads));
+      graph_.nodes()[n].layer->backward(context(n, scratch));
     }
     if (after) after(n);
   }
@@ -100,11 +132,12 @@ void Executor::backward(const std::function<void(std::size_t node)>& after) {
 
 std::vector<LayerSummary> Executor::layer_summaries() const {
   std::vector<LayerSummary> out;
-  for (const Node& n : graph_.nodes()) {
+  for (std::size_t i = 0; i < graph_.layer_count(); ++i) {
+    const Node& n = graph_.nodes()[i];
     std::int64_t params = 0;
     for (const ParamDecl& d : n.layer->params()) params += d.shape.numel();
     out.push_back(
-        {n.name, n.layer->kind(), graph_.value(n.output).shape, params, n.layer->forward_macs()});
+        {n.name, n.layer->kind(), graph_.value(n.output()).shape, params, n.layer->forward_macs()});
   }
   return out;
 }

@@ -1,8 +1,8 @@
 // Executor: runs a graph on a backend. At construction it fixes the graph's compute dtype and
 // math mode, binds each layer's state and plans the activation arena (so peak memory is known
 // before the first step); then it runs forward over every node and backward in reverse, with
-// the parameters and their gradients of a ParameterStore. It knows nothing of losses,
-// optimizers or replicas (the Trainer ties those in).
+// the parameters and their gradients of a ParameterStore; in training the graph's loss nodes
+// run between the two. It knows nothing of optimizers or replicas (the Trainer ties those in).
 #pragma once
 
 #include <cstdint>
@@ -34,10 +34,17 @@ class Executor {
   Executor(Graph graph, backend::Backend& backend, const ParameterStore& store, Mode mode,
            Precision precision);
 
-  // Every node's forward on a batch (images as the graph input).
-  void forward(const Tensor& images);
-  // Every node's backward, last to first; after(node) runs once each node's backward is issued.
+  // Points graph input `input` at a batch's tensor (checked against the input's shape and
+  // dtype); it must stay valid while steps read it.
+  void bind_input(ValueId input, const Tensor& tensor);
+  // Every layer's forward (not the losses).
+  void forward();
+  // Training: every loss node, writing its loss and the gradients of what it reads.
+  void run_losses(float loss_scale);
+  // Every layer's backward, last to first; after(node) runs once each node's backward is issued.
   void backward(const std::function<void(std::size_t node)>& after);
+  // One f32 [1] tensor per loss node, in node order; resident, outside the arena.
+  const std::vector<Tensor>& losses() const { return losses_; }
 
   Tensor value(ValueId v) const { return values_.at(static_cast<std::size_t>(v)); }
   Tensor value_grad(ValueId v) const { return value_grads_.at(static_cast<std::size_t>(v)); }
@@ -53,7 +60,11 @@ class Executor {
 
  private:
   void bind_state();
-  StepContext context(std::size_t n, std::vector<Tensor>& inputs, std::vector<Tensor>& grads) const;
+  // What one node's context points into; reused from node to node.
+  struct Scratch {
+    std::vector<Tensor> inputs, input_grads, outputs, output_grads;
+  };
+  StepContext context(std::size_t n, Scratch& scratch, float loss_scale = 1.0f) const;
 
   Graph graph_;
   backend::Backend& backend_;
@@ -64,6 +75,8 @@ class Executor {
   std::vector<std::vector<Tensor>> node_state_;
   std::unique_ptr<Arena> arena_;
   std::vector<Tensor> values_, value_grads_;
+  Buffer loss_buffer_;
+  std::vector<Tensor> losses_;
   StepObserver* observer_ = nullptr;
 };
 

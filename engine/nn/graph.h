@@ -1,9 +1,16 @@
-// Graph: a model as a static list of layers in execution order, over named values. Built once
-// per (model, batch, input size); the Executor plans its memory and runs it.
+// Graph: a model as a static list of layers in execution order, over typed, named values.
+// Built once per (model, batch, size, compute dtype); the Executor plans its memory and runs it.
+//
+// A graph has one or more named inputs, each of its own dtype (f16 images, i32 labels or token
+// ids), filled by a data source. A node has one or more outputs. Loss nodes (Layer::is_loss)
+// come after every other node; each writes an f32 [1] loss, and in training also the gradient
+// of what it reads, scaled by the loss scale. Marked outputs (logits, detector heads) are what
+// inference produces.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/nn/layer.h"
@@ -12,44 +19,50 @@ namespace dlbench::nn {
 
 using ValueId = int;
 
-struct ValueInfo {
-  std::string name;
-  Shape shape;
-  DType dtype = DType::kF32;
-  int producer = -1;        // node index; -1 for a graph input
-  bool needs_grad = false;  // graph inputs (data) need none
-};
-
 struct Node {
   std::string name;  // "layer1.0.conv2"
   std::unique_ptr<Layer> layer;
   std::vector<ValueId> inputs;
-  ValueId output = -1;
+  std::vector<ValueId> outputs;
+  ValueId output() const { return outputs.at(0); }
 };
 
 class Graph {
  public:
-  ValueId add_input(std::string name, Shape shape, DType dtype = DType::kF32);
-  // Appends a layer; its output shape comes from the layer's own check of the inputs.
-  ValueId add(std::string name, std::unique_ptr<Layer> layer, std::vector<ValueId> inputs);
-  void set_output(ValueId logits) { output_ = logits; }
-  // Every value (activations and the input) in one compute dtype.
-  void set_dtype(DType dtype) {
-    for (ValueInfo& v : values_) v.dtype = dtype;
-  }
+  // compute: the dtype activations and the compute copies of the weights are held in.
+  explicit Graph(DType compute = DType::kF32) : compute_(compute) {}
 
+  // Graph inputs in the order a data source fills them; names are unique.
+  ValueId add_input(std::string name, Shape shape, DType dtype);
+  // Appends a layer with exactly one output, named as the node.
+  ValueId add(std::string name, std::unique_ptr<Layer> layer, std::vector<ValueId> inputs);
+  // Appends a layer with any number of outputs, named "<node>:<i>".
+  std::vector<ValueId> add_multi(std::string name, std::unique_ptr<Layer> layer,
+                                 std::vector<ValueId> inputs);
+  // An inference result (the logits): kept alive to the end of the forward pass.
+  void mark_output(ValueId value);
+
+  DType compute_dtype() const { return compute_; }
   const std::vector<ValueInfo>& values() const { return values_; }
   const std::vector<Node>& nodes() const { return nodes_; }
   std::vector<Node>& nodes() { return nodes_; }
   const ValueInfo& value(ValueId id) const { return values_.at(static_cast<std::size_t>(id)); }
-  ValueId output() const { return output_; }
-  ValueId input() const { return input_; }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  ValueId input(std::string_view name) const;  // internal error when there is none
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  // Nodes [0, layer_count()) are the model's layers; the rest are its losses.
+  std::size_t layer_count() const { return layers_; }
+  bool has_loss() const { return layers_ < nodes_.size(); }
 
  private:
+  std::vector<ValueId> append(std::string name, std::unique_ptr<Layer> layer,
+                              std::vector<ValueId> inputs, bool multi);
+
+  DType compute_;
   std::vector<ValueInfo> values_;
   std::vector<Node> nodes_;
-  ValueId input_ = -1;
-  ValueId output_ = -1;
+  std::vector<ValueId> inputs_, outputs_;
+  std::size_t layers_ = 0;
 };
 
 // Counted from the layers' declarations, without a backend or memory.

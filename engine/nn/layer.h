@@ -1,6 +1,6 @@
 // Layer: one node of a model's static graph, with forward and backward side by side.
 //
-// A layer reads input values and writes one output value; the executor owns all memory and
+// A layer reads input values and writes its output values; the executor owns all memory and
 // hands the layer tensors through a StepContext. At build time a layer declares its output
 // shape, its parameters, its state (running statistics, saved batch statistics, workspaces),
 // which values its backward needs, and its MACs, so the planner knows the peak memory and the
@@ -58,8 +58,24 @@ struct StateDecl {
 
 // What backward needs from forward, so the planner keeps exactly that alive.
 struct SavedForBackward {
-  std::vector<int> inputs;  // indices into the layer's inputs
-  bool output = false;
+  std::vector<int> inputs;   // indices into the layer's inputs
+  std::vector<int> outputs;  // indices into its outputs
+};
+
+// A value of the graph: an input, or one output of a node.
+struct ValueInfo {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::kF32;
+  int producer = -1;        // node index; -1 for a graph input
+  int output_index = 0;     // which output of the producer
+  bool needs_grad = false;  // graph inputs (data) and loss outputs need none
+};
+
+// What a layer says of each output at build time.
+struct OutputInfo {
+  Shape shape;
+  DType dtype = DType::kF32;
 };
 
 // Everything a layer touches in one step.
@@ -67,15 +83,20 @@ struct StepContext {
   backend::Backend& backend;
   Mode mode;
   std::span<const Tensor> inputs;
-  Tensor output;
+  std::span<const Tensor> outputs;
   std::span<const Tensor> params;
   std::span<const Tensor> state;
-  // Backward only: gradient of the output, gradients of the inputs (undefined when that input
-  // needs none) and whether each input gradient is overwritten or accumulated.
-  Tensor output_grad;
+  // Backward only: gradients of the outputs, gradients of the inputs (undefined when that
+  // input needs none) and whether each input gradient is overwritten or accumulated.
+  std::span<const Tensor> output_grads;
   std::span<const Tensor> input_grads;
   std::span<const GradMode> input_grad_modes;
   std::span<const Tensor> param_grads;
+  // Loss layers multiply the gradient they write by it (fp16 loss scaling; 1 otherwise).
+  float loss_scale = 1.0f;
+
+  const Tensor& output() const { return outputs[0]; }
+  const Tensor& output_grad() const { return output_grads[0]; }
 };
 
 class Layer {
@@ -84,8 +105,14 @@ class Layer {
 
   virtual const char* kind() const = 0;
   virtual int num_inputs() const { return 1; }
-  // Checks the input shapes and returns the output shape; called once at build time.
-  virtual Shape output_shape(std::span<const Shape> inputs) const = 0;
+  // Checks the inputs and says what the outputs are; called once at build time. By default
+  // one output of output_shape() in the dtype of input 0; layers with several outputs, or
+  // whose output dtype differs (losses: f32), override this instead.
+  virtual std::vector<OutputInfo> outputs(std::span<const ValueInfo> inputs) const;
+  virtual Shape output_shape(std::span<const Shape> inputs) const;
+  // A loss: runs after every other node (in training only), writes an f32 [1] loss and, in
+  // the same forward, the gradient of what it reads. Its backward does nothing.
+  virtual bool is_loss() const { return false; }
   virtual std::vector<ParamDecl> params() const { return {}; }
   virtual std::vector<StateDecl> state(backend::Backend&) const { return {}; }
   virtual SavedForBackward saved_for_backward() const { return {}; }

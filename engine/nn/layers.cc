@@ -41,15 +41,15 @@ std::vector<ParamDecl> Conv2d::params() const {
 
 void Conv2d::forward(const StepContext& ctx) {
   Tensor bias = p_.bias ? ctx.params[1] : Tensor();
-  ctx.backend.conv2d_forward(p_, ctx.inputs[0], ctx.params[0], bias, ctx.output);
+  ctx.backend.conv2d_forward(p_, ctx.inputs[0], ctx.params[0], bias, ctx.output());
 }
 
 void Conv2d::backward(const StepContext& ctx) {
   Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
-  ctx.backend.conv2d_backward_weights(p_, ctx.inputs[0], ctx.output_grad, ctx.param_grads[0], dbias,
-                                      GradMode::kOverwrite);
+  ctx.backend.conv2d_backward_weights(p_, ctx.inputs[0], ctx.output_grad(), ctx.param_grads[0],
+                                      dbias, GradMode::kOverwrite);
   if (ctx.input_grads[0].defined())
-    ctx.backend.conv2d_backward_data(p_, ctx.output_grad, ctx.params[0], ctx.input_grads[0],
+    ctx.backend.conv2d_backward_data(p_, ctx.output_grad(), ctx.params[0], ctx.input_grads[0],
                                      ctx.input_grad_modes[0]);
 }
 
@@ -80,7 +80,7 @@ std::vector<StateDecl> BatchNorm::state(backend::Backend&) const {
 
 void BatchNorm::forward(const StepContext& ctx) {
   auto per_channel = [&](int i) { return ctx.state[i].reshaped({p_.channels}); };
-  Tensor x = flat(ctx.inputs[0], p_.rows), y = flat(ctx.output, p_.rows);
+  Tensor x = flat(ctx.inputs[0], p_.rows), y = flat(ctx.output(), p_.rows);
   if (ctx.mode == Mode::kTrain)
     ctx.backend.batch_norm_forward_training(p_, x, ctx.params[0], ctx.params[1], y,
                                             per_channel(kSavedMean), per_channel(kSavedInvStd),
@@ -94,20 +94,20 @@ void BatchNorm::forward(const StepContext& ctx) {
 void BatchNorm::backward(const StepContext& ctx) {
   auto per_channel = [&](int i) { return ctx.state[i].reshaped({p_.channels}); };
   DLBENCH_CHECK(ctx.input_grads[0].defined(), "batch norm always passes a gradient on");
-  ctx.backend.batch_norm_backward(p_, flat(ctx.inputs[0], p_.rows), flat(ctx.output_grad, p_.rows),
-                                  ctx.params[0], per_channel(kSavedMean), per_channel(kSavedInvStd),
-                                  flat(ctx.input_grads[0], p_.rows), ctx.param_grads[0],
-                                  ctx.param_grads[1], ctx.input_grad_modes[0]);
+  ctx.backend.batch_norm_backward(
+      p_, flat(ctx.inputs[0], p_.rows), flat(ctx.output_grad(), p_.rows), ctx.params[0],
+      per_channel(kSavedMean), per_channel(kSavedInvStd), flat(ctx.input_grads[0], p_.rows),
+      ctx.param_grads[0], ctx.param_grads[1], ctx.input_grad_modes[0]);
 }
 
 // --- Relu: y = max(x, 0); dx = dy · [y > 0] -----------------------------------------------
 void Relu::forward(const StepContext& ctx) {
-  ctx.backend.activation_forward(backend::Activation::kRelu, ctx.inputs[0], ctx.output);
+  ctx.backend.activation_forward(backend::Activation::kRelu, ctx.inputs[0], ctx.output());
 }
 
 void Relu::backward(const StepContext& ctx) {
   if (!ctx.input_grads[0].defined()) return;
-  ctx.backend.activation_backward(backend::Activation::kRelu, ctx.output, ctx.output_grad,
+  ctx.backend.activation_backward(backend::Activation::kRelu, ctx.output(), ctx.output_grad(),
                                   ctx.input_grads[0], ctx.input_grad_modes[0]);
 }
 
@@ -122,12 +122,12 @@ std::vector<StateDecl> Pool::state(backend::Backend& be) const {
 }
 
 void Pool::forward(const StepContext& ctx) {
-  ctx.backend.pool_forward(p_, ctx.inputs[0], ctx.output, ctx.state[0]);
+  ctx.backend.pool_forward(p_, ctx.inputs[0], ctx.output(), ctx.state[0]);
 }
 
 void Pool::backward(const StepContext& ctx) {
   if (!ctx.input_grads[0].defined()) return;
-  ctx.backend.pool_backward(p_, ctx.inputs[0], ctx.output, ctx.output_grad, ctx.state[0],
+  ctx.backend.pool_backward(p_, ctx.inputs[0], ctx.output(), ctx.output_grad(), ctx.state[0],
                             ctx.input_grads[0], ctx.input_grad_modes[0]);
 }
 
@@ -138,12 +138,12 @@ Shape Add::output_shape(std::span<const Shape> inputs) const {
 }
 
 void Add::forward(const StepContext& ctx) {
-  ctx.backend.add(ctx.inputs[0], ctx.inputs[1], ctx.output);
+  ctx.backend.add(ctx.inputs[0], ctx.inputs[1], ctx.output());
 }
 
 void Add::backward(const StepContext& ctx) {
   for (int i = 0; i < 2; ++i)
-    pass_gradient(ctx.backend, ctx.output_grad, ctx.input_grads[i], ctx.input_grad_modes[i]);
+    pass_gradient(ctx.backend, ctx.output_grad(), ctx.input_grads[i], ctx.input_grad_modes[i]);
 }
 
 // --- Linear: y = x Wᵀ + b; dx = dy W; dW = dyᵀ x; db = Σ_rows dy ---------------------------
@@ -166,15 +166,15 @@ std::vector<ParamDecl> Linear::params() const {
 
 void Linear::forward(const StepContext& ctx) {
   Tensor bias = p_.bias ? ctx.params[1] : Tensor();
-  ctx.backend.matmul_forward(p_, flat(ctx.inputs[0], p_.m), ctx.params[0], bias, ctx.output);
+  ctx.backend.matmul_forward(p_, flat(ctx.inputs[0], p_.m), ctx.params[0], bias, ctx.output());
 }
 
 void Linear::backward(const StepContext& ctx) {
   Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
-  ctx.backend.matmul_backward_weights(p_, flat(ctx.inputs[0], p_.m), ctx.output_grad,
+  ctx.backend.matmul_backward_weights(p_, flat(ctx.inputs[0], p_.m), ctx.output_grad(),
                                       ctx.param_grads[0], dbias, GradMode::kOverwrite);
   if (ctx.input_grads[0].defined())
-    ctx.backend.matmul_backward_data(p_, ctx.output_grad, ctx.params[0],
+    ctx.backend.matmul_backward_data(p_, ctx.output_grad(), ctx.params[0],
                                      flat(ctx.input_grads[0], p_.m), ctx.input_grad_modes[0]);
 }
 

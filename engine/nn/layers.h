@@ -14,7 +14,7 @@ class Conv2d final : public Layer {
   const char* kind() const override { return "conv2d"; }
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<ParamDecl> params() const override;
-  SavedForBackward saved_for_backward() const override { return {{0}, false}; }
+  SavedForBackward saved_for_backward() const override { return {{0}, {}}; }
   std::int64_t forward_macs() const override { return p_.macs(); }
   std::int64_t backward_macs(bool skip_input_grad) const override {
     return p_.macs() * (skip_input_grad ? 1 : 2);
@@ -36,7 +36,7 @@ class BatchNorm final : public Layer {
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<ParamDecl> params() const override;
   std::vector<StateDecl> state(backend::Backend&) const override;
-  SavedForBackward saved_for_backward() const override { return {{0}, false}; }
+  SavedForBackward saved_for_backward() const override { return {{0}, {}}; }
   void forward(const StepContext& ctx) override;
   void backward(const StepContext& ctx) override;
 
@@ -49,7 +49,7 @@ class Relu final : public Layer {
  public:
   const char* kind() const override { return "relu"; }
   Shape output_shape(std::span<const Shape> inputs) const override { return inputs[0]; }
-  SavedForBackward saved_for_backward() const override { return {{}, true}; }
+  SavedForBackward saved_for_backward() const override { return {{}, {0}}; }
   void forward(const StepContext& ctx) override;
   void backward(const StepContext& ctx) override;
 };
@@ -63,7 +63,7 @@ class Pool final : public Layer {
   }
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<StateDecl> state(backend::Backend& be) const override;
-  SavedForBackward saved_for_backward() const override { return {{0}, true}; }
+  SavedForBackward saved_for_backward() const override { return {{0}, {0}}; }
   void forward(const StepContext& ctx) override;
   void backward(const StepContext& ctx) override;
 
@@ -90,7 +90,7 @@ class Linear final : public Layer {
   const char* kind() const override { return "linear"; }
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<ParamDecl> params() const override;
-  SavedForBackward saved_for_backward() const override { return {{0}, false}; }
+  SavedForBackward saved_for_backward() const override { return {{0}, {}}; }
   std::int64_t forward_macs() const override { return p_.macs(); }
   std::int64_t backward_macs(bool skip_input_grad) const override {
     return p_.macs() * (skip_input_grad ? 1 : 2);

@@ -46,30 +46,35 @@ BufferPlan place_buffers(const std::vector<BufferRequest>& requests) {
 ActivationPlan plan_activations(const Graph& graph, Mode mode) {
   const auto& values = graph.values();
   const auto& nodes = graph.nodes();
-  const int layers = static_cast<int>(nodes.size());
+  // L: the model's layers. Loss nodes (after them) all run at time L, in training only.
+  const int layers = static_cast<int>(graph.layer_count());
   const bool train = mode == Mode::kTrain;
-  auto backward_time = [&](int node) { return 2 * layers - node; };
+  auto forward_time = [&](int node) { return std::min(node, layers); };
+  auto backward_time = [&](int node) { return node < layers ? 2 * layers - node : layers; };
+  const int scheduled = train ? static_cast<int>(nodes.size()) : layers;
 
   std::vector<int> first(values.size(), 0), last(values.size(), 0);
   std::vector<int> last_reader(values.size(), -1);
   for (std::size_t v = 0; v < values.size(); ++v) {
-    first[v] = last[v] = std::max(values[v].producer, 0);
+    first[v] = last[v] = forward_time(std::max(values[v].producer, 0));
   }
-  for (int n = 0; n < layers; ++n) {
+  for (int n = 0; n < scheduled; ++n) {
     const Node& node = nodes[n];
     SavedForBackward saved = node.layer->saved_for_backward();
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
       ValueId v = node.inputs[i];
-      last[v] = std::max(last[v], n);
+      last[v] = std::max(last[v], forward_time(n));
       last_reader[v] = std::max(last_reader[v], n);
       bool keeps = std::find(saved.inputs.begin(), saved.inputs.end(), static_cast<int>(i)) !=
                    saved.inputs.end();
       if (train && keeps) last[v] = std::max(last[v], backward_time(n));
     }
-    if (train && saved.output) last[node.output] = std::max(last[node.output], backward_time(n));
+    if (train)
+      for (int o : saved.outputs)
+        last[node.outputs.at(o)] = std::max(last[node.outputs.at(o)], backward_time(n));
   }
-  // The logits are read by the loss at time L.
-  last[graph.output()] = std::max(last[graph.output()], layers);
+  // Inference results (the logits) live to the end of the forward pass.
+  for (ValueId v : graph.outputs()) last[v] = std::max(last[v], layers);
 
   ActivationPlan plan;
   plan.value_offset.assign(values.size(), kNoBuffer);
@@ -77,14 +82,15 @@ ActivationPlan plan_activations(const Graph& graph, Mode mode) {
   std::vector<BufferRequest> requests;
   std::vector<std::pair<std::size_t, bool>> owner;  // (value, is_grad)
   for (std::size_t v = 0; v < values.size(); ++v) {
-    if (values[v].producer < 0) continue;  // the batch comes from the data source
+    // The batch comes from the data source; a loss lives outside the arena (the executor's).
+    if (values[v].producer < 0 || values[v].producer >= layers) continue;
     std::size_t bytes = checked_bytes(values[v].shape, values[v].dtype);
     requests.push_back({bytes, first[v], last[v]});
     owner.push_back({v, false});
     if (train && values[v].needs_grad) {
       int producer_backward = backward_time(values[v].producer);
+      // The last reader in forward order writes the gradient first: a loss at time L.
       int first_write = last_reader[v] >= 0 ? backward_time(last_reader[v]) : layers;
-      if (static_cast<ValueId>(v) == graph.output()) first_write = layers;
       requests.push_back({bytes, first_write, producer_backward});
       owner.push_back({v, true});
     }
@@ -96,10 +102,11 @@ ActivationPlan plan_activations(const Graph& graph, Mode mode) {
   }
   plan.total_bytes = placed.total_bytes;
 
-  // Backward runs nodes in reverse: the first gradient written into a value overwrites it.
+  // Backward runs nodes in reverse (the losses first, at time L): the first gradient written
+  // into a value overwrites it.
   plan.input_grad_modes.resize(nodes.size());
   std::vector<bool> written(values.size(), false);
-  for (int n = layers - 1; n >= 0; --n) {
+  for (int n = static_cast<int>(nodes.size()) - 1; n >= 0; --n) {
     const Node& node = nodes[n];
     auto& modes = plan.input_grad_modes[n];
     modes.assign(node.inputs.size(), GradMode::kOverwrite);

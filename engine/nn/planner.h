@@ -2,10 +2,12 @@
 // chosen from its lifetime over the step's schedule, so the peak is known before the first
 // step (and a max-batch search needs no trial allocations).
 //
-// Schedule of a training step over L layers: forward of layer i at time i, the loss at time L,
-// backward of layer i at time 2L - i. A value lives from its producer's forward until its last
-// forward reader, or until the backward of any layer that saved it. Its gradient lives from
-// the backward of its last reader to the backward of its producer.
+// Schedule of a training step over L layers: forward of layer i at time i, every loss node at
+// time L (its forward writes the gradient of what it reads), backward of layer i at time
+// 2L - i. A value lives from its producer's forward until its last forward reader, or until
+// the backward of any layer that saved it; an inference result (graph output) at least until
+// L. Its gradient lives from the backward of its last reader to the backward of its producer.
+// Graph inputs and the losses' outputs are not in the arena.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +35,7 @@ BufferPlan place_buffers(const std::vector<BufferRequest>& requests);
 constexpr std::size_t kNoBuffer = static_cast<std::size_t>(-1);
 
 struct ActivationPlan {
-  std::vector<std::size_t> value_offset;  // per value; kNoBuffer for the graph input
+  std::vector<std::size_t> value_offset;  // per value; kNoBuffer for graph inputs and losses
   std::vector<std::size_t> grad_offset;   // per value; kNoBuffer when no gradient is needed
   // Per node and input: overwrite for the first gradient written into a value during
   // backward, accumulate for the rest (fan-out edges such as residual shortcuts).

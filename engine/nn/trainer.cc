@@ -15,8 +15,6 @@ Trainer::Trainer(Graph graph, backend::Backend& backend, const TrainerConfig& co
     if (train) reducer_.emplace(*config_.communicator, store_, config_.bucket_bytes);
     store_.broadcast(*config_.communicator, 0);
   }
-  loss_buffer_ = Buffer(backend_.allocator(), sizeof(float));
-  loss_ = Tensor(loss_buffer_.data(), {1}, DType::kF32, backend_.device());
 }
 
 void Trainer::train_step(const Tensor& images, const Tensor& labels) {
@@ -45,12 +43,11 @@ void Trainer::train_step(const Tensor& images, const Tensor& labels) {
 }
 
 void Trainer::compute_gradients(const Tensor& images, const Tensor& labels) {
-  executor_.forward(images);
+  bind_batch(images, &labels);
+  executor_.forward();
   {
     ObservedPart part(executor_.observer(), StepPart::kLoss, 0);
-    const ValueId logits = graph().output();
-    backend_.softmax_cross_entropy(executor_.value(logits), labels, loss_,
-                                   executor_.value_grad(logits), scaler_.scale());
+    executor_.run_losses(scaler_.scale());
   }
   // The first step measures every convolution's algorithms (cuDNN Find). An all-reduce in
   // flight then would spin on SMs while it waits for a slower replica and skew what Find
@@ -103,8 +100,9 @@ void Trainer::record_infer_graph(const Tensor& images) {
   try {
     auto recorded = std::make_unique<StepGraphs>();
     recorded->key = {images.data(), nullptr, 0.0f};
+    bind_batch(images, nullptr);
     backend_.begin_capture();
-    executor_.forward(images);
+    executor_.forward();
     recorded->gradients = backend_.end_capture();
     graphs_ = std::move(recorded);
     ++recordings_;
@@ -128,9 +126,23 @@ std::vector<GradientBucket> Trainer::gradient_buckets() const {
 }
 
 float Trainer::loss() {
-  float value = 0.0f;
-  backend_.to_host(loss_, &value);
-  return value;
+  // The step's loss is the sum of its loss nodes', added in node order on the host.
+  float total = 0.0f;
+  for (const Tensor& t : executor_.losses()) {
+    float value = 0.0f;
+    backend_.to_host(t, &value);
+    total += value;
+  }
+  return total;
+}
+
+void Trainer::bind_batch(const Tensor& images, const Tensor* labels) {
+  const std::vector<ValueId>& inputs = graph().inputs();
+  executor_.bind_input(inputs.at(0), images);
+  if (labels != nullptr) {
+    DLBENCH_CHECK(inputs.size() == 2, "train_step(images, labels) on a graph of other inputs");
+    executor_.bind_input(inputs[1], *labels);
+  }
 }
 
 void Trainer::infer_step(const Tensor& images) {
@@ -141,7 +153,8 @@ void Trainer::infer_step(const Tensor& images) {
       return;
     }
   }
-  executor_.forward(images);
+  bind_batch(images, nullptr);
+  executor_.forward();
   ++eager_steps_;
 }
 

@@ -88,7 +88,7 @@ class Trainer {
   Tensor flat_weights() const { return store_.flat_weights(); }
   Tensor flat_grads() const { return store_.flat_grads(); }
   Tensor value(ValueId v) const { return executor_.value(v); }
-  Tensor logits() const { return value(graph().output()); }
+  Tensor logits() const { return value(graph().outputs().at(0)); }
 
  private:
   // What a recording depends on besides the trainer itself: the batch's addresses and the
@@ -104,6 +104,8 @@ class Trainer {
     std::unique_ptr<backend::DeviceGraph> gradients;  // forward..backward, or inference
     std::unique_ptr<backend::DeviceGraph> update;
   };
+  // Points the graph's inputs at a batch (labels null: inference).
+  void bind_batch(const Tensor& images, const Tensor* labels);
   // Forward, loss, backward with the bucketed all-reduce, and the gradients' cast to f32.
   void compute_gradients(const Tensor& images, const Tensor& labels);
   // The optimizer on gradients scaled by step_scale, then the compute copy of the weights.
@@ -119,8 +121,6 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;  // training only
   LossScaler scaler_;
   std::optional<GradientReducer> reducer_;  // training with replicas only
-  Buffer loss_buffer_;
-  Tensor loss_;
   std::unique_ptr<StepGraphs> graphs_;
   std::string graph_failure_;
   int eager_steps_ = 0;

@@ -60,7 +60,7 @@ struct HostBatch {
 HostBatch rank_batch(backend::Backend& be, const Case& c, int rank) {
   models::ModelConfig mc = model_config(c, kBatchPerRank);
   const nn::Graph graph = models::find_model(c.model).build(mc);
-  const Shape shape = graph.value(graph.input()).shape;
+  const Shape shape = graph.value(graph.input("images")).shape;
   data::SyntheticSource source(be, shape, mc.classes, kDataSeed + static_cast<std::uint64_t>(rank));
   data::Batch b = source.next();
   HostBatch out{host(be, b.images), std::vector<std::int32_t>(kBatchPerRank)};
@@ -79,7 +79,7 @@ std::vector<float> step_on(backend::Backend& be, const Case& c, const HostBatch&
   nc.optimizer.weight_decay = 1e-4f;
   nc.communicator = comm;
   nn::Graph graph = models::find_model(c.model).build(mc);
-  Shape shape = graph.value(graph.input()).shape;
+  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), be, nc);
   Buffer images(be.allocator(), batch.images.size() * sizeof(float));
   Buffer labels(be.allocator(), batch.labels.size() * sizeof(std::int32_t));

@@ -80,7 +80,7 @@ Built build(const std::string& model) {
   mc.width_divisor = kWidthDivisor;
   mc = models::resolve(info, mc);
   nn::Graph graph = info.build(mc);
-  Shape input = graph.value(graph.input()).shape;
+  Shape input = graph.value(graph.input("images")).shape;
   return {std::move(graph), input, mc.classes};
 }
 

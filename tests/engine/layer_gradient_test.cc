@@ -122,8 +122,10 @@ class LayerHarness {
     for (auto& t : param_grads_) param_grads_v_.push_back(t->view);
     for (auto& t : state_) state_v_.push_back(t->view);
     if (modes_.size() != inputs_.size()) modes_.assign(inputs_.size(), GradMode::kOverwrite);
-    return StepContext{*backend_,          mode_,  in_,    output_->view, params_v_, state_v_,
-                       output_grad_->view, grads_, modes_, param_grads_v_};
+    out_ = {output_->view};
+    out_grad_ = {output_grad_->view};
+    return StepContext{*backend_, mode_,     in_,    out_,   params_v_,
+                       state_v_,  out_grad_, grads_, modes_, param_grads_v_};
   }
 
   std::unique_ptr<Layer> layer_;
@@ -131,7 +133,7 @@ class LayerHarness {
   Mode mode_;
   std::vector<std::unique_ptr<HostTensor>> inputs_, input_grads_, params_, param_grads_, state_;
   std::unique_ptr<HostTensor> output_, output_grad_;
-  std::vector<Tensor> in_, grads_, params_v_, state_v_, param_grads_v_;
+  std::vector<Tensor> in_, grads_, params_v_, state_v_, param_grads_v_, out_, out_grad_;
   std::vector<GradMode> modes_;
 };
 

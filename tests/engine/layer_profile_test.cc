@@ -36,7 +36,7 @@ struct TinyNet {
     nn::TrainerConfig nc;
     nc.mode = mode;
     nn::Graph graph = info.build(mc);
-    Shape shape = graph.value(graph.input()).shape;
+    Shape shape = graph.value(graph.input("images")).shape;
     net = std::make_unique<nn::Trainer>(std::move(graph), *be, nc);
     source = std::make_unique<data::SyntheticSource>(*be, shape, mc.classes, 3);
   }
@@ -77,7 +77,7 @@ TEST(LayerProfileTest, TheNetworkShowsEveryNodeOncePerPass) {
   t.net->set_observer(&seen);
   t.step();
   t.net->set_observer(nullptr);
-  const std::size_t nodes = t.net->graph().nodes().size();
+  const std::size_t nodes = t.net->graph().layer_count();
   for (std::size_t n = 0; n < nodes; ++n) {
     EXPECT_EQ((seen.begins[{StepPart::kForward, n}]), 1) << n;
     EXPECT_EQ((seen.ends[{StepPart::kForward, n}]), 1) << n;
@@ -147,7 +147,7 @@ TEST(LayerProfileTest, InferenceHasNoBackwardAndNoParts) {
   TinyNet t(Mode::kInfer);
   t.step();
   const result::LayerProfile p = runner::profile_layers(*t.net, *t.be, 1, [&](int) { t.step(); });
-  ASSERT_EQ(p.layers.size(), t.net->graph().nodes().size());
+  ASSERT_EQ(p.layers.size(), t.net->graph().layer_count());
   for (const auto& l : p.layers) EXPECT_EQ(l.backward_ms, 0.0) << l.name;
   EXPECT_TRUE(p.parts.empty());
   ASSERT_EQ(p.gaps.size(), 1u);

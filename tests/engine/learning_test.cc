@@ -35,7 +35,7 @@ void expect_learns(const LearningCase& c) {
   nc.optimizer.learning_rate = c.learning_rate;
   nc.optimizer.momentum = 0.9f;
   nn::Graph graph = info.build(mc);
-  Shape shape = graph.value(graph.input()).shape;
+  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, mc.classes, 7);
   data::Batch batch = source.next();

@@ -19,7 +19,7 @@ TEST(ModelsTest, ResNet50HasTheTorchvisionParameterCountAndMacs) {
   EXPECT_EQ(nn::parameter_count(g), 25'557'032);
   // 4.09 GMAC per image (convolutions and the classifier).
   EXPECT_NEAR(static_cast<double>(nn::forward_macs(g)), 4.09e9, 0.005e9);
-  EXPECT_EQ(g.value(g.output()).shape, (Shape{1, 1000}));
+  EXPECT_EQ(g.value(g.outputs().at(0)).shape, (Shape{1, 1000}));
 }
 
 TEST(ModelsTest, ResNet50TrainingFlopsMatchThePublishedFigure) {
@@ -31,7 +31,7 @@ TEST(ModelsTest, ResNet50TrainingFlopsMatchThePublishedFigure) {
 
 TEST(ModelsTest, ResNet50CifarVariant) {
   nn::Graph g = build("resnet50", 2, 32);
-  EXPECT_EQ(g.value(g.output()).shape, (Shape{2, 10}));
+  EXPECT_EQ(g.value(g.outputs().at(0)).shape, (Shape{2, 10}));
   // Stem: one 3x3 conv 3->64 instead of 7x7 (9408 -> 1728 weights), fc 2048x10 instead of
   // 2048x1000: 25,557,032 - 9408 + 1728 - 2048*990 - 990.
   EXPECT_EQ(nn::parameter_count(g), 25'557'032 - 9408 + 1728 - 2048 * 990 - 990);

@@ -34,7 +34,7 @@ void expect_network_gradients(const char* model, int width_divisor) {
   nc.optimizer.learning_rate = 0.0f;  // lr 0: a train step computes gradients and moves nothing
   nc.optimizer.momentum = 0.0f;
   nn::Graph graph = info.build(mc);
-  Shape shape = graph.value(graph.input()).shape;
+  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, mc.classes, 3);
   data::Batch batch = source.next();

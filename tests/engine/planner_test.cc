@@ -34,10 +34,12 @@ TEST(PlannerTest, ResNetPlanIsConsistentAndInferenceNeedsLess) {
   ActivationPlan train = plan_activations(g, Mode::kTrain);
   ActivationPlan infer = plan_activations(g, Mode::kInfer);
   EXPECT_LT(infer.total_bytes, train.total_bytes);
-  // Every produced value has a buffer; in training every value after a parameterized layer
-  // has a gradient buffer; the image input has neither.
+  // Every value a layer produced has a buffer; in training every value after a parameterized
+  // layer has a gradient buffer; the graph inputs (images, labels) and the loss have neither.
+  const int layers = static_cast<int>(g.layer_count());
   for (std::size_t v = 0; v < g.values().size(); ++v) {
-    bool produced = g.values()[v].producer >= 0;
+    const int producer = g.values()[v].producer;
+    bool produced = producer >= 0 && producer < layers;
     EXPECT_EQ(train.value_offset[v] != kNoBuffer, produced) << g.values()[v].name;
     EXPECT_EQ(train.grad_offset[v] != kNoBuffer, produced && g.values()[v].needs_grad);
   }

@@ -31,6 +31,7 @@ result::LayerProfile profile(Mode mode, Precision precision) {
   models::ModelConfig mc;
   mc.batch = 8;
   mc.input_size = 32;
+  mc.compute = compute_dtype(precision);
   mc = models::resolve(info, mc);
   nn::TrainerConfig nc;
   nc.mode = mode;
@@ -38,7 +39,7 @@ result::LayerProfile profile(Mode mode, Precision precision) {
   // Low enough that no fp16 step overflows and skips its update.
   nc.initial_loss_scale = 1024.0f;
   nn::Graph graph = info.build(mc);
-  Shape shape = graph.value(graph.input()).shape;
+  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, mc.classes, 5, net.dtype());
   auto step = [&](int) {
@@ -51,7 +52,7 @@ result::LayerProfile profile(Mode mode, Precision precision) {
   step(0);  // cuDNN measures its algorithms in the first step
   be->synchronize();
   result::LayerProfile p = runner::profile_layers(net, *be, kProfiledSteps, step);
-  EXPECT_EQ(p.layers.size(), net.graph().nodes().size());
+  EXPECT_EQ(p.layers.size(), net.graph().layer_count());
   return p;
 }
 

@@ -43,8 +43,10 @@ StepResult one_step(const Device& device, Precision precision, const models::Mod
   const models::ModelInfo& info = models::find_model(model);
   nn::TrainerConfig nc;
   nc.precision = precision;
-  nn::Graph graph = info.build(models::resolve(info, mc));
-  Shape shape = graph.value(graph.input()).shape;
+  models::ModelConfig built = mc;
+  built.compute = compute_dtype(precision);
+  nn::Graph graph = info.build(models::resolve(info, built));
+  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, models::resolve(info, mc).classes, 11, net.dtype());
   data::Batch b = source.next();
@@ -124,12 +126,13 @@ void expect_mixed_precision_learns(Precision precision) {
   models::ModelConfig mc;
   mc.batch = 8;
   mc.input_size = 32;
+  mc.compute = compute_dtype(precision);
   mc = models::resolve(info, mc);
   nn::TrainerConfig nc;
   nc.precision = precision;
   nc.optimizer.learning_rate = 0.02f;
   nn::Graph graph = info.build(mc);
-  Shape shape = graph.value(graph.input()).shape;
+  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), *be, nc);
   data::SyntheticSource source(*be, shape, mc.classes, 7, net.dtype());
   data::Batch b = source.next();
@@ -168,6 +171,7 @@ GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int
   models::ModelConfig mc;
   mc.batch = 8;
   mc.input_size = 32;
+  mc.compute = compute_dtype(precision);
   mc = models::resolve(info, mc);
   nn::TrainerConfig nc;
   nc.precision = precision;
@@ -177,7 +181,7 @@ GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int
   nc.optimizer.learning_rate = 1e-3f;
   nc.initial_loss_scale = 1024;  // fp16: no skipped step, so both steps update
   nn::Graph graph = info.build(mc);
-  Shape shape = graph.value(graph.input()).shape;
+  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), be, nc);
   data::SyntheticSource source(be, shape, mc.classes, 7, net.dtype());
   data::Batch b = source.next();
