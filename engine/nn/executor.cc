@@ -91,6 +91,7 @@ StepContext Executor::context(std::size_t n, Scratch& scratch, float loss_scale)
                      scratch.input_grads,
                      plan_.input_grad_modes[n],
                      store_.grads(n),
+                     plan_.param_grad_modes[n],
                      loss_scale};
 }
 
@@ -135,7 +136,7 @@ std::vector<LayerSummary> Executor::layer_summaries() const {
   for (std::size_t i = 0; i < graph_.layer_count(); ++i) {
     const Node& n = graph_.nodes()[i];
     std::int64_t params = 0;
-    for (const ParamDecl& d : n.layer->params()) params += d.shape.numel();
+    for (ParamId p : n.params) params += graph_.params()[p].decl.shape.numel();
     out.push_back(
         {n.name, n.layer->kind(), graph_.value(n.output()).shape, params, n.layer->forward_macs()});
   }

@@ -18,17 +18,52 @@ ValueId Graph::input(std::string_view name) const {
   throw Error(ErrorKind::kInternal, "the graph has no input named '" + std::string(name) + "'");
 }
 
-ValueId Graph::add(std::string name, std::unique_ptr<Layer> layer, std::vector<ValueId> inputs) {
-  return append(std::move(name), std::move(layer), std::move(inputs), false).at(0);
+ParamId Graph::add_parameter(std::string name, ParamDecl decl) {
+  for (const ParamInfo& p : params_)
+    DLBENCH_CHECK(p.name != name, "two graph parameters named '" + name + "'");
+  params_.push_back({std::move(name), std::move(decl), {}});
+  return static_cast<ParamId>(params_.size() - 1);
+}
+
+ValueId Graph::add(std::string name, std::unique_ptr<Layer> layer, std::vector<ValueId> inputs,
+                   std::vector<ParamId> params) {
+  return append(std::move(name), std::move(layer), std::move(inputs), std::move(params), false)
+      .at(0);
 }
 
 std::vector<ValueId> Graph::add_multi(std::string name, std::unique_ptr<Layer> layer,
-                                      std::vector<ValueId> inputs) {
-  return append(std::move(name), std::move(layer), std::move(inputs), true);
+                                      std::vector<ValueId> inputs, std::vector<ParamId> params) {
+  return append(std::move(name), std::move(layer), std::move(inputs), std::move(params), true);
+}
+
+void Graph::bind_params(std::size_t node, std::vector<ParamId>& params) {
+  const Node& n = nodes_[node];
+  const std::vector<ParamDecl> decls = n.layer->params();
+  if (params.empty()) {
+    for (const ParamDecl& d : decls) params.push_back(add_parameter(n.name + "." + d.name, d));
+  }
+  DLBENCH_CHECK(params.size() == decls.size(), n.name + ": " + std::to_string(decls.size()) +
+                                                   " parameters declared, " +
+                                                   std::to_string(params.size()) + " given");
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    DLBENCH_CHECK(params[i] >= 0 && params[i] < static_cast<ParamId>(params_.size()),
+                  n.name + ": unknown parameter");
+    ParamInfo& p = params_[params[i]];
+    DLBENCH_CHECK(p.decl.shape == decls[i].shape,
+                  n.name + ": parameter " + p.name + " has another shape than " + decls[i].name);
+    p.users.push_back(node);
+    // A second user adds its gradient to the first's: every user must be able to.
+    if (p.users.size() > 1)
+      for (std::size_t user : p.users)
+        DLBENCH_CHECK(nodes_[user].layer->accumulates_param_grads(),
+                      nodes_[user].name + " (" + nodes_[user].layer->kind() +
+                          ") cannot share parameter " + p.name);
+  }
 }
 
 std::vector<ValueId> Graph::append(std::string name, std::unique_ptr<Layer> layer,
-                                   std::vector<ValueId> inputs, bool multi) {
+                                   std::vector<ValueId> inputs, std::vector<ParamId> params,
+                                   bool multi) {
   DLBENCH_CHECK(static_cast<int>(inputs.size()) == layer->num_inputs(),
                 name + ": wrong number of inputs");
   DLBENCH_CHECK(layer->is_loss() || !has_loss(),
@@ -54,7 +89,9 @@ std::vector<ValueId> Graph::append(std::string name, std::unique_ptr<Layer> laye
     ids.push_back(static_cast<ValueId>(values_.size() - 1));
   }
   if (!layer->is_loss()) ++layers_;
-  nodes_.push_back({std::move(name), std::move(layer), std::move(inputs), ids});
+  nodes_.push_back({std::move(name), std::move(layer), std::move(inputs), ids, {}});
+  bind_params(nodes_.size() - 1, params);
+  nodes_.back().params = std::move(params);
   return ids;
 }
 
@@ -65,8 +102,7 @@ void Graph::mark_output(ValueId v) {
 
 std::int64_t parameter_count(const Graph& graph) {
   std::int64_t count = 0;
-  for (const Node& n : graph.nodes())
-    for (const ParamDecl& d : n.layer->params()) count += d.shape.numel();
+  for (const ParamInfo& p : graph.params()) count += p.decl.shape.numel();
   return count;
 }
 

@@ -18,12 +18,22 @@
 namespace dlbench::nn {
 
 using ValueId = int;
+using ParamId = int;
+
+// A parameter of the graph: declared by the first layer that uses it (named "<node>.<decl>")
+// or on the graph itself (add_parameter), and read by every node in `users`.
+struct ParamInfo {
+  std::string name;  // "layer1.0.conv1.weight", "embedding.table"
+  ParamDecl decl;
+  std::vector<std::size_t> users;  // node indices, ascending
+};
 
 struct Node {
   std::string name;  // "layer1.0.conv2"
   std::unique_ptr<Layer> layer;
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
+  std::vector<ParamId> params;  // in the order the layer declares them
   ValueId output() const { return outputs.at(0); }
 };
 
@@ -34,11 +44,16 @@ class Graph {
 
   // Graph inputs in the order a data source fills them; names are unique.
   ValueId add_input(std::string name, Shape shape, DType dtype);
-  // Appends a layer with exactly one output, named as the node.
-  ValueId add(std::string name, std::unique_ptr<Layer> layer, std::vector<ValueId> inputs);
+  // A parameter that layers share: pass its id to add() for each of them.
+  ParamId add_parameter(std::string name, ParamDecl decl);
+  // Appends a layer with exactly one output, named as the node. params: the graph parameters
+  // the layer reads, one per declaration and of its shape; empty makes each declaration a new
+  // parameter of its own.
+  ValueId add(std::string name, std::unique_ptr<Layer> layer, std::vector<ValueId> inputs,
+              std::vector<ParamId> params = {});
   // Appends a layer with any number of outputs, named "<node>:<i>".
   std::vector<ValueId> add_multi(std::string name, std::unique_ptr<Layer> layer,
-                                 std::vector<ValueId> inputs);
+                                 std::vector<ValueId> inputs, std::vector<ParamId> params = {});
   // An inference result (the logits): kept alive to the end of the forward pass.
   void mark_output(ValueId value);
 
@@ -47,6 +62,8 @@ class Graph {
   const std::vector<Node>& nodes() const { return nodes_; }
   std::vector<Node>& nodes() { return nodes_; }
   const ValueInfo& value(ValueId id) const { return values_.at(static_cast<std::size_t>(id)); }
+  // In declaration order; the parameter store lays them out by group, then this order.
+  const std::vector<ParamInfo>& params() const { return params_; }
   const std::vector<ValueId>& inputs() const { return inputs_; }
   ValueId input(std::string_view name) const;  // internal error when there is none
   const std::vector<ValueId>& outputs() const { return outputs_; }
@@ -56,16 +73,18 @@ class Graph {
 
  private:
   std::vector<ValueId> append(std::string name, std::unique_ptr<Layer> layer,
-                              std::vector<ValueId> inputs, bool multi);
+                              std::vector<ValueId> inputs, std::vector<ParamId> params, bool multi);
+  void bind_params(std::size_t node, std::vector<ParamId>& params);
 
   DType compute_;
   std::vector<ValueInfo> values_;
   std::vector<Node> nodes_;
+  std::vector<ParamInfo> params_;
   std::vector<ValueId> inputs_, outputs_;
   std::size_t layers_ = 0;
 };
 
-// Counted from the layers' declarations, without a backend or memory.
+// Counted from the declarations, without a backend or memory (a shared parameter once).
 std::int64_t parameter_count(const Graph& graph);
 std::int64_t forward_macs(const Graph& graph);
 // Forward plus backward; layers whose input needs no gradient skip that part.

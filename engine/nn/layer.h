@@ -22,18 +22,6 @@ using backend::GradMode;
 
 enum class Init { kZeros, kOnes, kKaimingNormal, kNormal };
 
-struct ParamDecl {
-  std::string name;  // "weight", "bias", "gamma", ...
-  Shape shape;
-  Init init = Init::kZeros;
-  std::int64_t fan_in = 1;    // for kKaimingNormal: std = sqrt(2 / fan_in)
-  bool weight_decay = false;  // conv and linear weights decay; biases and BN do not
-  float stddev = 0.0f;        // for kNormal
-  // Batch-norm parameters stay f32 in every precision (cuDNN and oneDNN want them so); the
-  // rest are used in the compute dtype, copied from the f32 master weights each step.
-  bool keep_f32 = false;
-};
-
 // How the optimizer and the precision policy treat a parameter; the parameter store keeps each
 // group in one contiguous range of its flat buffers, in this order.
 enum class ParamGroup {
@@ -43,10 +31,17 @@ enum class ParamGroup {
 };
 constexpr int kParamGroups = 3;
 
-inline ParamGroup group_of(const ParamDecl& d) {
-  if (d.keep_f32) return ParamGroup::kKeptF32;
-  return d.weight_decay ? ParamGroup::kDecayed : ParamGroup::kNotDecayed;
-}
+struct ParamDecl {
+  std::string name;  // "weight", "bias", "gamma", ...
+  Shape shape;
+  Init init = Init::kZeros;
+  std::int64_t fan_in = 1;  // for kKaimingNormal: std = sqrt(2 / fan_in)
+  // Conv and linear weights decay; biases do not. Batch-norm parameters stay f32 in every
+  // precision (cuDNN and oneDNN want them so); the rest are used in the compute dtype, copied
+  // from the f32 master weights each step.
+  ParamGroup group = ParamGroup::kNotDecayed;
+  float stddev = 0.0f;  // for kNormal
+};
 
 // Per-layer memory that is not a parameter: running statistics live across steps, saved
 // statistics and workspaces from forward to backward. Always resident.
@@ -92,6 +87,9 @@ struct StepContext {
   std::span<const Tensor> input_grads;
   std::span<const GradMode> input_grad_modes;
   std::span<const Tensor> param_grads;
+  // Per parameter: overwrite for its first gradient in the step, accumulate for the users of a
+  // shared parameter after that.
+  std::span<const GradMode> param_grad_modes;
   // Loss layers multiply the gradient they write by it (fp16 loss scaling; 1 otherwise).
   float loss_scale = 1.0f;
 
@@ -113,7 +111,12 @@ class Layer {
   // A loss: runs after every other node (in training only), writes an f32 [1] loss and, in
   // the same forward, the gradient of what it reads. Its backward does nothing.
   virtual bool is_loss() const { return false; }
+  // What parameters the layer reads, in the order it reads them; the graph makes each a graph
+  // parameter, or binds one already declared on the graph (a shared, tied weight).
   virtual std::vector<ParamDecl> params() const { return {}; }
+  // Whether the layer's backward can add its parameters' gradients to what is there (as a
+  // second user of a shared parameter must), or only overwrite them (batch norm).
+  virtual bool accumulates_param_grads() const { return true; }
   virtual std::vector<StateDecl> state(backend::Backend&) const { return {}; }
   virtual SavedForBackward saved_for_backward() const { return {}; }
   // Multiply-accumulates of one forward pass over the whole batch.

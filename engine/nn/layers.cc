@@ -1,5 +1,6 @@
 #include "engine/nn/layers.h"
 
+#include <algorithm>
 #include <string>
 
 namespace dlbench::nn {
@@ -24,6 +25,17 @@ void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, Gra
     be.accumulate(dy, dx);
 }
 
+// The backend writes a layer's weight and bias gradients in one mode. Where they differ (a
+// shared weight beside a bias of its own), the overwritten ones are zeroed and all accumulate.
+GradMode one_param_grad_mode(const StepContext& ctx) {
+  const auto& modes = ctx.param_grad_modes;
+  if (std::all_of(modes.begin(), modes.end(), [&](GradMode m) { return m == modes[0]; }))
+    return modes.empty() ? GradMode::kOverwrite : modes[0];
+  for (std::size_t i = 0; i < modes.size(); ++i)
+    if (modes[i] == GradMode::kOverwrite) ctx.backend.fill(ctx.param_grads[i], 0.0f);
+  return GradMode::kAccumulate;
+}
+
 }  // namespace
 
 // --- Conv2d: y = conv(x, W) + b; dx = conv_transpose(dy, W); dW = x ⋆ dy; db = Σ dy -------
@@ -33,9 +45,9 @@ Shape Conv2d::output_shape(std::span<const Shape> inputs) const {
 }
 
 std::vector<ParamDecl> Conv2d::params() const {
-  std::vector<ParamDecl> decls{
-      {"weight", p_.weight_shape(), Init::kKaimingNormal, p_.r * p_.s * p_.c, true}};
-  if (p_.bias) decls.push_back({"bias", {p_.k}, Init::kZeros, 1, false});
+  std::vector<ParamDecl> decls{{"weight", p_.weight_shape(), Init::kKaimingNormal,
+                                p_.r * p_.s * p_.c, ParamGroup::kDecayed}};
+  if (p_.bias) decls.push_back({"bias", {p_.k}, Init::kZeros, 1, ParamGroup::kNotDecayed});
   return decls;
 }
 
@@ -47,7 +59,7 @@ void Conv2d::forward(const StepContext& ctx) {
 void Conv2d::backward(const StepContext& ctx) {
   Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
   ctx.backend.conv2d_backward_weights(p_, ctx.inputs[0], ctx.output_grad(), ctx.param_grads[0],
-                                      dbias, GradMode::kOverwrite);
+                                      dbias, one_param_grad_mode(ctx));
   if (ctx.input_grads[0].defined())
     ctx.backend.conv2d_backward_data(p_, ctx.output_grad(), ctx.params[0], ctx.input_grads[0],
                                      ctx.input_grad_modes[0]);
@@ -64,9 +76,8 @@ Shape BatchNorm::output_shape(std::span<const Shape> inputs) const {
 }
 
 std::vector<ParamDecl> BatchNorm::params() const {
-  ParamDecl gamma{"gamma", {p_.channels}, Init::kOnes, 1, false};
-  ParamDecl beta{"beta", {p_.channels}, Init::kZeros, 1, false};
-  gamma.keep_f32 = beta.keep_f32 = true;
+  ParamDecl gamma{"gamma", {p_.channels}, Init::kOnes, 1, ParamGroup::kKeptF32};
+  ParamDecl beta{"beta", {p_.channels}, Init::kZeros, 1, ParamGroup::kKeptF32};
   return {gamma, beta};
 }
 
@@ -155,12 +166,13 @@ Shape Linear::output_shape(std::span<const Shape> inputs) const {
 }
 
 std::vector<ParamDecl> Linear::params() const {
-  std::vector<ParamDecl> decls{{"weight", {p_.n, p_.k}, Init::kKaimingNormal, p_.k, true}};
+  std::vector<ParamDecl> decls{
+      {"weight", {p_.n, p_.k}, Init::kKaimingNormal, p_.k, ParamGroup::kDecayed}};
   if (init_stddev_ > 0) {
     decls[0].init = Init::kNormal;
     decls[0].stddev = init_stddev_;
   }
-  if (p_.bias) decls.push_back({"bias", {p_.n}, Init::kZeros, 1, false});
+  if (p_.bias) decls.push_back({"bias", {p_.n}, Init::kZeros, 1, ParamGroup::kNotDecayed});
   return decls;
 }
 
@@ -172,7 +184,7 @@ void Linear::forward(const StepContext& ctx) {
 void Linear::backward(const StepContext& ctx) {
   Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
   ctx.backend.matmul_backward_weights(p_, flat(ctx.inputs[0], p_.m), ctx.output_grad(),
-                                      ctx.param_grads[0], dbias, GradMode::kOverwrite);
+                                      ctx.param_grads[0], dbias, one_param_grad_mode(ctx));
   if (ctx.input_grads[0].defined())
     ctx.backend.matmul_backward_data(p_, ctx.output_grad(), ctx.params[0],
                                      flat(ctx.input_grads[0], p_.m), ctx.input_grad_modes[0]);

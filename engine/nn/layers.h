@@ -32,6 +32,8 @@ class Conv2d final : public Layer {
 class BatchNorm final : public Layer {
  public:
   explicit BatchNorm(const backend::BatchNormParams& p) : p_(p) {}
+  // batch_norm_backward overwrites dgamma and dbeta: its parameters cannot be shared.
+  bool accumulates_param_grads() const override { return false; }
   const char* kind() const override { return "batch_norm"; }
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<ParamDecl> params() const override;

@@ -31,15 +31,17 @@ void initialize(backend::Backend& be, const Tensor& t, const ParamDecl& d, std::
 ParameterStore::ParameterStore(const Graph& graph, backend::Backend& backend, Mode mode,
                                DType compute, std::uint64_t seed)
     : backend_(backend), dtype_(compute) {
-  const auto& nodes = graph.nodes();
+  const auto& params = graph.params();
   for (int g = 0; g < kParamGroups; ++g)
-    for (std::size_t n = 0; n < nodes.size(); ++n)
-      for (const ParamDecl& d : nodes[n].layer->params())
-        if (group_of(d) == static_cast<ParamGroup>(g)) slots_.push_back({n, d});
+    for (std::size_t p = 0; p < params.size(); ++p)
+      if (params[p].decl.group == static_cast<ParamGroup>(g)) {
+        DLBENCH_CHECK(!params[p].users.empty(), "parameter " + params[p].name + " has no user");
+        slots_.push_back({static_cast<ParamId>(p), params[p].decl, params[p].users.front()});
+      }
   for (Slot& s : slots_) {
     s.offset = count_;
     count_ += s.decl.shape.numel();
-    const int g = static_cast<int>(group_of(s.decl));
+    const int g = static_cast<int>(s.decl.group);
     for (int later = g; later < kParamGroups; ++later) group_end_[later] = count_;
   }
 
@@ -53,30 +55,32 @@ ParameterStore::ParameterStore(const Graph& graph, backend::Backend& backend, Mo
     if (mixed()) compute_grads_ = Buffer(backend_.allocator(), floats * size_of(dtype_));
   }
 
-  // Views in declaration order per node (layers index their params as they declared them);
-  // slot i's seed depends on its place in the flat order only.
-  nodes_.resize(nodes.size());
-  for (std::size_t n = 0; n < nodes.size(); ++n) {
-    for (const ParamDecl& d : nodes[n].layer->params()) {
-      for (std::size_t i = 0; i < slots_.size(); ++i) {
-        const Slot& s = slots_[i];
-        if (s.node != n || s.decl.name != d.name) continue;
-        slices_.push_back({nodes[n].name + "." + d.name, s.offset, d.shape.numel(), group_of(d)});
-        const bool compute = mixed() && group_of(d) != ParamGroup::kKeptF32;
-        auto view = [&](const Buffer& b, DType t) {
-          return Tensor(
-              static_cast<char*>(b.data()) + s.offset * static_cast<std::int64_t>(size_of(t)),
-              d.shape, t, backend_.device());
-        };
-        initialize(backend_, view(weights_, DType::kF32), d, seed + kSeedStride * (i + 1));
-        nodes_[n].weights.push_back(compute ? view(compute_weights_, dtype_)
-                                            : view(weights_, DType::kF32));
-        nodes_[n].grads.push_back(!train    ? Tensor()
-                                  : compute ? view(compute_grads_, dtype_)
-                                            : view(grads_, DType::kF32));
-      }
-    }
+  // Slot i's seed depends on its place in the flat order only.
+  std::vector<Tensor> weights(params.size()), grads(params.size());
+  std::vector<std::int64_t> offsets(params.size());
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    const bool compute = mixed() && s.decl.group != ParamGroup::kKeptF32;
+    auto view = [&](const Buffer& b, DType t) {
+      return Tensor(static_cast<char*>(b.data()) + s.offset * static_cast<std::int64_t>(size_of(t)),
+                    s.decl.shape, t, backend_.device());
+    };
+    initialize(backend_, view(weights_, DType::kF32), s.decl, seed + kSeedStride * (i + 1));
+    offsets[s.param] = s.offset;
+    weights[s.param] = compute ? view(compute_weights_, dtype_) : view(weights_, DType::kF32);
+    if (train) grads[s.param] = compute ? view(compute_grads_, dtype_) : view(grads_, DType::kF32);
   }
+  for (std::size_t p = 0; p < params.size(); ++p)
+    slices_.push_back(
+        {params[p].name, offsets[p], params[p].decl.shape.numel(), params[p].decl.group});
+  // Each node's views in the order its layer reads them.
+  const auto& nodes = graph.nodes();
+  nodes_.resize(nodes.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    for (ParamId p : nodes[n].params) {
+      nodes_[n].weights.push_back(weights[p]);
+      nodes_[n].grads.push_back(grads[p]);
+    }
   refresh_compute_weights();
 }
 
@@ -93,9 +97,9 @@ Tensor ParameterStore::flat(const Buffer& b, DType dtype, ParamRange r) const {
 std::vector<GradientSlot> ParameterStore::gradient_slots() const {
   std::vector<GradientSlot> out;
   for (const Slot& s : slots_) {
-    const ParamGroup group = group_of(s.decl);
+    const ParamGroup group = s.decl.group;
     const std::size_t bytes = group != ParamGroup::kKeptF32 ? size_of(dtype_) : sizeof(float);
-    out.push_back({s.offset, s.decl.shape.numel(), s.node, static_cast<int>(group), bytes});
+    out.push_back({s.offset, s.decl.shape.numel(), s.first_user, static_cast<int>(group), bytes});
   }
   return out;
 }

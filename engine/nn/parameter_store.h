@@ -1,9 +1,9 @@
 // ParameterStore: a graph's parameters in flat buffers, and the views layers, optimizers and
 // the all-reduce read them through.
 //
-// Parameters are ordered by group ([decayed | not decayed | kept in f32], see ParamGroup), then
-// by node, then by declaration, so each group is one contiguous range: f32 master weights and
-// f32 gradients over all of them. In fp16/bf16 the compute groups are also kept as a
+// The graph's parameters are ordered by group ([decayed | not decayed | kept in f32], see
+// ParamGroup), then by declaration on the graph, so each group is one contiguous range: f32 master
+// weights and f32 gradients over all of them. In fp16/bf16 the compute groups are also kept as a
 // compute-dtype copy (cast from the masters before each forward) with compute-dtype gradients
 // (cast to f32 after backward), so each cast and each fused update runs once over a range.
 // Weights are initialized from the seed, the same on every device and rank.
@@ -41,8 +41,9 @@ class ParameterStore {
   ParameterStore(const Graph& graph, backend::Backend& backend, Mode mode, DType compute,
                  std::uint64_t seed);
 
-  // One node's parameters in declaration order, as its layer reads them: the compute-dtype
-  // copy or the f32 masters. grads() are undefined tensors in inference.
+  // One node's parameters in the order its layer reads them: the compute-dtype copy or the f32
+  // masters (a shared parameter is the same tensor for each user). grads() are undefined
+  // tensors in inference.
   const std::vector<Tensor>& weights(std::size_t node) const { return nodes_.at(node).weights; }
   const std::vector<Tensor>& grads(std::size_t node) const { return nodes_.at(node).grads; }
 
@@ -72,8 +73,9 @@ class ParameterStore {
 
  private:
   struct Slot {
-    std::size_t node;
+    ParamId param;
     ParamDecl decl;
+    std::size_t first_user = 0;  // its gradient is final after this node's backward
     std::int64_t offset = 0;
   };
   struct NodeParams {
@@ -85,9 +87,9 @@ class ParameterStore {
 
   backend::Backend& backend_;
   DType dtype_;
-  std::vector<Slot> slots_;  // group, node, declaration order
+  std::vector<Slot> slots_;  // group, then declaration order
   std::vector<NodeParams> nodes_;
-  std::vector<ParameterSlice> slices_;  // node, declaration order
+  std::vector<ParameterSlice> slices_;  // declaration order
   std::int64_t group_end_[kParamGroups] = {};
   std::int64_t count_ = 0;
   Buffer weights_, grads_;

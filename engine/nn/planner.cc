@@ -105,7 +105,8 @@ ActivationPlan plan_activations(const Graph& graph, Mode mode) {
   // Backward runs nodes in reverse (the losses first, at time L): the first gradient written
   // into a value overwrites it.
   plan.input_grad_modes.resize(nodes.size());
-  std::vector<bool> written(values.size(), false);
+  plan.param_grad_modes.resize(nodes.size());
+  std::vector<bool> written(values.size(), false), param_written(graph.params().size(), false);
   for (int n = static_cast<int>(nodes.size()) - 1; n >= 0; --n) {
     const Node& node = nodes[n];
     auto& modes = plan.input_grad_modes[n];
@@ -115,6 +116,11 @@ ActivationPlan plan_activations(const Graph& graph, Mode mode) {
       if (!values[v].needs_grad) continue;
       modes[i] = written[v] ? GradMode::kAccumulate : GradMode::kOverwrite;
       written[v] = true;
+    }
+    for (ParamId p : node.params) {
+      plan.param_grad_modes[n].push_back(param_written[p] ? GradMode::kAccumulate
+                                                          : GradMode::kOverwrite);
+      param_written[p] = true;
     }
   }
   return plan;

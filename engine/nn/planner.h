@@ -40,6 +40,9 @@ struct ActivationPlan {
   // Per node and input: overwrite for the first gradient written into a value during
   // backward, accumulate for the rest (fan-out edges such as residual shortcuts).
   std::vector<std::vector<GradMode>> input_grad_modes;
+  // Per node and parameter, the same rule for parameter gradients: the last user of a shared
+  // parameter (the first to run backward) overwrites, the earlier ones accumulate.
+  std::vector<std::vector<GradMode>> param_grad_modes;
   std::size_t total_bytes = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "engine/data/synthetic.h"
 #include "engine/nn/layers.h"
 #include "engine/nn/losses/softmax_cross_entropy.h"
+#include "engine/nn/parameter_store.h"
 #include "engine/nn/planner.h"
 #include "engine/nn/trainer.h"
 
@@ -114,28 +115,13 @@ TEST(GraphTest, PlannerSchedulesLossesAtLAndKeepsSavedOutputs) {
   EXPECT_TRUE(a + bytes <= b || b + bytes <= a);
 }
 
-TEST(GraphTest, TwoLossesThroughATeeMatchFiniteDifferences) {
-  auto be = backend::make_backend(Device::cpu());
-  TwoHeads t = two_heads();
-  TrainerConfig config;
-  config.optimizer.learning_rate = 0.0f;  // a step computes gradients and moves nothing
-  config.optimizer.momentum = 0.0f;
-  Trainer trainer(std::move(t.graph), *be, config);
-  data::SyntheticSource source(*be, {kRows, kFeatures}, kClasses, 9);
-  const data::Batch batch = source.next();
+// Every parameter's gradient after one step against central differences of the step's loss.
+void expect_finite_differences(Trainer& trainer, const data::Batch& batch) {
   auto loss = [&] {
     trainer.train_step(batch.images, batch.labels);
     return static_cast<double>(trainer.loss());
   };
-  // The step's loss is the sum of the two heads' losses, each measured alone.
-  const double both = loss();
-  double alone = 0;
-  for (int head : {1, 2}) {
-    Trainer one(std::move(two_heads(head).graph), *be, config);
-    one.train_step(batch.images, batch.labels);
-    alone += one.loss();
-  }
-  EXPECT_NEAR(both, alone, 1e-6 * alone);
+  loss();
   const std::vector<float> analytic(
       trainer.flat_grads().data_as<float>(),
       trainer.flat_grads().data_as<float>() + trainer.parameter_count());
@@ -157,6 +143,94 @@ TEST(GraphTest, TwoLossesThroughATeeMatchFiniteDifferences) {
   }
   std::printf("%lld parameters; worst relative error %.2e\n",
               static_cast<long long>(trainer.parameter_count()), worst);
+}
+
+TrainerConfig gradients_only() {
+  TrainerConfig config;
+  config.optimizer.learning_rate = 0.0f;  // a step computes gradients and moves nothing
+  config.optimizer.momentum = 0.0f;
+  return config;
+}
+
+TEST(GraphTest, TwoLossesThroughATeeMatchFiniteDifferences) {
+  auto be = backend::make_backend(Device::cpu());
+  data::SyntheticSource source(*be, {kRows, kFeatures}, kClasses, 9);
+  const data::Batch batch = source.next();
+  // The step's loss is the sum of the two heads' losses, each measured alone.
+  Trainer trainer(std::move(two_heads().graph), *be, gradients_only());
+  trainer.train_step(batch.images, batch.labels);
+  const double both = trainer.loss();
+  double alone = 0;
+  for (int head : {1, 2}) {
+    Trainer one(std::move(two_heads(head).graph), *be, gradients_only());
+    one.train_step(batch.images, batch.labels);
+    alone += one.loss();
+  }
+  EXPECT_NEAR(both, alone, 1e-6 * alone);
+  expect_finite_differences(trainer, batch);
+}
+
+// x -> fc_a and fc_b, one weight shared by both (each with a bias of its own), summed, then a
+// classifier: the shared weight's gradient is fc_b's overwritten, then fc_a's added.
+struct SharedWeight {
+  Graph graph;
+  ParamId weight;
+};
+
+SharedWeight shared_weight() {
+  SharedWeight t;
+  Graph& g = t.graph;
+  const ValueId x = g.add_input("x", {kRows, kFeatures}, DType::kF32);
+  const ValueId labels = g.add_input("labels", {kRows}, DType::kI32);
+  t.weight = g.add_parameter(
+      "shared.weight",
+      {"weight", {kHidden, kFeatures}, Init::kNormal, 1, ParamGroup::kDecayed, 0.5f});
+  auto bias = [&](const char* name) {
+    return g.add_parameter(name,
+                           {"bias", {kHidden}, Init::kNormal, 1, ParamGroup::kNotDecayed, 0.5f});
+  };
+  const ValueId a = g.add("fc_a", linear(kFeatures, kHidden), {x}, {t.weight, bias("fc_a.bias")});
+  const ValueId b = g.add("fc_b", linear(kFeatures, kHidden), {x}, {t.weight, bias("fc_b.bias")});
+  const ValueId h = g.add("sum", std::make_unique<Add>(), {a, b});
+  const ValueId logits = g.add("fc", linear(kHidden, kClasses), {h});
+  g.add("loss", std::make_unique<SoftmaxCrossEntropy>(), {logits, labels});
+  g.mark_output(logits);
+  return t;
+}
+
+TEST(GraphTest, ASharedWeightIsOneParameterWhoseUsersAddTheirGradients) {
+  SharedWeight t = shared_weight();
+  const Graph& g = t.graph;
+  EXPECT_EQ(g.params()[t.weight].users, (std::vector<std::size_t>{0, 1}));
+  // Counted once: the weight, two biases, and the classifier's weight and bias.
+  EXPECT_EQ(parameter_count(g), kHidden * kFeatures + 2 * kHidden + kClasses * kHidden + kClasses);
+  const ActivationPlan plan = plan_activations(g, Mode::kTrain);
+  EXPECT_EQ(plan.param_grad_modes[1],
+            (std::vector<GradMode>{GradMode::kOverwrite, GradMode::kOverwrite}));
+  EXPECT_EQ(plan.param_grad_modes[0],
+            (std::vector<GradMode>{GradMode::kAccumulate, GradMode::kOverwrite}));
+  // Its gradient is final after its first user's backward: that is when its bucket may start.
+  auto be = backend::make_backend(Device::cpu());
+  ParameterStore store(g, *be, Mode::kTrain, DType::kF32, 1);
+  const std::vector<GradientSlot> slots = store.gradient_slots();
+  ASSERT_FALSE(slots.empty());
+  EXPECT_EQ(slots[0].count, kHidden * kFeatures);  // the decayed group comes first
+  EXPECT_EQ(slots[0].node, 0u);
+
+  data::SyntheticSource source(*be, {kRows, kFeatures}, kClasses, 4);
+  Trainer trainer(std::move(t.graph), *be, gradients_only());
+  expect_finite_differences(trainer, source.next());
+}
+
+TEST(GraphTest, BatchNormParametersCannotBeShared) {
+  Graph g;
+  const ValueId x = g.add_input("x", {kRows, kHidden}, DType::kF32);
+  backend::BatchNormParams p;
+  p.channels = kHidden, p.rows = kRows;
+  g.add("bn_a", std::make_unique<BatchNorm>(p), {x});
+  const std::vector<ParamId> shared = g.nodes()[0].params;
+  EXPECT_THROW(g.add("bn_b", std::make_unique<BatchNorm>(p), {x}, shared), Error);
+  EXPECT_THROW(g.add("fc", linear(kHidden, kHidden), {x}, {shared[0]}), Error);  // too few
 }
 
 }  // namespace

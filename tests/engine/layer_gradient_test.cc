@@ -124,8 +124,9 @@ class LayerHarness {
     if (modes_.size() != inputs_.size()) modes_.assign(inputs_.size(), GradMode::kOverwrite);
     out_ = {output_->view};
     out_grad_ = {output_grad_->view};
-    return StepContext{*backend_, mode_,     in_,    out_,   params_v_,
-                       state_v_,  out_grad_, grads_, modes_, param_grads_v_};
+    param_modes_.assign(params_.size(), GradMode::kOverwrite);
+    return StepContext{*backend_, mode_,  in_,    out_,           params_v_,   state_v_,
+                       out_grad_, grads_, modes_, param_grads_v_, param_modes_};
   }
 
   std::unique_ptr<Layer> layer_;
@@ -134,7 +135,7 @@ class LayerHarness {
   std::vector<std::unique_ptr<HostTensor>> inputs_, input_grads_, params_, param_grads_, state_;
   std::unique_ptr<HostTensor> output_, output_grad_;
   std::vector<Tensor> in_, grads_, params_v_, state_v_, param_grads_v_, out_, out_grad_;
-  std::vector<GradMode> modes_;
+  std::vector<GradMode> modes_, param_modes_;
 };
 
 backend::Conv2dParams conv(int n, int h, int c, int k, int r, int stride, int pad, bool bias) {
