@@ -252,6 +252,8 @@ TEST_F(MonitorTest, FakeGpuIsSampledWithEveryFallbackAndReason) {
   EXPECT_NEAR(mean("temperature").get<double>(), 55.0, 1e-6);
   EXPECT_EQ(metric(s, "gpu0.clock_events")["mask"], 4);  // through the pre-R535 name
   EXPECT_EQ(metric(s, "gpu0.clock_events")["flags"], json::array({"sw_power_cap"}));
+  // The fake reports the power cap at every reading: all of the window.
+  EXPECT_EQ(metric(s, "gpu0.clock_events")["share_percent"], json({{"sw_power_cap", 100.0}}));
   EXPECT_NEAR(mean("sm_active").get<double>(), 91.0, 1e-6);
   EXPECT_NEAR(metric(s, "gpu0.sm_active")["window"].get<double>(), 91.0, 1e-6);
   EXPECT_NEAR(mean("tensor_active").get<double>(), 60.0, 1e-6);
