@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "bench/report/names.h"
 #include "bench/result/scaling_math.h"
 
 namespace dlbench::report {
@@ -112,8 +113,7 @@ std::vector<ScalingGroup> scaling_groups(const std::vector<RunRecord>& runs) {
       g.workload = workload_name(r);
       g.device = device_kind(r.device);
       g.machine_id = r.machine.id;
-      g.machine = r.machine.hostname.empty() ? "machine " + std::to_string(r.machine.id)
-                                             : r.machine.hostname;
+      g.machine = machine_name(r.machine);
     }
     ScalingRow row = row_of(r);
     it->second.rows[{row.replicas, launch_order(row.launch), row.launch}] = row;  // newest wins

@@ -1,0 +1,35 @@
+#include "bench/report/chart_spec.h"
+
+#include <cmath>
+
+namespace dlbench::report {
+
+using nlohmann::json;
+
+json chart_number(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+bool any_finite(const std::vector<BarSet>& sets) {
+  for (const BarSet& s : sets)
+    for (double v : s.values)
+      if (std::isfinite(v)) return true;
+  return false;
+}
+
+json bar_chart(const std::string& section, const std::string& title, const std::string& y_title,
+               const std::vector<std::string>& labels, const std::vector<BarSet>& sets,
+               const std::string& value_suffix) {
+  json datasets = json::array();
+  for (const BarSet& s : sets) {
+    json data = json::array();
+    for (double v : s.values) data.push_back(chart_number(v));
+    datasets.push_back({{"label", s.label}, {"data", data}});
+  }
+  return {{"section", section},  {"title", title},
+          {"type", "bar"},       {"unit", y_title},
+          {"labels", labels},    {"datasets", datasets},
+          {"valueLabels", true}, {"valueSuffix", value_suffix}};
+}
+
+}  // namespace dlbench::report
