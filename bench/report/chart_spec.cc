@@ -10,6 +10,14 @@ json chart_number(double v) {
   return std::isfinite(v) ? json(v) : json(nullptr);
 }
 
+std::string precision_color(const std::string& precision) {
+  if (precision == "fp32") return "#2563eb";
+  if (precision == "tf32") return "#f59e0b";
+  if (precision == "fp16") return "#10b981";
+  if (precision == "bf16") return "#ef4444";
+  return "";
+}
+
 bool any_finite(const std::vector<BarSet>& sets) {
   for (const BarSet& s : sets)
     for (double v : s.values)
@@ -25,6 +33,7 @@ json bar_chart(const std::string& section, const std::string& title, const std::
     json data = json::array();
     for (double v : s.values) data.push_back(chart_number(v));
     datasets.push_back({{"label", s.label}, {"data", data}});
+    if (!s.color.empty()) datasets.back()["color"] = s.color;
   }
   return {{"section", section},  {"title", title},
           {"type", "bar"},       {"unit", y_title},

@@ -13,12 +13,17 @@ namespace dlbench::report {
 struct BarSet {
   std::string label;
   std::vector<double> values;
+  std::string color = "";  // "#rrggbb"; empty: the page's palette by position
 };
+
+// One colour per precision (fp32, tf32, fp16, bf16), the same on every chart; "" for others.
+std::string precision_color(const std::string& precision);
 
 // A number for the chart data; null for NaN and infinities.
 nlohmann::json chart_number(double v);
 bool any_finite(const std::vector<BarSet>& sets);
 
+// Per-run charts (one bar group per run) have long category labels: they get a taller box.
 // A bar chart, full page width, each bar labelled with its value (value_suffix after it, such
 // as "x" for a speedup). y_title is the axis title with its unit: "throughput (images/s)".
 nlohmann::json bar_chart(const std::string& section, const std::string& title,

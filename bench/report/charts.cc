@@ -70,10 +70,12 @@ std::vector<std::string> modes_of(const std::vector<RunRecord>& runs) {
 // bf16). The newest run of a configuration wins.
 class Grid {
  public:
-  void set(const std::string& label, const std::string& set, int rank, double value) {
+  void set(const std::string& label, const std::string& set, int rank, double value,
+           const std::string& color = "") {
     if (std::find(labels_.begin(), labels_.end(), label) == labels_.end()) labels_.push_back(label);
     if (!values_.count(set)) order_.push_back({rank, set});
     values_[set][label] = value;
+    if (!color.empty()) colors_[set] = color;
   }
   const std::vector<std::string>& labels() const { return labels_; }
   std::vector<BarSet> sets() const {
@@ -82,7 +84,7 @@ class Grid {
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<BarSet> out;
     for (const auto& [rank, set] : order) {
-      BarSet b{set, {}};
+      BarSet b{set, {}, colors_.count(set) ? colors_.at(set) : ""};
       const auto& v = values_.at(set);
       for (const std::string& l : labels_) b.values.push_back(v.count(l) ? v.at(l) : NAN);
       out.push_back(std::move(b));
@@ -94,6 +96,7 @@ class Grid {
   std::vector<std::string> labels_;
   std::vector<std::pair<int, std::string>> order_;
   std::map<std::string, std::map<std::string, double>> values_;
+  std::map<std::string, std::string> colors_;
 };
 
 // Training and inference on charts of their own: their throughputs differ by 10-40x.
@@ -106,7 +109,8 @@ void throughput_charts(const ReportData& d, const MachineSuffix& suffix, json& c
       grid.set(shape(r),
                precision_label(r.precision) + (r.framework == "native" ? "" : " " + r.framework) +
                    suffix(r),
-               precision_rank(r.precision), r.throughput);
+               precision_rank(r.precision), r.throughput,
+               suffix(r).empty() && r.framework == "native" ? precision_color(r.precision) : "");
       units.insert(throughput_unit(r.model));
     }
     const std::string unit = units.size() == 1 ? *units.begin() : "samples/s";
@@ -134,8 +138,8 @@ void speedup_charts(const ReportData& d, const MachineSuffix& suffix, json& char
       if (r.status != "ok" || it == base_rate.end() || it->second <= 0) continue;
       if (precision_rank(r.precision) <= precision_rank(base)) continue;
       grid.set(capitalized(mode_label(r.mode)) + ": " + shape(r) + suffix(r),
-               precision_label(r.precision), precision_rank(r.precision),
-               r.throughput / it->second);
+               precision_label(r.precision), precision_rank(r.precision), r.throughput / it->second,
+               precision_color(r.precision));
     }
     const std::string name = precision_label(base);
     if (any_finite(grid.sets()))
@@ -182,11 +186,15 @@ void memory_and_energy_charts(const ReportData& d, json& charts) {
                              {"GPU memory max", gpu}};
   mem.erase(std::remove_if(mem.begin(), mem.end(), [](const auto& s) { return !any_finite({s}); }),
             mem.end());
-  if (any_finite(mem))
+  if (any_finite(mem)) {
     charts.push_back(bar_chart("Memory", "Peak memory per run", "memory (GiB)", labels, mem));
-  if (any_finite({{"J/sample", energy}}))
+    charts.back()["tall"] = true;
+  }
+  if (any_finite({{"J/sample", energy}})) {
     charts.push_back(bar_chart("Energy", "GPU energy per sample (lower is better)",
                                "energy per sample (J)", labels, {{"J/sample", energy}}));
+    charts.back()["tall"] = true;
+  }
 }
 
 json xy(double x, double y) {

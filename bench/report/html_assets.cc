@@ -16,11 +16,12 @@ h2 { font-size:18px; margin:32px 0 12px; padding-bottom:6px; border-bottom:2px s
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:14px 16px; box-shadow:0 1px 2px rgba(0,0,0,.04); }
 .card h3 { margin:0 0 8px; font-size:14px; font-weight:600; }
 .card .box { position:relative; height:340px; }
+.card .box.tall { height:480px; }
 .note { color:var(--muted); font-size:13px; margin:4px 0 10px; }
-.alert { color:var(--warn); font-weight:600; }
+.alert, td.flag { color:var(--warn); font-weight:600; }
 table { border-collapse:collapse; width:100%; background:var(--card); font-size:13px; }
 th, td { border-bottom:1px solid var(--line); padding:5px 10px; text-align:left; white-space:nowrap; }
-th { background:#f0f4f8; font-weight:600; position:sticky; top:0; }
+th { background:#f0f4f8; font-weight:600; position:sticky; top:0; white-space:normal; vertical-align:bottom; }
 th.num, td.num { text-align:right; font-variant-numeric:tabular-nums; }
 table.wrap th, table.wrap td { white-space:normal; overflow-wrap:anywhere; }
 .tablewrap { overflow-x:auto; border:1px solid var(--line); border-radius:8px; }
@@ -29,11 +30,12 @@ table.wrap th, table.wrap td { white-space:normal; overflow-wrap:anywhere; }
 .machine-body { display:flex; flex-wrap:wrap; gap:24px 40px; }
 dl.facts { display:grid; grid-template-columns:max-content minmax(0,1fr); gap:3px 16px; margin:0; flex:1 1 420px; min-width:0; }
 dl.facts dt { color:var(--muted); } dl.facts dd { margin:0; overflow-wrap:anywhere; }
-.headline { flex:1 1 520px; min-width:0; }
+.headline { flex:1 1 520px; min-width:0; overflow-x:auto; }
 .headline h3 { margin:0 0 6px; font-size:14px; }
 .headline table { background:none; }
 .headline th { background:none; position:static; }
-.headline td.big { font-size:20px; font-weight:600; }
+.headline td.big { font-size:19px; font-weight:600; }
+.headline th.num { white-space:normal; }
 details { margin:14px 0; }
 details > summary { cursor:pointer; color:var(--accent); font-weight:600; }
 dl.legend { display:grid; grid-template-columns:max-content 1fr; gap:2px 14px; margin:0; }
@@ -111,20 +113,20 @@ constexpr const char* kScript = R"js(
       }
       const card = document.createElement('div'); card.className = 'card';
       const title = document.createElement('h3'); title.textContent = spec.title;
-      const box = document.createElement('div'); box.className = 'box';
+      const box = document.createElement('div'); box.className = spec.tall ? 'box tall' : 'box';
       const canvas = document.createElement('canvas');
       box.appendChild(canvas); card.appendChild(title); card.appendChild(box);
       (target || sections[spec.section]).appendChild(card);
       const line = spec.type === 'line';
       const datasets = spec.datasets.map((d, i) => {
         const asLine = line || d.type === 'line';
-        const color = d.type === 'line' && !line ? '#dc2626' : palette[i % palette.length];
+        const color = d.color || (d.type === 'line' && !line ? '#dc2626' : palette[i % palette.length]);
         return { label: d.label, data: d.data, type: d.type || undefined, yAxisID: d.axis || 'y',
           borderDash: d.dashed ? [6, 4] : [],
           backgroundColor: color + (asLine ? '33' : 'cc'), borderColor: color,
           borderWidth: asLine ? (d.points ? 2 : 1.5) : 0, fill: false,
           pointRadius: asLine ? (d.points ? 3 : 0) : undefined, borderRadius: asLine ? 0 : 3,
-          spanGaps: true, order: d.type === 'line' ? -1 : 0 };
+          maxBarThickness: 140, spanGaps: true, order: d.type === 'line' ? -1 : 0 };
       });
       const scales = { y: { beginAtZero: true, title: { display: true, text: spec.unit } } };
       if (spec.valueLabels) scales.y.grace = '12%';

@@ -52,6 +52,21 @@ std::vector<bool> numeric_columns(const Table& t) {
   return out;
 }
 
+// What the page leaves out of a table: columns empty in every row, and the machine column when
+// the report covers one machine (its name is the page's title).
+Table shown_columns(const Table& t, bool one_machine) {
+  Table out{t.id, t.title, t.note, {}, std::vector<std::vector<std::string>>(t.rows.size())};
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    bool empty = true;
+    for (const auto& row : t.rows) empty = empty && (c >= row.size() || row[c].empty());
+    if ((empty && !t.rows.empty()) || (one_machine && t.columns[c] == "machine")) continue;
+    out.columns.push_back(t.columns[c]);
+    for (std::size_t r = 0; r < t.rows.size(); ++r)
+      out.rows[r].push_back(c < t.rows[r].size() ? t.rows[r][c] : "");
+  }
+  return out;
+}
+
 void write_table_body(const Table& t, std::ostream& out, const char* table_class = "") {
   const std::vector<bool> num = numeric_columns(t);
   out << "<div class=\"tablewrap\"><table class=\"" << table_class << "\"><thead><tr>";
@@ -60,18 +75,23 @@ void write_table_body(const Table& t, std::ostream& out, const char* table_class
   out << "</tr></thead><tbody>\n";
   for (const auto& row : t.rows) {
     out << "<tr>";
-    for (std::size_t c = 0; c < row.size(); ++c)
-      out << (c < num.size() && num[c] ? "<td class=\"num\">" : "<td>") << escape_html(row[c])
-          << "</td>";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const bool flag = row[c].rfind("throttled:", 0) == 0;  // throttle_text's flag stands out
+      out << (c < num.size() && num[c] ? "<td class=\"num\">"
+              : flag                   ? "<td class=\"flag\">"
+                                       : "<td>")
+          << escape_html(row[c]) << "</td>";
+    }
     out << "</tr>\n";
   }
   out << "</tbody></table></div>\n";
 }
 
-void write_table(const Table& t, std::ostream& out, const char* heading = "h2") {
+void write_table(const Table& t, std::ostream& out, const char* heading = "h2",
+                 bool one_machine = false) {
   out << "<" << heading << ">" << escape_html(t.title) << "</" << heading << ">\n";
   if (!t.note.empty()) out << "<p class=\"note\">" << escape_html(t.note) << "</p>\n";
-  write_table_body(t, out);
+  write_table_body(shown_columns(t, one_machine), out);
 }
 
 // A table of many columns and few rows (the machines) turned on its side, so that it fits the
@@ -196,7 +216,7 @@ void write_html(const ReportData& d, std::ostream& out) {
       write_table(t, out);
       out << "</details>\n";
     } else {
-      write_table(t, out);
+      write_table(t, out, "h2", d.machines.size() == 1);
     }
   }
   write_legend(d, !scaling.empty(), out);

@@ -25,6 +25,11 @@ double value(const RunRecord& r, const ShownMetric& m, bool use_max) {
   return v && *v ? shown_value(m, **v) : NAN;
 }
 
+std::string capitalized(std::string text) {
+  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = char(text[0] - 'a' + 'A');
+  return text;
+}
+
 const ShownMetric& find(const char* name) {
   for (const ShownMetric& m : shown_metrics())
     if (m.name == name) return m;
@@ -43,7 +48,9 @@ void metrics_chart(const ReportData& d, const std::string& title, const std::str
     for (const RunRecord& r : d.runs) s.values.push_back(value(r, m, use_max));
     if (any_finite({s})) sets.push_back(std::move(s));
   }
-  if (any_finite(sets)) charts.push_back(bar_chart("Telemetry", title, y_title, labels, sets));
+  if (!any_finite(sets)) return;
+  charts.push_back(bar_chart("Telemetry", title, y_title, labels, sets));
+  charts.back()["tall"] = true;  // one bar group per run: long labels
 }
 
 void power_chart(const ReportData& d, json& charts) {
@@ -90,7 +97,7 @@ void timelines(const ReportData& d, json& charts) {
            {"data", json::array({{{"x", 0}, {"y", limit}}, {{"x", last_x}, {"y", limit}}})},
            {"dashed", true}});
     charts.push_back({{"section", "Telemetry over the measured phase"},
-                      {"title", m.title + " (" + m.unit + ")"},
+                      {"title", capitalized(m.title) + " (" + m.unit + ")"},
                       {"type", "line"},
                       {"unit", m.title + " (" + m.unit + ")"},
                       {"xUnit", "s"},
@@ -118,9 +125,9 @@ void telemetry_charts(const ReportData& d, json& charts) {
                 {{"temperature", false}, {"temperature", true}}, charts);
   metrics_chart(d, "Process CPU per run (% of one core)", "CPU (% of one core)",
                 {{"process.cpu", false}, {"process.cpu", true}}, charts);
-  metrics_chart(d, "Memory per run (GiB)", "memory (GiB)",
-                {{"memory_used", true}, {"process.rss", true}, {"system.memory_used", true}},
-                charts);
+  // (GPU memory is on the peak-memory chart.)
+  metrics_chart(d, "Process and host memory per run (GiB)", "memory (GiB)",
+                {{"process.rss", true}, {"system.memory_used", true}}, charts);
   timelines(d, charts);
 }
 

@@ -53,18 +53,18 @@ std::string percent(double share) {
 
 const std::vector<ShownMetric>& shown_metrics() {
   static const std::vector<ShownMetric> metrics = {
-      {"sm_active", true, "SM activity", "%"},
-      {"tensor_active", true, "tensor-core activity", "%"},
-      {"dram_active", true, "DRAM bandwidth used, % of peak", "%"},
-      {"sm_clock", true, "SM clock", "MHz"},
-      {"memory_clock", true, "memory clock", "MHz"},
-      {"power", true, "board power", "W"},
-      {"temperature", true, "GPU temperature", kDegreesC},
-      {"memory_used", true, "GPU memory used", "GiB"},
-      {"kernel_busy", true, "kernel busy (time any kernel ran)", "%"},
-      {"process.cpu", false, "process CPU", "% of one core"},
-      {"process.rss", false, "process resident memory", "GiB"},
-      {"system.memory_used", false, "host memory used", "GiB"},
+      {"sm_active", true, "SM activity", "%", "SM %"},
+      {"tensor_active", true, "tensor-core activity", "%", "tensor %"},
+      {"dram_active", true, "DRAM bandwidth used, % of peak", "%", "DRAM % of peak"},
+      {"sm_clock", true, "SM clock", "MHz", "SM clock MHz"},
+      {"memory_clock", true, "memory clock", "MHz", "memory clock MHz"},
+      {"power", true, "board power", "W", "power W"},
+      {"temperature", true, "GPU temperature", kDegreesC, std::string("temp. max ") + kDegreesC},
+      {"memory_used", true, "GPU memory used", "GiB", "GPU memory max GiB"},
+      {"kernel_busy", true, "kernel busy (time any kernel ran)", "%", "kernel busy %"},
+      {"process.cpu", false, "process CPU", "% of one core", "CPU % of a core"},
+      {"process.rss", false, "process resident memory", "GiB", "RSS max GiB"},
+      {"system.memory_used", false, "host memory used", "GiB", "host memory max GiB"},
   };
   return metrics;
 }
@@ -139,20 +139,21 @@ bool has_gpu_telemetry(const std::vector<RunRecord>& runs) {
 Table telemetry_summary_table(const ReportData& d) {
   Table t{"telemetry_summary",
           "Telemetry per run",
-          "means over the measured phase (temperature and memory: maximum); with several GPUs, the "
-          "highest "
-          "GPU; power limit = NVML's power-management limit when the run started",
-          {"run"},
+          has_gpu_telemetry(d.runs)
+              ? "means over the measured phase (temperature and memory: maximum); with several "
+                "GPUs, the highest GPU; power limit = NVML's power-management limit when the run "
+                "started"
+              : "means over the measured phase (memory: maximum)",
+          {"run", "throttling"},
           {}};
   std::vector<const ShownMetric*> metrics;
   for (const ShownMetric& m : shown_metrics()) {
     metrics.push_back(&m);
-    t.columns.push_back(m.title + (uses_max(m) ? " max " : " ") + m.unit);
+    t.columns.push_back(m.column);
     if (m.name == "power") t.columns.push_back("power limit W");
   }
-  t.columns.push_back("throttling");
   for (const RunRecord& r : d.runs) {
-    std::vector<std::string> row = {run_label(r)};
+    std::vector<std::string> row = {run_label(r), throttle_text(r)};
     for (const ShownMetric* m : metrics) {
       const bool max = uses_max(*m);
       double v = NAN;
@@ -165,7 +166,6 @@ Table telemetry_summary_table(const ReportData& d) {
       row.push_back(fixed(shown_value(*m, v), m->unit == "GiB" ? 2 : 0));
       if (m->name == "power") row.push_back(fixed(power_limit_w(r), 0));
     }
-    row.push_back(throttle_text(r));
     t.rows.push_back(std::move(row));
   }
   // Leave out the columns that are empty in every row (a CPU-only report has no GPU columns).

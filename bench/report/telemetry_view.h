@@ -16,6 +16,7 @@ struct ShownMetric {
   bool per_gpu = true;
   std::string title;  // "SM clock"
   std::string unit;   // as shown: "MHz", "GiB", "°C"
+  std::string column;  // a short table header with the unit: "SM clock MHz", "temp. max °C"
 };
 
 // The metrics the report shows, in order.

@@ -115,6 +115,47 @@ TEST(ReportViewTest, SpeedupsAreAgainstStrictFp32AndAgainstTf32) {
   EXPECT_EQ(speedup.rows[1][8], "2.03");
 }
 
+// FP16 is the same colour on the throughput and the speedup charts.
+TEST(ReportViewTest, PrecisionsKeepTheirColourOnEveryChart) {
+  const json charts = report_charts(h100_report());
+  for (const char* title : {"Training throughput (images/s, higher is better)",
+                            "Speedup over TF32 (same model, mode and batch)"}) {
+    const json* c = chart(charts, title);
+    ASSERT_NE(c, nullptr) << title;
+    for (const json& set : (*c)["datasets"])
+      if (set["label"] == "FP16 (mixed)") {
+        EXPECT_EQ(set.value("color", ""), "#10b981") << title;
+      }
+  }
+}
+
+// One machine: its name is the title, so the tables do not repeat it on every row; columns
+// no run has a value for (the planned memory of these runs) are left out.
+TEST(ReportViewTest, HtmlTablesLeaveOutEmptyColumnsAndTheOneMachine) {
+  const std::string page = html(h100_report());
+  const std::size_t runs = page.find("<h2>Runs</h2>");
+  ASSERT_NE(runs, std::string::npos);
+  const std::string header = page.substr(runs, page.find("</tr>", runs) - runs);
+  EXPECT_EQ(header.find(">machine<"), std::string::npos) << header;
+  EXPECT_NE(header.find(">precision<"), std::string::npos) << header;
+  const std::size_t memory = page.find("<h2>Peak memory</h2>");
+  ASSERT_NE(memory, std::string::npos);
+  const std::string memory_header = page.substr(memory, page.find("</tr>", memory) - memory);
+  EXPECT_EQ(memory_header.find("planned GiB"), std::string::npos) << memory_header;
+  EXPECT_NE(memory_header.find("GPU max GiB"), std::string::npos) << memory_header;
+  // Two machines: each row says which.
+  ReportData two = h100_report();
+  two.runs[1].machine.id = 2;
+  two.runs[1].machine.environment["gpu_software"]["driver_version"] = "590.10";
+  two.machines.push_back(two.runs[1].machine);
+  const std::string both = html(two);
+  const std::size_t at = both.find("<h2>Runs</h2>");
+  EXPECT_NE(both.substr(at, both.find("</tr>", at) - at).find(">machine<"), std::string::npos);
+  EXPECT_NE(both.find("<td>1x NVIDIA H100 80GB HBM3 \xC2\xB7 AMD EPYC 9654 96-Core Processor (16 "
+                      "cores) (driver 590.10)</td>"),
+            std::string::npos);
+}
+
 TEST(ReportViewTest, ThroughputIsInTflopsNotGflops) {
   const std::vector<Table> tables = report_tables(h100_report());
   const Table& runs = table(tables, "runs");
@@ -175,14 +216,15 @@ TEST(ReportViewTest, TelemetrySummaryIsOneRowPerRunWithClocksPowerLimitAndThrott
   EXPECT_EQ(t.rows[2][column("SM clock MHz")], "1755");
   EXPECT_EQ(t.rows[2][column("memory clock MHz")], "2619");
   EXPECT_EQ(t.rows[2][column("power limit W")], "700");
-  EXPECT_EQ(t.rows[2][column("GPU temperature max \xC2\xB0"
+  EXPECT_EQ(t.rows[2][column("temp. max \xC2\xB0"
                              "C")],
             "68");
+  EXPECT_EQ(column("throttling"), 1u);  // next to the run, where a reader looks first
   EXPECT_EQ(t.rows[2][column("throttling")], "throttled: power cap during 40 % of the run");
   EXPECT_EQ(t.rows[0][column("throttling")], "not throttled");
   // Kernel busy comes after SM, tensor and DRAM activity and the clocks.
-  EXPECT_GT(column("kernel busy (time any kernel ran) %"), column("power limit W"));
-  EXPECT_LT(column("SM activity %"), column("SM clock MHz"));
+  EXPECT_GT(column("kernel busy %"), column("power limit W"));
+  EXPECT_LT(column("SM %"), column("SM clock MHz"));
 }
 
 TEST(ReportViewTest, PowerChartsCarryThePowerLimit) {
@@ -193,7 +235,7 @@ TEST(ReportViewTest, PowerChartsCarryThePowerLimit) {
   EXPECT_EQ(limit["label"], "power limit");
   EXPECT_EQ(limit["type"], "line");
   EXPECT_EQ(limit["data"][0], 700.0);
-  const json* timeline = chart(charts, "board power (W)");
+  const json* timeline = chart(charts, "Board power (W)");
   ASSERT_NE(timeline, nullptr);
   EXPECT_EQ((*timeline)["datasets"].back()["label"], "power limit 700 W");
 }
@@ -246,7 +288,7 @@ TEST(ReportViewTest, CpuOnlyReportDoesNotExplainGpuMetrics) {
   const std::string page = html(d);
   const std::string text = page.substr(0, page.find("<script"));
   for (const char* gpu_only : {"kernel busy", "SM activity", "tensor", "GPM", "energy per sample",
-                               "throttl", "GPU memory", "GPU = "})
+                               "throttl", "GPU memory", "GPU = ", "power limit", "several GPUs"})
     EXPECT_EQ(text.find(gpu_only), std::string::npos) << gpu_only;
   EXPECT_NE(text.find("<h1>AMD EPYC (2 cores), no GPU</h1>"), std::string::npos);
   EXPECT_NE(text.find("the process's CPU"), std::string::npos);
