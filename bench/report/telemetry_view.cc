@@ -49,6 +49,17 @@ std::string percent(double share) {
   return fixed(share, share < 10 ? 1 : 0) + " %";
 }
 
+// The highest value of a numeric field over the machine's GPUs; NaN when none has it.
+double highest_gpu_field(const RunRecord& r, const char* key) {
+  const json& env = r.machine.environment;
+  double best = NAN;
+  if (env.is_object() && env.contains("gpus") && env["gpus"].is_array())
+    for (const json& g : env["gpus"])
+      if (g.is_object() && g.value(key, json()).is_number())
+        best = std::isnan(best) ? g[key].get<double>() : std::max(best, g[key].get<double>());
+  return best;
+}
+
 }  // namespace
 
 const std::vector<ShownMetric>& shown_metrics() {
@@ -91,14 +102,11 @@ double shown_value(const ShownMetric& m, double stored) {
 }
 
 double power_limit_w(const RunRecord& r) {
-  const json& env = r.machine.environment;
-  double limit = NAN;
-  if (env.is_object() && env.contains("gpus") && env["gpus"].is_array())
-    for (const json& g : env["gpus"])
-      if (g.is_object() && g.value("power_limit_w", json()).is_number())
-        limit = std::isnan(limit) ? g["power_limit_w"].get<double>()
-                                  : std::max(limit, g["power_limit_w"].get<double>());
-  return limit;
+  return highest_gpu_field(r, "power_limit_w");
+}
+
+double max_sm_clock_mhz(const RunRecord& r) {
+  return highest_gpu_field(r, "max_sm_clock_mhz");
 }
 
 std::string throttle_text(const RunRecord& r) {
@@ -142,7 +150,7 @@ Table telemetry_summary_table(const ReportData& d) {
           has_gpu_telemetry(d.runs)
               ? "means over the measured phase (temperature and memory: maximum); with several "
                 "GPUs, the highest GPU; power limit = NVML's power-management limit when the run "
-                "started"
+                "started; SM clock % of max = the mean SM clock / NVML's maximum SM clock"
               : "means over the measured phase (memory: maximum)",
           {"run", "throttling"},
           {}};
@@ -151,6 +159,7 @@ Table telemetry_summary_table(const ReportData& d) {
     metrics.push_back(&m);
     t.columns.push_back(m.column);
     if (m.name == "power") t.columns.push_back("power limit W");
+    if (m.name == "sm_clock") t.columns.push_back("SM clock % of max");
   }
   for (const RunRecord& r : d.runs) {
     std::vector<std::string> row = {run_label(r), throttle_text(r)};
@@ -165,6 +174,7 @@ Table telemetry_summary_table(const ReportData& d) {
       }
       row.push_back(fixed(shown_value(*m, v), m->unit == "GiB" ? 2 : 0));
       if (m->name == "power") row.push_back(fixed(power_limit_w(r), 0));
+      if (m->name == "sm_clock") row.push_back(fixed(100 * v / max_sm_clock_mhz(r), 0));
     }
     t.rows.push_back(std::move(row));
   }

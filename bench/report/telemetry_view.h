@@ -14,8 +14,8 @@ namespace dlbench::report {
 struct ShownMetric {
   std::string name;  // "sm_active" for a GPU metric (per GPU: "gpuN.sm_active"), else "process.cpu"
   bool per_gpu = true;
-  std::string title;  // "SM clock"
-  std::string unit;   // as shown: "MHz", "GiB", "°C"
+  std::string title;   // "SM clock"
+  std::string unit;    // as shown: "MHz", "GiB", "°C"
   std::string column;  // a short table header with the unit: "SM clock MHz", "temp. max °C"
 };
 
@@ -30,6 +30,10 @@ double shown_value(const ShownMetric& metric, double stored);
 // The highest power limit of the run's GPUs, from its machine's environment (NVML's power
 // management limit when the run started); NaN when unknown.
 double power_limit_w(const store::RunRecord& run);
+// The highest maximum SM clock of the run's GPUs (NVML's max clock, in the machine's
+// environment); NaN when unknown. The SM clock under load as a percentage of it is a percent of
+// a peak the data really has.
+double max_sm_clock_mhz(const store::RunRecord& run);
 // The GPU index of a telemetry name ("gpu3.power" -> 3); -1 for a host metric.
 int gpu_index(const std::string& telemetry_name);
 

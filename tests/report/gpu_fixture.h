@@ -25,6 +25,7 @@ inline nlohmann::json h100_environment() {
                                            {"nvml_index", 0},
                                            {"memory_bytes", 79.6 * (1ull << 30)},
                                            {"sm_count", 132},
+                                           {"max_sm_clock_mhz", 1980},
                                            {"memory_bandwidth_gb_per_s", 3352.0},
                                            {"power_limit_w", 700.0}}})},
           {"interconnect", {{"summary", "one GPU (PCIe Gen5 x16)"}}},

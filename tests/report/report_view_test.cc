@@ -216,6 +216,7 @@ TEST(ReportViewTest, TelemetrySummaryIsOneRowPerRunWithClocksPowerLimitAndThrott
   EXPECT_EQ(t.rows[2][column("SM clock MHz")], "1755");
   EXPECT_EQ(t.rows[2][column("memory clock MHz")], "2619");
   EXPECT_EQ(t.rows[2][column("power limit W")], "700");
+  EXPECT_EQ(t.rows[2][column("SM clock % of max")], "89");  // 1755 of NVML's 1980 MHz
   EXPECT_EQ(t.rows[2][column("temp. max \xC2\xB0"
                              "C")],
             "68");
