@@ -18,6 +18,11 @@ std::string precision_color(const std::string& precision) {
   return "";
 }
 
+std::string capitalized(std::string text) {
+  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = char(text[0] - 'a' + 'A');
+  return text;
+}
+
 bool any_finite(const std::vector<BarSet>& sets) {
   for (const BarSet& s : sets)
     for (double v : s.values)

@@ -22,6 +22,8 @@ std::string precision_color(const std::string& precision);
 // A number for the chart data; null for NaN and infinities.
 nlohmann::json chart_number(double v);
 bool any_finite(const std::vector<BarSet>& sets);
+// "Board power" from "board power": chart titles start with a capital.
+std::string capitalized(std::string text);
 
 // Per-run charts (one bar group per run) have long category labels: they get a taller box.
 // A bar chart, full page width, each bar labelled with its value (value_suffix after it, such

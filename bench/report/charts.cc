@@ -44,17 +44,6 @@ std::string shape(const RunRecord& r) {
   return w;
 }
 
-std::string mode_label(const std::string& mode) {
-  if (mode == "train") return "training";
-  if (mode == "infer") return "inference";
-  return mode;
-}
-
-std::string capitalized(std::string text) {
-  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = char(text[0] - 'a' + 'A');
-  return text;
-}
-
 // Modes in the order a reader expects them: training, inference, then any other.
 std::vector<std::string> modes_of(const std::vector<RunRecord>& runs) {
   std::vector<std::string> modes;

@@ -106,10 +106,7 @@ void write_headline(const ReportData& d, const store::MachineRecord& m, std::ost
   std::map<std::string, std::map<std::string, double>> value;
   for (const RunRecord* r : runs) {
     if (r->model != model) continue;
-    std::string row = std::string(r->mode == "train"   ? "training"
-                                  : r->mode == "infer" ? "inference"
-                                                       : r->mode) +
-                      ", batch " + std::to_string(r->batch) +
+    std::string row = mode_label(r->mode) + ", batch " + std::to_string(r->batch) +
                       (r->input_size ? ", " + std::to_string(r->input_size) + "px" : "");
     if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
     if (std::find(precisions.begin(), precisions.end(), r->precision) == precisions.end())

@@ -51,6 +51,12 @@ int precision_rank(const std::string& p) {
   return 4;
 }
 
+std::string mode_label(const std::string& mode) {
+  if (mode == "train") return "training";
+  if (mode == "infer") return "inference";
+  return mode;
+}
+
 std::string model_label(const std::string& model) {
   if (model == "resnet50") return "ResNet-50";
   if (model == "resnet50-cifar") return "ResNet-50 (CIFAR)";

@@ -16,6 +16,8 @@ namespace dlbench::report {
 std::string precision_label(const std::string& precision);
 // The order precisions are shown in: fp32, tf32, fp16, bf16, then any other.
 int precision_rank(const std::string& precision);
+// "training", "inference"; other modes as they are.
+std::string mode_label(const std::string& mode);
 // "ResNet-50", "VGG16"; other ids as they are.
 std::string model_label(const std::string& model);
 // What one sample is, for axis titles: "images/s" for the image models, else "samples/s".

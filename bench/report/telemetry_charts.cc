@@ -25,11 +25,6 @@ double value(const RunRecord& r, const ShownMetric& m, bool use_max) {
   return v && *v ? shown_value(m, **v) : NAN;
 }
 
-std::string capitalized(std::string text) {
-  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = char(text[0] - 'a' + 'A');
-  return text;
-}
-
 const ShownMetric& find(const char* name) {
   for (const ShownMetric& m : shown_metrics())
     if (m.name == name) return m;
