@@ -17,11 +17,11 @@ namespace {
 using nlohmann::json;
 using store::RunRecord;
 
-// The machines' names, for legends when a report spans several machines.
+// The machines' short names, for chart categories when a report spans several machines.
 class MachineSuffix {
  public:
   explicit MachineSuffix(const ReportData& d)
-      : names_(machine_names(d.machines)), several_(d.machines.size() > 1) {}
+      : names_(machine_short_names(d.machines)), several_(d.machines.size() > 1) {}
   std::string operator()(const RunRecord& r) const {
     if (!several_) return "";
     auto it = names_.find(r.machine.id);
@@ -95,11 +95,11 @@ void throughput_charts(const ReportData& d, const MachineSuffix& suffix, json& c
     std::set<std::string> units;
     for (const RunRecord& r : d.runs) {
       if (r.status != "ok" || r.mode != mode) continue;
-      grid.set(shape(r),
-               precision_label(r.precision) + (r.framework == "native" ? "" : " " + r.framework) +
-                   suffix(r),
+      // Machines in the categories, precisions in the datasets: each precision keeps its colour.
+      grid.set(shape(r) + suffix(r),
+               precision_label(r.precision) + (r.framework == "native" ? "" : " " + r.framework),
                precision_rank(r.precision), r.throughput,
-               suffix(r).empty() && r.framework == "native" ? precision_color(r.precision) : "");
+               r.framework == "native" ? precision_color(r.precision) : "");
       units.insert(throughput_unit(r.model));
     }
     const std::string unit = units.size() == 1 ? *units.begin() : "samples/s";

@@ -135,7 +135,9 @@ constexpr const char* kScript = R"js(
       if (spec.xInteger) scales.x.ticks = { precision: 0 };
       if (spec.y2Unit) scales.y2 = { position: 'right', beginAtZero: true, grid: { drawOnChartArea: false },
                                      title: { display: true, text: spec.y2Unit } };
-      new Chart(canvas, { type: spec.type, data: { labels: spec.labels || [], datasets },
+      // A category "workload · machine" is written on two lines.
+      const labels = (spec.labels || []).map((l) => l.includes(' \u00b7 ') ? l.split(' \u00b7 ') : l);
+      new Chart(canvas, { type: spec.type, data: { labels, datasets },
         options: { scales, layout: { padding: { top: spec.valueLabels ? 16 : 0 } },
                    interaction: { mode: line ? 'nearest' : 'index', intersect: false },
                    plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } },

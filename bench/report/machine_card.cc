@@ -146,6 +146,16 @@ std::string machine_title(const ReportData& d) {
   const std::map<std::int64_t, std::string> names = machine_names(d.machines);
   if (d.machines.empty()) return "dlbench report";
   if (d.machines.size() == 1) return names.at(d.machines[0].id);
+  // One hardware, several software setups: the hardware once, then what differs.
+  std::set<std::string> bases;
+  for (const store::MachineRecord& m : d.machines) bases.insert(machine_name(m));
+  if (bases.size() == 1) {
+    const std::map<std::int64_t, std::string> shorts = machine_short_names(d.machines);
+    std::string title = *bases.begin() + ": ";
+    for (std::size_t i = 0; i < d.machines.size(); ++i)
+      title += (i ? " vs " : "") + shorts.at(d.machines[i].id);
+    return title;
+  }
   if (d.machines.size() == 2)
     return names.at(d.machines[0].id) + " vs " + names.at(d.machines[1].id);
   return std::to_string(d.machines.size()) + " machines";

@@ -1,6 +1,7 @@
 #include "bench/report/names.h"
 
 #include <algorithm>
+#include <set>
 
 namespace dlbench::report {
 namespace {
@@ -117,6 +118,28 @@ std::map<std::int64_t, std::string> machine_names(const std::vector<store::Machi
           name + " (" +
           (pick < facts[i].size() ? facts[i][pick] : "machine " + std::to_string(group[i]->id)) +
           ")";
+  }
+  return names;
+}
+
+std::map<std::int64_t, std::string> machine_short_names(
+    const std::vector<store::MachineRecord>& ms) {
+  std::map<std::int64_t, std::string> names = machine_names(ms);
+  if (ms.size() < 2) return names;
+  const std::string dot = " \xC2\xB7 ";
+  std::set<std::string> bases, gpu_parts;
+  for (const store::MachineRecord& m : ms) {
+    const std::string base = machine_name(m);
+    bases.insert(base);
+    gpu_parts.insert(base.substr(0, base.find(dot)));
+  }
+  for (const store::MachineRecord& m : ms) {
+    const std::string base = machine_name(m);
+    std::string& name = names[m.id];
+    if (gpu_parts.size() == ms.size())
+      name = base.substr(0, base.find(dot));
+    else if (bases.size() == 1 && name.size() > base.size() + 3)  // "BASE (what differs)"
+      name = name.substr(base.size() + 2, name.size() - base.size() - 3);
   }
   return names;
 }

@@ -29,5 +29,10 @@ std::string machine_name(const store::MachineRecord& machine);
 // them apart (host name, driver, CUDA, cuDNN, kernel, dlbench build), by id only as a last resort.
 std::map<std::int64_t, std::string> machine_names(
     const std::vector<store::MachineRecord>& machines);
+// The shortest names that still tell the machines apart, for chart labels: the GPU part alone
+// ("1x NVIDIA H100 80GB HBM3") where that differs between all of them, only what differs
+// ("driver 570.86.15") where the hardware is the same, else machine_names.
+std::map<std::int64_t, std::string> machine_short_names(
+    const std::vector<store::MachineRecord>& machines);
 
 }  // namespace dlbench::report

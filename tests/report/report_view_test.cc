@@ -10,6 +10,7 @@
 
 #include "bench/report/charts.h"
 #include "bench/report/html_report.h"
+#include "bench/report/machine_card.h"
 #include "bench/report/names.h"
 #include "bench/report/report_data.h"
 #include "bench/report/telemetry_view.h"
@@ -185,6 +186,31 @@ TEST(ReportViewTest, MachinesAreNamedByWhatTheyAre) {
   const auto names = machine_names({h100, newer});
   EXPECT_EQ(names.at(1).substr(names.at(1).size() - 20), " (driver 580.159.04)");
   EXPECT_EQ(names.at(11).substr(names.at(11).size() - 16), " (driver 590.10)");
+  // In chart labels only what differs; a different GPU is named by its GPUs alone.
+  EXPECT_EQ(machine_short_names({h100, newer}).at(11), "driver 590.10");
+  EXPECT_EQ(machine_short_names({h100, two}).at(11), "2x NVIDIA H100 80GB HBM3");
+}
+
+// Two machines of one hardware: the title names the hardware once, then what differs; the
+// throughput chart puts the machines in its categories, so each precision keeps its colour.
+TEST(ReportViewTest, TwoMachinesOfOneHardwareAreToldApartByWhatDiffers) {
+  ReportData d = h100_report();
+  for (RunRecord& r : d.runs)
+    if (r.id % 2 == 0) {
+      r.machine.id = 2;
+      r.machine.environment["gpu_software"]["driver_version"] = "570.86.15";
+    }
+  d.machines = {d.runs[0].machine, d.runs[1].machine};
+  EXPECT_EQ(machine_title(d),
+            "1x NVIDIA H100 80GB HBM3 \xC2\xB7 AMD EPYC 9654 96-Core Processor (16 cores): "
+            "driver 580.159.04 vs driver 570.86.15");
+  const json charts = report_charts(d);
+  const json* training = chart(charts, "Training throughput (images/s, higher is better)");
+  ASSERT_NE(training, nullptr);
+  EXPECT_EQ((*training)["labels"], json::array({"ResNet-50 b128 224px \xC2\xB7 driver 580.159.04",
+                                                "ResNet-50 b128 224px \xC2\xB7 driver 570.86.15"}));
+  EXPECT_EQ((*training)["datasets"].size(), 4u);
+  EXPECT_EQ((*training)["datasets"][0]["color"], "#2563eb");
 }
 
 TEST(ReportViewTest, ThrottlingIsAFlagWithItsShareOfTheRun) {
