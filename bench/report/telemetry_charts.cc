@@ -107,7 +107,8 @@ void telemetry_charts(const ReportData& d, json& charts) {
                 {{"sm_active", false},
                  {"tensor_active", false},
                  {"dram_active", false},
-                 {"kernel_busy", false}},
+                 {"kernel_busy", false},
+                 {"memory_busy", false}},
                 charts);
   metrics_chart(d, "Clocks per run (MHz)", "clock (MHz)",
                 {{"sm_clock", false}, {"memory_clock", false}}, charts);

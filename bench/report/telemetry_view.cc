@@ -73,6 +73,8 @@ const std::vector<ShownMetric>& shown_metrics() {
       {"temperature", true, "GPU temperature", kDegreesC, std::string("temp. max ") + kDegreesC},
       {"memory_used", true, "GPU memory used", "GiB", "GPU memory max GiB"},
       {"kernel_busy", true, "kernel busy (time any kernel ran)", "%", "kernel busy %"},
+      // Before Hopper there is no GPM DRAM figure; NVML's memory busy is the nearest there is.
+      {"memory_busy", true, "memory busy (time memory was read or written)", "%", "memory busy %"},
       {"process.cpu", false, "process CPU", "% of one core", "CPU % of a core"},
       {"process.rss", false, "process resident memory", "GiB", "RSS max GiB"},
       {"system.memory_used", false, "host memory used", "GiB", "host memory max GiB"},

@@ -1,7 +1,8 @@
 // What the report shows of a run's telemetry, in the order a GPU reviewer reads it: SM, tensor
 // and DRAM activity, the SM and memory clocks, power against its limit, temperature, whether
-// the clocks were throttled and for how long, then memory and kernel busy (which reads 100 %
-// on any busy GPU and says little); for CPU runs the process's CPU and memory.
+// the clocks were throttled and for how long, then memory, kernel busy (which reads 100 % on
+// any busy GPU and says little) and memory busy (NVML's, for GPUs without GPM); for CPU runs the
+// process's CPU and memory.
 #pragma once
 
 #include <string>

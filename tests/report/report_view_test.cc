@@ -5,6 +5,7 @@
 // metrics it does not show. Runs are made up (gpu_fixture.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -252,6 +253,30 @@ TEST(ReportViewTest, TelemetrySummaryIsOneRowPerRunWithClocksPowerLimitAndThrott
   // Kernel busy comes after SM, tensor and DRAM activity and the clocks.
   EXPECT_GT(column("kernel busy %"), column("power limit W"));
   EXPECT_LT(column("SM %"), column("SM clock MHz"));
+}
+
+// A GPU without GPM (before Hopper): no SM, tensor or DRAM activity, so NVML's memory busy is
+// shown (last, beside kernel busy), and the columns GPM would fill are left out.
+TEST(ReportViewTest, GpusWithoutGpmShowNvmlsMemoryBusy) {
+  ReportData d = h100_report();
+  for (RunRecord& r : d.runs) {
+    r.telemetry.erase(
+        std::remove_if(r.telemetry.begin(), r.telemetry.end(),
+                       [](const auto& t) { return t.name.find("_active") != std::string::npos; }),
+        r.telemetry.end());
+    r.telemetry.push_back(testing::telemetry("gpu0.memory_busy", "%", 47, 60));
+  }
+  const Table t = telemetry_summary_table(d);
+  const auto busy = std::find(t.columns.begin(), t.columns.end(), "memory busy %");
+  ASSERT_NE(busy, t.columns.end());
+  EXPECT_EQ(t.rows[0][busy - t.columns.begin()], "47");
+  EXPECT_EQ(*(busy - 1), "kernel busy %");
+  EXPECT_EQ(std::find(t.columns.begin(), t.columns.end(), "SM %"), t.columns.end());
+  const json charts = report_charts(d);
+  const json* activity = chart(charts, "GPU activity per run (% of the measured phase)");
+  ASSERT_NE(activity, nullptr);
+  EXPECT_EQ((*activity)["datasets"].back()["label"],
+            "memory busy (time memory was read or written), mean");
 }
 
 TEST(ReportViewTest, PowerChartsCarryThePowerLimit) {
