@@ -139,7 +139,7 @@ bool any_gpu(const ReportData& d) {
 }
 
 // What the numbers mean; the GPU-only ones only where the report shows GPU numbers.
-void write_legend(const ReportData& d, bool scaling, std::ostream& out) {
+void write_legend(const ReportData& d, bool scaling, bool speedups, std::ostream& out) {
   const bool gpu = any_gpu(d);
   out << "<h2>How to read this report</h2>\n<dl class=\"legend\">\n"
       << "<dt>throughput</dt><dd>samples processed in the measured steps &divide; their wall "
@@ -151,8 +151,10 @@ void write_legend(const ReportData& d, bool scaling, std::ostream& out) {
                 "with dynamic loss scaling)"
               : "")
       << "</dd>\n"
-      << "<dt>speedup</dt><dd>throughput of a precision &divide; throughput of strict FP32, "
-         "and of TF32, for the same machine, model, mode, batch and input</dd>\n"
+      << (speedups ? "<dt>speedup</dt><dd>throughput of a precision &divide; throughput of "
+                     "strict FP32, and of TF32, for the same machine, model, mode, batch and "
+                     "input</dd>\n"
+                   : "")
       << "<dt>TFLOP/s</dt><dd>the model's FLOPs per sample &times; throughput. No percent of "
          "peak is shown: dlbench has no measured peak per precision for these devices yet, "
          "and a datasheet figure would not be a measurement</dd>\n"
@@ -219,11 +221,15 @@ void write_html(const ReportData& d, std::ostream& out) {
       write_table(t, out, "h2", d.machines.size() == 1);
     }
   }
-  write_legend(d, !scaling.empty(), out);
+  const nlohmann::json charts = report_charts(d);
+  bool speedups = false;
+  for (const nlohmann::json& c : charts)
+    speedups = speedups || c["section"] == "Precision speedups";
+  write_legend(d, !scaling.empty(), speedups, out);
   out << "<footer>dlbench report &middot; charts by Chart.js " << chart_js_version()
       << " (MIT), embedded &middot; this file makes no network requests</footer>\n</main>\n"
-      << "<script id=\"dlbench-charts\" type=\"application/json\">"
-      << embedded_json(report_charts(d)) << "</script>\n"
+      << "<script id=\"dlbench-charts\" type=\"application/json\">" << embedded_json(charts)
+      << "</script>\n"
       << "<script>" << script_safe(chart_js_source()) << "</script>\n"
       << "<script>" << report_script() << "</script>\n</body></html>\n";
 }

@@ -306,7 +306,8 @@ TEST(ReportViewTest, HtmlOpensWithTheMachineAndItsHeadlineNumbers) {
         "<h3>ResNet-50, images/s (higher is better)</h3>",
         "<th class=\"num\">FP32 (strict, no TF32)</th>", "<td class=\"num big\">4953</td>"})
     EXPECT_NE(page.find(fact, card), std::string::npos) << fact;
-  EXPECT_LT(card, page.find("<div id=\"charts\">"));  // the headline comes before any detail
+  EXPECT_LT(card, page.find("<div id=\"charts\">"));
+  EXPECT_NE(page.find("<dt>speedup</dt>"), std::string::npos);  // explained where shown  // the headline comes before any detail
   EXPECT_NE(page.find("<p class=\"alert\">1 of 8 runs had their GPU clocks throttled"),
             std::string::npos);
   // The full telemetry table is folded; the machines table is turned on its side, so it fits.
@@ -339,8 +340,9 @@ TEST(ReportViewTest, CpuOnlyReportDoesNotExplainGpuMetrics) {
   d.machines = {r.machine};
   const std::string page = html(d);
   const std::string text = page.substr(0, page.find("<script"));
-  for (const char* gpu_only : {"kernel busy", "SM activity", "tensor", "GPM", "energy per sample",
-                               "throttl", "GPU memory", "GPU = ", "power limit", "several GPUs"})
+  for (const char* gpu_only :
+       {"kernel busy", "SM activity", "tensor", "GPM", "energy per sample", "throttl", "GPU memory",
+        "GPU = ", "power limit", "several GPUs", "<dt>speedup"})
     EXPECT_EQ(text.find(gpu_only), std::string::npos) << gpu_only;
   EXPECT_NE(text.find("<h1>AMD EPYC (2 cores), no GPU</h1>"), std::string::npos);
   EXPECT_NE(text.find("the process's CPU"), std::string::npos);
