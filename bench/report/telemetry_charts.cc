@@ -48,21 +48,25 @@ void metrics_chart(const ReportData& d, const std::string& title, const std::str
   charts.back()["tall"] = true;  // one bar group per run: long labels
 }
 
-void power_chart(const ReportData& d, json& charts) {
+// A bar chart of metrics with a dashed line at each run's ceiling (the power limit, the
+// maximum SM clock), where the machine's environment has one.
+void chart_with_ceiling(const ReportData& d, const std::string& title, const std::string& y_title,
+                        const std::vector<std::pair<const char*, bool>>& metrics,
+                        const std::string& ceiling, double (*ceiling_of)(const RunRecord&),
+                        json& charts) {
   const size_t before = charts.size();
-  metrics_chart(d, "Board power per run (W), against the power limit", "power (W)",
-                {{"power", false}, {"power", true}}, charts);
+  metrics_chart(d, title, y_title, metrics, charts);
   if (charts.size() == before) return;
-  json limit = json::array();
+  json line = json::array();
   bool any = false;
   for (const RunRecord& r : d.runs) {
-    double w = power_limit_w(r);
-    any = any || std::isfinite(w);
-    limit.push_back(chart_number(w));
+    double v = ceiling_of(r);
+    any = any || std::isfinite(v);
+    line.push_back(chart_number(v));
   }
   if (any)
     charts.back()["datasets"].push_back(
-        {{"label", "power limit"}, {"data", limit}, {"type", "line"}, {"dashed", true}});
+        {{"label", ceiling}, {"data", line}, {"type", "line"}, {"dashed", true}});
 }
 
 // Timelines: for each shown metric, every run's samples (thinned), per GPU.
@@ -110,9 +114,11 @@ void telemetry_charts(const ReportData& d, json& charts) {
                  {"kernel_busy", false},
                  {"memory_busy", false}},
                 charts);
-  metrics_chart(d, "Clocks per run (MHz)", "clock (MHz)",
-                {{"sm_clock", false}, {"memory_clock", false}}, charts);
-  power_chart(d, charts);
+  chart_with_ceiling(d, "Clocks per run (MHz), against the maximum SM clock", "clock (MHz)",
+                     {{"sm_clock", false}, {"memory_clock", false}}, "maximum SM clock (NVML)",
+                     max_sm_clock_mhz, charts);
+  chart_with_ceiling(d, "Board power per run (W), against the power limit", "power (W)",
+                     {{"power", false}, {"power", true}}, "power limit", power_limit_w, charts);
   metrics_chart(d,
                 "GPU temperature per run (\xC2\xB0"
                 "C)",

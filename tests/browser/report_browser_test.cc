@@ -98,7 +98,7 @@ TEST(ReportBrowserTest, GpuReportReadsWithoutHovering) {
         "<h3>Inference throughput (images/s, higher is better)</h3>",
         "<h3>Speedup over TF32 (same model, mode and batch)</h3>",
         "<h3>Speedup over FP32 (strict, no TF32) (same model, mode and batch)</h3>",
-        "<h3>Clocks per run (MHz)</h3>",
+        "<h3>Clocks per run (MHz), against the maximum SM clock</h3>",
         "<h3>Board power per run (W), against the power limit</h3>",
         "<td class=\"flag\">throttled: power cap during 40 % of the run</td>"})
     EXPECT_NE(r.out.find(title), std::string::npos) << title;

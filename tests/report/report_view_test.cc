@@ -287,6 +287,10 @@ TEST(ReportViewTest, PowerChartsCarryThePowerLimit) {
   EXPECT_EQ(limit["label"], "power limit");
   EXPECT_EQ(limit["type"], "line");
   EXPECT_EQ(limit["data"][0], 700.0);
+  const json* clocks = chart(charts, "Clocks per run (MHz), against the maximum SM clock");
+  ASSERT_NE(clocks, nullptr);
+  EXPECT_EQ((*clocks)["datasets"].back()["label"], "maximum SM clock (NVML)");
+  EXPECT_EQ((*clocks)["datasets"].back()["data"][0], 1980.0);
   const json* timeline = chart(charts, "Board power (W)");
   ASSERT_NE(timeline, nullptr);
   EXPECT_EQ((*timeline)["datasets"].back()["label"], "power limit 700 W");
@@ -307,7 +311,8 @@ TEST(ReportViewTest, HtmlOpensWithTheMachineAndItsHeadlineNumbers) {
         "<th class=\"num\">FP32 (strict, no TF32)</th>", "<td class=\"num big\">4953</td>"})
     EXPECT_NE(page.find(fact, card), std::string::npos) << fact;
   EXPECT_LT(card, page.find("<div id=\"charts\">"));
-  EXPECT_NE(page.find("<dt>speedup</dt>"), std::string::npos);  // explained where shown  // the headline comes before any detail
+  EXPECT_NE(page.find("<dt>speedup</dt>"),
+            std::string::npos);  // explained where shown  // the headline comes before any detail
   EXPECT_NE(page.find("<p class=\"alert\">1 of 8 runs had their GPU clocks throttled"),
             std::string::npos);
   // The full telemetry table is folded; the machines table is turned on its side, so it fits.
