@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/core/json_text.h"
+
 namespace dlbench::report {
 namespace {
 
@@ -14,7 +16,7 @@ std::string text_at(const json& env, const char* section, const char* key) {
   if (!env.is_object() || !env.contains(section) || !env[section].is_object()) return "";
   const json& v = env[section].value(key, json());
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_number()) return v.dump();
+  if (v.is_number()) return dump_json(v);
   return "";
 }
 
