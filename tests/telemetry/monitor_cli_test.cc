@@ -270,6 +270,26 @@ TEST_F(MonitorTest, FakeGpuIsSampledWithEveryFallbackAndReason) {
   EXPECT_NE(r.err.find("kernel_busy"), std::string::npos) << r.err;
 }
 
+// From the sampler through the results database to the report: a run on the CPU sampled
+// with the fake GPU (power cap at every reading) is flagged as throttled for all of it.
+TEST_F(MonitorTest, AStoredRunsReportSaysHowLongItsGpuWasThrottled) {
+  const std::string db = " --db " + path("r.db") + " ";
+  auto run = run_command(kFakeNvml + kDlbench + db +
+                         "run resnet50 --device cpu --batch 2 --input 32 --warmup 1 --steps 3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto text = run_command(kDlbench + db + "report --last 1 --format text");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("throttled: power cap during 100 % of the run"), std::string::npos)
+      << text.out;
+  auto html = run_command(kDlbench + db + "report --last 1 --out " + path("r.html"));
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  std::ifstream in(path("r.html"));
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("<td class=\"flag\">throttled: power cap during 100 % of the run</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<h1>1x Fake GPU"), std::string::npos);
+}
+
 TEST_F(MonitorTest, GpmPairsSamplesAtLeast100msApartEvenAtTheShortestInterval) {
   auto r = monitor("--interval 0.1 --json " + path("p.json") + " -- sleep 1", kFakeNvml);
   ASSERT_EQ(r.exit_code, 0) << r.err;
