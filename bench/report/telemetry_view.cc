@@ -130,9 +130,10 @@ std::string throttle_text(const RunRecord& r) {
     text += text.empty() ? "throttled: " : ", ";
     text += said;
     // Runs stored before the share was recorded know only that the flag was set at all.
-    text += std::isnan(share) ? " (for part of the run)" : " during " + percent(share);
+    text += std::isnan(share) ? " at some point in the run"
+                              : " during " + percent(share) + " of the run";
   }
-  return text.empty() ? "not throttled" : text + " of the run";
+  return text.empty() ? "not throttled" : text;
 }
 
 bool throttled(const RunRecord& r) {

@@ -226,7 +226,15 @@ TEST(ReportViewTest, ThrottlingIsAFlagWithItsShareOfTheRun) {
   // Stored before the share existed: the flag, without a made-up share.
   r.result["telemetry"]["metrics"]["gpu0.clock_events"] = {{"mask", 64},
                                                            {"flags", {"hw_thermal_slowdown"}}};
-  EXPECT_EQ(throttle_text(r), "throttled: thermal (hardware) (for part of the run) of the run");
+  EXPECT_EQ(throttle_text(r), "throttled: thermal (hardware) at some point in the run");
+  // Two reasons, each with its own share.
+  r.result["telemetry"]["metrics"]["gpu0.clock_events"] = {
+      {"mask", 36},
+      {"flags", {"sw_power_cap", "sw_thermal_slowdown"}},
+      {"share_percent", {{"sw_power_cap", 40}, {"sw_thermal_slowdown", 2.5}}}};
+  EXPECT_EQ(throttle_text(r),
+            "throttled: power cap during 40 % of the run, thermal (software) during 2.5 % of the "
+            "run");
   EXPECT_EQ(throttle_text(testing::sample_run()), "");  // no clock-event telemetry
 }
 
