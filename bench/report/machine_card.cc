@@ -48,12 +48,19 @@ std::vector<std::pair<std::string, std::string>> facts(const store::MachineRecor
                         : json::array();
   if (!gpus.empty()) {
     const json& g = gpus[0];
-    std::string gpu = std::to_string(gpus.size()) + "x " + g.value("name", std::string("GPU"));
-    if (g.value("memory_bytes", json()).is_number())
+    // "2x A" or "1x A + 1x B" (machine_name's GPU part); sizes only where every GPU is alike.
+    const std::string name = machine_name(m);
+    std::string gpu = name.substr(0, name.find(" \xC2\xB7 "));
+    const bool alike = std::all_of(gpus.begin(), gpus.end(), [&](const json& each) {
+      return each.is_object() &&
+             each.value("name", std::string()) == g.value("name", std::string());
+    });
+    if (alike && g.value("memory_bytes", json()).is_number())
       gpu += ", " + gib(g["memory_bytes"].get<double>()) + " each";
-    if (g.value("sm_count", json()).is_number()) gpu += ", " + text(g["sm_count"]) + " SMs";
+    if (alike && g.value("sm_count", json()).is_number())
+      gpu += ", " + text(g["sm_count"]) + " SMs";
     add("GPUs", gpu);
-    if (g.value("memory_bandwidth_gb_per_s", json()).is_number())
+    if (alike && g.value("memory_bandwidth_gb_per_s", json()).is_number())
       add("GPU memory bandwidth",
           fixed(g["memory_bandwidth_gb_per_s"].get<double>(), 0) + " GB/s (theoretical)");
     std::set<std::string> limits;

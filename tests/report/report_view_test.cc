@@ -328,6 +328,18 @@ TEST(ReportViewTest, HtmlOpensWithTheMachineAndItsHeadlineNumbers) {
   EXPECT_NE(page.find("<table class=\"wrap\">"), std::string::npos);
 }
 
+// A machine with two GPU models lists both, and no size it would have to take from one of them.
+TEST(ReportViewTest, MixedGpusAreListedByModel) {
+  ReportData d = h100_report();
+  json other = d.machines[0].environment["gpus"][0];
+  other["name"] = "NVIDIA L40S";
+  d.machines[0].environment["gpus"].push_back(other);
+  const std::string page = html(d);
+  EXPECT_NE(page.find("<dt>GPUs</dt><dd>1x NVIDIA H100 80GB HBM3 + 1x NVIDIA L40S</dd>"),
+            std::string::npos)
+      << page.substr(page.find("<section"), 800);
+}
+
 TEST(ReportViewTest, NumericHeadersSitOverTheirColumns) {
   const std::string page = html(h100_report());
   const std::size_t energy = page.find("<h2>Energy per sample</h2>");
