@@ -1,7 +1,10 @@
 #include "bench/report/charts.h"
 
+#include "bench/report/chart_spec.h"
 #include "bench/report/framework_table.h"
+#include "bench/report/names.h"
 #include "bench/report/scaling_table.h"
+#include "bench/report/telemetry_charts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,182 +17,142 @@ namespace {
 using nlohmann::json;
 using store::RunRecord;
 
-// A timeline keeps at most this many points per run: enough for the eye, small in the file.
-constexpr std::size_t kMaxTimelinePoints = 400;
-
-json number(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-
-bool is_bytes(const std::string& unit) {
-  return unit == "B" || unit == "bytes";
-}
-
-std::string machine_suffix(const ReportData& d, const RunRecord& r) {
-  return d.machines.size() > 1
-             ? " · " +
-                   (r.machine.hostname.empty() ? "machine " + std::to_string(r.machine.id)
-                                               : r.machine.hostname) +
-                   " #" + std::to_string(r.machine.id)
-             : "";
-}
-
-// Data-parallel runs name their replica count: "b128 224px x4" is 4 replicas of batch 128
-// (and "mpi" when each replica was its own process).
-std::string workload(const RunRecord& r) {
-  std::string w = r.model + " " + r.mode + " b" + std::to_string(r.batch);
-  if (r.input_size) {
-    w += ' ';
-    w += std::to_string(r.input_size);
-    w += "px";
+// The machines' short names, for chart categories when a report spans several machines.
+class MachineSuffix {
+ public:
+  explicit MachineSuffix(const ReportData& d)
+      : names_(machine_short_names(d.machines)), several_(d.machines.size() > 1) {}
+  std::string operator()(const RunRecord& r) const {
+    if (!several_) return "";
+    auto it = names_.find(r.machine.id);
+    return " \xC2\xB7 " + (it != names_.end() ? it->second : machine_name(r.machine));
   }
-  if (int n = run_replicas(r); n > 1) {
-    w += " x";
-    w += std::to_string(n);
-  }
+
+ private:
+  std::map<std::int64_t, std::string> names_;
+  bool several_;
+};
+
+// "ResNet-50 b128 224px": what a run computed, without its mode and precision. Data-parallel
+// runs name their replica count: "b128 224px x4" is 4 replicas of batch 128 (and "mpi" when
+// each replica was its own process).
+std::string shape(const RunRecord& r) {
+  std::string w = model_label(r.model) + " b" + std::to_string(r.batch);
+  if (r.input_size) w += " " + std::to_string(r.input_size) + "px";
+  if (int n = run_replicas(r); n > 1) w += " x" + std::to_string(n);
   if (run_launch(r) == "mpi") w += " mpi";
   return w;
 }
 
-json bar(const std::string& section, const std::string& title, const std::string& unit,
-         const std::vector<std::string>& labels,
-         const std::vector<std::pair<std::string, std::vector<double>>>& sets) {
-  json datasets = json::array();
-  for (const auto& [label, values] : sets) {
-    json data = json::array();
-    for (double v : values) data.push_back(number(v));
-    datasets.push_back({{"label", label}, {"data", data}});
-  }
-  return {{"section", section}, {"title", title},   {"type", "bar"},
-          {"unit", unit},       {"labels", labels}, {"datasets", datasets}};
+// Modes in the order a reader expects them: training, inference, then any other.
+std::vector<std::string> modes_of(const std::vector<RunRecord>& runs) {
+  std::vector<std::string> modes;
+  for (const RunRecord& r : runs)
+    if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) modes.push_back(r.mode);
+  auto rank = [](const std::string& m) { return m == "train" ? 0 : m == "infer" ? 1 : 2; };
+  std::stable_sort(modes.begin(), modes.end(),
+                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  return modes;
 }
 
-bool any_finite(const std::vector<std::pair<std::string, std::vector<double>>>& sets) {
-  for (const auto& s : sets)
-    for (double v : s.second)
-      if (std::isfinite(v)) return true;
-  return false;
+// Categories x datasets, filled in run order; datasets sorted by precision (fp32, tf32, fp16,
+// bf16). The newest run of a configuration wins.
+class Grid {
+ public:
+  void set(const std::string& label, const std::string& set, int rank, double value,
+           const std::string& color = "") {
+    if (std::find(labels_.begin(), labels_.end(), label) == labels_.end()) labels_.push_back(label);
+    if (!values_.count(set)) order_.push_back({rank, set});
+    values_[set][label] = value;
+    if (!color.empty()) colors_[set] = color;
+  }
+  const std::vector<std::string>& labels() const { return labels_; }
+  std::vector<BarSet> sets() const {
+    std::vector<std::pair<int, std::string>> order = order_;
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<BarSet> out;
+    for (const auto& [rank, set] : order) {
+      BarSet b{set, {}, colors_.count(set) ? colors_.at(set) : ""};
+      const auto& v = values_.at(set);
+      for (const std::string& l : labels_) b.values.push_back(v.count(l) ? v.at(l) : NAN);
+      out.push_back(std::move(b));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::string> labels_;
+  std::vector<std::pair<int, std::string>> order_;
+  std::map<std::string, std::map<std::string, double>> values_;
+  std::map<std::string, std::string> colors_;
+};
+
+// Training and inference on charts of their own: their throughputs differ by 10-40x.
+void throughput_charts(const ReportData& d, const MachineSuffix& suffix, json& charts) {
+  for (const std::string& mode : modes_of(d.runs)) {
+    Grid grid;
+    std::set<std::string> units;
+    for (const RunRecord& r : d.runs) {
+      if (r.status != "ok" || r.mode != mode) continue;
+      // Machines in the categories, precisions in the datasets: each precision keeps its colour.
+      grid.set(shape(r) + suffix(r),
+               precision_label(r.precision) + (r.framework == "native" ? "" : " " + r.framework),
+               precision_rank(r.precision), r.throughput,
+               r.framework == "native" ? precision_color(r.precision) : "");
+      units.insert(throughput_unit(r.model));
+    }
+    const std::string unit = units.size() == 1 ? *units.begin() : "samples/s";
+    if (any_finite(grid.sets()))
+      charts.push_back(
+          bar_chart("Throughput",
+                    capitalized(mode_label(mode)) + " throughput (" + unit + ", higher is better)",
+                    "throughput (" + unit + ")", grid.labels(), grid.sets()));
+  }
 }
 
-void throughput_chart(const ReportData& d, json& charts) {
-  std::vector<std::string> labels;
-  std::map<std::string, std::map<std::string, double>> by_set;  // set -> label -> value
-  std::vector<std::string> set_order;
-  for (const RunRecord& r : d.runs) {
-    if (r.status != "ok") continue;
-    std::string label = workload(r);
-    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
-    std::string set =
-        r.precision + (r.framework == "native" ? "" : " " + r.framework) + machine_suffix(d, r);
-    if (!by_set.count(set)) set_order.push_back(set);
-    by_set[set][label] = r.throughput;  // the newest run of a configuration wins
-  }
-  std::vector<std::pair<std::string, std::vector<double>>> sets;
-  for (const std::string& s : set_order) {
-    std::vector<double> values;
-    for (const std::string& l : labels) values.push_back(by_set[s].count(l) ? by_set[s][l] : NAN);
-    sets.emplace_back(s, values);
-  }
-  if (any_finite(sets))
-    charts.push_back(
-        bar("Throughput", "Throughput per model, mode and precision", "samples/s", labels, sets));
-}
-
-void speedup_chart(const ReportData& d, json& charts) {
-  std::map<std::string, double> fp32;
+// Speedups against strict FP32 and against TF32 (what Ampere and Hopper run by default), each
+// over the same machine, framework, model, mode, batch, input and replicas.
+void speedup_charts(const ReportData& d, const MachineSuffix& suffix, json& charts) {
   auto group = [](const RunRecord& r) {
-    return std::to_string(r.machine.id) + "|" + r.framework + "|" + workload(r);
+    return std::to_string(r.machine.id) + "|" + r.framework + "|" + r.mode + "|" + shape(r);
   };
-  for (const RunRecord& r : d.runs)
-    if (r.status == "ok" && r.precision == "fp32") fp32[group(r)] = r.throughput;
-  std::vector<std::string> labels;
-  std::map<std::string, std::map<std::string, double>> by_precision;
-  for (const RunRecord& r : d.runs) {
-    auto it = fp32.find(group(r));
-    if (r.status != "ok" || r.precision == "fp32" || it == fp32.end() || it->second <= 0) continue;
-    std::string label = workload(r) + machine_suffix(d, r);
-    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
-    by_precision[r.precision][label] = r.throughput / it->second;
+  for (const char* base : {"fp32", "tf32"}) {
+    std::map<std::string, double> base_rate;
+    for (const RunRecord& r : d.runs)
+      if (r.status == "ok" && r.precision == base) base_rate[group(r)] = r.throughput;
+    Grid grid;
+    for (const RunRecord& r : d.runs) {
+      auto it = base_rate.find(group(r));
+      if (r.status != "ok" || it == base_rate.end() || it->second <= 0) continue;
+      if (precision_rank(r.precision) <= precision_rank(base)) continue;
+      grid.set(capitalized(mode_label(r.mode)) + ": " + shape(r) + suffix(r),
+               precision_label(r.precision), precision_rank(r.precision), r.throughput / it->second,
+               precision_color(r.precision));
+    }
+    const std::string name = precision_label(base);
+    if (any_finite(grid.sets()))
+      charts.push_back(
+          bar_chart("Precision speedups", "Speedup over " + name + " (same model, mode and batch)",
+                    "speedup (x " + name + " throughput)", grid.labels(), grid.sets(), "x"));
   }
-  std::vector<std::pair<std::string, std::vector<double>>> sets;
-  for (auto& [p, values] : by_precision) {
-    std::vector<double> v;
-    for (const std::string& l : labels) v.push_back(values.count(l) ? values[l] : NAN);
-    sets.emplace_back(p + " / fp32", v);
-  }
-  if (any_finite(sets))
-    charts.push_back(bar("Mixed precision", "Speedup over fp32 (same model, mode and batch)",
-                         "x fp32", labels, sets));
 }
 
 // The framework comparison as grouped bars: one group per workload, one bar per framework.
-void framework_chart(const ReportData& d, json& charts) {
+void framework_chart(const ReportData& d, const MachineSuffix& suffix, json& charts) {
   if (!spans_frameworks(d.runs)) return;
-  std::vector<std::string> labels, frameworks;
-  std::map<std::string, std::map<std::string, double>> by_framework;
+  Grid grid;
+  int order = 0;
+  std::map<std::string, int> rank;
   for (const RunRecord& r : d.runs) {
     if (r.status != "ok") continue;
-    std::string label = workload(r) + " " + r.precision + machine_suffix(d, r);
-    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
-    if (!by_framework.count(r.framework)) frameworks.push_back(r.framework);
-    by_framework[r.framework][label] = r.throughput;  // the newest run wins
+    if (!rank.count(r.framework)) rank[r.framework] = order++;
+    grid.set(mode_label(r.mode) + ": " + shape(r) + " " + precision_label(r.precision) + suffix(r),
+             r.framework, rank[r.framework], r.throughput);
   }
-  std::vector<std::pair<std::string, std::vector<double>>> sets;
-  for (const std::string& f : frameworks) {
-    std::vector<double> values;
-    for (const std::string& l : labels)
-      values.push_back(by_framework[f].count(l) ? by_framework[f][l] : NAN);
-    sets.emplace_back(f, values);
-  }
-  if (any_finite(sets))
-    charts.push_back(bar("Frameworks", "Throughput per framework (same workload and device)",
-                         "samples/s", labels, sets));
-}
-
-void telemetry_charts(const ReportData& d, json& charts) {
-  // Metric names in first-seen order, their label and unit.
-  std::vector<std::string> names;
-  std::map<std::string, std::pair<std::string, std::string>> info;
-  for (const RunRecord& r : d.runs)
-    for (const store::TelemetryMetricRecord& t : r.telemetry)
-      if (is_reported_telemetry(t.name) && t.mean && !info.count(t.name)) {
-        names.push_back(t.name);
-        info[t.name] = {t.label, t.unit};
-      }
-  std::vector<std::string> run_labels;
-  for (const RunRecord& r : d.runs) run_labels.push_back(run_label(r));
-  for (const std::string& name : names) {
-    const auto& [label, unit] = info[name];
-    double scale = is_bytes(unit) ? 1 / kGiB : 1;
-    std::string shown = is_bytes(unit) ? "GiB" : unit;
-    std::vector<double> mean, max;
-    for (const RunRecord& r : d.runs) {
-      const store::TelemetryMetricRecord* t = r.find_telemetry(name);
-      mean.push_back(t && t->mean ? *t->mean * scale : NAN);
-      max.push_back(t && t->max ? *t->max * scale : NAN);
-    }
-    charts.push_back(bar("Telemetry", name + ": " + label + " (measured phase)", shown, run_labels,
-                         {{"mean", mean}, {"max", max}}));
-
-    json datasets = json::array();
-    for (const RunRecord& r : d.runs)
-      for (const store::TelemetrySeries& s : r.samples) {
-        if (s.name != name) continue;
-        std::size_t step = std::max<std::size_t>(1, s.values.size() / kMaxTimelinePoints);
-        json points = json::array();
-        for (std::size_t i = 0; i < s.values.size(); i += step)
-          if (std::isfinite(s.values[i]))
-            points.push_back({{"x", s.t_s[i]}, {"y", s.values[i] * scale}});
-        datasets.push_back({{"label", run_label(r)}, {"data", points}});
-      }
-    if (!datasets.empty())
-      charts.push_back({{"section", "Telemetry timelines"},
-                        {"title", name + ": " + label + " over the measured phase"},
-                        {"type", "line"},
-                        {"unit", shown},
-                        {"xUnit", "s"},
-                        {"datasets", datasets}});
-  }
+  if (any_finite(grid.sets()))
+    charts.push_back(bar_chart("Frameworks", "Throughput per framework (same workload and device)",
+                               "throughput (samples/s)", grid.labels(), grid.sets()));
 }
 
 void memory_and_energy_charts(const ReportData& d, json& charts) {
@@ -205,22 +168,26 @@ void memory_and_energy_charts(const ReportData& d, json& charts) {
     gpu.push_back(gpu_telemetry(r, "memory_used", true) / kGiB);
     energy.push_back(energy_per_sample(r));
   }
-  std::vector<std::pair<std::string, std::vector<double>>> mem = {
-      {"planned (planner peak)", planned},
-      {"activations", activations},
-      {"allocator peak", allocated},
-      {"process peak RSS", rss},
-      {"GPU memory max", gpu}};
+  std::vector<BarSet> mem = {{"planned (planner peak)", planned},
+                             {"activations", activations},
+                             {"allocator peak", allocated},
+                             {"process peak RSS", rss},
+                             {"GPU memory max", gpu}};
   mem.erase(std::remove_if(mem.begin(), mem.end(), [](const auto& s) { return !any_finite({s}); }),
             mem.end());
-  if (any_finite(mem)) charts.push_back(bar("Memory", "Peak memory per run", "GiB", labels, mem));
-  if (any_finite({{"J/sample", energy}}))
-    charts.push_back(
-        bar("Energy", "GPU energy per sample", "J/sample", labels, {{"J/sample", energy}}));
+  if (any_finite(mem)) {
+    charts.push_back(bar_chart("Memory", "Peak memory per run", "memory (GiB)", labels, mem));
+    charts.back()["tall"] = true;
+  }
+  if (any_finite({{"J/sample", energy}})) {
+    charts.push_back(bar_chart("Energy", "GPU energy per sample (lower is better)",
+                               "energy per sample (J)", labels, {{"J/sample", energy}}));
+    charts.back()["tall"] = true;
+  }
 }
 
 json xy(double x, double y) {
-  return {{"x", x}, {"y", number(y)}};
+  return {{"x", x}, {"y", chart_number(y)}};
 }
 
 // Samples/s and efficiency per replica count on one chart (efficiency on a second axis), with
@@ -258,7 +225,7 @@ json scaling_chart(const ScalingGroup& g, const std::string& target) {
           {"target", target},
           {"title", g.workload + " on " + g.device + ", " + g.machine},
           {"type", "line"},
-          {"unit", "samples/s"},
+          {"unit", "throughput (samples/s)"},
           {"xTitle", "replicas (GPUs, or MPI ranks)"},
           {"xInteger", true},
           {"y2Unit", "scaling efficiency %"},
@@ -276,9 +243,10 @@ json report_charts(const ReportData& d) {
   std::vector<ScalingGroup> groups = scaling_groups(d.runs);
   for (std::size_t i = 0; i < groups.size(); ++i)
     charts.push_back(scaling_chart(groups[i], scaling_chart_target(i)));
-  throughput_chart(d, charts);
-  framework_chart(d, charts);
-  speedup_chart(d, charts);
+  const MachineSuffix suffix(d);
+  throughput_charts(d, suffix, charts);
+  framework_chart(d, suffix, charts);
+  speedup_charts(d, suffix, charts);
   memory_and_energy_charts(d, charts);
   telemetry_charts(d, charts);
   return charts;

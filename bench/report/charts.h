@@ -9,8 +9,13 @@
 
 namespace dlbench::report {
 
-// [{"section", "title", "type": "bar"|"line", "unit", "labels", "datasets": [{"label",
-// "data"}]}]; line charts have {x, y} points in seconds. Charts without data are left out.
+// [{"section", "title", "type": "bar"|"line", "unit" (the y axis title, with its unit),
+// "labels", "datasets": [{"label", "data", "color"?, "type": "line"? (a line in a bar chart,
+// such as the power limit), "dashed"?}], "valueLabels"? (each bar written with its value,
+// "valueSuffix" after it), "tall"? (per-run charts with long labels)}]; line charts have {x, y}
+// points in seconds. Charts without data are left out. Order: scaling, training and inference
+// throughput (one chart per mode), frameworks, speedups over strict FP32 and over TF32, memory,
+// energy, then telemetry (telemetry_charts.h).
 // Multi-GPU scaling charts come first: lines over replica counts ("xTitle"), efficiency on a
 // second axis ("y2Unit"; datasets with "axis": "y2"), drawn into the page element whose id is
 // their "target" (scaling_chart_target of the group's index in scaling_groups(data.runs)).

@@ -4,14 +4,17 @@
 #include <map>
 #include <set>
 
+#include "bench/report/names.h"
+
 namespace dlbench::report {
 namespace {
 
 using store::RunRecord;
 
+// Also the workload as the table shows it: "ResNet-50 train FP16 (mixed) b128 224px".
 std::string workload_key(const RunRecord& r) {
-  return r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch) + " " +
-         std::to_string(r.input_size) + "px";
+  return model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) + " b" +
+         std::to_string(r.batch) + " " + std::to_string(r.input_size) + "px";
 }
 
 std::string version(const RunRecord& r) {

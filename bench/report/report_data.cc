@@ -8,7 +8,9 @@
 #include <set>
 
 #include "bench/report/framework_table.h"
+#include "bench/report/names.h"
 #include "bench/report/scaling_table.h"
+#include "bench/report/telemetry_view.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"
 
@@ -19,10 +21,6 @@ using store::RunRecord;
 
 // Without a selection a report covers the newest suite, or else this many newest runs.
 constexpr int kDefaultRuns = 50;
-
-const char* const kGpuMetrics[] = {"kernel_busy", "sm_active", "tensor_active", "memory_used",
-                                   "power"};
-const char* const kHostMetrics[] = {"process.cpu", "process.rss", "system.memory_used"};
 
 std::string gpu_suffix(const std::string& name) {
   if (name.rfind("gpu", 0) != 0) return "";
@@ -55,7 +53,8 @@ std::string fixed(double value, int digits) {
 }
 
 std::string run_label(const RunRecord& r) {
-  std::string label = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
+  std::string label = model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) +
+                      " b" + std::to_string(r.batch);
   if (r.input_size) label += " " + std::to_string(r.input_size) + "px";
   if (r.framework != "native") label += " " + r.framework;
   if (int n = run_replicas(r); n > 1) label += " x" + std::to_string(n);
@@ -69,12 +68,7 @@ std::string status_text(const RunRecord& r) {
 }
 
 bool is_reported_telemetry(const std::string& name) {
-  std::string suffix = gpu_suffix(name);
-  for (const char* m : kGpuMetrics)
-    if (suffix == m) return true;
-  for (const char* m : kHostMetrics)
-    if (name == m) return true;
-  return false;
+  return shown_metric(name) != nullptr;
 }
 
 double gpu_telemetry(const RunRecord& r, const std::string& suffix, bool use_max) {
@@ -157,53 +151,72 @@ ReportData load_report(store::Store& store, const Selection& s) {
 std::vector<Table> report_tables(const ReportData& d) {
   std::vector<Table> tables;
 
+  const bool gpu = has_gpu_telemetry(d.runs);
+  const std::map<std::int64_t, std::string> names = machine_names(d.machines);
+  auto machine = [&](const RunRecord& r) {
+    auto it = names.find(r.machine.id);
+    return it != names.end() ? it->second : machine_name(r.machine);
+  };
   Table runs{"runs",
              "Runs",
              "throughput = samples in the measured steps / their wall time; step time over the "
-             "measured steps; CV = coefficient of variation of step time",
+             "measured steps; CV = coefficient of variation of step time; TFLOP/s = model FLOPs "
+             "per sample x throughput",
              {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
-              "samples/s", "step p50 ms", "step p95 ms", "CV %", "GFLOP/s"},
+              "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s"},
              {}};
+  if (gpu) runs.columns.push_back("throttling");
   for (const RunRecord& r : d.runs) {
     const nlohmann::json& st =
         r.result.contains("step_time_ms") ? r.result["step_time_ms"] : nlohmann::json::object();
-    runs.rows.push_back({std::to_string(r.id), std::to_string(r.machine.id), r.model, r.mode,
-                         r.precision, std::to_string(r.batch), std::to_string(r.input_size),
-                         r.device, status_text(r), r.measured() ? fixed(r.throughput, 2) : "",
-                         fixed(st.value("median", NAN), 1), fixed(st.value("p95", NAN), 1),
-                         fixed(100 * st.value("cv", NAN), 1),
-                         fixed(metric(r, "compute/achieved_gflops"), 1)});
+    runs.rows.push_back(
+        {std::to_string(r.id), machine(r), r.model, r.mode, precision_label(r.precision),
+         std::to_string(r.batch), std::to_string(r.input_size), r.device, status_text(r),
+         r.measured() ? fixed(r.throughput, 2) : "", fixed(st.value("median", NAN), 1),
+         fixed(st.value("p95", NAN), 1), fixed(100 * st.value("cv", NAN), 1),
+         fixed(metric(r, "compute/achieved_gflops") / 1000, 2)});
+    if (gpu) runs.rows.back().push_back(throttle_text(r));
   }
   tables.push_back(runs);
 
+  // Against strict FP32 and against TF32 (what Ampere and Hopper run by default).
   Table speedup{"speedup",
-                "Mixed-precision speedup over fp32",
-                "throughput of the precision / throughput of fp32, same machine, model, mode, "
-                "batch, input and replicas",
+                "Precision speedups",
+                "throughput of the precision / throughput of strict FP32 (TF32 off), and of TF32, "
+                "same machine, model, mode, batch, input and replicas",
                 {"machine", "model", "mode", "batch", "input", "precision", "samples/s",
-                 "fp32 samples/s", "speedup"},
+                 "x FP32 (strict)", "x TF32"},
                 {}};
-  std::map<std::string, double> fp32;
+  std::map<std::string, double> fp32, tf32;
   auto group = [](const RunRecord& r) {
     return std::to_string(r.machine.id) + "|" + r.framework + "|" + r.model + "|" + r.mode + "|" +
            std::to_string(r.batch) + "|" + std::to_string(r.input_size) + "|" +
            std::to_string(run_replicas(r)) + "|" + run_launch(r);
   };
-  for (const RunRecord& r : d.runs)
-    if (r.status == "ok" && r.precision == "fp32") fp32[group(r)] = r.throughput;
   for (const RunRecord& r : d.runs) {
-    auto it = fp32.find(group(r));
-    if (r.status != "ok" || r.precision == "fp32" || it == fp32.end() || it->second <= 0) continue;
-    speedup.rows.push_back({std::to_string(r.machine.id), r.model, r.mode, std::to_string(r.batch),
-                            std::to_string(r.input_size), r.precision, fixed(r.throughput, 2),
-                            fixed(it->second, 2), fixed(r.throughput / it->second, 2)});
+    if (r.status != "ok" || r.throughput <= 0) continue;
+    if (r.precision == "fp32") fp32[group(r)] = r.throughput;
+    if (r.precision == "tf32") tf32[group(r)] = r.throughput;
+  }
+  auto ratio = [&](const std::map<std::string, double>& base, const RunRecord& r) {
+    auto it = base.find(group(r));
+    return it == base.end() ? std::string() : fixed(r.throughput / it->second, 2);
+  };
+  for (const RunRecord& r : d.runs) {
+    if (r.status != "ok" || r.precision == "fp32") continue;
+    std::string vs_fp32 = ratio(fp32, r), vs_tf32 = r.precision == "tf32" ? "" : ratio(tf32, r);
+    if (vs_fp32.empty() && vs_tf32.empty()) continue;
+    speedup.rows.push_back({machine(r), r.model, r.mode, std::to_string(r.batch),
+                            std::to_string(r.input_size), precision_label(r.precision),
+                            fixed(r.throughput, 2), vs_fp32, vs_tf32});
   }
   tables.push_back(speedup);
   if (spans_frameworks(d.runs)) tables.push_back(framework_table(d.runs));
   for (const ScalingGroup& g : scaling_groups(d.runs)) tables.push_back(scaling_table(g));
 
+  tables.push_back(telemetry_summary_table(d));
   Table telemetry{"telemetry",
-                  "Telemetry of the measured phase",
+                  "Telemetry of the measured phase, every metric",
                   "mean is time-weighted (or the whole-window figure); memory in GiB",
                   {"run", "metric", "unit", "mean", "p95", "max"},
                   {}};
@@ -218,16 +231,17 @@ std::vector<Table> report_tables(const ReportData& d) {
     }
   tables.push_back(telemetry);
 
-  Table memory{"memory",
-               "Peak memory",
-               "planned = the memory planner's peak for the model (weights, optimizer state, "
-               "activations); allocator peak = the most the engine's own allocations held "
-               "during the measured steps (workspaces included), or a peer framework's "
-               "allocator peak; RSS = the process's peak resident memory; GPU = the most device "
-               "memory in use seen by telemetry",
-               {"run", "planned GiB", "activations GiB", "allocator peak GiB",
-                "process peak RSS GiB", "GPU max GiB"},
-               {}};
+  Table memory{
+      "memory",
+      "Peak memory",
+      "planned = the memory planner's peak for the model (weights, optimizer state, "
+      "activations); allocator peak = the most the engine's own allocations held "
+      "during the measured steps (workspaces included), or a peer framework's "
+      "allocator peak; RSS = the process's peak resident memory" +
+          std::string(gpu ? "; GPU = the most device memory in use seen by telemetry" : ""),
+      {"run", "planned GiB", "activations GiB", "allocator peak GiB", "process peak RSS GiB",
+       "GPU max GiB"},
+      {}};
   for (const RunRecord& r : d.runs)
     if (r.status == "ok")
       memory.rows.push_back({std::to_string(r.id), fixed(metric(r, "memory/planned_gib"), 3),
@@ -235,6 +249,10 @@ std::vector<Table> report_tables(const ReportData& d) {
                              fixed(allocator_peak_gib(r), 3),
                              fixed(metric(r, "memory/process_peak_rss_gib"), 3),
                              fixed(gpu_telemetry(r, "memory_used", true) / kGiB, 2)});
+  if (!gpu) {  // a CPU-only report has no GPU memory column
+    memory.columns.pop_back();
+    for (auto& row : memory.rows) row.pop_back();
+  }
   tables.push_back(memory);
 
   Table energy{"energy",
@@ -255,9 +273,10 @@ std::vector<Table> report_tables(const ReportData& d) {
   Table machines{"machines",
                  "Machines",
                  "a machine is one fingerprint of hardware and system software",
-                 {"machine", "fingerprint", "hostname", "CPU", "cores", "memory GiB", "OS",
+                 {"machine", "id", "fingerprint", "hostname", "CPU", "cores", "memory GiB", "OS",
                   "kernel", "GPUs", "driver", "CUDA", "cuDNN", "dlbench"},
                  {}};
+  auto machine_name_of = [&](const store::MachineRecord& m) { return names.at(m.id); };
   for (const store::MachineRecord& m : d.machines) {
     const nlohmann::json& env = m.environment;
     std::string gpus;
@@ -267,7 +286,7 @@ std::vector<Table> report_tables(const ReportData& d) {
     if (gpus.empty()) gpus = "none";
     double mem = env.contains("host") ? env["host"].value("memory_bytes", 0.0) : 0.0;
     machines.rows.push_back(
-        {std::to_string(m.id), m.fingerprint.substr(0, 12), m.hostname,
+        {machine_name_of(m), std::to_string(m.id), m.fingerprint.substr(0, 12), m.hostname,
          json_text(env, "host", "cpu_model"), json_text(env, "host", "cores"), fixed(mem / kGiB, 1),
          json_text(env, "host", "os"), json_text(env, "host", "kernel"), gpus,
          json_text(env, "gpu_software", "driver_version"),

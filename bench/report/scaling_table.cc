@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "bench/report/names.h"
 #include "bench/result/scaling_math.h"
 
 namespace dlbench::report {
@@ -42,7 +43,8 @@ int launch_order(const std::string& launch) {
 }
 
 std::string workload_name(const RunRecord& r) {
-  std::string w = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
+  std::string w = model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) + " b" +
+                  std::to_string(r.batch);
   if (r.input_size) w += " " + std::to_string(r.input_size) + "px";
   if (r.framework != "native") w += " " + r.framework;
   return w;
@@ -112,8 +114,7 @@ std::vector<ScalingGroup> scaling_groups(const std::vector<RunRecord>& runs) {
       g.workload = workload_name(r);
       g.device = device_kind(r.device);
       g.machine_id = r.machine.id;
-      g.machine = r.machine.hostname.empty() ? "machine " + std::to_string(r.machine.id)
-                                             : r.machine.hostname;
+      g.machine = machine_name(r.machine);
     }
     ScalingRow row = row_of(r);
     it->second.rows[{row.replicas, launch_order(row.launch), row.launch}] = row;  // newest wins

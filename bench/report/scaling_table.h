@@ -38,7 +38,7 @@ struct ScalingGroup {
   std::string workload;  // "resnet50 train fp16 b128 224px" (b = per-replica batch)
   std::string device;    // "cuda", "cpu"
   std::int64_t machine_id = 0;
-  std::string machine;  // hostname, or "machine N"
+  std::string machine;  // what it is: "1x NVIDIA H100 80GB HBM3 · AMD EPYC (16 cores)"
   int base_replicas = 1;
   double base_throughput = 0;
   // By replicas, then launch (single and threads before mpi); the newest run of a (replicas,

@@ -130,14 +130,28 @@ void summarize_counter(MetricSummary& s, const std::vector<Sample>& rows, std::s
 }
 
 void summarize_bitmask(MetricSummary& s, const std::vector<Sample>& rows, std::size_t m) {
-  std::uint64_t mask = 0;
-  for (const Sample& row : rows) {
-    double v = row.values[m];
-    if (std::isnan(v)) continue;
-    mask |= static_cast<std::uint64_t>(v);
-    ++s.samples;
-  }
+  std::vector<const Sample*> read;
+  for (const Sample& row : rows)
+    if (!std::isnan(row.values[m])) read.push_back(&row);
+  s.samples = read.size();
   if (s.samples == 0) return;
+  constexpr unsigned kBits = 64;
+  std::uint64_t mask = 0;
+  std::vector<double> set_time(kBits, 0.0);
+  double total_time = 0;
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    const auto bits = static_cast<std::uint64_t>(read[i]->values[m]);
+    mask |= bits;
+    double weight = read.size() == 1 ? 1.0 : 0.0;
+    if (i > 0) weight += 0.5 * seconds_between(*read[i - 1], *read[i]);
+    if (i + 1 < read.size()) weight += 0.5 * seconds_between(*read[i], *read[i + 1]);
+    total_time += weight;
+    for (unsigned bit = 0; bit < kBits; ++bit)
+      if (bits & (std::uint64_t{1} << bit)) set_time[bit] += weight;
+  }
+  s.bit_share.assign(kBits, 0.0);
+  for (unsigned bit = 0; bit < kBits; ++bit)
+    s.bit_share[bit] = total_time > 0 ? set_time[bit] / total_time : 0.0;
   s.mask = Reported<std::uint64_t>::of(mask);
   const std::string not_a_number = "a bit mask has no mean; see mask";
   s.mean = s.min = s.max = s.p95 = Reported<double>::missing(not_a_number);

@@ -25,7 +25,10 @@ struct MetricSummary {
   Reported<double> window;       // the source's whole-window figure, when it gives one
   Reported<double> total;        // counters: increase over the window, in spec.total_unit
   Reported<std::uint64_t> mask;  // bitmasks: every reading ORed
-  std::string reason;            // empty when the metric had a value
+  // Bitmasks: per bit, the share of the window (0..1) during which it was set. Each reading
+  // stands for half the time to its neighbours, so an uneven tick weighs what it covered.
+  std::vector<double> bit_share;
+  std::string reason;  // empty when the metric had a value
   bool available() const { return reason.empty(); }
 };
 

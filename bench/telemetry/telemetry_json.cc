@@ -21,6 +21,12 @@ json to_json(const MetricSummary& m) {
   if (m.spec.kind == MetricKind::kBitmask) {
     j["mask"] = value_or_null(m.mask);
     j["flags"] = m.mask.available() ? json(bit_names(m.spec, m.mask.value())) : json(nullptr);
+    // Per flag that was ever set: the percentage of the window it was set for.
+    json share = json::object();
+    for (std::size_t bit = 0; bit < m.bit_share.size(); ++bit)
+      if (m.bit_share[bit] > 0)
+        share[bit_names(m.spec, std::uint64_t{1} << bit).front()] = 100.0 * m.bit_share[bit];
+    if (m.mask.available()) j["share_percent"] = std::move(share);
   } else {
     j["mean"] = value_or_null(m.mean);
     j["min"] = value_or_null(m.min);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/store/store.h"
+#include "tests/report/gpu_fixture.h"
 #include "tests/store/store_test_util.h"
 #include "tests/support/run_command.h"
 
@@ -48,6 +49,8 @@ void expect_every_chart_drawn(const std::string& dom) {
   EXPECT_EQ(body_attribute(dom, "data-charts-drawn"), total);
   EXPECT_EQ(body_attribute(dom, "data-js-errors"), "");
   EXPECT_EQ(body_attribute(dom, "data-resources"), "0");
+  // Bars carry their values (our own label plugin ran).
+  EXPECT_GT(std::stoi("0" + body_attribute(dom, "data-value-labels")), 0);
 }
 TEST(ReportBrowserTest, EveryChartRendersWithoutErrorsOrNetwork) {
   std::string chromium = find_chromium();
@@ -67,6 +70,38 @@ TEST(ReportBrowserTest, EveryChartRendersWithoutErrorsOrNetwork) {
   auto r = dump_dom(chromium, dir, html);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_every_chart_drawn(r.out);
+}
+
+// The quick suite as an H100 writes it (four precisions, training and inference, one run
+// throttled): the page opens with the machine, draws training and inference on charts of their
+// own, both speedup charts and the power and clock telemetry, every bar with its value.
+TEST(ReportBrowserTest, GpuReportReadsWithoutHovering) {
+  std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed";
+  std::string dir = testing::temp_folder("browser-gpu");
+  std::string db = dir + "/r.db", html = dir + "/report.html";
+  {
+    auto s = store::open_store(db);
+    for (const char* mode : {"train", "infer"})
+      for (const char* precision : {"fp32", "tf32", "fp16", "bf16"})
+        s->save_run(testing::h100_run(mode, precision, 1000.0 * (1 + std::string(mode).size()),
+                                      std::string(precision) == "fp16" ? 40 : 0));
+  }
+  auto report = testing::dlbench("--db " + db + " report --last 8 --out " + html);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  auto r = dump_dom(chromium, dir, html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_every_chart_drawn(r.out);
+  EXPECT_NE(r.out.find("<h1>1x NVIDIA H100 80GB HBM3 \xC2\xB7 AMD EPYC 9654"), std::string::npos);
+  for (const char* title :
+       {"<h3>Training throughput (images/s, higher is better)</h3>",
+        "<h3>Inference throughput (images/s, higher is better)</h3>",
+        "<h3>Speedup over TF32 (same model, mode and batch)</h3>",
+        "<h3>Speedup over FP32 (strict, no TF32) (same model, mode and batch)</h3>",
+        "<h3>Clocks per run (MHz), against the maximum SM clock</h3>",
+        "<h3>Board power per run (W), against the power limit</h3>",
+        "<td class=\"flag\">throttled: power cap during 40 % of the run</td>"})
+    EXPECT_NE(r.out.find(title), std::string::npos) << title;
 }
 
 // A scaling sweep (1, 2 and 4 GPUs): the scaling chart, with its second axis, draws into its
@@ -147,7 +182,8 @@ TEST(ReportBrowserTest, HostileNamesShowAsTextAndEveryChartRenders) {
   expect_every_chart_drawn(r.out);
   EXPECT_EQ(count(r.out, "<script"), 3u) << "a name was parsed as markup";
   EXPECT_NE(r.out.find("<td>&lt;!--&lt;script&gt;</td>"), std::string::npos);
-  EXPECT_NE(r.out.find("<h1>dlbench report: suite &lt;!--&lt;script&gt;"), std::string::npos);
+  EXPECT_NE(r.out.find("<p class=\"scope\">dlbench report: suite &lt;!--&lt;script&gt;"),
+            std::string::npos);
   EXPECT_NE(r.out.find("<td>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;</td>"),
             std::string::npos);
   EXPECT_NE(r.out.find("<td>&amp;amp;\"'</td>"), std::string::npos);

@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -254,6 +257,30 @@ TEST_F(SuiteCliTest, ShippedSuitesAreValid) {
     EXPECT_FALSE(r.out.empty());
   }
   EXPECT_FALSE(fs::exists(db_));
+}
+
+// The GPU quick suite runs every precision people compare on Ampere and Hopper (strict fp32,
+// tf32, fp16, bf16) for each workload, and measures at most 90 s in all (runs x seconds), so
+// with warm-ups and setup it stays within about 3 minutes on an H100.
+TEST_F(SuiteCliTest, QuickSuiteRunsFourPrecisionsPerWorkloadWithinItsTime) {
+  const std::string file = std::string(DLBENCH_SOURCE_DIR) + "/suites/quick.toml";
+  auto r = dlbench("--db " + db_ + " suite " + file + " --check");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::set<std::string>> precisions;  // "resnet50 train" -> precisions
+  std::istringstream lines(r.out);
+  int runs = 0;
+  for (std::string model, mode, precision, rest; lines >> model >> mode >> precision;) {
+    std::getline(lines, rest);
+    precisions[model + " " + mode].insert(precision);
+    ++runs;
+  }
+  ASSERT_EQ(precisions.size(), 4u) << r.out;
+  for (const auto& [workload, set] : precisions)
+    EXPECT_EQ(set, (std::set<std::string>{"bf16", "fp16", "fp32", "tf32"})) << workload;
+  std::smatch seconds;
+  const std::string text = testing::read_file(file);
+  ASSERT_TRUE(std::regex_search(text, seconds, std::regex("\\nseconds = ([0-9.]+)"))) << text;
+  EXPECT_LE(runs * std::stod(seconds[1]), 90.0) << runs << " runs of " << seconds[1] << " s";
 }
 
 }  // namespace

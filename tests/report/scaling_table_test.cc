@@ -57,9 +57,9 @@ TEST(ScalingTableTest, GroupsOneWorkloadAtSeveralCountsAgainstTheSmallest) {
   std::vector<ScalingGroup> groups = scaling_groups(runs);
   ASSERT_EQ(groups.size(), 1u);
   const ScalingGroup& g = groups[0];
-  EXPECT_EQ(g.workload, "resnet50 train fp16 b128 224px");
+  EXPECT_EQ(g.workload, "ResNet-50 train FP16 (mixed) b128 224px");
   EXPECT_EQ(g.device, "cuda");
-  EXPECT_EQ(g.machine, "box");
+  EXPECT_EQ(g.machine, "CPU (8 cores), no GPU");  // what it is, not its host name
   EXPECT_EQ(g.base_replicas, 1);
   ASSERT_EQ(g.rows.size(), 3u);
   EXPECT_EQ(g.rows[0].launch, "single");
@@ -134,7 +134,7 @@ TEST(ScalingTableTest, TablesShowEveryColumnInEveryFormat) {
 
   std::ostringstream md, js;
   write_tables(data.title, tables, TableFormat::kMarkdown, md);
-  EXPECT_NE(md.str().find("## Multi-GPU scaling: resnet50 train fp16 b128 224px"),
+  EXPECT_NE(md.str().find("## Multi-GPU scaling: ResNet-50 train FP16 (mixed) b128 224px"),
             std::string::npos);
   write_tables(data.title, tables, TableFormat::kJson, js);
   bool found = false;

@@ -252,6 +252,8 @@ TEST_F(MonitorTest, FakeGpuIsSampledWithEveryFallbackAndReason) {
   EXPECT_NEAR(mean("temperature").get<double>(), 55.0, 1e-6);
   EXPECT_EQ(metric(s, "gpu0.clock_events")["mask"], 4);  // through the pre-R535 name
   EXPECT_EQ(metric(s, "gpu0.clock_events")["flags"], json::array({"sw_power_cap"}));
+  // The fake reports the power cap at every reading: all of the window.
+  EXPECT_EQ(metric(s, "gpu0.clock_events")["share_percent"], json({{"sw_power_cap", 100.0}}));
   EXPECT_NEAR(mean("sm_active").get<double>(), 91.0, 1e-6);
   EXPECT_NEAR(metric(s, "gpu0.sm_active")["window"].get<double>(), 91.0, 1e-6);
   EXPECT_NEAR(mean("tensor_active").get<double>(), 60.0, 1e-6);
@@ -266,6 +268,26 @@ TEST_F(MonitorTest, FakeGpuIsSampledWithEveryFallbackAndReason) {
   EXPECT_NE(notes.find("nvmlDeviceGetMemoryInfo v1"), std::string::npos) << notes;
   EXPECT_NE(r.err.find("GPU 0: Fake GPU (0000:65:00.0)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("kernel_busy"), std::string::npos) << r.err;
+}
+
+// From the sampler through the results database to the report: a run on the CPU sampled
+// with the fake GPU (power cap at every reading) is flagged as throttled for all of it.
+TEST_F(MonitorTest, AStoredRunsReportSaysHowLongItsGpuWasThrottled) {
+  const std::string db = " --db " + path("r.db") + " ";
+  auto run = run_command(kFakeNvml + kDlbench + db +
+                         "run resnet50 --device cpu --batch 2 --input 32 --warmup 1 --steps 3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto text = run_command(kDlbench + db + "report --last 1 --format text");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("throttled: power cap during 100 % of the run"), std::string::npos)
+      << text.out;
+  auto html = run_command(kDlbench + db + "report --last 1 --out " + path("r.html"));
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  std::ifstream in(path("r.html"));
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("<td class=\"flag\">throttled: power cap during 100 % of the run</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<h1>1x Fake GPU"), std::string::npos);
 }
 
 TEST_F(MonitorTest, GpmPairsSamplesAtLeast100msApartEvenAtTheShortestInterval) {

@@ -128,6 +128,24 @@ TEST(SummaryTest, BitmaskIsOredAndNamed) {
   EXPECT_FALSE(s.mean.available());
 }
 
+// "Power cap during 40 % of the run": each reading stands for half the time to each neighbour,
+// so the share is of time, not of readings.
+TEST(SummaryTest, BitmaskShareIsTheTimeEachBitWasSet) {
+  auto spec = bitmask_metric("f", "", {"idle", "", "power_cap"});
+  // Readings at 0..5 s (1 s apart): power_cap at 1, 2 (each 1 s), idle at 0 and 5 (0.5 s each).
+  auto s = one(spec, rows({0, 1, 2, 3, 4, 5}, {1, 4, 4, 0, 0, 1}));
+  ASSERT_EQ(s.bit_share.size(), 64u);
+  EXPECT_NEAR(s.bit_share[2], 2.0 / 5.0, 1e-12);
+  EXPECT_NEAR(s.bit_share[0], 1.0 / 5.0, 1e-12);
+  EXPECT_EQ(s.bit_share[1], 0.0);
+  // Uneven ticks: the reading after a long gap covers half of it.
+  auto uneven = one(spec, rows({0, 1, 5}, {0, 0, 4}));
+  EXPECT_NEAR(uneven.bit_share[2], 2.0 / 5.0, 1e-12);
+  // One reading is the whole window.
+  EXPECT_EQ(one(spec, rows({0}, {4})).bit_share[2], 1.0);
+  EXPECT_TRUE(one(spec, rows({0}, {kNaN})).bit_share.empty());
+}
+
 TEST(SummaryTest, MissingMetricCarriesTheSourcesReasonNeverZero) {
   auto s = one(level_metric("m", "", "%"), rows({0, 1}, {kNaN, kNaN}), 1.0, kNaN,
                "not supported by this GPU or driver");

@@ -1,0 +1,185 @@
+#include "bench/report/machine_card.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "bench/report/html_text.h"
+#include "bench/report/names.h"
+#include "bench/report/scaling_table.h"
+
+namespace dlbench::report {
+namespace {
+
+using nlohmann::json;
+using store::RunRecord;
+
+// The model whose numbers lead: ResNet-50 (the published reviews' headline), else the first.
+constexpr const char* kFlagshipModel = "resnet50";
+// At most this many headline rows (mode x batch x input) per machine.
+constexpr std::size_t kHeadlineRows = 4;
+
+std::string text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return fixed(v.get<double>(), 1);
+  return "";
+}
+
+std::string field(const json& env, const char* section, const char* key) {
+  if (!env.is_object() || !env.contains(section) || !env[section].is_object()) return "";
+  return text(env[section].value(key, json()));
+}
+
+std::string gib(double bytes) {
+  return fixed(bytes / kGiB, 1) + " GiB";
+}
+
+// Label / value pairs describing a machine; a fact it does not have is left out.
+std::vector<std::pair<std::string, std::string>> facts(const store::MachineRecord& m) {
+  const json& env = m.environment;
+  std::vector<std::pair<std::string, std::string>> out;
+  auto add = [&](const std::string& label, const std::string& value) {
+    if (!value.empty()) out.emplace_back(label, value);
+  };
+  const json gpus = env.is_object() && env.contains("gpus") && env["gpus"].is_array()
+                        ? env["gpus"]
+                        : json::array();
+  if (!gpus.empty()) {
+    const json& g = gpus[0];
+    // "2x A" or "1x A + 1x B" (machine_name's GPU part); sizes only where every GPU is alike.
+    const std::string name = machine_name(m);
+    std::string gpu = name.substr(0, name.find(" \xC2\xB7 "));
+    const bool alike = std::all_of(gpus.begin(), gpus.end(), [&](const json& each) {
+      return each.is_object() &&
+             each.value("name", std::string()) == g.value("name", std::string());
+    });
+    if (alike && g.value("memory_bytes", json()).is_number())
+      gpu += ", " + gib(g["memory_bytes"].get<double>()) + " each";
+    if (alike && g.value("sm_count", json()).is_number())
+      gpu += ", " + text(g["sm_count"]) + " SMs";
+    add("GPUs", gpu);
+    if (alike && g.value("memory_bandwidth_gb_per_s", json()).is_number())
+      add("GPU memory bandwidth",
+          fixed(g["memory_bandwidth_gb_per_s"].get<double>(), 0) + " GB/s (theoretical)");
+    std::set<std::string> limits;
+    for (const json& each : gpus)
+      if (each.value("power_limit_w", json()).is_number())
+        limits.insert(fixed(each["power_limit_w"].get<double>(), 0) + " W");
+    std::string limit;
+    for (const std::string& l : limits) limit += (limit.empty() ? "" : ", ") + l;
+    add("Power limit", limit);
+    std::string sw;
+    auto part = [&](const char* name, const std::string& v) {
+      if (!v.empty()) sw += (sw.empty() ? "" : " \xC2\xB7 ") + std::string(name) + " " + v;
+    };
+    part("driver", field(env, "gpu_software", "driver_version"));
+    part("CUDA", field(env, "gpu_software", "cuda_runtime"));
+    part("cuDNN", field(env, "gpu_software", "cudnn"));
+    part("NCCL", field(env, "gpu_software", "nccl"));
+    add("GPU software", sw);
+    add("Interconnect", field(env, "interconnect", "summary"));
+  } else {
+    add("GPUs", "none");
+  }
+  std::string cpu = field(env, "host", "cpu_model");
+  std::string cores = field(env, "host", "cores"), threads = field(env, "host", "threads");
+  if (!cores.empty()) cpu += ", " + cores + " cores";
+  if (!threads.empty()) cpu += ", " + threads + " threads";
+  add("CPU", cpu);
+  if (env.is_object() && env.contains("host") &&
+      env["host"].value("memory_bytes", json()).is_number())
+    add("Memory", gib(env["host"]["memory_bytes"].get<double>()));
+  std::string os = field(env, "host", "os"), kernel = field(env, "host", "kernel");
+  add("OS", os + (kernel.empty() ? "" : ", kernel " + kernel));
+  std::string build = field(env, "dlbench", "version"), hash = field(env, "dlbench", "git_hash");
+  add("dlbench", build + (hash.empty() ? "" : " (" + hash.substr(0, 12) + ")"));
+  return out;
+}
+
+// The machine's flagship numbers: one row per mode, batch and input of the flagship model (its
+// native, single-replica ok runs; the newest of each), one column per precision.
+void write_headline(const ReportData& d, const store::MachineRecord& m, std::ostream& out) {
+  std::vector<const RunRecord*> runs;
+  for (const RunRecord& r : d.runs)
+    if (r.machine.id == m.id && r.status == "ok" && r.framework == "native" && run_replicas(r) == 1)
+      runs.push_back(&r);
+  if (runs.empty()) return;
+  std::string model = runs.front()->model;
+  for (const RunRecord* r : runs)
+    if (r->model == kFlagshipModel) model = kFlagshipModel;
+  std::vector<std::string> rows, precisions;
+  std::map<std::string, std::map<std::string, double>> value;
+  for (const RunRecord* r : runs) {
+    if (r->model != model) continue;
+    std::string row = mode_label(r->mode) + ", batch " + std::to_string(r->batch) +
+                      (r->input_size ? ", " + std::to_string(r->input_size) + "px" : "");
+    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    if (std::find(precisions.begin(), precisions.end(), r->precision) == precisions.end())
+      precisions.push_back(r->precision);
+    value[row][r->precision] = r->throughput;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const std::string& a, const std::string& b) {
+    return a.rfind("training", 0) == 0 && b.rfind("training", 0) != 0;
+  });
+  if (rows.size() > kHeadlineRows) rows.resize(kHeadlineRows);
+  std::stable_sort(precisions.begin(), precisions.end(), [](const auto& a, const auto& b) {
+    return precision_rank(a) < precision_rank(b);
+  });
+  out << "<div class=\"headline\"><h3>" << escape_html(model_label(model)) << ", "
+      << escape_html(throughput_unit(model))
+      << " (higher is better)</h3>\n<table><thead><tr><th></th>";
+  for (const std::string& p : precisions)
+    out << "<th class=\"num\">" << escape_html(precision_label(p)) << "</th>";
+  out << "</tr></thead><tbody>\n";
+  for (const std::string& row : rows) {
+    out << "<tr><th>" << escape_html(row) << "</th>";
+    for (const std::string& p : precisions) {
+      auto it = value[row].find(p);
+      out << "<td class=\"num big\">"
+          << (it == value[row].end() ? std::string("&ndash;")
+                                     : fixed(it->second, it->second < 100 ? 1 : 0))
+          << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody></table></div>\n";
+}
+
+}  // namespace
+
+std::string machine_title(const ReportData& d) {
+  const std::map<std::int64_t, std::string> names = machine_names(d.machines);
+  if (d.machines.empty()) return "dlbench report";
+  if (d.machines.size() == 1) return names.at(d.machines[0].id);
+  // One hardware, several software setups: the hardware once, then what differs.
+  std::set<std::string> bases;
+  for (const store::MachineRecord& m : d.machines) bases.insert(machine_name(m));
+  if (bases.size() == 1) {
+    const std::map<std::int64_t, std::string> shorts = machine_short_names(d.machines);
+    std::string title = *bases.begin() + ": ";
+    for (std::size_t i = 0; i < d.machines.size(); ++i)
+      title += (i ? " vs " : "") + shorts.at(d.machines[i].id);
+    return title;
+  }
+  if (d.machines.size() == 2)
+    return names.at(d.machines[0].id) + " vs " + names.at(d.machines[1].id);
+  return std::to_string(d.machines.size()) + " machines";
+}
+
+void write_machine_cards(const ReportData& d, std::ostream& out) {
+  const std::map<std::int64_t, std::string> names = machine_names(d.machines);
+  for (const store::MachineRecord& m : d.machines) {
+    out << "<section class=\"machine card\">\n";
+    if (d.machines.size() > 1) out << "<h2>" << escape_html(names.at(m.id)) << "</h2>\n";
+    out << "<div class=\"machine-body\"><dl class=\"facts\">\n";
+    for (const auto& [label, value] : facts(m))
+      out << "<dt>" << escape_html(label) << "</dt><dd>" << escape_html(value) << "</dd>\n";
+    out << "</dl>\n";
+    write_headline(d, m, out);
+    out << "</div></section>\n";
+  }
+}
+
+}  // namespace dlbench::report

@@ -1,0 +1,19 @@
+// The top of the HTML report: the machine(s) the runs measured, as a reviewer would describe
+// them (GPU model x count, memory, driver/CUDA/cuDNN, power limit, interconnect, CPU), with the
+// run's headline numbers (the flagship model's throughput per precision), before any detail.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "bench/report/report_data.h"
+
+namespace dlbench::report {
+
+// The report's title: the machine's name, "A vs B" for two, "N machines" for more.
+std::string machine_title(const ReportData& data);
+
+// One card per machine: its facts, and its headline throughputs as a small table.
+void write_machine_cards(const ReportData& data, std::ostream& out);
+
+}  // namespace dlbench::report
