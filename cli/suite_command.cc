@@ -13,6 +13,7 @@
 #include "bench/sysinfo/gpu_info.h"
 #include "bench/telemetry/sampler.h"
 #include "cli/commands.h"
+#include "cli/number_text.h"
 #include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
@@ -72,8 +73,9 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
     suite::SuiteSpec spec = suite::load_suite(suite::find_suite_file(resolve_name(opts->suite)));
     if (opts->check) {
       if (!global.quiet)
-        std::cerr << "suite " << spec.name << " (" << spec.file << "): " << spec.entries.size()
-                  << " runs, all valid\n";
+        std::cerr << "suite " << spec.name << " (" << spec.file
+                  << "): " << count_text(static_cast<long long>(spec.entries.size()), "run")
+                  << ", all valid\n";
       for (const suite::SuiteEntry& e : spec.entries) std::cout << e.label << "\n";
       return;
     }
@@ -83,8 +85,9 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
     StopSignals stop;
     bool live = isatty(STDERR_FILENO) && !global.quiet;
     if (!global.quiet)
-      std::cerr << "suite " << spec.name << " (" << spec.file << "): " << spec.entries.size()
-                << " runs, stored in " << db->location() << "\n";
+      std::cerr << "suite " << spec.name << " (" << spec.file
+                << "): " << count_text(static_cast<long long>(spec.entries.size()), "run")
+                << ", stored in " << db->location() << "\n";
     suite::SuiteEvents events;
     std::string last_line;
     std::string last_phase;
@@ -159,8 +162,8 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
     std::cout << out.invocation << "\n";
     if (out.failed)
       throw Error(ErrorKind(out.first_failure_exit_code),
-                  std::to_string(out.failed) + " of " + std::to_string(out.ran) +
-                      " runs of suite " + spec.name + " failed (stored with their error)",
+                  std::to_string(out.failed) + " of " + count_text(out.ran, "run") + " of suite " +
+                      spec.name + " failed (stored with their error)",
                   "see 'dlbench runs list'; 'dlbench suite " + opts->suite +
                       " --resume' runs only those again");
     // A signal after the last run: the suite is complete; the process still ends by it.
