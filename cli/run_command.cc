@@ -1,4 +1,6 @@
 // dlbench run MODEL: train or infer one model on one device and report what it measured.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include "cli/layer_profile_table.h"
 #include "cli/number_text.h"
 #include "cli/output_file.h"
+#include "cli/run_progress.h"
 #include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "cli/telemetry_table.h"
@@ -242,14 +245,16 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     OutputFile json_file(json_path);
 
     runner::RunHooks hooks;
-    if (!global.quiet && root) {
-      hooks.on_step = [&global](const std::string& phase, int step, int total) {
-        if (!global.verbose && step != 1) return;
-        std::cerr << "  " << phase << " step " << step;
-        if (total > 0) std::cerr << "/" << total;
-        std::cerr << "\n";
+    const int replicas = mpi                                     ? mpi->size()
+                         : config.launch == LaunchMode::kThreads ? config.gpus
+                                                                 : 1;
+    RunProgress progress({config.warmup_steps, config.steps, config.seconds, config.profile_steps,
+                          *config.batch * replicas},
+                         isatty(STDERR_FILENO) != 0, global.verbose, std::cerr);
+    if (!global.quiet && root)
+      hooks.on_step = [&progress](const std::string& phase, int step, int total) {
+        progress.step(phase, step, total);
       };
-    }
     // Opened before measuring, so a bad --db fails first.
     std::unique_ptr<store::Store> db = opts->no_store || !root ? nullptr : open_store(global);
     // SIGINT and SIGTERM stop a native run on one device after its current step, and what it
@@ -264,6 +269,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     result::RunResult result = peers::is_peer(config.framework)
                                    ? peers::run_peer(config, opts->peer, hooks)
                                    : runner::run_workload(config, hooks);
+    progress.finish();
     std::int64_t id = db ? db->save_run(store::run_record(result)) : 0;
     if (!result.interrupted.empty()) {
       // A partial run is in the database (or nowhere, with --no-store); no --json output is

@@ -14,6 +14,7 @@
 #include "bench/telemetry/sampler.h"
 #include "cli/commands.h"
 #include "cli/number_text.h"
+#include "cli/run_progress.h"
 #include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
@@ -29,17 +30,6 @@ struct SuiteCommandOptions {
   bool check = false;
   double interval = 0.5;
 };
-
-std::string clock_text(double seconds) {
-  if (!std::isfinite(seconds)) return "?";
-  int s = int(seconds + 0.5);
-  char text[32];
-  if (s >= 3600)
-    std::snprintf(text, sizeof text, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
-  else
-    std::snprintf(text, sizeof text, "%d:%02d", s / 60, s % 60);
-  return text;
-}
 
 std::string bar(int done, int total) {
   int filled = total ? kBarWidth * done / total : 0;
