@@ -123,7 +123,8 @@ int run(int argc, char** argv) {
   app.add_flag("-v,--verbose", global.verbose, "Print more detail");
   app.add_option("--db", global.db,
                  "Results database: a file (SQLite), a postgresql:// URL or a libpq "
-                 "key=value string (default: $XDG_DATA_HOME/dlbench/results.db)");
+                 "key=value string (default: $XDG_DATA_HOME/dlbench/results.db)")
+      ->type_name("DB");
   app.fallthrough();  // global flags work after the subcommand too
   app.require_subcommand(0, 1);
 

@@ -13,7 +13,7 @@ std::string HelpFormatter::make_option_name(const CLI::Option* opt, bool is_posi
 }
 
 std::string HelpFormatter::make_option_opts(const CLI::Option* opt) const {
-  if (opt->get_type_size() == 0) return "";  // a flag: its description says what it does
+  if (opt->get_expected_max() == 0) return "";  // a flag: its description says what it does
   std::string label = opt->get_type_name().empty() ? "VALUE" : opt->get_type_name();
   // A value that may be left out: the "default" the library knows is what the option takes
   // when given alone, which the description says; the option's real default is to be off.

@@ -77,7 +77,7 @@ TEST(CliTest, DidYouMeanSuggestsOnlyTheSubcommandsOwnFlags) {
 TEST(CliTest, HelpShowsNoLibraryLeftovers) {
   auto r = dlbench("run --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* leftover : {"{false}", "{true}", "INT=5", "TEXT=-", "=-"})
+  for (const char* leftover : {"{false}", "{true}", "INT=5", "TEXT=-", "=-", "[VALUE]"})
     EXPECT_EQ(r.out.find(leftover), std::string::npos) << leftover << "\n" << r.out;
   for (const char* shown : {"--telemetry, --no-telemetry", "--profile-layers [N]", "--json [FILE]",
                             "--graphs, --no-graphs", "--db DB", "-q, --quiet"})
