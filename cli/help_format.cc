@@ -32,8 +32,10 @@ void use_help_format(CLI::App& app) {
 
 void add_global_flags_footer(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) {
+    const std::string own = sub->get_footer();  // kept first (monitor's usage line)
     sub->footer(
-        "Global flags, before or after the subcommand:\n"
+        (own.empty() ? "" : own + "\n\n") +
+        "Global flags, before the subcommand (or after it, where it has no flag of that name):\n"
         "  --db DB          results database: an SQLite file, a postgresql:// URL or a libpq\n"
         "                   key=value string (default: $XDG_DATA_HOME/dlbench/results.db)\n"
         "  --json           machine-readable JSON on stdout\n"
