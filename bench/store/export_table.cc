@@ -162,10 +162,15 @@ void export_benchmark_json(const std::vector<RunRecord>& runs, std::ostream& out
     if (r.result.is_object() && r.result.contains("dlbench"))
       extra += "\ndlbench " + field_text(r.result, "dlbench", "version") + " git " +
                field_text(r.result, "dlbench", "git_hash");
-    if (const MetricRecord* m = r.find_metric("step_time/median_ms"))
-      extra += "\nstep p50 " + number_text(m->value) + " ms";
-    if (const MetricRecord* m = r.find_metric("step_time/cv"))
-      extra += ", CV " + number_text(100 * m->value) + " %";
+    char text[64];
+    if (const MetricRecord* m = r.find_metric("step_time/median_ms")) {
+      std::snprintf(text, sizeof text, "\nstep p50 %.4g ms", m->value);
+      extra += text;
+    }
+    if (const MetricRecord* m = r.find_metric("step_time/cv")) {
+      std::snprintf(text, sizeof text, ", CV %.1f %%", 100 * m->value);
+      extra += text;
+    }
     entries.push_back(
         {{"name", name}, {"unit", "samples/s"}, {"value", r.throughput}, {"extra", extra}});
   }

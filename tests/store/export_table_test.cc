@@ -79,6 +79,7 @@ TEST(ExportTableTest, BenchmarkJsonIsWhatGithubActionBenchmarkReads) {
   EXPECT_NE(doc[0]["extra"].get<std::string>().find("run 3 at 2026-09-21T14:13:20Z"),
             std::string::npos);
   EXPECT_NE(doc[0]["extra"].get<std::string>().find("git 0123456789ab"), std::string::npos);
+  EXPECT_NE(doc[0]["extra"].get<std::string>().find("step p50 157.5 ms"), std::string::npos);
   EXPECT_EQ(doc[1]["name"], "resnet50 train fp32 (strict) b128 224px on 1x NVIDIA H100 80GB HBM3");
   for (const auto& entry : doc) EXPECT_EQ(entry.size(), 4u);  // name, unit, value, extra
 }
