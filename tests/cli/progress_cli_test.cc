@@ -57,7 +57,7 @@ TEST(ProgressCliTest, ATerminalGetsALiveLine) {
   ASSERT_NE(live, std::string::npos) << out;
   const std::string line = out.substr(live, out.find('\r', live + 1) - live);
   EXPECT_NE(line.find(" samples/s  elapsed "), std::string::npos) << line;
-  EXPECT_NE(line.find("  left ~0:0"), std::string::npos) << line;
+  EXPECT_NE(line.find("  left ~"), std::string::npos) << line;
   EXPECT_NE(out.find("Throughput"), std::string::npos) << out;
 }
 
