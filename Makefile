@@ -8,12 +8,18 @@ DLBENCH := $(BUILD_DIR)/dlbench
 # ccache keys paths relative to the checkout, so a second clone (CI's, say) reuses the first's cache.
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all deps configure build test run clean sanitize
+.PHONY: all deps test-deps configure build test run clean sanitize
 
 all: build
 
+# What building and running need (deps/debian.txt); the tests add deps/debian-test.txt
+# (GoogleTest, a PostgreSQL server, Chromium). Without GoogleTest the tests are not built
+# (-DDLBENCH_TESTS=AUTO), so `make run` needs neither.
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh deps/debian.txt
+
+test-deps:
+	@bash scripts/install-deps.sh deps/debian.txt deps/debian-test.txt
 
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
@@ -22,7 +28,10 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Every test this machine can run; gpu-labelled tests report "skipped" where there is no GPU.
-test: build
+test: test-deps
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DDLBENCH_TESTS=ON \
+	  $(CMAKE_ARGS)
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
 # The main job: describe the machine, run the quick suite (the GPU one when NVML sees a GPU,
@@ -41,8 +50,8 @@ run: build
 # GPU, PostgreSQL, browser and MPI tests are left to the main build.
 # DLBENCH_FUZZ_CASES sizes both fuzzers (command lines and suite files) down for the slower build.
 SANITIZE_DIR ?= build-sanitize
-sanitize: deps
-	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+sanitize: test-deps
+	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLBENCH_TESTS=ON \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DDLBENCH_CUDA=OFF -DDLBENCH_SANITIZE=ON
 	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	@ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \

@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -8,6 +9,7 @@
 
 #include "bench/result/run_config.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/stop_signals.h"
 #include "engine/core/build_info.h"
 #include "engine/core/error.h"
@@ -22,26 +24,67 @@ std::string version_line() {
          (b.cuda ? "CUDA sm_" + b.cuda_architectures : std::string("CPU-only")) + ")";
 }
 
-// Every name a user could have meant: subcommands and long flags, at every level.
-void collect_names(const CLI::App& app, std::vector<std::string>& names) {
-  for (const CLI::Option* opt : app.get_options()) {
+// The subcommand the parse stopped in: the deepest one named on the command line (the app
+// itself when none was).
+const CLI::App& innermost(const CLI::App& app) {
+  const CLI::App* at = &app;
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  return *at;
+}
+
+std::vector<std::string> long_flags(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options())
     for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
-  }
+  return names;
+}
+
+// "dlbench micro allreduce"
+std::string command_path(const CLI::App& app) {
+  std::string path;
+  for (const CLI::App* at = &app; at != nullptr; at = at->get_parent())
+    path = at->get_name() + (path.empty() ? "" : " " + path);
+  return path;
+}
+
+// The subcommands, anywhere below app, that have this long flag: "run, micro allreduce".
+void owners_of(const CLI::App& app, const std::string& flag, std::string& owners) {
+  const std::size_t app_name_length = std::string("dlbench ").size();
   for (const CLI::App* sub : app.get_subcommands({})) {
-    names.push_back(sub->get_name());
-    collect_names(*sub, names);
+    const std::vector<std::string> flags = long_flags(*sub);
+    if (std::find(flags.begin(), flags.end(), flag) != flags.end())
+      owners += (owners.empty() ? "" : ", ") + command_path(*sub).substr(app_name_length);
+    owners_of(*sub, flag, owners);
   }
 }
 
-std::string hint_for(const CLI::App& app, const CLI::ParseError& e) {
-  std::vector<std::string> unexpected = app.remaining(true);
+// What the user could have meant where they typed it: the flags of the subcommand they were in
+// and of the commands above it (the global flags), and its own subcommands. Never the word they
+// typed, and never another subcommand's flag.
+std::string hint_for(const CLI::App& app) {
+  const CLI::App& at = innermost(app);
   std::vector<std::string> names;
-  collect_names(app, names);
-  for (const std::string& word : unexpected) {
-    std::string match = closest_match(word, names);
-    if (!match.empty()) return "did you mean '" + match + "'? See 'dlbench --help'.";
+  for (const CLI::App* up = &at; up != nullptr; up = up->get_parent())
+    for (const std::string& n : long_flags(*up)) names.push_back(n);
+  for (const CLI::App* sub : at.get_subcommands({})) names.push_back(sub->get_name());
+  const std::string help = "see '" + command_path(at) + " --help'.";
+  for (const std::string& typed : app.remaining(true)) {
+    const std::string word = typed.substr(0, typed.find('='));
+    if (word.rfind("--", 0) == 0 && &at != &app &&
+        std::find(names.begin(), names.end(), word) == names.end()) {
+      std::string owners;
+      owners_of(app, word, owners);
+      if (!owners.empty())
+        return "'" + command_path(at) + "' has no " + word + " (" + owners + " " +
+               (owners.find(',') == std::string::npos ? "has" : "have") + " it); " + help;
+    }
+    std::vector<std::string> others;
+    for (const std::string& n : names)
+      if (n != word) others.push_back(n);
+    std::string match = closest_match(word, others);
+    if (!match.empty()) return "did you mean '" + match + "'? " + help;
   }
-  (void)e;
+  if (&at != &app) return help;
   return "see 'dlbench --help' for the subcommands and 'dlbench SUBCOMMAND --help' for their "
          "flags.";
 }
@@ -73,13 +116,15 @@ int report(const Error& e) {
 int run(int argc, char** argv) {
   GlobalOptions global;
   CLI::App app{"dlbench: how good is this machine at deep learning, and why.", "dlbench"};
+  use_help_format(app);  // before the subcommands, which copy it
   app.set_version_flag("--version", version_line(), "Print the version and build, then exit");
   app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
   app.add_flag("-q,--quiet", global.quiet, "Print only results and errors");
   app.add_flag("-v,--verbose", global.verbose, "Print more detail");
   app.add_option("--db", global.db,
                  "Results database: a file (SQLite), a postgresql:// URL or a libpq "
-                 "key=value string (default: $XDG_DATA_HOME/dlbench/results.db)");
+                 "key=value string (default: $XDG_DATA_HOME/dlbench/results.db)")
+      ->type_name("DB");
   app.fallthrough();  // global flags work after the subcommand too
   app.require_subcommand(0, 1);
 
@@ -92,6 +137,7 @@ int run(int argc, char** argv) {
   add_micro_command(app, global);
   add_scale_command(app, global);
   refuse_empty_values(app);
+  add_global_flags_footer(app);
 
   try {
     app.parse(argc, argv);
@@ -108,12 +154,18 @@ int run(int argc, char** argv) {
     std::cout << version_line() << "\n";
     return 0;
   } catch (const CLI::ParseError& e) {
-    return report(Error(ErrorKind::kUsage, e.what(), hint_for(app, e)));
+    return report(Error(ErrorKind::kUsage, e.what(), hint_for(app)));
   } catch (const Interrupted& e) {
     // The command stored what it had and said so; end as the signal would have.
     return end_by_signal(e.signal());
   } catch (const result::ConfigError& e) {
-    // The runner names a value by its field; on the command line that field is a flag.
+    // The runner names a value by its field; on the command line that field is a flag, when
+    // the subcommand has it (else the value was the subcommand's own choice).
+    const CLI::App& at = innermost(app);
+    const std::vector<std::string> flags = long_flags(at);
+    if (std::find(flags.begin(), flags.end(), "--" + e.field()) == flags.end())
+      return report(Error(ErrorKind::kUsage, e.field() + " " + e.problem(),
+                          "see '" + command_path(at) + " --help'."));
     return report(Error(ErrorKind::kUsage, "--" + e.field() + " " + e.problem(),
                         "e.g. --" + e.field() + " " + e.example()));
   } catch (const Error& e) {

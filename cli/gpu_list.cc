@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "cli/number_text.h"
 #include "engine/backend/backend.h"
 #include "engine/core/error.h"
 
@@ -37,8 +38,8 @@ std::vector<Device> parse_gpus(const std::string& text) {
   }
   if (wanted > present)
     throw Error(ErrorKind::kResource,
-                "--gpus " + text + " asks for " + std::to_string(wanted) +
-                    " GPUs; this machine has " + std::to_string(present),
+                "--gpus " + text + " asks for " + count_text(wanted, "GPU") +
+                    "; this machine has " + std::to_string(present),
                 present > 0 ? "use --gpus all" : "run on CPU with --device cpu");
   std::vector<Device> devices;
   for (int i = 0; i < wanted; ++i) devices.push_back(Device::cuda(i));

@@ -92,11 +92,18 @@ void print_footer(const runner::AllreduceResult& r, std::ostream& out) {
   if (r.ranks < 2)
     out << "# Bus bandwidth needs 2+ ranks (one rank has no link to measure): use --gpus N, or "
            "mpirun -np N ... --dist mpi\n";
-  else if (r.large_busbw_gbs)
-    out << "# Avg bus bandwidth over sizes >= 64 MiB: " << report::fixed(*r.large_busbw_gbs, 2)
-        << " GB/s\n";
-  else
-    out << "# Avg bus bandwidth: no size reached 64 MiB (raise --max-bytes)\n";
+  else {
+    // nccl-tests' line averages every size; the large sizes' mean says what the links carry.
+    if (r.avg_busbw_gbs)
+      out << "# Avg bus bandwidth    : " << report::fixed(*r.avg_busbw_gbs, 2)
+          << " GB/s (mean over all " << r.rows.size() << " sizes, as nccl-tests averages)\n";
+    if (r.large_busbw_gbs)
+      out << "# Large-size bus bandwidth: " << report::fixed(*r.large_busbw_gbs, 2)
+          << " GB/s (mean over the " << r.large_sizes << (r.large_sizes == 1 ? " size" : " sizes")
+          << " >= 64 MiB)\n";
+    else
+      out << "# Large-size bus bandwidth: no size reached 64 MiB (raise --max-bytes)\n";
+  }
   out << "# Wrong elements: " << r.wrong << "\n";
 }
 
@@ -153,25 +160,28 @@ void add_micro_command(CLI::App& app, GlobalOptions& global) {
       "allreduce",
       "All-reduce bandwidth and correctness between GPUs (NCCL) or CPU processes (MPI), "
       "nccl-tests style");
-  ar->add_option("--gpus", opts->gpus, "All GPUs of this process, a thread each: N or all");
+  // nccl-tests' spellings work too: -b, -e, -f, -g, -n, -w.
+  ar->add_option("-g,--gpus", opts->gpus, "All GPUs of this process, a thread each: N or all");
   ar->add_option("--dist", opts->dist,
                  "mpi: this process is one rank of a job started by mpirun or srun (a GPU per "
                  "rank by local rank, or --device cpu)")
       ->check(CLI::IsMember({"none", "mpi"}))
       ->capture_default_str();
   ar->add_option("--device", opts->device, "cpu or cuda (default: cuda when a GPU is present)");
-  ar->add_option("--min-bytes", opts->min_bytes, "Smallest size (K, M, G: powers of 1024)")
+  ar->add_option("-b,--min-bytes", opts->min_bytes, "Smallest size (K, M, G: powers of 1024)")
       ->capture_default_str();
-  ar->add_option("--max-bytes", opts->max_bytes, "Largest size")->capture_default_str();
-  ar->add_option("--factor", opts->factor, "Each size is the previous one times this")
+  ar->add_option("-e,--max-bytes", opts->max_bytes, "Largest size")->capture_default_str();
+  ar->add_option("-f,--factor", opts->factor, "Each size is the previous one times this")
       ->capture_default_str();
-  ar->add_option("--iters", opts->iters, "Timed all-reduces per size")->capture_default_str();
-  ar->add_option("--warmup", opts->warmup, "Untimed all-reduces per size before them")
+  ar->add_option("-n,--iters", opts->iters, "Timed all-reduces per size")->capture_default_str();
+  ar->add_option("-w,--warmup", opts->warmup, "Untimed all-reduces per size before them")
       ->capture_default_str();
   ar->add_option("--dtype", opts->dtype, "f32, f16 or bf16")->capture_default_str();
-  ar->add_option("--json", opts->json_path, "Write the results as JSON to FILE ('-': stdout)")
+  ar->add_option("--json", opts->json_path,
+                 "Write the results as JSON to FILE (stdout when FILE is '-' or left out)")
       ->expected(0, 1)
-      ->default_str("-");
+      ->default_str("-")
+      ->type_name("FILE");
   ar->callback([opts, &global] {
     // Under mpirun every rank parses the same flags and sums the same wrong counts: rank 0
     // alone reports those; a rank's own failure names the rank.

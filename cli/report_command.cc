@@ -9,6 +9,7 @@
 #include "bench/report/table_formats.h"
 #include "cli/commands.h"
 #include "cli/compare_frameworks.h"
+#include "cli/number_text.h"
 #include "cli/output_file.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
@@ -54,9 +55,10 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<ReportOptions>();
   CLI::App* cmd =
       app.add_subcommand("report", "Write a report (HTML with charts, or tables) of stored runs");
-  cmd->add_option("--last", opts->selection.last, "The newest N runs")
+  cmd->add_option("--last", opts->selection.last, "The newest N runs (1 when N is left out)")
       ->expected(0, 1)
-      ->default_str("1");
+      ->default_str("1")
+      ->type_name("N");
   cmd->add_flag("--last-suite", opts->selection.last_suite, "The newest suite invocation");
   cmd->add_option("--suite", opts->selection.suite,
                   "The newest invocation of suite NAME (or an invocation id)");
@@ -82,7 +84,9 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
       report::write_tables(data.title, report::report_tables(data), format, file.stream());
     file.commit();
     if (file.is_file()) {
-      if (!global.quiet) std::cerr << "report of " << data.runs.size() << " run(s): ";
+      if (!global.quiet)
+        std::cerr << "report of " << count_text(static_cast<long long>(data.runs.size()), "run")
+                  << ": ";
       std::cout << path << "\n";
     }
   });

@@ -1,4 +1,6 @@
 // dlbench run MODEL: train or infer one model on one device and report what it measured.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,7 +15,9 @@
 #include "cli/compare_frameworks.h"
 #include "cli/gpu_list.h"
 #include "cli/layer_profile_table.h"
+#include "cli/number_text.h"
 #include "cli/output_file.h"
+#include "cli/run_progress.h"
 #include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "cli/telemetry_table.h"
@@ -52,6 +56,11 @@ std::string fixed(double v, int digits) {
   return text;
 }
 
+// The coefficient of variation needs two steps; one step has no spread to measure.
+std::string cv_text(const result::StepStats& step) {
+  return std::isfinite(step.cv) ? fixed(100 * step.cv, 1) + " %" : "n/a: one step";
+}
+
 const result::Metric* find_metric(const result::RunResult& r, const std::string& tag) {
   for (const result::Metric& m : r.metrics)
     if (m.tag == tag) return &m;
@@ -69,14 +78,13 @@ void print_text(const result::RunResult& r, std::ostream& out) {
       .row("Parameters", std::to_string(r.parameters))
       .row("FLOPs per sample", fixed(r.flops_per_sample / 1e9, 3) + " GFLOP" +
                                    (c.mode == Mode::kTrain ? " (forward + backward)" : ""))
-      .row("Measured", std::to_string(r.measured_steps) + " steps in " +
+      .row("Measured", count_text(r.measured_steps, "step") + " in " +
                            fixed(r.measured_seconds, 2) + " s after " +
-                           std::to_string(c.warmup_steps) + " warm-up steps")
+                           count_text(c.warmup_steps, "warm-up step"))
       .row("Throughput", fixed(r.throughput, 2) + " samples/s")
       .row("Step time", "mean " + fixed(r.step.mean_ms, 1) + " ms, median " +
                             fixed(r.step.median_ms, 1) + ", p5 " + fixed(r.step.p5_ms, 1) +
-                            ", p95 " + fixed(r.step.p95_ms, 1) + ", CV " +
-                            fixed(100 * r.step.cv, 1) + " %");
+                            ", p95 " + fixed(r.step.p95_ms, 1) + ", CV " + cv_text(r.step));
   if (!r.graphs.empty()) s.row("Device graphs", r.graphs);
   if (const auto* m = find_metric(r, "compute/achieved_gflops"))
     s.row("Achieved", fixed(m->value, 1) + " GFLOP/s");
@@ -105,13 +113,14 @@ void print_text(const result::RunResult& r, std::ostream& out) {
                           fixed(r.throughput / dp.replicas, 2) + " samples/s");
   }
   if (c.mode == Mode::kTrain) {
-    std::string loss =
-        fixed(r.first_loss, 4) + " (first measured step) -> " + fixed(r.last_loss, 4) + " (last)";
+    std::string loss = significant(r.first_loss, 5) + " (first measured step) -> " +
+                       significant(r.last_loss, 5) + " (last)";
     // Throughput does not depend on the loss, but a reader must not mistake divergence for
     // a bug: say what happened and what to do.
     if (!std::isfinite(r.first_loss) || !std::isfinite(r.last_loss) ||
         r.last_loss > kDivergedRatio * r.first_loss)
-      loss += "; diverged at --lr " + fixed(c.learning_rate, 4) + " on this synthetic batch " +
+      loss += "; diverged at --lr " + significant(c.learning_rate, 6) +
+              " on this synthetic batch " +
               "(throughput is unaffected; a smaller --lr keeps it finite)";
     s.row("Loss", loss);
   }
@@ -160,15 +169,19 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   run->add_flag("--layers", opts->layers,
                 "Also print every layer: output shape, parameters, share of the MACs");
   run->add_option("--profile-layers", opts->profile_layers,
-                  "After the measured steps, run N more (default 5) with device events around "
-                  "every layer and print where a step's time goes")
+                  "Off unless given: after the measured steps, run N more (5 when N is left "
+                  "out) with device events around every layer and print where a step's time "
+                  "goes")
       ->expected(0, 1)
-      ->default_str("5");
+      ->default_str("5")
+      ->type_name("N");
   run->add_option("--interval", opts->interval, "Telemetry sampling interval in seconds")
       ->capture_default_str();
-  run->add_option("--json", opts->json_path, "Write the result as JSON to FILE ('-': stdout)")
+  run->add_option("--json", opts->json_path,
+                  "Write the result as JSON to FILE (stdout when FILE is '-' or left out)")
       ->expected(0, 1)
-      ->default_str("-");
+      ->default_str("-")
+      ->type_name("FILE");
   run->add_flag("--no-store", opts->no_store, "Do not store the result in the results database");
   run->add_option("--framework", opts->framework,
                   "native (dlbench's engine), or a peer run by peers/FRAMEWORK_worker.py: "
@@ -232,14 +245,16 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     OutputFile json_file(json_path);
 
     runner::RunHooks hooks;
-    if (!global.quiet && root) {
-      hooks.on_step = [&global](const std::string& phase, int step, int total) {
-        if (!global.verbose && step != 1) return;
-        std::cerr << "  " << phase << " step " << step;
-        if (total > 0) std::cerr << "/" << total;
-        std::cerr << "\n";
+    const int replicas = mpi                                     ? mpi->size()
+                         : config.launch == LaunchMode::kThreads ? config.gpus
+                                                                 : 1;
+    RunProgress progress({config.warmup_steps, config.steps, config.seconds, config.profile_steps,
+                          *config.batch * replicas},
+                         isatty(STDERR_FILENO) != 0, global.verbose, std::cerr);
+    if (!global.quiet && root)
+      hooks.on_step = [&progress](const std::string& phase, int step, int total) {
+        progress.step(phase, step, total);
       };
-    }
     // Opened before measuring, so a bad --db fails first.
     std::unique_ptr<store::Store> db = opts->no_store || !root ? nullptr : open_store(global);
     // SIGINT and SIGTERM stop a native run on one device after its current step, and what it
@@ -254,6 +269,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     result::RunResult result = peers::is_peer(config.framework)
                                    ? peers::run_peer(config, opts->peer, hooks)
                                    : runner::run_workload(config, hooks);
+    progress.finish();
     std::int64_t id = db ? db->save_run(store::run_record(result)) : 0;
     if (!result.interrupted.empty()) {
       // A partial run is in the database (or nowhere, with --no-store); no --json output is

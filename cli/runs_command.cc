@@ -6,6 +6,7 @@
 
 #include "bench/report/table_formats.h"
 #include "bench/store/export.h"
+#include "bench/store/export_table.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/store_options.h"
@@ -20,6 +21,7 @@ struct RunsOptions {
   store::RunFilter filter;
   std::int64_t id = 0;
   std::string format = "csv";
+  bool wide = false;
   std::string out;
 };
 
@@ -126,17 +128,26 @@ void add_runs_command(CLI::App& app, const GlobalOptions& global) {
     if (!global.quiet) std::cerr << "deleted run " << opts->id << "\n";
   });
 
-  CLI::App* ex = runs->add_subcommand("export", "Export stored runs as CSV or JSON");
-  ex->add_option("--format", opts->format, "csv (one row per run and metric) or json")
+  CLI::App* ex = runs->add_subcommand(
+      "export", "Export stored runs: CSV (long or --wide), JSON, or benchmark-json for dashboards");
+  ex->add_option("--format", opts->format,
+                 "csv (one row per run and metric), json (everything), or benchmark-json "
+                 "([{name, unit, value, extra}] of each run's throughput, as "
+                 "github-action-benchmark reads it)")
       ->capture_default_str();
+  ex->add_flag("--wide", opts->wide,
+               "With --format csv: one row per run, one column per headline metric");
   ex->add_option("--out", opts->out, "Write to FILE instead of stdout");
   ex->add_option("--last", opts->filter.last, "Only the newest N runs");
   ex->add_option("--model", opts->filter.model, "Only runs of this model");
   ex->add_option("--machine", opts->filter.machine, "Only runs of this machine");
   ex->callback([opts, &global] {
-    if (opts->format != "csv" && opts->format != "json")
+    if (opts->format != "csv" && opts->format != "json" && opts->format != "benchmark-json")
       throw Error(ErrorKind::kUsage, "unknown export format '" + opts->format + "'",
-                  "use --format csv or --format json");
+                  "use --format csv, json or benchmark-json");
+    if (opts->wide && opts->format != "csv")
+      throw Error(ErrorKind::kUsage, "--wide shapes a CSV table, not --format " + opts->format,
+                  "use --format csv --wide");
     auto db = open_store(global);
     std::vector<store::RunRecord> runs;
     for (const store::RunRecord& r : db->list_runs(opts->filter))
@@ -144,6 +155,10 @@ void add_runs_command(CLI::App& app, const GlobalOptions& global) {
     OutputFile out(opts->out);
     if (opts->format == "json")
       store::export_json(runs, out.stream());
+    else if (opts->format == "benchmark-json")
+      store::export_benchmark_json(runs, out.stream());
+    else if (opts->wide)
+      store::export_csv_wide(runs, out.stream());
     else
       store::export_csv(runs, out.stream());
     out.commit();

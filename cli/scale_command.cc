@@ -86,9 +86,11 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--gpus", opts->gpus,
                   "GPU counts to run, increasing: 1,2,4,8 (default: 1, 2, 4, ... all)");
   cmd->add_flag("--no-store", opts->no_store, "Do not store the runs");
-  cmd->add_option("--json", opts->json_path, "Write the sweep as JSON to FILE ('-': stdout)")
+  cmd->add_option("--json", opts->json_path,
+                  "Write the sweep as JSON to FILE (stdout when FILE is '-' or left out)")
       ->expected(0, 1)
-      ->default_str("-");
+      ->default_str("-")
+      ->type_name("FILE");
   cmd->callback([opts, &global] {
     result::RunConfig base;
     apply_workload_options(opts->workload, base);

@@ -13,6 +13,8 @@
 #include "bench/sysinfo/gpu_info.h"
 #include "bench/telemetry/sampler.h"
 #include "cli/commands.h"
+#include "cli/number_text.h"
+#include "cli/run_progress.h"
 #include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
@@ -28,17 +30,6 @@ struct SuiteCommandOptions {
   bool check = false;
   double interval = 0.5;
 };
-
-std::string clock_text(double seconds) {
-  if (!std::isfinite(seconds)) return "?";
-  int s = int(seconds + 0.5);
-  char text[32];
-  if (s >= 3600)
-    std::snprintf(text, sizeof text, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
-  else
-    std::snprintf(text, sizeof text, "%d:%02d", s / 60, s % 60);
-  return text;
-}
 
 std::string bar(int done, int total) {
   int filled = total ? kBarWidth * done / total : 0;
@@ -72,8 +63,9 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
     suite::SuiteSpec spec = suite::load_suite(suite::find_suite_file(resolve_name(opts->suite)));
     if (opts->check) {
       if (!global.quiet)
-        std::cerr << "suite " << spec.name << " (" << spec.file << "): " << spec.entries.size()
-                  << " runs, all valid\n";
+        std::cerr << "suite " << spec.name << " (" << spec.file
+                  << "): " << count_text(static_cast<long long>(spec.entries.size()), "run")
+                  << ", all valid\n";
       for (const suite::SuiteEntry& e : spec.entries) std::cout << e.label << "\n";
       return;
     }
@@ -83,8 +75,9 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
     StopSignals stop;
     bool live = isatty(STDERR_FILENO) && !global.quiet;
     if (!global.quiet)
-      std::cerr << "suite " << spec.name << " (" << spec.file << "): " << spec.entries.size()
-                << " runs, stored in " << db->location() << "\n";
+      std::cerr << "suite " << spec.name << " (" << spec.file
+                << "): " << count_text(static_cast<long long>(spec.entries.size()), "run")
+                << ", stored in " << db->location() << "\n";
     suite::SuiteEvents events;
     std::string last_line;
     std::string last_phase;
@@ -159,8 +152,8 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
     std::cout << out.invocation << "\n";
     if (out.failed)
       throw Error(ErrorKind(out.first_failure_exit_code),
-                  std::to_string(out.failed) + " of " + std::to_string(out.ran) +
-                      " runs of suite " + spec.name + " failed (stored with their error)",
+                  std::to_string(out.failed) + " of " + count_text(out.ran, "run") + " of suite " +
+                      spec.name + " failed (stored with their error)",
                   "see 'dlbench runs list'; 'dlbench suite " + opts->suite +
                       " --resume' runs only those again");
     // A signal after the last run: the suite is complete; the process still ends by it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when the build used a file from a Debian package that deps/debian.txt does not install.
+"""Fails when the build used a file from a Debian package that the package lists do not install.
 
 A package pulled in only as a "Recommends" (or installed by hand, or left by earlier work) makes a
 green CI that fails on the next user's fresh machine. This collects every file outside the
@@ -13,7 +13,10 @@ that package is listed or reachable from a listed one through hard dependencies 
 Pre-Depends; alternatives and virtual packages resolved against what is installed), or is
 Essential. A file no package owns is an error too: something put it there by hand.
 
-Usage: check-deps.py --build-dir build [--list deps/debian.txt]
+The lists: deps/debian.txt (building and running), plus deps/debian-test.txt (what the tests add)
+when the build holds the tests; or each --list given.
+
+Usage: check-deps.py --build-dir build [--list deps/debian.txt [--list ...]]
 Exit 0: all covered; 1: something is not (each file and package named); 2: bad usage or a build
 directory it cannot read; 77: not a Debian system (nothing to check against).
 """
@@ -186,19 +189,24 @@ def reachable(roots, packages):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", required=True, help="a finished Ninja build directory")
-    parser.add_argument("--list", help="the package list (default: deps/debian.txt)")
+    parser.add_argument("--list", action="append",
+                        help="a package list, repeatable (default: deps/debian.txt, and "
+                             "deps/debian-test.txt when the build holds the tests)")
     args = parser.parse_args()
     repo = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
-    list_path = args.list or os.path.join(repo, "deps", "debian.txt")
     build_dir = os.path.realpath(args.build_dir)
+    list_paths = args.list or [os.path.join(repo, "deps", "debian.txt")]
+    if not args.list and os.path.isfile(os.path.join(build_dir, "tests", "CTestTestfile.cmake")):
+        list_paths.append(os.path.join(repo, "deps", "debian-test.txt"))
 
     if shutil.which("dpkg-query") is None:
         print("check-deps: skipped: not a Debian system (no dpkg-query)")
         sys.exit(SKIP_EXIT)
     if not os.path.isfile(os.path.join(build_dir, "build.ninja")):
         fail_usage(f"{args.build_dir} is not a Ninja build directory (no build.ninja)")
-    if not os.path.isfile(list_path):
-        fail_usage(f"no package list at {list_path}")
+    for list_path in list_paths:
+        if not os.path.isfile(list_path):
+            fail_usage(f"no package list at {list_path}")
 
     used = (used_headers(build_dir) | cmake_inputs(build_dir) | linked_libraries(build_dir)
             | loaded_libraries(build_dir))
@@ -213,14 +221,16 @@ def main():
 
     owners = owner_index()
     packages = installed_packages()
-    listed = read_list(list_path)
+    listed = [name for list_path in list_paths for name in read_list(list_path)]
     not_installed = [name for name in listed if name not in packages]
     covered = reachable(listed, packages)
     covered |= reachable([n for n, info in packages.items() if info["essential"]], packages)
 
-    shown_list = os.path.relpath(list_path)
-    if shown_list.startswith(".."):
-        shown_list = list_path
+    shown = []
+    for list_path in list_paths:
+        relative = os.path.relpath(list_path)
+        shown.append(list_path if relative.startswith("..") else relative)
+    shown_list = " + ".join(shown)
     problems = []
     by_package = {}
     for path in sorted(outside):

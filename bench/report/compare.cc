@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "bench/report/scaling_table.h"
 #include "engine/core/error.h"
 
 namespace dlbench::report {
@@ -19,9 +20,14 @@ std::optional<std::int64_t> run_id(const std::string& s) {
   return id;
 }
 
+// A workload as the runs of both sides must share it to be compared: a 2-rank mpirun run (x2,
+// the batch per replica) is not the same workload as a single-process one, nor is a framework
+// peer's run the native engine's. Threads and mpi at one count are the same workload.
 std::string match_key(const store::RunRecord& r) {
   std::string key = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
   if (r.input_size) key += " " + std::to_string(r.input_size) + "px";
+  if (r.framework != "native") key += " " + r.framework;
+  if (int n = run_replicas(r); n > 1) key += " x" + std::to_string(n);
   return key;
 }
 
@@ -33,7 +39,8 @@ std::string ratio(double b, double a) {
   return a > 0 && b > 0 ? fixed(b / a, 2) + "x" : "";
 }
 
-ReportData side(store::Store& store, const std::string& text, CompareKind kind) {
+// One side; `kind` becomes what the text named (auto resolved).
+ReportData side(store::Store& store, const std::string& text, CompareKind& kind) {
   Selection s;
   if (kind == CompareKind::kAuto) {
     if (run_id(text) && store.get_run(*run_id(text)))
@@ -68,8 +75,9 @@ CompareKind parse_compare_kind(const std::string& text) {
 
 Comparison compare(store::Store& store, const std::string& a, const std::string& b,
                    CompareKind kind) {
-  ReportData left = side(store, a, kind);
-  ReportData right = side(store, b, kind);
+  CompareKind kind_a = kind, kind_b = kind;
+  ReportData left = side(store, a, kind_a);
+  ReportData right = side(store, b, kind_b);
   Comparison c;
   c.title = "A = " + left.scope + ", B = " + right.scope;
   c.table = Table{"compare",
@@ -78,7 +86,8 @@ Comparison compare(store::Store& store, const std::string& a, const std::string&
                   {"workload", "A samples/s", "B samples/s", "B/A", "A step p50 ms",
                    "B step p50 ms", "B/A step"},
                   {}};
-  // Newest run of each configuration on each side; two single runs match whatever they are.
+  // Newest run of each configuration on each side; two runs named by id match whatever they
+  // are (two machines or suites with one run each match only the same workload).
   // Only runs that completed are compared; the others are named in the note, so comparing an
   // interrupted or failed run says why its row is empty instead of showing a partial figure.
   std::map<std::string, const store::RunRecord*> in_a, in_b;
@@ -94,7 +103,7 @@ Comparison compare(store::Store& store, const std::string& a, const std::string&
   };
   take(left, "A", in_a);
   take(right, "B", in_b);
-  bool two_runs = left.runs.size() == 1 && right.runs.size() == 1;
+  bool two_runs = kind_a == CompareKind::kRuns && kind_b == CompareKind::kRuns;
   if (two_runs && in_a.size() == 1 && in_b.size() == 1 &&
       in_a.begin()->first != in_b.begin()->first) {
     // Two runs of different configurations: one row, named by both.

@@ -1,5 +1,6 @@
 // `dlbench compare A B`: two runs, two suites or two machines side by side. Runs are matched by
-// model, mode, precision, batch and input; ratio = B / A (above 1: B is faster).
+// model, mode, precision, batch, input, framework and replica count; ratio = B / A (above 1: B
+// is faster).
 #pragma once
 
 #include <string>

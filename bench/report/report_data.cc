@@ -126,7 +126,7 @@ ReportData load_report(store::Store& store, const Selection& s) {
     data.scope = "machine " + s.machine;
   } else if (s.last > 0) {
     filter.last = s.last;
-    data.scope = "the newest " + std::to_string(s.last) + " run(s)";
+    data.scope = s.last == 1 ? "the newest run" : "the newest " + std::to_string(s.last) + " runs";
   } else {
     std::vector<store::SuiteRecord> suites = store.suites();
     if (!suites.empty()) return load_report(store, Selection{0, true, "", {}, ""});
@@ -293,6 +293,8 @@ std::vector<Table> report_tables(const ReportData& d) {
          json_text(env, "gpu_software", "cuda_runtime"), json_text(env, "gpu_software", "cudnn"),
          json_text(env, "dlbench", "version") + " " + json_text(env, "dlbench", "git_hash")});
   }
+  machines.text_columns = {"fingerprint", "hostname", "CPU",  "OS",    "kernel",
+                           "GPUs",        "driver",   "CUDA", "cuDNN", "dlbench"};
   tables.push_back(machines);
   return tables;
 }

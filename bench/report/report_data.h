@@ -38,6 +38,9 @@ struct Table {
   std::string note;  // what the numbers mean
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
+  // Columns whose cells are text even when they look like numbers (a version "13.0", a
+  // fingerprint); in the others, JSON writes a cell that is a plain decimal as a number.
+  std::vector<std::string> text_columns = {};
 };
 
 std::vector<Table> report_tables(const ReportData& data);

@@ -1,6 +1,10 @@
 #include "bench/report/table_formats.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -41,16 +45,39 @@ void write_markdown(const Table& t, std::ostream& out) {
   out << "\n";
 }
 
-void write_csv(const Table& t, std::ostream& out) {
-  out << "# " << t.title << "\n";
-  for (std::size_t i = 0; i < t.columns.size(); ++i)
-    out << (i ? "," : "") << store::csv_field(t.columns[i]);
-  out << "\n";
-  for (const auto& row : t.rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << store::csv_field(row[i]);
+// CSV is one table with one header row. One table (compare) is written as it is; several (a
+// report) as one long table, a row per cell, named by its table, row and column (pandas: pivot
+// one table's rows on row and column).
+void write_csv(const std::vector<Table>& tables, std::ostream& out) {
+  auto line = [&out](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      out << (i ? "," : "") << store::csv_field(cells[i]);
     out << "\n";
+  };
+  if (tables.size() == 1) {
+    line(tables[0].columns);
+    for (const auto& row : tables[0].rows) line(row);
+    return;
   }
-  out << "\n";
+  out << "table,title,row,column,value\n";
+  for (const Table& t : tables)
+    for (std::size_t r = 0; r < t.rows.size(); ++r)
+      for (std::size_t c = 0; c < t.rows[r].size() && c < t.columns.size(); ++c)
+        out << store::csv_field(t.id) << "," << store::csv_field(t.title) << "," << r + 1 << ","
+            << store::csv_field(t.columns[c]) << "," << store::csv_field(t.rows[r][c]) << "\n";
+}
+
+// A cell as JSON: a plain decimal ("812.45", "-3", "12") is a number, an empty cell null, and
+// anything else ("n/a (no GPU)", "3.21x", a version in a text column) the text it is.
+nlohmann::json json_cell(const std::string& text, bool is_text) {
+  if (is_text) return text;
+  if (text.empty()) return nullptr;
+  static const std::regex kDecimal("-?(0|[1-9][0-9]*)(\\.[0-9]+)?");
+  if (!std::regex_match(text, kDecimal)) return text;
+  const double value = std::strtod(text.c_str(), nullptr);
+  if (text.find('.') == std::string::npos && std::fabs(value) < 9.0e15)
+    return static_cast<std::int64_t>(value);
+  return value;
 }
 
 }  // namespace
@@ -92,7 +119,9 @@ void write_tables(const std::string& title, const std::vector<Table>& tables, Ta
       for (const auto& row : t.rows) {
         nlohmann::json o = nlohmann::json::object();
         for (std::size_t i = 0; i < row.size() && i < t.columns.size(); ++i)
-          o[t.columns[i]] = row[i];
+          o[t.columns[i]] =
+              json_cell(row[i], std::find(t.text_columns.begin(), t.text_columns.end(),
+                                          t.columns[i]) != t.text_columns.end());
         rows.push_back(o);
       }
       doc["tables"].push_back({{"id", t.id},
@@ -104,6 +133,10 @@ void write_tables(const std::string& title, const std::vector<Table>& tables, Ta
     out << dump_json(doc, 2) << "\n";
     return;
   }
+  if (format == TableFormat::kCsv) {
+    write_csv(tables, out);
+    return;
+  }
   if (format == TableFormat::kMarkdown) out << "# " << title << "\n\n";
   if (format == TableFormat::kText) out << title << "\n\n";
   for (const Table& t : tables) {
@@ -111,9 +144,6 @@ void write_tables(const std::string& title, const std::vector<Table>& tables, Ta
     switch (format) {
       case TableFormat::kMarkdown:
         write_markdown(t, out);
-        break;
-      case TableFormat::kCsv:
-        write_csv(t, out);
         break;
       default:
         out << t.title << "\n";

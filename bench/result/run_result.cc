@@ -1,6 +1,9 @@
 #include "bench/result/run_result.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "bench/telemetry/telemetry_json.h"
 
@@ -11,6 +14,16 @@ namespace {
 // JSON has no NaN or infinity: a diverged loss is null.
 nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+// A float as the double its shortest decimal names: a learning rate of 0.001f is stored as
+// 0.001, not as 0.0010000000474974513 (the float widened).
+double decimal_value(float v) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text - 1, v);
+  if (ec != std::errc()) return v;
+  *end = '\0';
+  return std::strtod(text, nullptr);
 }
 
 nlohmann::json telemetry_json(const RunResult& r) {
@@ -37,8 +50,9 @@ void add_timing_metrics(RunResult& r, const std::string& measured,
   add_metric(r, "step_time/median_ms", r.step.median_ms, "ms", "median step time");
   add_metric(r, "step_time/p5_ms", r.step.p5_ms, "ms", "5th percentile step time");
   add_metric(r, "step_time/p95_ms", r.step.p95_ms, "ms", "95th percentile step time");
-  add_metric(r, "step_time/cv", r.step.cv, "ratio",
-             "coefficient of variation of step times (noise)");
+  if (std::isfinite(r.step.cv))  // one step has none
+    add_metric(r, "step_time/cv", r.step.cv, "ratio",
+               "coefficient of variation of step times (noise)");
   add_metric(r, "compute/flops_per_sample", r.flops_per_sample, "FLOP", flops_counted);
   add_metric(r, "compute/achieved_gflops", r.flops_per_sample * r.throughput / 1e9, "GFLOP/s",
              "flops per sample x throughput");
@@ -65,8 +79,8 @@ nlohmann::json to_json(const RunResult& r) {
         {"steps", c.steps},
         {"seconds", c.seconds},
         {"seed", c.seed},
-        {"learning_rate", c.learning_rate},
-        {"momentum", c.momentum},
+        {"learning_rate", decimal_value(c.learning_rate)},
+        {"momentum", decimal_value(c.momentum)},
         {"telemetry", c.telemetry},
         {"telemetry_interval_s", c.telemetry_interval_s},
         {"graphs", c.graphs}}},
@@ -114,6 +128,8 @@ nlohmann::json to_json(const RunResult& r) {
     doc.erase("step_time_ms");
     doc.erase("loss");
   }
+  // One step has no CV: the key is left out (readers take a missing key as unknown).
+  if (doc.contains("step_time_ms") && !std::isfinite(r.step.cv)) doc["step_time_ms"].erase("cv");
   if (r.layer_profile) doc["layer_profile"] = to_json(*r.layer_profile);
   return doc;
 }

@@ -26,9 +26,11 @@ StepStats summarize_steps(std::vector<double> ms) {
   s.p95_ms = percentile(ms, 0.95);
   s.min_ms = ms.front();
   s.max_ms = ms.back();
+  // One step has no spread: its CV is unknown, not 0 (which would read as a quiet machine).
+  if (s.count < 2) return s;
   double var = 0;
   for (double x : ms) var += (x - s.mean_ms) * (x - s.mean_ms);
-  var = s.count > 1 ? var / (s.count - 1) : 0;
+  var /= s.count - 1;
   s.cv = s.mean_ms > 0 ? std::sqrt(var) / s.mean_ms : 0;
   return s;
 }

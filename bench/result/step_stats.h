@@ -1,6 +1,7 @@
 // Statistics of per-step times: what a benchmark reports next to its throughput.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 namespace dlbench::result {
@@ -8,7 +9,8 @@ namespace dlbench::result {
 struct StepStats {
   int count = 0;
   double mean_ms = 0, median_ms = 0, p5_ms = 0, p95_ms = 0, min_ms = 0, max_ms = 0;
-  double cv = 0;  // coefficient of variation: stddev / mean (noise of the measurement)
+  // Coefficient of variation: stddev / mean (noise of the measurement); NaN for one step.
+  double cv = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Percentiles by linear interpolation between order statistics.

@@ -273,6 +273,12 @@ AllreduceResult run_allreduce_rank(backend::Backend& b, dist::Communicator& comm
     if (mine.root && hooks.on_row) hooks.on_row(row);
   }
   if (large_count > 0) mine.large_busbw_gbs = large_sum / large_count;
+  mine.large_sizes = large_count;
+  if (!mine.rows.empty()) {
+    double sum = 0;
+    for (const AllreduceRow& row : mine.rows) sum += row.busbw_gbs;
+    mine.avg_busbw_gbs = sum / static_cast<double>(mine.rows.size());
+  }
   return mine;
 }
 
@@ -343,6 +349,8 @@ nlohmann::json to_json(const AllreduceResult& r) {
                         {"wrong", r.wrong}};
   doc["avg_busbw_gb_per_s_64mib_and_up"] =
       r.large_busbw_gbs ? nlohmann::json(*r.large_busbw_gbs) : nlohmann::json(nullptr);
+  doc["avg_busbw_gb_per_s"] =  // every size, as nccl-tests averages
+      r.avg_busbw_gbs ? nlohmann::json(*r.avg_busbw_gbs) : nlohmann::json(nullptr);
   return doc;
 }
 

@@ -76,8 +76,12 @@ struct AllreduceResult {
   AllreduceConfig config;
   std::vector<AllreduceRow> rows;
   std::uint64_t wrong = 0;  // over every size and rank
+  // The mean bus bandwidth over every size, as nccl-tests' "Avg bus bandwidth" (small sizes
+  // pull it down: they measure launch latency); none without sizes.
+  std::optional<double> avg_busbw_gbs;
   // The mean bus bandwidth over the sizes of at least kLargeBytes; none when no size was.
   std::optional<double> large_busbw_gbs;
+  int large_sizes = 0;  // how many sizes that mean covers
 };
 constexpr std::int64_t kLargeBytes = std::int64_t{64} << 20;
 

@@ -1,7 +1,5 @@
 #include "bench/runner/workload_runner.h"
 
-#include <sys/resource.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 
 #include "bench/nvml/nvml.h"
 #include "bench/runner/layer_profiler.h"
+#include "bench/runner/peak_rss.h"
 #include "bench/runner/validated_config.h"
 #include "bench/sysinfo/interconnect.h"
 #include "bench/sysinfo/machine_info.h"
@@ -34,13 +33,8 @@ double elapsed_ms(Clock::time_point since) {
   return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
 }
 
-double peak_rss_bytes() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
-}
-
-void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t allocated_peak) {
+void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t allocated_peak,
+                 const PeakRss& rss) {
   auto add = [&](std::string tag, double value, std::string unit, std::string what) {
     r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(what)});
   };
@@ -56,8 +50,9 @@ void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t 
       "the most device memory dlbench's own allocations held at once during the measured "
       "steps: the planned memory plus library workspaces and data (no CUDA context)");
   if (r.config.device.type == DeviceType::kCpu)
-    add("memory/process_peak_rss_gib", peak_rss_bytes() / gib, "GiB",
-        "peak resident memory of the dlbench process (getrusage)");
+    add("memory/process_peak_rss_gib", rss.bytes / gib, "GiB",
+        rss.since_reset ? "peak resident memory of the dlbench process during this run (VmHWM)"
+                        : "peak resident memory of the dlbench process since it started");
   if (r.config.precision == Precision::kFp16 && r.config.mode == Mode::kTrain) {
     add("loss_scaling/skipped_steps", r.skipped_steps, "steps",
         "steps skipped (warm-up included) because fp16 gradients were not finite");
@@ -134,6 +129,7 @@ dist::LaunchPlan launch_plan(const result::RunConfig& c) {
 // One replica's part of a run; the root replica's result is the run's.
 result::RunResult run_replica(const result::RunConfig& config, dist::Replica& replica,
                               const RunHooks& hooks) {
+  const bool rss_reset = reset_peak_rss();  // this run's peak, not an earlier run's
   const models::ModelInfo& model = models::find_model(config.model);
   models::ModelConfig mc;
   mc.batch = *config.batch;
@@ -293,7 +289,8 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   // Nothing measured, no rate: never a made-up number.
   if (r.measured_steps > 0) r.throughput = static_cast<double>(samples) / r.measured_seconds;
   if (replica.root()) {
-    if (r.measured_steps > 0) add_metrics(r, net.memory(), be.allocator().peak_bytes());
+    if (r.measured_steps > 0)
+      add_metrics(r, net.memory(), be.allocator().peak_bytes(), read_peak_rss(rss_reset));
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
     r.environment = sysinfo::to_json(machine);
     if (r.data_parallel && be.device().type == DeviceType::kCuda) {

@@ -14,13 +14,6 @@ json number_or_null(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? json(*v) : json(nullptr);
 }
 
-std::string number_text(double v) {
-  if (!std::isfinite(v)) return "";
-  char text[40];
-  std::snprintf(text, sizeof text, "%.10g", v);
-  return text;
-}
-
 }  // namespace
 
 std::string csv_field(const std::string& text) {
@@ -86,23 +79,6 @@ void export_json(const std::vector<RunRecord>& runs, std::ostream& out) {
   json doc = {{"schema", "dlbench.runs/1"}, {"runs", json::array()}};
   for (const RunRecord& r : runs) doc["runs"].push_back(to_json(r));
   out << dump_json(doc, 2) << "\n";
-}
-
-void export_csv(const std::vector<RunRecord>& runs, std::ostream& out) {
-  out << "run_id,created_unix_s,status,machine,hostname,model,mode,precision,device,batch,"
-         "input_size,suite,tag,value,unit\n";
-  for (const RunRecord& r : runs) {
-    std::string head = std::to_string(r.id) + "," + std::to_string(r.created_unix_s) + "," +
-                       r.status + "," + r.machine.fingerprint.substr(0, 12) + "," +
-                       csv_field(r.machine.hostname) + "," + csv_field(r.model) + "," + r.mode +
-                       "," + r.precision + "," + csv_field(r.device) + "," +
-                       std::to_string(r.batch) + "," + std::to_string(r.input_size) + "," +
-                       csv_field(r.suite ? r.suite->name : "");
-    if (r.metrics.empty()) out << head << ",,,\n";
-    for (const MetricRecord& m : r.metrics)
-      out << head << "," << csv_field(m.tag) << "," << number_text(m.value) << ","
-          << csv_field(m.unit) << "\n";
-  }
 }
 
 }  // namespace dlbench::store

@@ -1,5 +1,5 @@
-// `dlbench runs export`: every stored run as JSON (the full records) or CSV (one row per run
-// and metric, the shape spreadsheets and pandas want).
+// `dlbench runs export --format json`: every stored run as JSON, the full records (the tables:
+// export_table.h).
 #pragma once
 
 #include <ostream>
@@ -13,7 +13,6 @@ namespace dlbench::store {
 
 nlohmann::json to_json(const RunRecord& run);
 void export_json(const std::vector<RunRecord>& runs, std::ostream& out);
-void export_csv(const std::vector<RunRecord>& runs, std::ostream& out);
 
 // RFC 4180: quoted when it holds a comma, quote or line break.
 std::string csv_field(const std::string& text);

@@ -58,6 +58,16 @@ Tick now_tick();
 struct Sample {
   Tick tick;
   std::vector<double> values;
+  // When each value was read (CLOCK_MONOTONIC, the middle of its source's read); empty: at
+  // tick. Counters are differenced over these times: a source read long after the tick (a
+  // sampler thread preempted on a busy machine) would otherwise put the delay into one
+  // interval's increase but not its length (two busy cores read as 500 % of a core).
+  std::vector<std::int64_t> read_ns = {};
 };
+
+// The time metric m of a row was read.
+inline std::int64_t read_time_ns(const Sample& row, std::size_t m) {
+  return m < row.read_ns.size() ? row.read_ns[m] : row.tick.monotonic_ns;
+}
 
 }  // namespace dlbench::telemetry

@@ -62,10 +62,12 @@ void Sampler::take_sample(bool window_edge) {
   row.tick = now_tick();
   row.tick.window_edge = window_edge;
   row.values.assign(metrics_.size(), std::nan(""));
+  row.read_ns.assign(metrics_.size(), row.tick.monotonic_ns);
   for (std::size_t s = 0; s < sources_.size(); ++s) {
     std::size_t first = offsets_[s], count = sources_[s]->metrics().size();
     Readings out(std::span<double>(row.values).subspan(first, count),
                  std::span<std::string>(reasons_).subspan(first, count));
+    const std::int64_t begin_ns = clock_ns(CLOCK_MONOTONIC);
     try {
       sources_[s]->read(row.tick, out);
     } catch (const std::exception& e) {
@@ -73,6 +75,8 @@ void Sampler::take_sample(bool window_edge) {
       std::string why = std::string("reading failed: ") + e.what();
       for (std::size_t m = 0; m < count; ++m) out.missing(m, why);
     }
+    const std::int64_t read_ns = begin_ns + (clock_ns(CLOCK_MONOTONIC) - begin_ns) / 2;
+    for (std::size_t m = 0; m < count; ++m) row.read_ns[first + m] = read_ns;
   }
   std::lock_guard lock(mutex_);
   samples_.push_back(std::move(row));

@@ -12,6 +12,11 @@ double seconds_between(const Sample& a, const Sample& b) {
   return static_cast<double>(b.tick.monotonic_ns - a.tick.monotonic_ns) * 1e-9;
 }
 
+// Between the times metric m was read in two rows (a counter's interval).
+double read_seconds_between(const Sample& a, const Sample& b, std::size_t m) {
+  return static_cast<double>(read_time_ns(b, m) - read_time_ns(a, m)) * 1e-9;
+}
+
 void set_stats(MetricSummary& s, const std::vector<double>& values, double mean) {
   auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   s.mean = Reported<double>::of(mean);
@@ -99,7 +104,7 @@ void summarize_counter(MetricSummary& s, const std::vector<Sample>& rows, std::s
     previous = &rows[i];
     if (before == nullptr || std::isnan(interval_rate(s.spec, *before, rows[i], m))) continue;
     double increase = rows[i].values[m] - before->values[m];
-    double dt = seconds_between(*before, rows[i]);
+    double dt = read_seconds_between(*before, rows[i], m);
     total += increase;
     covered += dt;
     pending += increase;
@@ -222,7 +227,7 @@ double quantile(std::vector<double> values, double p) {
 double interval_rate(const MetricSpec& spec, const Sample& previous, const Sample& current,
                      std::size_t metric) {
   double before = previous.values[metric], after = current.values[metric];
-  double dt = seconds_between(previous, current);
+  double dt = read_seconds_between(previous, current, metric);
   if (std::isnan(before) || std::isnan(after) || dt <= 0 || after < before) return std::nan("");
   return (after - before) / dt * spec.rate_scale;
 }

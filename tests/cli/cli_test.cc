@@ -49,6 +49,45 @@ TEST(CliTest, NoSubcommandIsAUsageError) {
   EXPECT_NE(r.err.find("no subcommand"), std::string::npos) << r.err;
 }
 
+// The hint draws from the subcommand the flag was typed in: `scale` has no --device, so the
+// hint neither suggests '--device' (the flag typed, found among run's flags) nor any other
+// subcommand's flag; it says which subcommands have it.
+TEST(CliTest, DidYouMeanNeverSuggestsTheFlagThatWasTyped) {
+  auto r = dlbench("scale resnet50 --device cpu");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find("did you mean '--device'"), std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("hint: 'dlbench scale' has no --device (run, compare, micro allreduce have it)"),
+      std::string::npos)
+      << r.err;
+}
+
+TEST(CliTest, DidYouMeanSuggestsOnlyTheSubcommandsOwnFlags) {
+  auto r = dlbench("scale resnet50 --devcie cpu");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find("'--device'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("see 'dlbench scale --help'"), std::string::npos) << r.err;
+  auto typo = dlbench("run resnet50 --devcie cpu");
+  EXPECT_NE(typo.err.find("did you mean '--device'? see 'dlbench run --help'"), std::string::npos)
+      << typo.err;
+}
+
+// --help shows no CLI library internals: no {false} on a negated flag, no "=5" default on an
+// option that is off unless given, no "TEXT=-"; and every subcommand names the global flags.
+TEST(CliTest, HelpShowsNoLibraryLeftovers) {
+  auto r = dlbench("run --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* leftover : {"{false}", "{true}", "INT=5", "TEXT=-", "=-", "[VALUE]"})
+    EXPECT_EQ(r.out.find(leftover), std::string::npos) << leftover << "\n" << r.out;
+  for (const char* shown : {"--telemetry, --no-telemetry", "--profile-layers [N]", "--json [FILE]",
+                            "--graphs, --no-graphs", "--db DB", "-q, --quiet"})
+    EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
+  auto nested = dlbench("runs export --help");
+  EXPECT_NE(nested.out.find("Global flags, before the subcommand"), std::string::npos)
+      << nested.out;
+  EXPECT_NE(nested.out.find("--db DB"), std::string::npos) << nested.out;
+}
+
 TEST(CliTest, ErrorsAreOneLinePlusHint) {
   auto r = dlbench("bogus");
   EXPECT_EQ(r.exit_code, 2);

@@ -127,6 +127,22 @@ TEST(MicroCliTest, TwoCpuRanksWriteJsonOnce) {
   EXPECT_EQ(doc["results"][3]["bytes"], 64 << 10);
 }
 
+// nccl-tests' -b/-e/-f/-n/-w spell the same sizes; the average line names what it averages
+// (nccl-tests' "Avg bus bandwidth" is over every size) and the large sizes' mean is named apart.
+TEST(MicroCliTest, NcclTestsSpellingsAndTheAverageSaysWhichSizes) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
+  auto r = mpirun2("micro allreduce --device cpu --dist mpi -b 1K -e 64K -f 4 -n 2 -w 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(rows_of(r.out).size(), 4u) << r.out;  // 1, 4, 16, 64 KiB
+  EXPECT_NE(r.out.find("# 2 timed all-reduces per size after 1 warm-up"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(mean over all 4 sizes, as nccl-tests averages)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# Large-size bus bandwidth: no size reached 64 MiB"), std::string::npos)
+      << r.out;
+}
+
 TEST(MicroCliTest, UsageErrorsUnderMpirunArePrintedOnce) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
   auto r = mpirun2("micro allreduce --device cpu --dist mpi --min-bytes 2M --max-bytes 1M");

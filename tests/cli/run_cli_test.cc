@@ -54,6 +54,37 @@ TEST(RunCliTest, JsonFileHoldsTheResultAndEnvironment) {
   std::remove(path.c_str());
 }
 
+// One measured step has no spread: its CV is "n/a", not a reassuring 0.0 %; counts take the
+// singular; the learning rate is stored as typed (0.001, not the float widened).
+TEST(RunCliTest, OneStepSaysSoAndTheConfigReadsAsTyped) {
+  std::string path = ::testing::TempDir() + "dlbench-one-step.json";
+  auto r = dlbench(
+      "run resnet50 --device cpu --input 32 --batch 2 --steps 1 --warmup 1 --no-store --json " +
+      path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("CV n/a: one step"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("CV 0.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 step in "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("after 1 warm-up step\n"), std::string::npos) << r.out;
+  const std::string text = testing::read_file(path);
+  EXPECT_NE(text.find("\"learning_rate\": 0.001,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"momentum\": 0.9,"), std::string::npos) << text;
+  const json doc = json::parse(text);
+  EXPECT_FALSE(doc["step_time_ms"].contains("cv"));
+  for (const json& m : doc["metrics"]) EXPECT_NE(m["tag"], "step_time/cv");
+  std::remove(path.c_str());
+}
+
+// A machine without GPUs asked for one: "1 GPU", not "1 GPUs".
+TEST(RunCliTest, OneGpuIsSingular) {
+  auto r = dlbench(
+      "run resnet50 --gpus 1 --input 32 --batch 1 --steps 1 --warmup 0 --no-store "
+      "--no-telemetry");
+  if (r.exit_code == 0) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("asks for 1 GPU;"), std::string::npos) << r.err;
+}
+
 TEST(RunCliTest, LayersTableShowsWhereTheWorkIs) {
   auto r = dlbench(
       "run vgg16 --device cpu --input 32 --batch 2 --steps 1 --warmup 0 --mode infer "

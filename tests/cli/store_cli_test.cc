@@ -100,6 +100,40 @@ TEST(StoreCliTest, SuiteStoresEachRunAndResumeSkipsTheLandedOnes) {
   EXPECT_EQ(runs[0]["mode"], "infer");
 }
 
+// Each run of a suite has its own process peak RSS: a small inference run after a training run
+// does not show the training run's peak (getrusage's lifetime maximum did).
+TEST(StoreCliTest, EachRunOfASuiteHasItsOwnPeakRss) {
+  std::string dir = temp_folder("suite-rss");
+  std::string db = dir + "/r.db", suite = dir + "/rss.toml";
+  std::ofstream(suite) << "name = \"rss\"\n[defaults]\ndevice = \"cpu\"\nwarmup = 0\n"
+                          "steps = 1\nmodel = \"resnet50\"\ninput = 32\n"
+                          "[[run]]\nmode = \"train\"\nbatch = 32\n"
+                          "[[run]]\nmode = \"infer\"\nbatch = 1\n";
+  auto r = dlbench("--db " + db + " suite " + suite);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto exported = dlbench("--db " + db + " runs export --format json");
+  json runs = json::parse(exported.out)["runs"];
+  ASSERT_EQ(runs.size(), 2u);
+  auto peak = [](const json& run) {
+    for (const json& m : run["metrics"])
+      if (m["tag"] == "memory/process_peak_rss_gib") return m["value"].get<double>();
+    return -1.0;
+  };
+  const double train = peak(runs[1]), infer = peak(runs[0]);  // newest first
+  EXPECT_GT(train, 0);
+  EXPECT_GT(infer, 0);
+  EXPECT_LT(infer, 0.75 * train) << "the inference run reports the training run's peak";
+  // One measured step has no CV: the report leaves the cell empty (null in JSON).
+  auto report = dlbench("--db " + db + " report --last-suite --format json");
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const json table = json::parse(report.out)["tables"][0];
+  ASSERT_EQ(table["id"], "runs");
+  EXPECT_TRUE(table["rows"][0]["CV %"].is_null()) << report.out;
+  EXPECT_TRUE(table["rows"][0]["run"].is_number()) << report.out;
+  auto one = dlbench("--db " + db + " report --runs 1 --format csv --out " + dir + "/one.csv");
+  EXPECT_NE(one.err.find("report of 1 run: "), std::string::npos) << one.err;
+}
+
 TEST(StoreCliTest, ReportIsOneSelfContainedHtmlFile) {
   std::string dir = temp_folder("report");
   std::string db = dir + "/r.db", out = dir + "/report.html";

@@ -142,7 +142,8 @@ TEST(ScalingTableTest, TablesShowEveryColumnInEveryFormat) {
   for (const json& t : doc["tables"])
     if (t["id"] == "scaling") {
       found = true;
-      EXPECT_EQ(t["rows"][2]["efficiency %"], "90.0");
+      EXPECT_EQ(t["rows"][2]["efficiency %"], 90.0);  // a number stays a number
+      EXPECT_EQ(t["rows"][2]["interconnect"], "NVLink 4 x18");
     }
   EXPECT_TRUE(found);
 }

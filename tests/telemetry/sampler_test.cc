@@ -112,6 +112,53 @@ TEST(SamplerTest, TimestampsAreMonotonicAndReal) {
   EXPECT_LE(samples.back().tick.unix_ns, ns(after));
 }
 
+// Sleeps before its third read, as a sampler thread preempted on a busy machine would.
+class StallingSource : public Source {
+ public:
+  StallingSource() { metrics_ = {level_metric("fake.stall", "", "n")}; }
+  const std::vector<MetricSpec>& metrics() const override { return metrics_; }
+  void read(const Tick&, Readings& out) override {
+    if (++reads_ == 3) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    out.set(0, reads_);
+  }
+
+ private:
+  std::vector<MetricSpec> metrics_;
+  int reads_ = 0;
+};
+
+// CPU seconds of two busy cores: 2 x the seconds since it was made, as of its own read.
+class TwoCoresSource : public Source {
+ public:
+  TwoCoresSource() { metrics_ = {counter_metric("fake.cpu", "", "%", "s", 100.0)}; }
+  const std::vector<MetricSpec>& metrics() const override { return metrics_; }
+  void read(const Tick&, Readings& out) override {
+    out.set(0, 2e-9 * static_cast<double>(now_tick().monotonic_ns - made_ns_));
+  }
+
+ private:
+  std::vector<MetricSpec> metrics_;
+  std::int64_t made_ns_ = now_tick().monotonic_ns;
+};
+
+// A counter is differenced over the times it was read, not its row's tick: read 150 ms late,
+// two busy cores read 500 % of a core over that interval (issue 18 saw cgroup.cpu at 469 % of
+// a core on a 2-CPU machine).
+TEST(SamplerTest, ACounterReadLateIsDifferencedOverWhenItWasRead) {
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(std::make_unique<StallingSource>());
+  sources.push_back(std::make_unique<TwoCoresSource>());
+  Sampler sampler(std::move(sources), 0.1);
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  sampler.stop();
+  const MetricSummary* cpu = sampler.summary().find("fake.cpu");
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_TRUE(cpu->available());
+  EXPECT_NEAR(cpu->mean.value(), 200, 10);
+  EXPECT_LT(cpu->max.value(), 250) << "a late read inflated one interval's rate";
+}
+
 TEST(SamplerTest, SummaryKeepsReasonsAndWindowFigures) {
   Sampler sampler(counting(), 0.1);
   sampler.start();
