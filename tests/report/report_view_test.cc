@@ -50,10 +50,12 @@ const json* chart(const json& charts, const std::string& title) {
   return nullptr;
 }
 
-const Table& table(const std::vector<Table>& tables, const std::string& id) {
+// The id as a pointer, not a const std::string&: a returned reference next to a temporary string
+// argument trips GCC 13's -Wdangling-reference.
+const Table& table(const std::vector<Table>& tables, const char* id) {
   for (const Table& t : tables)
     if (t.id == id) return t;
-  throw std::runtime_error("no table " + id);
+  throw std::runtime_error(std::string("no table ") + id);
 }
 
 std::string html(const ReportData& d) {
