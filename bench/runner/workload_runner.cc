@@ -147,13 +147,10 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   nc.communicator = replica.communicator;
   nc.device_graphs = config.graphs;
   nc.bucket_bytes = static_cast<std::size_t>(config.bucket_mb * 1024 * 1024);
-  nn::Graph graph = model.build(mc);
-  Shape input_shape = graph.value(graph.input("images")).shape;
-  nn::Trainer net(std::move(graph), be, nc);
+  nn::Trainer net(model.build(mc), be, nc);
   // Each replica reads its own part of the data, as a distributed sampler would give it.
-  data::SyntheticSource source(be, input_shape, mc.classes,
-                               config.seed + 7 + static_cast<std::uint64_t>(replica.rank),
-                               net.dtype());
+  data::SyntheticSource source(net.graph().input_specs(),
+                               config.seed + 7 + static_cast<std::uint64_t>(replica.rank));
 
   result::RunResult r;
   r.config = config;
@@ -169,11 +166,11 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
       2.0 * static_cast<double>(train ? net.train_macs() : net.forward_macs()) / mc.batch;
 
   auto step = [&] {
-    data::Batch b = source.next();
+    source.fill(be, net.inputs());
     if (train)
-      net.train_step(b.images, b.labels);
+      net.train_step();
     else
-      net.infer_step(b.images);
+      net.infer_step();
   };
   // A stop is honoured between steps, and only where no other replica waits in a collective.
   const bool can_stop = hooks.stop && replica.communicator == nullptr;

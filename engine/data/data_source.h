@@ -1,24 +1,24 @@
 // Where batches come from. Real datasets (idx, CIFAR, image folders, MovieLens, text8)
 // implement the same interface later.
+//
+// A source writes into buffers it does not own: the trainer's, one per graph input, resident
+// at fixed addresses, so a recorded device graph replays whatever a source put there.
 #pragma once
 
+#include <span>
 #include <string>
 
+#include "engine/backend/backend.h"
 #include "engine/core/tensor.h"
 
 namespace dlbench::data {
-
-struct Batch {
-  Tensor images;  // NHWC in the network's compute dtype, on the device
-  Tensor labels;  // [N] i32 on the device
-};
 
 class DataSource {
  public:
   virtual ~DataSource() = default;
   virtual std::string name() const = 0;
-  // The next batch; the tensors stay valid until the next call.
-  virtual Batch next() = 0;
+  // Writes the next batch into `inputs`, one tensor per graph input in graph input order.
+  virtual void fill(backend::Backend& backend, std::span<const Tensor> inputs) = 0;
 };
 
 }  // namespace dlbench::data

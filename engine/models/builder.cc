@@ -7,12 +7,14 @@ namespace dlbench::models {
 
 ValueId Builder::input(std::int64_t batch, std::int64_t height, std::int64_t width,
                        std::int64_t channels) {
-  return g_.add_input("images", {batch, height, width, channels}, g_.compute_dtype());
+  return g_.add_input({"images", {batch, height, width, channels}, g_.compute_dtype(),
+                       data::normal(0.0, 1.0), "images (NHWC)"});
 }
 
 void Builder::classifier_loss(ValueId logits, std::int64_t batch, std::int64_t classes) {
   DLBENCH_CHECK(shape(logits) == (Shape{batch, classes}), "logits must be [batch, classes]");
-  const ValueId labels = g_.add_input("labels", {batch}, DType::kI32);
+  const ValueId labels =
+      g_.add_input({"labels", {batch}, DType::kI32, data::uniform_int(0, classes), "class labels"});
   g_.add("loss", std::make_unique<nn::SoftmaxCrossEntropy>(), {logits, labels});
   g_.mark_output(logits);
 }

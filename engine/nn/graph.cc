@@ -4,11 +4,12 @@
 
 namespace dlbench::nn {
 
-ValueId Graph::add_input(std::string name, Shape shape, DType dtype) {
+ValueId Graph::add_input(data::InputSpec spec) {
   for (ValueId v : inputs_)
-    DLBENCH_CHECK(value(v).name != name, "two graph inputs named '" + name + "'");
-  values_.push_back({std::move(name), shape, dtype, -1, 0, false});
+    DLBENCH_CHECK(value(v).name != spec.name, "two graph inputs named '" + spec.name + "'");
+  values_.push_back({spec.name, spec.shape, spec.dtype, -1, 0, false});
   inputs_.push_back(static_cast<ValueId>(values_.size() - 1));
+  input_specs_.push_back(std::move(spec));
   return inputs_.back();
 }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/data/input_spec.h"
 #include "engine/nn/layer.h"
 
 namespace dlbench::nn {
@@ -43,7 +44,7 @@ class Graph {
   explicit Graph(DType compute = DType::kF32) : compute_(compute) {}
 
   // Graph inputs in the order a data source fills them; names are unique.
-  ValueId add_input(std::string name, Shape shape, DType dtype);
+  ValueId add_input(data::InputSpec spec);
   // A parameter that layers share: pass its id to add() for each of them.
   ParamId add_parameter(std::string name, ParamDecl decl);
   // Appends a layer with exactly one output, named as the node. params: the graph parameters
@@ -65,6 +66,7 @@ class Graph {
   // In declaration order; the parameter store lays them out by group, then this order.
   const std::vector<ParamInfo>& params() const { return params_; }
   const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<data::InputSpec>& input_specs() const { return input_specs_; }
   ValueId input(std::string_view name) const;  // internal error when there is none
   const std::vector<ValueId>& outputs() const { return outputs_; }
   // Nodes [0, layer_count()) are the model's layers; the rest are its losses.
@@ -81,6 +83,7 @@ class Graph {
   std::vector<Node> nodes_;
   std::vector<ParamInfo> params_;
   std::vector<ValueId> inputs_, outputs_;
+  std::vector<data::InputSpec> input_specs_;
   std::size_t layers_ = 0;
 };
 

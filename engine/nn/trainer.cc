@@ -1,5 +1,8 @@
 #include "engine/nn/trainer.h"
 
+#include "engine/core/checked.h"
+#include "engine/core/memory.h"
+
 namespace dlbench::nn {
 
 Trainer::Trainer(Graph graph, backend::Backend& backend, const TrainerConfig& config)
@@ -9,6 +12,20 @@ Trainer::Trainer(Graph graph, backend::Backend& backend, const TrainerConfig& co
       executor_(std::move(graph), backend, store_, config.mode, config.precision),
       scaler_({config.precision == Precision::kFp16, config.initial_loss_scale,
                config.loss_scale_growth_interval}) {
+  // The inputs, resident outside the arena at fixed addresses for the trainer's life.
+  std::size_t bytes = 0;
+  for (ValueId v : executor_.graph().inputs())
+    bytes +=
+        align_up(checked_bytes(executor_.graph().value(v).shape, executor_.graph().value(v).dtype));
+  input_buffer_ = Buffer(backend_.allocator(), std::max<std::size_t>(bytes, 1));
+  std::size_t offset = 0;
+  for (ValueId v : executor_.graph().inputs()) {
+    const ValueInfo& info = executor_.graph().value(v);
+    inputs_.push_back(Tensor(static_cast<char*>(input_buffer_.data()) + offset, info.shape,
+                             info.dtype, backend_.device()));
+    executor_.bind_input(v, inputs_.back());
+    offset += align_up(checked_bytes(info.shape, info.dtype));
+  }
   const bool train = config_.mode == Mode::kTrain;
   if (train) optimizer_ = make_optimizer(config_.optimizer, backend_, store_);
   if (config_.communicator != nullptr) {
@@ -17,21 +34,20 @@ Trainer::Trainer(Graph graph, backend::Backend& backend, const TrainerConfig& co
   }
 }
 
-void Trainer::train_step(const Tensor& images, const Tensor& labels) {
+void Trainer::train_step() {
   DLBENCH_CHECK(config_.mode == Mode::kTrain, "train_step on a trainer built for inference");
   // The first step runs eagerly: it measures convolution algorithms and grows workspaces,
   // which a recording may not do.
   StepGraphs* graphs = nullptr;
   if (graphs_wanted() && eager_steps_ > 0) {
-    const StepKey key{images.data(), labels.data(), scaler_.scale()};
-    if (!graphs_ || !(graphs_->key == key)) record_train_graphs(images, labels, key);
+    if (!graphs_ || graphs_->loss_scale != scaler_.scale()) record_train_graphs();
     graphs = graphs_.get();
   }
   const float step_scale = scaler_.scale();  // what this step's gradients are scaled by
   if (graphs) {
     graphs->gradients->launch();
   } else {
-    compute_gradients(images, labels);
+    compute_gradients();
     ++eager_steps_;
   }
   // fp16: a step with inf/NaN gradients changes nothing but the scale.
@@ -42,8 +58,7 @@ void Trainer::train_step(const Tensor& images, const Tensor& labels) {
     update_weights(step_scale);
 }
 
-void Trainer::compute_gradients(const Tensor& images, const Tensor& labels) {
-  bind_batch(images, &labels);
+void Trainer::compute_gradients() {
   executor_.forward();
   {
     ObservedPart part(executor_.observer(), StepPart::kLoss, 0);
@@ -74,16 +89,16 @@ bool Trainer::graphs_wanted() const {
          graph_failure_.empty();
 }
 
-void Trainer::record_train_graphs(const Tensor& images, const Tensor& labels, StepKey key) {
+void Trainer::record_train_graphs() {
   graphs_.reset();
   try {
     auto recorded = std::make_unique<StepGraphs>();
-    recorded->key = key;
+    recorded->loss_scale = scaler_.scale();
     backend_.begin_capture();
-    compute_gradients(images, labels);
+    compute_gradients();
     recorded->gradients = backend_.end_capture();
     backend_.begin_capture();
-    update_weights(key.loss_scale);
+    update_weights(recorded->loss_scale);
     recorded->update = backend_.end_capture();
     graphs_ = std::move(recorded);
     ++recordings_;
@@ -95,12 +110,10 @@ void Trainer::record_train_graphs(const Tensor& images, const Tensor& labels, St
   }
 }
 
-void Trainer::record_infer_graph(const Tensor& images) {
+void Trainer::record_infer_graph() {
   graphs_.reset();
   try {
     auto recorded = std::make_unique<StepGraphs>();
-    recorded->key = {images.data(), nullptr, 0.0f};
-    bind_batch(images, nullptr);
     backend_.begin_capture();
     executor_.forward();
     recorded->gradients = backend_.end_capture();
@@ -136,24 +149,14 @@ float Trainer::loss() {
   return total;
 }
 
-void Trainer::bind_batch(const Tensor& images, const Tensor* labels) {
-  const std::vector<ValueId>& inputs = graph().inputs();
-  executor_.bind_input(inputs.at(0), images);
-  if (labels != nullptr) {
-    DLBENCH_CHECK(inputs.size() == 2, "train_step(images, labels) on a graph of other inputs");
-    executor_.bind_input(inputs[1], *labels);
-  }
-}
-
-void Trainer::infer_step(const Tensor& images) {
+void Trainer::infer_step() {
   if (graphs_wanted() && eager_steps_ > 0) {
-    if (!graphs_ || graphs_->key.images != images.data()) record_infer_graph(images);
+    if (!graphs_) record_infer_graph();
     if (graphs_) {
       graphs_->gradients->launch();
       return;
     }
   }
-  bind_batch(images, nullptr);
   executor_.forward();
   ++eager_steps_;
 }

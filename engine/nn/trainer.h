@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,12 +58,15 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // One training step on a batch (images as the graph input, i32 labels); does not wait for
-  // the device. loss() reads the last step's loss (and waits).
-  void train_step(const Tensor& images, const Tensor& labels);
+  // The graph's inputs, in graph input order: resident buffers the trainer owns, allocated
+  // once, that a data source fills before each step (data::DataSource::fill).
+  std::span<const Tensor> inputs() const { return inputs_; }
+  // One training step on what inputs() hold; does not wait for the device. loss() reads the
+  // last step's loss, the sum of the graph's losses (and waits).
+  void train_step();
   float loss();
-  // One forward pass; BN uses running statistics.
-  void infer_step(const Tensor& images);
+  // One forward pass (no loss); BN uses running statistics.
+  void infer_step();
 
   // Null (the default) for none; the observer must outlive the steps it watches.
   void set_observer(StepObserver* observer) { executor_.set_observer(observer); }
@@ -91,28 +95,20 @@ class Trainer {
   Tensor logits() const { return value(graph().outputs().at(0)); }
 
  private:
-  // What a recording depends on besides the trainer itself: the batch's addresses and the
-  // loss scale (an argument of the loss gradient and the update).
-  struct StepKey {
-    const void* images = nullptr;
-    const void* labels = nullptr;
-    float loss_scale = 1.0f;
-    bool operator==(const StepKey&) const = default;
-  };
+  // What a recording depends on besides the trainer's own buffers: the loss scale (an argument
+  // of the loss gradient and the update). The batch is always in inputs().
   struct StepGraphs {
-    StepKey key;
+    float loss_scale = 1.0f;
     std::unique_ptr<backend::DeviceGraph> gradients;  // forward..backward, or inference
     std::unique_ptr<backend::DeviceGraph> update;
   };
-  // Points the graph's inputs at a batch (labels null: inference).
-  void bind_batch(const Tensor& images, const Tensor* labels);
   // Forward, loss, backward with the bucketed all-reduce, and the gradients' cast to f32.
-  void compute_gradients(const Tensor& images, const Tensor& labels);
+  void compute_gradients();
   // The optimizer on gradients scaled by step_scale, then the compute copy of the weights.
   void update_weights(float step_scale);
   bool graphs_wanted() const;
-  void record_train_graphs(const Tensor& images, const Tensor& labels, StepKey key);
-  void record_infer_graph(const Tensor& images);
+  void record_train_graphs();
+  void record_infer_graph();
 
   TrainerConfig config_;
   backend::Backend& backend_;
@@ -121,6 +117,8 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;  // training only
   LossScaler scaler_;
   std::optional<GradientReducer> reducer_;  // training with replicas only
+  Buffer input_buffer_;                     // every graph input, one after another
+  std::vector<Tensor> inputs_;
   std::unique_ptr<StepGraphs> graphs_;
   std::string graph_failure_;
   int eager_steps_ = 0;

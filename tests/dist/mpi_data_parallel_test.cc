@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/core/checked.h"
 #include "engine/data/synthetic.h"
 #include "engine/dist/mpi_communicator.h"
 #include "engine/dist/mpi_session.h"
@@ -60,11 +61,15 @@ struct HostBatch {
 HostBatch rank_batch(backend::Backend& be, const Case& c, int rank) {
   models::ModelConfig mc = model_config(c, kBatchPerRank);
   const nn::Graph graph = models::find_model(c.model).build(mc);
-  const Shape shape = graph.value(graph.input("images")).shape;
-  data::SyntheticSource source(be, shape, mc.classes, kDataSeed + static_cast<std::uint64_t>(rank));
-  data::Batch b = source.next();
-  HostBatch out{host(be, b.images), std::vector<std::int32_t>(kBatchPerRank)};
-  be.to_host(b.labels, out.labels.data());
+  const auto& specs = graph.input_specs();
+  Buffer images(be.allocator(), checked_bytes(specs[0].shape, specs[0].dtype));
+  Buffer labels(be.allocator(), checked_bytes(specs[1].shape, specs[1].dtype));
+  const Tensor batch[] = {Tensor(images.data(), specs[0].shape, specs[0].dtype, be.device()),
+                          Tensor(labels.data(), specs[1].shape, specs[1].dtype, be.device())};
+  data::SyntheticSource source(specs, kDataSeed + static_cast<std::uint64_t>(rank));
+  source.fill(be, batch);
+  HostBatch out{host(be, batch[0]), std::vector<std::int32_t>(kBatchPerRank)};
+  be.to_host(batch[1], out.labels.data());
   return out;
 }
 
@@ -78,17 +83,11 @@ std::vector<float> step_on(backend::Backend& be, const Case& c, const HostBatch&
   nc.optimizer.learning_rate = 0.01f;
   nc.optimizer.weight_decay = 1e-4f;
   nc.communicator = comm;
-  nn::Graph graph = models::find_model(c.model).build(mc);
-  Shape shape = graph.value(graph.input("images")).shape;
-  nn::Trainer net(std::move(graph), be, nc);
-  Buffer images(be.allocator(), batch.images.size() * sizeof(float));
-  Buffer labels(be.allocator(), batch.labels.size() * sizeof(std::int32_t));
-  Tensor x(images.data(), shape, DType::kF32, be.device());
-  Tensor y(labels.data(), {samples}, DType::kI32, be.device());
-  be.from_host(batch.images.data(), x);
-  be.from_host(batch.labels.data(), y);
+  nn::Trainer net(models::find_model(c.model).build(mc), be, nc);
+  be.from_host(batch.images.data(), net.inputs()[0]);
+  be.from_host(batch.labels.data(), net.inputs()[1]);
   if (initial) *initial = host(be, net.flat_weights());
-  net.train_step(x, y);
+  net.train_step();
   EXPECT_TRUE(std::isfinite(net.loss()));
   return host(be, net.flat_weights());
 }

@@ -68,8 +68,6 @@ std::string machine_header() {
 
 struct Built {
   nn::Graph graph;
-  Shape input;
-  std::int64_t classes = 0;
 };
 
 Built build(const std::string& model) {
@@ -79,9 +77,7 @@ Built build(const std::string& model) {
   mc.input_size = kInput;
   mc.width_divisor = kWidthDivisor;
   mc = models::resolve(info, mc);
-  nn::Graph graph = info.build(mc);
-  Shape input = graph.value(graph.input("images")).shape;
-  return {std::move(graph), input, mc.classes};
+  return {info.build(mc)};
 }
 
 std::string memory_line(const char* mode, const nn::MemoryReport& m) {
@@ -103,10 +99,10 @@ std::string engine_record(const std::string& model) {
     nc.optimizer.momentum = 0.9f;
     nc.optimizer.weight_decay = 1e-4f;  // so decayed and not-decayed parameters both show
     nn::Trainer net(std::move(b.graph), *be, nc);
-    data::SyntheticSource source(*be, b.input, b.classes, kDataSeed);
+    data::SyntheticSource source(net.graph().input_specs(), kDataSeed);
     for (int step = 0; step < kTrainSteps; ++step) {
-      data::Batch batch = source.next();
-      net.train_step(batch.images, batch.labels);
+      source.fill(*be, net.inputs());
+      net.train_step();
       out << "loss " << step << " " << hex(net.loss()) << "\n";
     }
     out << "weights " << hash_text(tensor_hash(*be, net.flat_weights())) << "\n";
@@ -125,8 +121,9 @@ std::string engine_record(const std::string& model) {
     nc.mode = Mode::kInfer;
     nc.seed = 42;
     nn::Trainer net(std::move(b.graph), *be, nc);
-    data::SyntheticSource source(*be, b.input, b.classes, kDataSeed);
-    net.infer_step(source.next().images);
+    data::SyntheticSource source(net.graph().input_specs(), kDataSeed);
+    source.fill(*be, net.inputs());
+    net.infer_step();
     out << "logits " << hash_text(tensor_hash(*be, net.logits())) << "\n";
     out << memory_line("infer", net.memory());
   }

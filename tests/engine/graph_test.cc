@@ -40,6 +40,13 @@ class Tee final : public Layer {
 
 constexpr std::int64_t kRows = 4, kFeatures = 6, kHidden = 5, kClasses = 3;
 
+data::InputSpec features(std::int64_t columns) {
+  return {"x", {kRows, columns}, DType::kF32, data::normal(0, 1), "features"};
+}
+data::InputSpec label_spec() {
+  return {"labels", {kRows}, DType::kI32, data::uniform_int(0, kClasses), "class labels"};
+}
+
 std::unique_ptr<Linear> linear(std::int64_t k, std::int64_t n) {
   backend::MatmulParams p;
   p.m = kRows, p.k = k, p.n = n, p.bias = true;
@@ -56,8 +63,8 @@ struct TwoHeads {
 TwoHeads two_heads(int losses = 3) {
   TwoHeads t;
   Graph& g = t.graph;
-  t.x = g.add_input("x", {kRows, kFeatures}, DType::kF32);
-  t.labels = g.add_input("labels", {kRows}, DType::kI32);
+  t.x = g.add_input(features(kFeatures));
+  t.labels = g.add_input(label_spec());
   t.h = g.add("fc0", linear(kFeatures, kHidden), {t.x});
   const std::vector<ValueId> split = g.add_multi("tee", std::make_unique<Tee>(), {t.h});
   t.h1 = split[0], t.h2 = split[1];
@@ -87,9 +94,9 @@ TEST(GraphTest, LayersComeBeforeLossesAndAddTakesOneOutput) {
   TwoHeads t = two_heads();
   EXPECT_THROW(t.graph.add("late", linear(kClasses, kClasses), {t.logits1}), Error);
   Graph g;
-  const ValueId x = g.add_input("x", {kRows, kHidden}, DType::kF32);
+  const ValueId x = g.add_input(features(kHidden));
   EXPECT_THROW(g.add("tee", std::make_unique<Tee>(), {x}), Error);
-  EXPECT_THROW(g.add_input("x", {1}, DType::kF32), Error);  // input names are unique
+  EXPECT_THROW(g.add_input(features(1)), Error);  // input names are unique
 }
 
 TEST(GraphTest, PlannerSchedulesLossesAtLAndKeepsSavedOutputs) {
@@ -116,9 +123,10 @@ TEST(GraphTest, PlannerSchedulesLossesAtLAndKeepsSavedOutputs) {
 }
 
 // Every parameter's gradient after one step against central differences of the step's loss.
-void expect_finite_differences(Trainer& trainer, const data::Batch& batch) {
+// The trainer's inputs hold the batch (filled once).
+void expect_finite_differences(Trainer& trainer) {
   auto loss = [&] {
-    trainer.train_step(batch.images, batch.labels);
+    trainer.train_step();
     return static_cast<double>(trainer.loss());
   };
   loss();
@@ -154,20 +162,21 @@ TrainerConfig gradients_only() {
 
 TEST(GraphTest, TwoLossesThroughATeeMatchFiniteDifferences) {
   auto be = backend::make_backend(Device::cpu());
-  data::SyntheticSource source(*be, {kRows, kFeatures}, kClasses, 9);
-  const data::Batch batch = source.next();
   // The step's loss is the sum of the two heads' losses, each measured alone.
   Trainer trainer(std::move(two_heads().graph), *be, gradients_only());
-  trainer.train_step(batch.images, batch.labels);
+  data::SyntheticSource source(trainer.graph().input_specs(), 9);
+  source.fill(*be, trainer.inputs());
+  trainer.train_step();
   const double both = trainer.loss();
   double alone = 0;
   for (int head : {1, 2}) {
     Trainer one(std::move(two_heads(head).graph), *be, gradients_only());
-    one.train_step(batch.images, batch.labels);
+    source.fill(*be, one.inputs());
+    one.train_step();
     alone += one.loss();
   }
   EXPECT_NEAR(both, alone, 1e-6 * alone);
-  expect_finite_differences(trainer, batch);
+  expect_finite_differences(trainer);
 }
 
 // x -> fc_a and fc_b, one weight shared by both (each with a bias of its own), summed, then a
@@ -180,8 +189,8 @@ struct SharedWeight {
 SharedWeight shared_weight() {
   SharedWeight t;
   Graph& g = t.graph;
-  const ValueId x = g.add_input("x", {kRows, kFeatures}, DType::kF32);
-  const ValueId labels = g.add_input("labels", {kRows}, DType::kI32);
+  const ValueId x = g.add_input(features(kFeatures));
+  const ValueId labels = g.add_input(label_spec());
   t.weight = g.add_parameter(
       "shared.weight",
       {"weight", {kHidden, kFeatures}, Init::kNormal, 1, ParamGroup::kDecayed, 0.5f});
@@ -217,14 +226,15 @@ TEST(GraphTest, ASharedWeightIsOneParameterWhoseUsersAddTheirGradients) {
   EXPECT_EQ(slots[0].count, kHidden * kFeatures);  // the decayed group comes first
   EXPECT_EQ(slots[0].node, 0u);
 
-  data::SyntheticSource source(*be, {kRows, kFeatures}, kClasses, 4);
   Trainer trainer(std::move(t.graph), *be, gradients_only());
-  expect_finite_differences(trainer, source.next());
+  data::SyntheticSource source(trainer.graph().input_specs(), 4);
+  source.fill(*be, trainer.inputs());
+  expect_finite_differences(trainer);
 }
 
 TEST(GraphTest, BatchNormParametersCannotBeShared) {
   Graph g;
-  const ValueId x = g.add_input("x", {kRows, kHidden}, DType::kF32);
+  const ValueId x = g.add_input(features(kHidden));
   backend::BatchNormParams p;
   p.channels = kHidden, p.rows = kRows;
   g.add("bn_a", std::make_unique<BatchNorm>(p), {x});

@@ -36,16 +36,15 @@ struct TinyNet {
     nn::TrainerConfig nc;
     nc.mode = mode;
     nn::Graph graph = info.build(mc);
-    Shape shape = graph.value(graph.input("images")).shape;
     net = std::make_unique<nn::Trainer>(std::move(graph), *be, nc);
-    source = std::make_unique<data::SyntheticSource>(*be, shape, mc.classes, 3);
+    source = std::make_unique<data::SyntheticSource>(net->graph().input_specs(), 3);
   }
   void step() {
-    data::Batch b = source->next();
+    source->fill(*be, net->inputs());
     if (net->mode() == Mode::kTrain)
-      net->train_step(b.images, b.labels);
+      net->train_step();
     else
-      net->infer_step(b.images);
+      net->infer_step();
   }
   std::unique_ptr<backend::Backend> be;
   std::unique_ptr<nn::Trainer> net;

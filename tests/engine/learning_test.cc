@@ -35,18 +35,17 @@ void expect_learns(const LearningCase& c) {
   nc.optimizer.learning_rate = c.learning_rate;
   nc.optimizer.momentum = 0.9f;
   nn::Graph graph = info.build(mc);
-  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), *be, nc);
-  data::SyntheticSource source(*be, shape, mc.classes, 7);
-  data::Batch batch = source.next();
+  data::SyntheticSource source(net.graph().input_specs(), 7);
+  source.fill(*be, net.inputs());
 
-  net.train_step(batch.images, batch.labels);
+  net.train_step();
   const float first = net.loss();
   ASSERT_TRUE(std::isfinite(first));
   float loss = first;
   int step = 1;
   for (; step < c.max_steps && loss > kTargetRatio * first; ++step) {
-    net.train_step(batch.images, batch.labels);
+    net.train_step();
     loss = net.loss();
     ASSERT_TRUE(std::isfinite(loss)) << "step " << step;
   }

@@ -34,12 +34,11 @@ void expect_network_gradients(const char* model, int width_divisor) {
   nc.optimizer.learning_rate = 0.0f;  // lr 0: a train step computes gradients and moves nothing
   nc.optimizer.momentum = 0.0f;
   nn::Graph graph = info.build(mc);
-  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), *be, nc);
-  data::SyntheticSource source(*be, shape, mc.classes, 3);
-  data::Batch batch = source.next();
+  data::SyntheticSource source(net.graph().input_specs(), 3);
+  source.fill(*be, net.inputs());
   auto loss = [&] {
-    net.train_step(batch.images, batch.labels);
+    net.train_step();
     return static_cast<double>(net.loss());
   };
   loss();

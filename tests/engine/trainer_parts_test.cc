@@ -30,7 +30,7 @@ nn::Graph tiny_resnet() {
 // x [2, 4] -> Linear(4 -> 3, bias): a decayed weight and a not-decayed bias.
 nn::Graph linear_graph() {
   nn::Graph g;
-  const nn::ValueId x = g.add_input("x", {2, 4}, DType::kF32);
+  const nn::ValueId x = g.add_input({"x", {2, 4}, DType::kF32, data::normal(0, 1), "features"});
   backend::MatmulParams p;
   p.m = 2, p.k = 4, p.n = 3, p.bias = true;
   g.mark_output(g.add("fc", std::make_unique<nn::Linear>(p), {x}));

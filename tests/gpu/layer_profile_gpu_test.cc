@@ -39,15 +39,14 @@ result::LayerProfile profile(Mode mode, Precision precision) {
   // Low enough that no fp16 step overflows and skips its update.
   nc.initial_loss_scale = 1024.0f;
   nn::Graph graph = info.build(mc);
-  Shape shape = graph.value(graph.input("images")).shape;
   nn::Trainer net(std::move(graph), *be, nc);
-  data::SyntheticSource source(*be, shape, mc.classes, 5, net.dtype());
+  data::SyntheticSource source(net.graph().input_specs(), 5);
+  source.fill(*be, net.inputs());
   auto step = [&](int) {
-    data::Batch b = source.next();
     if (mode == Mode::kTrain)
-      net.train_step(b.images, b.labels);
+      net.train_step();
     else
-      net.infer_step(b.images);
+      net.infer_step();
   };
   step(0);  // cuDNN measures its algorithms in the first step
   be->synchronize();

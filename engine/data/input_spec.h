@@ -1,0 +1,35 @@
+// What one input of a model is: its name, shape and dtype, the values it takes, and what they
+// mean. A graph declares its inputs with these; a synthetic source draws from them, and a real
+// reader checks its batches against them.
+#pragma once
+
+#include <string>
+
+#include "engine/core/dtype.h"
+#include "engine/core/shape.h"
+
+namespace dlbench::data {
+
+struct Distribution {
+  enum class Kind { kNormal, kUniformInt };
+  Kind kind = Kind::kNormal;
+  // kNormal: mean a, standard deviation b. kUniformInt: integers in [a, b).
+  double a = 0, b = 1;
+};
+
+struct InputSpec {
+  std::string name;  // "images", "labels", "users"
+  Shape shape;
+  DType dtype = DType::kF32;
+  Distribution values;
+  std::string meaning;  // "images (NHWC)", "class labels"
+};
+
+inline Distribution normal(double mean, double stddev) {
+  return {Distribution::Kind::kNormal, mean, stddev};
+}
+inline Distribution uniform_int(std::int64_t low, std::int64_t high) {
+  return {Distribution::Kind::kUniformInt, static_cast<double>(low), static_cast<double>(high)};
+}
+
+}  // namespace dlbench::data
