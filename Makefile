@@ -35,7 +35,7 @@ test: test-deps
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
 # The main job: describe the machine, run the quick suite (the GPU one when NVML sees a GPU,
-# else quick-cpu: a few minutes on 2 cores), store it, and write its report (also when a run
+# else quick-cpu: about half a minute on 2 cores), store it, and write its report (also when a run
 # of the suite failed: failed runs are stored and shown).
 REPORT ?= $(BUILD_DIR)/report.html
 run: build
