@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when the source tree leaves the floors of the house that DESIGN.md draws.
+"""Fails when the source tree leaves the floors of the house that docs/layout.md draws.
 
 Arrows point down only, and the engine is usable without bench/. Nothing in the compiler
 enforces that: one convenient #include or target_link_libraries line and the store links
@@ -45,7 +45,7 @@ ENGINE_LIBRARIES = ("dlbench_backend", "dlbench_dist", "dlbench_data", "dlbench_
                     "dlbench_models")
 EVERYTHING = "*"
 
-# Which floors each floor includes from directly (DESIGN.md's floors; the table of
+# Which floors each floor includes from directly (docs/layout.md's floors; the table of
 # docs/plan-step-contract.md, step 0). A floor may also include whatever these may include.
 # engine/backend/cpu and engine/backend/cuda belong to the engine/backend floor.
 FLOORS = {
@@ -203,7 +203,7 @@ def check_includes(root):
         if floor not in FLOORS:
             findings.append(Finding("include", rel, 1, "-", f"{os.path.dirname(rel)} is in no "
                                     f"floor of the layout table: add it to FLOORS in "
-                                    f"scripts/check-layout.py (and to DESIGN.md)"))
+                                    f"scripts/check-layout.py (and to docs/layout.md)"))
             continue
         allowed = allowed_floors(floor)
         for number, line in enumerate(read(path).splitlines(), 1):

@@ -10,7 +10,7 @@
 //
 // or, at any point, {"type": "error", "kind": "missing_package", "package": "torch",
 // "message": "..."} and exit. The worker reports only what it timed; the harness computes
-// throughput and statistics (DESIGN.md: one definition for every framework).
+// throughput and statistics (one definition for every framework).
 #pragma once
 
 #include <cstdint>

@@ -11,7 +11,7 @@
 
 namespace dlbench::result {
 
-// Defaults follow the published evaluations (DESIGN.md): train batch 128, infer batch 64.
+// Defaults follow the published evaluations: train batch 128, infer batch 64.
 constexpr std::int64_t kDefaultTrainBatch = 128;
 constexpr std::int64_t kDefaultInferBatch = 64;
 constexpr int kDefaultWarmupSteps = 5;

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """dlbench against the PyTorch reference script on the same GPU, in one call.
 
-Runs `dlbench run` for every ImageNet row of ../shared/reference/peer-h100.md, then the reference
-script (torch_peer.py, which prints one JSON line per configuration), and prints one table: model,
+Runs `dlbench run` for every ImageNet row of the PyTorch reference table (docs/measurements.md),
+then the reference script (a stand-alone PyTorch script kept outside this repository, which
+prints one JSON line per configuration), and prints one table: model,
 mode, precision, batch, dlbench images/s, PyTorch images/s, ratio, and each side's peak memory
 after the warm-up (dlbench: `memory/allocated_peak_gib`, what its own allocations held at once;
 PyTorch: `torch.cuda.max_memory_allocated`). A benchmark, not a test:
 
-  bench/scripts/peer_table.py --dlbench build/dlbench --peer ../shared/reference/torch_peer.py
+  bench/scripts/peer_table.py --dlbench build/dlbench --peer PEER_SCRIPT
 
 With --baseline OTHER_DLBENCH, every row also runs that binary (say, a build of main before a
 change), right after the new one on the same GPU, and the table adds its images/s and the ratio

@@ -13,7 +13,7 @@ enum class Mode { kTrain, kInfer };
 
 const char* to_string(Mode mode);  // "train", "infer"
 
-// Precision policy (DESIGN.md): fp32 strict (TF32 off), tf32, fp16 and bf16 mixed precision
+// Precision policy: fp32 strict (TF32 off), tf32, fp16 and bf16 mixed precision
 // with fp32 master weights. The CPU backend computes in fp32 only.
 enum class Precision { kFp32, kTf32, kFp16, kBf16 };
 

@@ -152,7 +152,8 @@ TEST(SamplerTest, ACounterReadLateIsDifferencedOverWhenItWasRead) {
   sampler.start();
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   sampler.stop();
-  const MetricSummary* cpu = sampler.summary().find("fake.cpu");
+  const Summary summary = sampler.summary();  // find() points into it: keep it alive
+  const MetricSummary* cpu = summary.find("fake.cpu");
   ASSERT_NE(cpu, nullptr);
   ASSERT_TRUE(cpu->available());
   EXPECT_NEAR(cpu->mean.value(), 200, 10);
