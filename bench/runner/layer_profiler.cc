@@ -47,8 +47,8 @@ void LayerProfiler::add_part(const std::string& name, double ms) {
 }
 
 void LayerProfiler::add_gap(const Mark& before, const Mark& after, double ms) {
-  const bool layers = before.part == after.part &&
-                      (after.part == nn::StepPart::kForward || after.part == nn::StepPart::kBackward);
+  const bool layers = before.part == after.part && (after.part == nn::StepPart::kForward ||
+                                                    after.part == nn::StepPart::kBackward);
   const std::string name =
       layers ? std::string("between layers (") + to_string(after.part) + ")"
              : std::string("between ") + to_string(before.part) + " and " + to_string(after.part);
@@ -85,8 +85,8 @@ void LayerProfiler::end_step() {
     if (m.part == nn::StepPart::kForward || m.part == nn::StepPart::kBackward) {
       DLBENCH_CHECK(m.node < layers_.size(), "the trainer observed node " + std::to_string(m.node) +
                                                  " of " + std::to_string(layers_.size()));
-      (m.part == nn::StepPart::kForward ? layers_[m.node].forward_ms : layers_[m.node].backward_ms) +=
-          ms;
+      (m.part == nn::StepPart::kForward ? layers_[m.node].forward_ms
+                                        : layers_[m.node].backward_ms) += ms;
     } else {
       add_part(to_string(m.part), ms);
     }

@@ -7,8 +7,11 @@ namespace dlbench::models {
 
 ValueId Builder::input(std::int64_t batch, std::int64_t height, std::int64_t width,
                        std::int64_t channels) {
-  return g_.add_input({"images", {batch, height, width, channels}, g_.compute_dtype(),
-                       data::normal(0.0, 1.0), "images (NHWC)"});
+  return g_.add_input({"images",
+                       {batch, height, width, channels},
+                       g_.compute_dtype(),
+                       data::normal(0.0, 1.0),
+                       "images (NHWC)"});
 }
 
 void Builder::classifier_loss(ValueId logits, std::int64_t batch, std::int64_t classes) {
