@@ -105,9 +105,32 @@ void refuse_empty_values(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
 }
 
+// The flag of a setting an engine error names (the engine itself names no flag).
+const char* flag_of(Setting setting) {
+  switch (setting) {
+    case Setting::kBatch:
+      return "--batch";
+    case Setting::kDevice:
+      return "--device";
+    case Setting::kPrecision:
+      return "--precision";
+    case Setting::kGpus:
+      return "--gpus";
+    case Setting::kNone:
+      break;
+  }
+  return nullptr;
+}
+
 int report(const Error& e) {
   std::cerr << "dlbench: " << e.what() << "\n";
-  if (!e.hint().empty()) std::cerr << "hint: " << e.hint() << "\n";
+  std::string hint = e.hint();
+  if (const char* flag = flag_of(e.setting().setting); flag && !hint.empty()) {
+    hint += std::string(" (") + flag;
+    if (!e.setting().value.empty()) hint += " " + e.setting().value;
+    hint += ")";
+  }
+  if (!hint.empty()) std::cerr << "hint: " << hint << "\n";
   return exit_code(e.kind());
 }
 

@@ -193,7 +193,8 @@ void add_micro_command(CLI::App& app, GlobalOptions& global) {
     } catch (const Error& e) {
       if (root) throw;
       if (e.kind() != ErrorKind::kUsage)
-        throw Error(e.kind(), "rank " + std::to_string(*env.rank) + ": " + e.what(), e.hint());
+        throw Error(e.kind(), "rank " + std::to_string(*env.rank) + ": " + e.what(), e.hint(),
+                    e.setting());
       global.exit_code = exit_code(e.kind());
       return;
     }

@@ -67,6 +67,16 @@ const result::Metric* find_metric(const result::RunResult& r, const std::string&
   return nullptr;
 }
 
+// "fuse_matmul_relu 2 rewrites"; "none applied" when every pass found nothing to do.
+std::string passes_text(const result::RunResult& r) {
+  std::string text;
+  for (const auto& [name, rewrites] : r.passes)
+    if (rewrites > 0)
+      text += (text.empty() ? "" : ", ") + name + " " + std::to_string(rewrites) +
+              (rewrites == 1 ? " rewrite" : " rewrites");
+  return text.empty() ? "none applied" : text;
+}
+
 void print_text(const result::RunResult& r, std::ostream& out) {
   const result::RunConfig& c = r.config;
   std::string title = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " on " +
@@ -86,6 +96,7 @@ void print_text(const result::RunResult& r, std::ostream& out) {
                             fixed(r.step.median_ms, 1) + ", p5 " + fixed(r.step.p5_ms, 1) +
                             ", p95 " + fixed(r.step.p95_ms, 1) + ", CV " + cv_text(r.step));
   if (!r.graphs.empty()) s.row("Device graphs", r.graphs);
+  if (!r.passes.empty()) s.row("Graph passes", passes_text(r));
   if (const auto* m = find_metric(r, "compute/achieved_gflops"))
     s.row("Achieved", fixed(m->value, 1) + " GFLOP/s");
   if (const auto* m = find_metric(r, "memory/planned_gib")) {
@@ -153,13 +164,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "Train or run inference on one model and measure it");
   opts->workload.precision = "fp32";
-  add_workload_options(
-      *run, opts->workload,
-      {"Samples per step (default: 128 train, 64 infer); per replica with --gpus or --dist",
-       "Input size in pixels (default 224; resnet50 --input 32 is the CIFAR-10 variant)",
-       "Warm-up steps, not measured", "Measured steps",
-       "Measure for this many seconds instead of --steps",
-       "Sample GPU/CPU/memory telemetry during the measured steps (default on)"});
+  add_workload_options(*run, opts->workload,
+                       {"Samples per step, per replica with --gpus or --dist", "Input size",
+                        "Warm-up steps, not measured", "Measured steps",
+                        "Measure for this many seconds instead of --steps",
+                        "Sample GPU/CPU/memory telemetry during the measured steps (default on)"});
   run->add_option("--device", opts->device,
                   "cpu or cuda:N (default: cuda:0 when a GPU is present)");
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")

@@ -79,8 +79,7 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
       "scale", "Data-parallel scaling: the same per-GPU batch on 1..N GPUs, speedup, efficiency");
   opts->workload.precision = "fp16";
   add_workload_options(*cmd, opts->workload,
-                       {"Samples per step per GPU (default: 128 train, 64 infer)",
-                        "Input size in pixels (default 224)", "Warm-up steps per run",
+                       {"Samples per step per GPU", "Input size", "Warm-up steps per run",
                         "Measured steps per run", "Measure each run this long instead of --steps",
                         "Sample telemetry during each run's measured steps (default on)"});
   cmd->add_option("--gpus", opts->gpus,

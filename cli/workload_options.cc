@@ -1,13 +1,54 @@
 #include "cli/workload_options.h"
 
+#include <functional>
+
+#include "engine/models/registry.h"
+
 namespace dlbench::cli {
+namespace {
+
+// One fact per registered model, said once when every model shares it ("128 train, 64 infer"),
+// else per model ("resnet50 128 train, 64 infer; ncf ..."). The registry, not this file, knows
+// the models.
+std::string per_model(const std::function<std::string(const models::ModelSpec&)>& fact) {
+  std::string shared, each;
+  bool same = true;
+  for (const models::ModelSpec* m : models::ModelRegistry::instance().all()) {
+    const std::string text = fact(*m);
+    if (text.empty()) continue;
+    if (shared.empty()) shared = text;
+    same = same && text == shared;
+    each += (each.empty() ? "" : "; ") + m->name + " " + text;
+  }
+  return same ? shared : each;
+}
+
+std::string batch_defaults() {
+  return per_model([](const models::ModelSpec& m) {
+    return std::to_string(m.default_train_batch) + " train, " +
+           std::to_string(m.default_infer_batch) + " infer";
+  });
+}
+
+std::string sizes() {
+  return per_model([](const models::ModelSpec& m) {
+    std::string text;
+    for (int v : m.size.allowed)
+      text += (text.empty() ? "" : ", ") + std::to_string(v) +
+              (v == m.size.default_value ? " (default)" : "");
+    return text.empty() ? text : text + " " + m.size.unit;
+  });
+}
+
+}  // namespace
 
 void add_workload_options(CLI::App& cmd, WorkloadOptions& o, const WorkloadHelp& help) {
-  cmd.add_option("model", o.model, "Model: resnet50, vgg16")->required();
+  cmd.add_option("model", o.model, "Model: " + models::model_names())->required();
   cmd.add_option("--mode", o.mode, "train or infer")->capture_default_str();
-  cmd.add_option("--batch", o.batch, help.batch);
+  cmd.add_option("--batch", o.batch,
+                 std::string(help.batch) + " (default: " + batch_defaults() + ")");
   cmd.add_option("--precision", o.precision, "fp32, tf32, fp16 or bf16")->capture_default_str();
-  cmd.add_option("--input", o.input, help.input);
+  cmd.add_option("--input", o.input, std::string(help.input) + ": " + sizes());
   cmd.add_option("--warmup", o.warmup, help.warmup)->capture_default_str();
   cmd.add_option("--steps", o.steps, help.steps)->capture_default_str();
   cmd.add_option("--seconds", o.seconds, help.seconds);
@@ -17,6 +58,9 @@ void add_workload_options(CLI::App& cmd, WorkloadOptions& o, const WorkloadHelp&
       ->capture_default_str();
   cmd.add_flag("--graphs,!--no-graphs", o.graphs,
                "Replay each step as CUDA graphs after the first (default on; GPUs only)");
+  cmd.add_flag(
+      "--fusion,!--no-fusion", o.fusion,
+      "Fuse ops where the backend can, e.g. a ReLU into the matmul before it (default on)");
 }
 
 void apply_workload_options(const WorkloadOptions& o, result::RunConfig& config) {
@@ -34,6 +78,7 @@ void apply_workload_options(const WorkloadOptions& o, result::RunConfig& config)
   config.bucket_mb = o.bucket_mb;
   config.telemetry = o.telemetry;
   config.graphs = o.graphs;
+  config.fusion = o.fusion;
 }
 
 }  // namespace dlbench::cli

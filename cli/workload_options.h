@@ -23,6 +23,7 @@ struct WorkloadOptions {
   double bucket_mb = result::RunConfig{}.bucket_mb;
   bool telemetry = true;
   bool graphs = true;
+  bool fusion = true;
 };
 
 // Help texts that differ between the commands.

@@ -62,7 +62,7 @@ class Builder:
                              "b": self.jax.numpy.zeros((cout,))}
 
 
-def build_resnet50(b, args):
+def build_resnet50(b, args, classes):
     cifar = args.input == 32
     b.conv("stem", 3 if cifar else 7, 3, 64)
     b.bn("stem_bn", 64)
@@ -80,10 +80,10 @@ def build_resnet50(b, args):
                 b.conv(p + "down", 1, cin, 4 * width)
                 b.bn(p + "down_bn", 4 * width)
             cin = 4 * width
-    b.dense("fc", cin, args.classes)
+    b.dense("fc", cin, classes)
 
 
-def build_vgg16(b, args):
+def build_vgg16(b, args, classes):
     cin = 3
     for i, c in enumerate(VGG_CONVS):
         if c != "M":
@@ -92,7 +92,7 @@ def build_vgg16(b, args):
     side = args.input // 32
     b.dense("fc0", 512 * side * side, 4096)
     b.dense("fc1", 4096, 4096)
-    b.dense("fc2", 4096, args.classes)
+    b.dense("fc2", 4096, classes)
 
 
 class Layers:
@@ -221,7 +221,12 @@ def make_step(jax, args, forward, dtype):
     return jax.jit(train_step, donate_argnums=(0, 1, 2))
 
 
+MODELS = ("resnet50", "vgg16")
+
+
 def run(channel, args):
+    protocol.check_model(channel, args, MODELS)
+    classes = protocol.classes(channel, args)
     jax = protocol.require(channel, "jax")
     jnp = jax.numpy
     if args.precision == "fp32":
@@ -232,7 +237,7 @@ def run(channel, args):
     device = pick_device(jax, channel, args.device)
 
     builder = Builder(jax, args.seed)
-    (build_resnet50 if args.model == "resnet50" else build_vgg16)(builder, args)
+    (build_resnet50 if args.model == "resnet50" else build_vgg16)(builder, args, classes)
     forward = resnet50_forward if args.model == "resnet50" else vgg16_forward
     parameters = sum(x.size for x in jax.tree_util.tree_leaves(builder.params))
     import jaxlib
@@ -246,7 +251,7 @@ def run(channel, args):
     params, state = put(builder.params), put(builder.state)
     key = jax.random.PRNGKey(args.seed + 7)
     images = put(jax.random.normal(key, (args.batch, args.input, args.input, 3), jnp.float32))
-    labels = put(jax.random.randint(jax.random.fold_in(key, 1), (args.batch,), 0, args.classes))
+    labels = put(jax.random.randint(jax.random.fold_in(key, 1), (args.batch,), 0, classes))
     step_fn = make_step(jax, args, forward, dtype)
 
     if args.mode == "train":

@@ -3,12 +3,22 @@
 A worker is started by `dlbench run --framework NAME` (bench/peers/peer_runner.cc) as
 
     python3 peers/NAME_worker.py --model resnet50 --mode train --batch 256 --precision fp16
-        --device cuda:0 --input 224 --classes 1000 --warmup 5 --steps 20 --seconds 0
+        --device cuda:0 --input 224 --inputs '[...]' --warmup 5 --steps 20 --seconds 0
         --seed 42 --lr 0.001 --momentum 0.9 --expect-parameters 25557032
+
+where --inputs lists the model's inputs as dlbench's graph declares them, in order:
+
+    [{"name": "images", "shape": [256, 224, 224, 3], "dtype": "f16", "meaning": "images (NHWC)",
+      "distribution": {"kind": "normal", "mean": 0, "stddev": 1}},
+     {"name": "labels", "shape": [256], "dtype": "i32", "meaning": "class labels",
+      "distribution": {"kind": "uniform_int", "low": 0, "high": 1000}}]
+
+The worker builds its synthetic data from these. A model the worker does not have is a usage
+error (check_model), so dlbench's model list lives in dlbench alone.
 
 and writes JSON lines on its stdout, in this order:
 
-    {"type": "hello", "protocol": 1, "framework": "pytorch", "versions": {...},
+    {"type": "hello", "protocol": 2, "framework": "pytorch", "versions": {...},
      "device": "NVIDIA H100 80GB HBM3", "parameters": 25557032}
     {"type": "measure"}                                 the measured phase begins
     {"type": "step", "index": 0, "duration_ms": 81.2}   one per measured step
@@ -39,7 +49,7 @@ import platform
 import sys
 import time
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: --inputs replaced --classes
 EXIT_ERROR = 3
 
 
@@ -66,13 +76,13 @@ class Channel:
 
 def parse_args(framework):
     p = argparse.ArgumentParser(description=f"dlbench {framework} peer worker (see protocol.py)")
-    p.add_argument("--model", required=True, choices=["resnet50", "vgg16"])
+    p.add_argument("--model", required=True)
     p.add_argument("--mode", default="train", choices=["train", "infer"])
     p.add_argument("--batch", type=int, required=True)
     p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"])
     p.add_argument("--device", default="cuda:0")
     p.add_argument("--input", type=int, default=224)
-    p.add_argument("--classes", type=int, default=1000)
+    p.add_argument("--inputs", type=parse_inputs, required=True)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--seconds", type=float, default=0.0)
@@ -81,6 +91,44 @@ def parse_args(framework):
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--expect-parameters", type=int, default=0)
     return p.parse_args()
+
+
+def parse_inputs(text):
+    """--inputs: a JSON array of {name, shape, dtype, distribution} objects (argparse type)."""
+    try:
+        inputs = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not JSON: {e}")
+    if not isinstance(inputs, list) or not all(
+            isinstance(i, dict) and {"name", "shape", "dtype", "distribution"} <= i.keys()
+            for i in inputs):
+        raise argparse.ArgumentTypeError(
+            "must be a list of {name, shape, dtype, distribution} objects")
+    return inputs
+
+
+def check_model(channel, args, known):
+    """Fails with a usage error unless this worker builds args.model."""
+    if args.model not in known:
+        channel.fail("usage", f"this worker has no model '{args.model}' "
+                              f"(it has {', '.join(sorted(known))})")
+
+
+def input_named(channel, args, name):
+    """The --inputs entry called `name`, or a usage error naming what the model takes."""
+    for spec in args.inputs:
+        if spec["name"] == name:
+            return spec
+    channel.fail("usage", f"{args.model}'s inputs have no '{name}' "
+                          f"(they are {', '.join(i['name'] for i in args.inputs)})")
+
+
+def classes(channel, args):
+    """The class count of the "labels" input: labels are uniform integers in [0, classes)."""
+    d = input_named(channel, args, "labels")["distribution"]
+    if d.get("kind") != "uniform_int" or d.get("low", 0) != 0:
+        channel.fail("usage", f"labels must be uniform integers from 0, not {d}")
+    return int(d["high"])
 
 
 def require(channel, package):

@@ -20,15 +20,18 @@ import sys
 import protocol
 
 
-def build_model(torch, torchvision, args):
+MODELS = ("resnet50", "vgg16")
+
+
+def build_model(torch, torchvision, args, classes):
     nn = torch.nn
     if args.model == "resnet50":
-        model = torchvision.models.resnet50(num_classes=args.classes)
+        model = torchvision.models.resnet50(num_classes=classes)
         if args.input == 32:
             model.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
             model.maxpool = nn.Identity()
         return model
-    model = torchvision.models.vgg16(num_classes=args.classes)
+    model = torchvision.models.vgg16(num_classes=classes)
     layers = [nn.Identity() if isinstance(m, nn.Dropout) else m for m in model.classifier]
     # dlbench flattens the last feature map as it is (7x7 at 224); torchvision's adaptive
     # pooling to 7x7 is the identity there and would change the classifier elsewhere.
@@ -56,6 +59,8 @@ def device_name(torch, device):
 
 
 def run(channel, args):
+    protocol.check_model(channel, args, MODELS)
+    classes = protocol.classes(channel, args)
     torch = protocol.require(channel, "torch")
     torchvision = protocol.require(channel, "torchvision")
     device = torch.device(args.device)
@@ -68,7 +73,7 @@ def run(channel, args):
     amp = configure_precision(torch, args.precision)
     channels_last = amp is not None
 
-    model = build_model(torch, torchvision, args)
+    model = build_model(torch, torchvision, args, classes)
     parameters = sum(p.numel() for p in model.parameters())
     channel.send("hello", protocol=protocol.PROTOCOL, framework="pytorch",
                  versions=protocol.versions(
@@ -82,7 +87,7 @@ def run(channel, args):
     model = model.to(device, memory_format=memory_format)
     images = torch.randn(args.batch, 3, args.input, args.input, device=device)
     images = images.contiguous(memory_format=memory_format)
-    labels = torch.randint(0, args.classes, (args.batch,), device=device)
+    labels = torch.randint(0, classes, (args.batch,), device=device)
     train = args.mode == "train"
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")

@@ -42,7 +42,7 @@ GENERATED_HEADERS = {"dlbench_git_hash.h"}  # engine/core/CMakeLists.txt writes 
 # The results and their readers name runs without the engine (and oneDNN, cuDNN, NCCL).
 RESULT_READERS = ("dlbench_result", "dlbench_store", "dlbench_report")
 ENGINE_LIBRARIES = ("dlbench_backend", "dlbench_dist", "dlbench_data", "dlbench_nn",
-                    "dlbench_models")
+                    "dlbench_models", "dlbench_models_all")
 EVERYTHING = "*"
 
 # Which floors each floor includes from directly (docs/layout.md's floors; the table of
@@ -75,48 +75,6 @@ FLOORS = {
 # Subjects: include: the included path; link: "library -> engine library"; size: "-";
 # hint: the string literal's text, trimmed.
 ALLOW_LIST = """
-hint | engine/core/memory.cc | use a smaller --batch or free memory
-    step 9 P2: engine hints
-    the hint names the flag; the Error will carry Setting::kBatch and the CLI adds --batch
-hint | engine/backend/make_backend.cc | use --device cpu
-    step 9 P2: engine hints
-    the hint names the flag; the Error will carry Setting::kDevice
-hint | engine/backend/cpu/dnnl_util.cc | use --precision fp32 on the CPU
-    step 9 P2: engine hints
-    the hint names the flag; the Error will carry Setting::kPrecision
-hint | engine/backend/cuda/cuda_backend.cc | run `dlbench info` to see the GPUs, or use --device cpu
-    step 9 P2: engine hints
-    the hint names the flag; the Error will carry Setting::kDevice
-hint | engine/dist/mpi_session.cc | --dist mpi needs an MPI launcher
-    step 9 P2: engine hints
-    the message names the flag; the Error will carry Setting::kDist
-hint | engine/dist/mpi_session.cc | srun; for the GPUs of one machine, --gpus N needs no launcher
-    step 9 P2: engine hints
-    the hint names the flag; the Error will carry Setting::kGpus
-hint | engine/dist/mpi_session.cc | start at most one rank per GPU on each node, or use --device cpu
-    step 9 P2: engine hints
-    the hint names the flag; the Error will carry Setting::kDevice
-hint | engine/dist/replicas.cc | use --device cpu with mpirun, or rebuild with the CUDA toolkit
-    step 9 P2: engine hints
-    the hint names the flag; the Error will carry Setting::kDevice
-hint | engine/dist/replicas.cc | --dist mpi runs inside an MpiSession
-    step 9 P2: engine hints
-    an internal check whose message names the flag for the MPI launch mode
-hint | engine/models/registry.cc | ResNet-50 v1.5, ImageNet 224x224 (1000 classes); --input 32: CIFAR-10 variant
-    step 9 P2: engine hints
-    the model description (shown by dlbench run, stored with each run) names the flag
-hint | engine/models/registry.cc | VGG16, ImageNet 224x224 (1000 classes); --input 32 for small tests
-    step 9 P2: engine hints
-    the model description (shown by dlbench run, stored with each run) names the flag
-hint | engine/models/registry.cc | does not take --input
-    step 9 P2: engine hints
-    the message names the flag; the Error will carry Setting::kSize
-hint | engine/models/registry.cc | --batch must be at least 1, not
-    step 9 P2: engine hints
-    the message names the flag; the Error will carry Setting::kBatch
-hint | engine/models/registry.cc | e.g. --batch 32
-    step 9 P2: engine hints
-    the hint names the flag; the Error will carry Setting::kBatch
 """
 CHECKS = ("include", "link", "size", "hint")
 STEP = re.compile(r"step \w+\b")

@@ -76,7 +76,7 @@ Error worker_error(const std::string& framework, const WorkerError& e,
 }
 
 std::vector<std::string> worker_argv(const result::RunConfig& c, const PeerOptions& o,
-                                     const std::string& worker, std::int64_t classes,
+                                     const std::string& worker, const std::string& inputs,
                                      std::int64_t parameters) {
   // Shortest text that reads back as the same double (std::to_string keeps 6 decimals, so
   // --lr 1e-7 would reach the worker as 0.000000).
@@ -95,8 +95,8 @@ std::vector<std::string> worker_argv(const result::RunConfig& c, const PeerOptio
           to_string(c.device),
           "--input",
           std::to_string(c.input_size),
-          "--classes",
-          std::to_string(classes),
+          "--inputs",
+          inputs,
           "--warmup",
           std::to_string(c.warmup_steps),
           "--steps",
@@ -170,12 +170,14 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
 
   // The native architecture is the reference: its parameter count is what the worker must
   // build, its FLOP count what the result reports.
-  const models::ModelInfo& model = models::find_model(config.model);
+  const models::ModelSpec& model = models::find_model(config.model);
   models::ModelConfig mc;
   mc.batch = *config.batch;
-  mc.input_size = config.input_size;
+  mc.size = config.input_size;
+  mc.compute = compute_dtype(config.precision);  // so --inputs names the dtypes of this run
   mc = models::resolve(model, mc);
-  config.input_size = mc.input_size;
+  config.input_size = mc.size;
+  const std::int64_t samples_per_step = models::samples_per_step(model, mc);
   nn::Graph graph = model.build(mc);
   const std::int64_t parameters = nn::parameter_count(graph);
   const bool train = config.mode == Mode::kTrain;
@@ -190,12 +192,14 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   result::RunResult r;
   r.config = config;
   r.model_description = model.description;
-  r.flops_per_sample = 2.0 * macs / static_cast<double>(mc.batch);
+  r.sample_unit = models::to_string(model.unit);
+  r.flops_per_sample = 2.0 * macs / static_cast<double>(samples_per_step);
 
   auto nvml = nvml::Nvml::open();
   const Clock::time_point deadline =
       Clock::now() + std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000));
-  WorkerProcess worker(worker_argv(config, options, worker_path, mc.classes, parameters));
+  WorkerProcess worker(
+      worker_argv(config, options, worker_path, inputs_argument(graph.input_specs()), parameters));
 
   std::unique_ptr<telemetry::Sampler> sampler;
   telemetry::SourceSet sources;
@@ -278,7 +282,7 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   r.parameters = hello.parameters;
   r.measured_steps = static_cast<int>(step_ms.size());
   r.measured_seconds = summary->measured_seconds;
-  r.throughput = static_cast<double>(r.measured_steps * mc.batch) / r.measured_seconds;
+  r.throughput = static_cast<double>(r.measured_steps * samples_per_step) / r.measured_seconds;
   r.step = result::summarize_steps(step_ms);
   if (summary->first_loss) r.first_loss = *summary->first_loss;
   if (summary->last_loss) r.last_loss = *summary->last_loss;

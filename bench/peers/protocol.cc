@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 
 namespace dlbench::peers {
 namespace {
@@ -133,6 +134,27 @@ void SessionChecker::accept(const Message& m, int n) {
       }
       break;
   }
+}
+
+std::string inputs_argument(const std::vector<data::InputSpec>& inputs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const data::InputSpec& in : inputs) {
+    nlohmann::json shape = nlohmann::json::array();
+    for (int i = 0; i < in.shape.rank(); ++i) shape.push_back(in.shape[i]);
+    const data::Distribution& v = in.values;
+    nlohmann::json distribution =
+        v.kind == data::Distribution::Kind::kNormal
+            ? nlohmann::json{{"kind", "normal"}, {"mean", v.a}, {"stddev", v.b}}
+            : nlohmann::json{{"kind", "uniform_int"},
+                             {"low", static_cast<std::int64_t>(v.a)},
+                             {"high", static_cast<std::int64_t>(v.b)}};
+    out.push_back({{"name", in.name},
+                   {"shape", shape},
+                   {"dtype", to_string(in.dtype)},
+                   {"meaning", in.meaning},
+                   {"distribution", distribution}});
+  }
+  return dump_json(out);
 }
 
 }  // namespace dlbench::peers

@@ -1,7 +1,10 @@
 // The peer protocol: what a framework worker (peers/*.py) writes on its stdout, one JSON object
 // per line, in this order:
 //
-//   {"type": "hello", "protocol": 1, "framework": "pytorch", "versions": {...},
+// The worker is told the model's inputs (--inputs, inputs_argument below) and builds its data
+// from them; its stdout then carries:
+//
+//   {"type": "hello", "protocol": 2, "framework": "pytorch", "versions": {...},
 //    "device": "NVIDIA H100 80GB HBM3", "parameters": 25557032}
 //   {"type": "measure"}                                  the measured phase begins (optional)
 //   {"type": "step", "index": 0, "duration_ms": 81.2}    one per measured step, synchronized
@@ -20,9 +23,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/data/input_spec.h"
+
 namespace dlbench::peers {
 
-constexpr int kProtocolVersion = 1;
+// 2: the worker takes the model's inputs as --inputs instead of --classes.
+constexpr int kProtocolVersion = 2;
+
+// The --inputs argument: a JSON array with one object per graph input, in graph order:
+//   {"name": "labels", "shape": [256], "dtype": "i32", "meaning": "class labels",
+//    "distribution": {"kind": "uniform_int", "low": 0, "high": 1000}}
+// (kind "normal" carries "mean" and "stddev").
+std::string inputs_argument(const std::vector<data::InputSpec>& inputs);
 
 struct Hello {
   std::string framework;

@@ -11,9 +11,7 @@
 
 namespace dlbench::result {
 
-// Defaults follow the published evaluations: train batch 128, infer batch 64.
-constexpr std::int64_t kDefaultTrainBatch = 128;
-constexpr std::int64_t kDefaultInferBatch = 64;
+// Warm-up and measured steps of a run when none are given.
 constexpr int kDefaultWarmupSteps = 5;
 constexpr int kDefaultMeasuredSteps = 20;
 
@@ -22,7 +20,7 @@ struct RunConfig {
   // "native" (dlbench's engine) or a peer framework run by bench/peers: "pytorch", "jax".
   std::string framework = "native";
   Mode mode = Mode::kTrain;
-  std::optional<std::int64_t> batch;  // unset: the mode's default
+  std::optional<std::int64_t> batch;  // unset: the model spec's default for the mode
   Precision precision = Precision::kFp32;
   Device device;  // kSingle; in kMpi the rank's GPU is cuda:<local rank> when this is a GPU
   // Data parallel: kThreads drives cuda:0..gpus-1 from this process, kMpi is one rank of a
@@ -32,6 +30,8 @@ struct RunConfig {
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
   // Replay steps as CUDA graphs after the first (nn::TrainerConfig::device_graphs).
   bool graphs = true;
+  // Rewrite the graph with the engine's fusion passes before planning it (nn::Fusion).
+  bool fusion = true;
   int input_size = 0;  // 0: the model's default
   int warmup_steps = kDefaultWarmupSteps;
   int steps = kDefaultMeasuredSteps;

@@ -58,6 +58,17 @@ void add_timing_metrics(RunResult& r, const std::string& measured,
              "flops per sample x throughput");
 }
 
+namespace {
+
+nlohmann::json passes_json(const std::vector<std::pair<std::string, int>>& passes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [name, rewrites] : passes)
+    out.push_back({{"pass", name}, {"rewrites", rewrites}});
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const RunResult& r) {
   using nlohmann::json;
   const RunConfig& c = r.config;
@@ -83,10 +94,13 @@ nlohmann::json to_json(const RunResult& r) {
         {"momentum", decimal_value(c.momentum)},
         {"telemetry", c.telemetry},
         {"telemetry_interval_s", c.telemetry_interval_s},
-        {"graphs", c.graphs}}},
+        {"graphs", c.graphs},
+        {"fusion", c.fusion}}},
       {"model_description", r.model_description},
+      {"sample_unit", r.sample_unit},
       {"backend", r.backend},
       {"device_graphs", r.graphs},
+      {"passes", passes_json(r.passes)},
       {"parameters", r.parameters},
       {"flops_per_sample", r.flops_per_sample},
       {"measured_steps", r.measured_steps},

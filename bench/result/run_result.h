@@ -53,8 +53,11 @@ struct RunResult {
   RunConfig config;
   std::optional<DataParallel> data_parallel;  // set when replicas > 1
   std::string model_description;
-  std::string backend;  // "cpu (oneDNN 2.6.3)"
-  std::string graphs;   // nn::Trainer::graph_status() after the measured steps
+  std::string sample_unit = "samples";  // what the throughput counts: "images", "tokens"
+  std::string backend;                  // "cpu (oneDNN 2.6.3)"
+  std::string graphs;                   // nn::Trainer::graph_status() after the measured steps
+  // Each graph pass that ran and how many rewrites it made ("fuse_matmul_relu", 2).
+  std::vector<std::pair<std::string, int>> passes;
   std::int64_t parameters = 0;
   double flops_per_sample = 0;  // 2 x MACs of what one step computes per sample
   int measured_steps = 0;       // 0 only when interrupted before the first: then no timing at all

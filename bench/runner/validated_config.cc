@@ -38,25 +38,28 @@ void finite_in_range(double value, double low, double high, const char* field,
           example);
 }
 
-void check_model(const result::RunConfig& c) {
-  const models::ModelInfo* model = &models::find_model(c.model);  // names the known ones
+void check_size(const models::ModelSpec& model, const result::RunConfig& c) {
   if (c.input_size == 0) return;
-  const auto& sizes = model->input_sizes;
-  if (std::find(sizes.begin(), sizes.end(), c.input_size) != sizes.end()) return;
+  const models::SizeOption& size = model.size;
+  if (size.allowed.empty())
+    throw Error(ErrorKind::kUsage, c.model + " takes no " + size.what,
+                "leave the input size unset for " + c.model);
+  if (std::find(size.allowed.begin(), size.allowed.end(), c.input_size) != size.allowed.end())
+    return;
   std::string list;
-  for (int s : sizes) list += (list.empty() ? "" : ", ") + std::to_string(s);
+  for (int s : size.allowed) list += (list.empty() ? "" : ", ") + std::to_string(s);
   throw result::ConfigError(
       "input",
       "of " + c.model + " must be one of " + list + ", not " + std::to_string(c.input_size),
-      std::to_string(model->default_input_size).c_str());
+      std::to_string(size.default_value).c_str());
 }
 
 }  // namespace
 
 result::RunConfig validated(result::RunConfig c) {
-  if (!c.batch)
-    c.batch = c.mode == Mode::kTrain ? result::kDefaultTrainBatch : result::kDefaultInferBatch;
-  check_model(c);
+  const models::ModelSpec& model = models::find_model(c.model);  // names the known ones
+  if (!c.batch) c.batch = default_batch(c);
+  check_size(model, c);
   in_range(*c.batch, 1, result::kMaxBatch, "batch", "32");
   in_range(c.steps, 1, result::kMaxSteps, "steps", "20");
   in_range(c.warmup_steps, 0, result::kMaxSteps, "warmup", "5");
@@ -87,6 +90,11 @@ result::RunConfig validated(result::RunConfig c) {
                                   " needs a GPU backend; the CPU backend computes in fp32",
                               "fp32");
   return c;
+}
+
+std::int64_t default_batch(const result::RunConfig& c) {
+  const models::ModelSpec& model = models::find_model(c.model);
+  return c.mode == Mode::kTrain ? model.default_train_batch : model.default_infer_batch;
 }
 
 }  // namespace dlbench::runner

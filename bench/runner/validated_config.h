@@ -11,4 +11,8 @@ namespace dlbench::runner {
 // takes, so a suite fails before its first run and nothing is stored for a run that cannot be.
 result::RunConfig validated(result::RunConfig config);
 
+// The batch a run of this configuration takes when none is given: the model's default for the
+// mode. Throws a usage Error for an unknown model.
+std::int64_t default_batch(const result::RunConfig& config);
+
 }  // namespace dlbench::runner

@@ -130,12 +130,13 @@ dist::LaunchPlan launch_plan(const result::RunConfig& c) {
 result::RunResult run_replica(const result::RunConfig& config, dist::Replica& replica,
                               const RunHooks& hooks) {
   const bool rss_reset = reset_peak_rss();  // this run's peak, not an earlier run's
-  const models::ModelInfo& model = models::find_model(config.model);
+  const models::ModelSpec& model = models::find_model(config.model);
   models::ModelConfig mc;
   mc.batch = *config.batch;
-  mc.input_size = config.input_size;
+  mc.size = config.input_size;
   mc.compute = compute_dtype(config.precision);
   mc = models::resolve(model, mc);
+  const std::int64_t samples_per_step = models::samples_per_step(model, mc);
 
   backend::Backend& be = replica.backend;
   nn::TrainerConfig nc;
@@ -146,6 +147,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   nc.optimizer.momentum = config.momentum;
   nc.communicator = replica.communicator;
   nc.device_graphs = config.graphs;
+  nc.fusion = config.fusion ? nn::Fusion::kOn : nn::Fusion::kOff;
   nc.bucket_bytes = static_cast<std::size_t>(config.bucket_mb * 1024 * 1024);
   nn::Trainer net(model.build(mc), be, nc);
   // Each replica reads its own part of the data, as a distributed sampler would give it.
@@ -154,16 +156,18 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
 
   result::RunResult r;
   r.config = config;
-  r.config.input_size = mc.input_size;
+  r.config.input_size = mc.size;
   if (config.launch == LaunchMode::kMpi) r.config.device = be.device();
   r.model_description = model.description;
+  r.sample_unit = models::to_string(model.unit);
   r.backend = be.name();
   r.parameters = net.parameter_count();
+  r.passes = net.passes().rewrites;
   for (const nn::LayerSummary& l : net.layer_summaries())
     r.layers.push_back({l.name, l.kind, l.output, l.parameters, l.forward_macs});
   const bool train = config.mode == Mode::kTrain;
-  r.flops_per_sample =
-      2.0 * static_cast<double>(train ? net.train_macs() : net.forward_macs()) / mc.batch;
+  r.flops_per_sample = 2.0 * static_cast<double>(train ? net.train_macs() : net.forward_macs()) /
+                       static_cast<double>(samples_per_step);
 
   auto step = [&] {
     source.fill(be, net.inputs());
@@ -266,7 +270,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
     for (int i = 0; i < config.profile_steps; ++i) profiled_step(i);
   if (!stopped_by.empty())
     r.interrupted = interruption_note(stopped_by, config, warmed, r.measured_steps, planned, cut);
-  std::int64_t samples = static_cast<std::int64_t>(r.measured_steps) * mc.batch;
+  std::int64_t samples = static_cast<std::int64_t>(r.measured_steps) * samples_per_step;
   if (comm != nullptr) {
     // The job is as fast as its slowest replica: its wall time counts.
     result::DataParallel dp;

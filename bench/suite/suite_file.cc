@@ -124,7 +124,8 @@ double number_of(const std::string& file, const std::string& key, const toml::no
 
 std::vector<std::string> model_names() {
   std::vector<std::string> names;
-  for (const models::ModelInfo& m : models::model_registry()) names.push_back(m.name);
+  for (const models::ModelSpec* m : models::ModelRegistry::instance().all())
+    names.push_back(m->name);
   return names;
 }
 
@@ -279,9 +280,7 @@ void expand(const std::string& file, const toml::table& run, const toml::table* 
       std::string which;
       if (runs > 1) {
         result::RunConfig shown = c;
-        if (!shown.batch)
-          shown.batch =
-              c.mode == Mode::kTrain ? result::kDefaultTrainBatch : result::kDefaultInferBatch;
+        if (!shown.batch) shown.batch = runner::default_batch(c);
         which = " (in the run " + entry_label(shown) + ")";
       }
       refuse(file, line, e.field() + " " + e.problem() + which, value_hint(e.field(), e.example()));

@@ -18,6 +18,7 @@
 #include "engine/backend/device_graph.h"
 #include "engine/backend/device_timer.h"
 #include "engine/backend/op_params.h"
+#include "engine/backend/op_support.h"
 #include "engine/core/memory.h"
 #include "engine/core/tensor.h"
 
@@ -41,6 +42,10 @@ class Backend {
   virtual void begin_capture() {}
   virtual std::unique_ptr<DeviceGraph> end_capture() { return nullptr; }
   virtual void abort_capture() noexcept {}
+
+  // Whether `op` with these parameters runs here on tensors of `dtype` (the op's main float
+  // dtype; the dtype filled for fills). Asked by graph passes and tests before they call an op.
+  virtual Support supports(OpKind op, const OpParams& params, DType dtype) const = 0;
 
   // --- convolution (NHWC x, KRSC w, optional bias [k]) -----------------------------------
   void conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,

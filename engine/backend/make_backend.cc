@@ -14,7 +14,7 @@ std::unique_ptr<Backend> make_backend(const Device& device) {
 #else
   throw Error(ErrorKind::kResource,
               "device " + to_string(device) + " is not available: dlbench has no CUDA backend yet",
-              "use --device cpu");
+              "use the CPU device", {Setting::kDevice, "cpu"});
 #endif
 }
 

@@ -22,8 +22,11 @@ const char* to_string(ErrorKind kind) {
   return "error";
 }
 
-Error::Error(ErrorKind kind, const std::string& message, std::string hint)
-    : std::runtime_error(message), kind_(kind), hint_(std::move(hint)) {}
+Error::Error(ErrorKind kind, const std::string& message, std::string hint, SettingHint setting)
+    : std::runtime_error(message),
+      kind_(kind),
+      hint_(std::move(hint)),
+      setting_(std::move(setting)) {}
 
 void fail_check(const char* statement, const char* file, int line, const std::string& detail) {
   std::string message =

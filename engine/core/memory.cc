@@ -15,7 +15,7 @@ void* HostAllocator::allocate(std::size_t bytes) {
     char size[32];
     std::snprintf(size, sizeof size, "%.2f GiB", bytes / double(1 << 30));
     throw Error(ErrorKind::kResource, std::string("out of host memory: asked for ") + size,
-                "use a smaller --batch or free memory");
+                "use a smaller batch or free memory", {Setting::kBatch, ""});
   }
   return ptr;
 }

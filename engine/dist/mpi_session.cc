@@ -29,9 +29,10 @@ MpiSession::MpiSession() {
   // A process that no launcher started would become a one-rank "singleton" job: almost
   // certainly a forgotten mpirun, so say so instead of measuring one process.
   if (!read_launcher_env().rank)
-    throw Error(ErrorKind::kUsage, "--dist mpi needs an MPI launcher",
+    throw Error(ErrorKind::kUsage, "the MPI launch mode needs an MPI launcher",
                 "start one process per GPU (or CPU replica) with mpirun -np N dlbench ... or "
-                "srun; for the GPUs of one machine, --gpus N needs no launcher");
+                "srun; the GPUs of one machine need no launcher, given as a GPU count",
+                {Setting::kGpus, "N"});
   int provided = 0;
   // One thread per process calls MPI, but not always the main one.
   mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
@@ -98,7 +99,8 @@ Device MpiSession::local_gpu() const {
     throw Error(ErrorKind::kResource,
                 "rank " + std::to_string(rank_) + " is local rank " + std::to_string(local_rank_) +
                     " of a node with " + std::to_string(gpus) + " GPUs",
-                "start at most one rank per GPU on each node, or use --device cpu");
+                "start at most one rank per GPU on each node, or use the CPU device",
+                {Setting::kDevice, "cpu"});
   return Device::cuda(local_rank_);
 }
 

@@ -26,12 +26,13 @@ backend::cuda::CudaBackend& as_cuda(backend::Backend& b) {
   throw Error(ErrorKind::kResource,
               "data parallelism on GPUs needs NCCL; this dlbench was built "
               "without CUDA",
-              "use --device cpu with mpirun, or rebuild with the CUDA toolkit");
+              "use the CPU device with mpirun, or rebuild with the CUDA toolkit",
+              {Setting::kDevice, "cpu"});
 }
 
 void run_mpi(const LaunchPlan& plan, const std::function<void(Replica&)>& fn) {
   MpiSession* session = MpiSession::current();
-  DLBENCH_CHECK(session != nullptr, "--dist mpi runs inside an MpiSession");
+  DLBENCH_CHECK(session != nullptr, "the MPI launch mode runs inside an MpiSession");
   DLBENCH_CHECK(plan.devices.size() == 1, "one device per MPI rank");
   auto backend = backend::make_backend(plan.devices[0]);
   std::unique_ptr<Communicator> comm;

@@ -5,50 +5,71 @@
 #include "engine/core/error.h"
 
 namespace dlbench::models {
+namespace {
 
-const std::vector<ModelInfo>& model_registry() {
-  static const std::vector<ModelInfo> models{
-      {"resnet50",
-       "ResNet-50 v1.5, ImageNet 224x224 (1000 classes); --input 32: CIFAR-10 variant",
-       224,
-       {224, 32},
-       build_resnet50,
-       [](int size) -> std::int64_t { return size == 32 ? 10 : 1000; }},
-      {"vgg16",
-       "VGG16, ImageNet 224x224 (1000 classes); --input 32 for small tests",
-       224,
-       {224, 32},
-       build_vgg16,
-       [](int size) -> std::int64_t { return size == 32 ? 10 : 1000; }},
-  };
-  return models;
+std::string list(const std::vector<int>& values) {
+  std::string text;
+  for (int v : values) text += (text.empty() ? "" : ", ") + std::to_string(v);
+  return text;
 }
 
-const ModelInfo& find_model(std::string_view name) {
-  std::string names;
-  for (const ModelInfo& m : model_registry()) {
-    if (m.name == name) return m;
-    names += (names.empty() ? "" : ", ") + m.name;
-  }
+}  // namespace
+
+ModelRegistry& ModelRegistry::instance() {
+  static ModelRegistry registry;
+  return registry;
+}
+
+void ModelRegistry::add(ModelSpec spec) {
+  for (const ModelSpec& s : specs_)
+    DLBENCH_CHECK(s.name != spec.name, "two model files register '" + spec.name + "'");
+  DLBENCH_CHECK(static_cast<bool>(spec.build), "model '" + spec.name + "' has no build function");
+  specs_.push_back(std::move(spec));
+}
+
+const ModelSpec& ModelRegistry::find(std::string_view name) const {
+  for (const ModelSpec& s : specs_)
+    if (s.name == name) return s;
   throw Error(ErrorKind::kUsage, "unknown model '" + std::string(name) + "'",
-              "choose one of: " + names);
+              "choose one of: " + model_names());
 }
 
-ModelConfig resolve(const ModelInfo& model, ModelConfig config) {
-  if (config.input_size == 0) config.input_size = model.default_input_size;
-  if (std::find(model.input_sizes.begin(), model.input_sizes.end(), config.input_size) ==
-      model.input_sizes.end()) {
-    std::string sizes;
-    for (int s : model.input_sizes) sizes += (sizes.empty() ? "" : ", ") + std::to_string(s);
+std::vector<const ModelSpec*> ModelRegistry::all() const {
+  std::vector<const ModelSpec*> out;
+  for (const ModelSpec& s : specs_) out.push_back(&s);
+  std::sort(out.begin(), out.end(),
+            [](const ModelSpec* a, const ModelSpec* b) { return a->name < b->name; });
+  return out;
+}
+
+const ModelSpec& find_model(std::string_view name) {
+  return ModelRegistry::instance().find(name);
+}
+
+std::string model_names() {
+  std::string names;
+  for (const ModelSpec* s : ModelRegistry::instance().all())
+    names += (names.empty() ? "" : ", ") + s->name;
+  return names;
+}
+
+ModelConfig resolve(const ModelSpec& spec, ModelConfig config) {
+  const SizeOption& size = spec.size;
+  if (config.size == 0) config.size = size.default_value;
+  if (size.allowed.empty()) {
+    if (config.size != 0)
+      throw Error(ErrorKind::kUsage, spec.name + " takes no " + size.what,
+                  "leave the " + size.what + " unset");
+  } else if (std::find(size.allowed.begin(), size.allowed.end(), config.size) ==
+             size.allowed.end()) {
     throw Error(ErrorKind::kUsage,
-                model.name + " does not take --input " + std::to_string(config.input_size),
-                "use one of: " + sizes);
+                spec.name + " does not take " + size.what + " " + std::to_string(config.size),
+                "use one of: " + list(size.allowed) + " " + size.unit);
   }
   if (config.batch < 1)
     throw Error(ErrorKind::kUsage,
-                "--batch must be at least 1, not " + std::to_string(config.batch),
-                "e.g. --batch 32");
-  if (config.classes == 0) config.classes = model.classes(config.input_size);
+                "the batch must be at least 1, not " + std::to_string(config.batch),
+                "use a batch of 32, say");
   return config;
 }
 

@@ -1,42 +1,55 @@
-// The model registry: name -> a function that builds the static graph for a configuration.
+// The model registry. Each model file registers its spec at static-initialization time with
+// DLBENCH_REGISTER_MODEL, so adding a model edits no central list, CLI help or CMakeLists.
+//
+// The models library is a static archive that nothing references by symbol, so a plain link
+// would drop every registrar: link `dlbench_models_all` (engine/models/CMakeLists.txt), which
+// takes the whole archive.
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "engine/nn/graph.h"
+#include "engine/models/model_spec.h"
 
 namespace dlbench::models {
 
-struct ModelConfig {
-  std::int64_t batch = 1;
-  int input_size = 0;           // 0: the model's default (224 for ImageNet models)
-  int width_divisor = 1;        // > 1 shrinks every channel count (tests: full depth, small width)
-  std::int64_t classes = 0;     // 0: the model's default for the input size
-  DType compute = DType::kF32;  // activations' dtype: compute_dtype() of the run's precision
+class ModelRegistry {
+ public:
+  static ModelRegistry& instance();
+  // A second spec with the same name is an internal error: two files claim one model.
+  void add(ModelSpec spec);
+  // Throws Error(kUsage) naming the known models when the name is unknown.
+  const ModelSpec& find(std::string_view name) const;
+  // Sorted by name, so help texts and listings do not depend on the link order.
+  std::vector<const ModelSpec*> all() const;
+
+ private:
+  ModelRegistry() = default;
+  std::vector<ModelSpec> specs_;
 };
 
-struct ModelInfo {
-  std::string name;
-  std::string description;
-  int default_input_size = 224;
-  std::vector<int> input_sizes;  // the sizes the model accepts
-  std::function<nn::Graph(const ModelConfig&)> build;
-  std::function<std::int64_t(int input_size)> classes;
-};
-
-const std::vector<ModelInfo>& model_registry();
-// Throws Error(kUsage) listing the models when the name is unknown.
 // A string_view, not a const std::string&: a returned reference next to a temporary string
 // argument trips GCC 13's -Wdangling-reference.
-const ModelInfo& find_model(std::string_view name);
-// Resolves input_size 0 to the default and checks that the model accepts the size.
-ModelConfig resolve(const ModelInfo& model, ModelConfig config);
+const ModelSpec& find_model(std::string_view name);
+// "resnet50, vgg16": for help texts and errors.
+std::string model_names();
 
-nn::Graph build_resnet50(const ModelConfig& config);
-nn::Graph build_vgg16(const ModelConfig& config);
+// Resolves size 0 to the spec's default and checks the size and the batch; the errors name
+// the setting, not a flag, as the engine's errors do.
+ModelConfig resolve(const ModelSpec& spec, ModelConfig config);
+
+struct ModelRegistrar {
+  explicit ModelRegistrar(ModelSpec (*make)()) { ModelRegistry::instance().add(make()); }
+};
 
 }  // namespace dlbench::models
+
+// At file scope in a model's .cc: DLBENCH_REGISTER_MODEL(resnet50_spec), where
+// `ModelSpec resnet50_spec()` fills the spec.
+#define DLBENCH_MODEL_CAT_(a, b) a##b
+#define DLBENCH_MODEL_NAME_(line) DLBENCH_MODEL_CAT_(dlbench_model_registrar_, line)
+#define DLBENCH_REGISTER_MODEL(make_spec)                                        \
+  static const ::dlbench::models::ModelRegistrar DLBENCH_MODEL_NAME_(__LINE__) { \
+    make_spec                                                                    \
+  }

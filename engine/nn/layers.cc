@@ -182,12 +182,20 @@ void Linear::forward(const StepContext& ctx) {
 }
 
 void Linear::backward(const StepContext& ctx) {
-  Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
-  ctx.backend.matmul_backward_weights(p_, flat(ctx.inputs[0], p_.m), ctx.output_grad(),
+  backend::MatmulParams p = p_;
+  if (fused_relu()) {
+    // The output gradient has this node as its only reader: it becomes the pre-activation's
+    // gradient in place, as the unfused ReLU's backward would have written it.
+    ctx.backend.activation_backward(backend::Activation::kRelu, ctx.output(), ctx.output_grad(),
+                                    ctx.output_grad(), GradMode::kOverwrite);
+    p.activation = backend::Activation::kNone;
+  }
+  Tensor dbias = p.bias ? ctx.param_grads[1] : Tensor();
+  ctx.backend.matmul_backward_weights(p, flat(ctx.inputs[0], p.m), ctx.output_grad(),
                                       ctx.param_grads[0], dbias, one_param_grad_mode(ctx));
   if (ctx.input_grads[0].defined())
-    ctx.backend.matmul_backward_data(p_, ctx.output_grad(), ctx.params[0],
-                                     flat(ctx.input_grads[0], p_.m), ctx.input_grad_modes[0]);
+    ctx.backend.matmul_backward_data(p, ctx.output_grad(), ctx.params[0],
+                                     flat(ctx.input_grads[0], p.m), ctx.input_grad_modes[0]);
 }
 
 }  // namespace dlbench::nn

@@ -5,11 +5,21 @@
 
 namespace dlbench::nn {
 
+Trainer::PassedGraph Trainer::with_passes(Graph graph, const backend::Backend& backend,
+                                          const TrainerConfig& config) {
+  PassReport report = apply_passes(graph, {backend, config.mode}, config.fusion);
+  return {std::move(graph), std::move(report)};
+}
+
 Trainer::Trainer(Graph graph, backend::Backend& backend, const TrainerConfig& config)
+    : Trainer(with_passes(std::move(graph), backend, config), backend, config) {}
+
+Trainer::Trainer(PassedGraph passed, backend::Backend& backend, const TrainerConfig& config)
     : config_(config),
       backend_(backend),
-      store_(graph, backend, config.mode, compute_dtype(config.precision), config.seed),
-      executor_(std::move(graph), backend, store_, config.mode, config.precision),
+      passes_(std::move(passed.report)),
+      store_(passed.graph, backend, config.mode, compute_dtype(config.precision), config.seed),
+      executor_(std::move(passed.graph), backend, store_, config.mode, config.precision),
       scaler_({config.precision == Precision::kFp16, config.initial_loss_scale,
                config.loss_scale_growth_interval}) {
   // The inputs, resident outside the arena at fixed addresses for the trainer's life.

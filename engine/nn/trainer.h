@@ -21,6 +21,7 @@
 #include "engine/nn/loss_scaler.h"
 #include "engine/nn/optim/optimizer.h"
 #include "engine/nn/parameter_store.h"
+#include "engine/nn/passes/pass.h"
 
 namespace dlbench::nn {
 
@@ -40,6 +41,9 @@ struct TrainerConfig {
   // the backend can record; a failed recording falls back to issuing ops one by one.
   bool device_graphs = true;
   std::size_t bucket_bytes = std::size_t{25} << 20;  // as PyTorch DDP's default
+  // kOn: graph passes (passes/pass.h) rewrite the graph before it is planned. kOff runs the
+  // graph as the model built it: the reference that fused graphs are tested against.
+  Fusion fusion = Fusion::kOff;
 };
 
 // Bytes the trainer holds on its device, known before the first step.
@@ -85,6 +89,8 @@ class Trainer {
   const std::vector<ParameterSlice>& parameter_slices() const { return store_.slices(); }
   // Whether steps replay device graphs, and if not, why: "on (1 recording; ...)".
   std::string graph_status() const;
+  // What the graph passes rewrote (empty with fusion off).
+  const PassReport& passes() const { return passes_; }
   // Data parallel: the all-reduce buckets in launch order (empty for one replica).
   std::vector<GradientBucket> gradient_buckets() const;
 
@@ -95,6 +101,14 @@ class Trainer {
   Tensor logits() const { return value(graph().outputs().at(0)); }
 
  private:
+  struct PassedGraph {
+    Graph graph;
+    PassReport report;
+  };
+  static PassedGraph with_passes(Graph graph, const backend::Backend& backend,
+                                 const TrainerConfig& config);
+  Trainer(PassedGraph passed, backend::Backend& backend, const TrainerConfig& config);
+
   // What a recording depends on besides the trainer's own buffers: the loss scale (an argument
   // of the loss gradient and the update). The batch is always in inputs().
   struct StepGraphs {
@@ -112,6 +126,7 @@ class Trainer {
 
   TrainerConfig config_;
   backend::Backend& backend_;
+  PassReport passes_;
   ParameterStore store_;
   Executor executor_;
   std::unique_ptr<Optimizer> optimizer_;  // training only

@@ -88,6 +88,28 @@ TEST(CliTest, HelpShowsNoLibraryLeftovers) {
   EXPECT_NE(nested.out.find("--db DB"), std::string::npos) << nested.out;
 }
 
+// The model list and the defaults in the help come from the registry: the built binary kept
+// every model file's registration (whole-archive linking), and the test-only model is not there.
+TEST(CliTest, HelpListsTheRegisteredModels) {
+  auto r = dlbench("run --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* shown :
+       {"Model: resnet50, vgg16", "default: 128 train, 64 infer", "224 (default), 32 pixels"})
+    EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
+  EXPECT_EQ(r.out.find("registry-probe"), std::string::npos) << r.out;
+}
+
+// Engine errors say what to change in words and name the setting; the CLI adds the flag.
+TEST(CliTest, EngineHintsGetTheirFlagFromTheCli) {
+  auto oom = dlbench("run vgg16 --device cpu --input 32 --mode infer --batch 16777216 --no-store");
+  EXPECT_EQ(oom.exit_code, 3) << oom.err;
+  EXPECT_NE(oom.err.find("hint: use a smaller batch or free memory (--batch)\n"), std::string::npos)
+      << oom.err;
+  auto gpu = dlbench("run resnet50 --device cuda:63 --input 32 --batch 2 --no-store");
+  EXPECT_EQ(gpu.exit_code, 3) << gpu.err;
+  EXPECT_NE(gpu.err.find("or use the CPU device (--device cpu)\n"), std::string::npos) << gpu.err;
+}
+
 TEST(CliTest, ErrorsAreOneLinePlusHint) {
   auto r = dlbench("bogus");
   EXPECT_EQ(r.exit_code, 2);

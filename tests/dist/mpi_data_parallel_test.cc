@@ -42,7 +42,7 @@ dist::MpiSession* g_session = nullptr;
 models::ModelConfig model_config(const Case& c, std::int64_t batch) {
   models::ModelConfig mc;
   mc.batch = batch;
-  mc.input_size = 32;
+  mc.size = 32;
   mc.width_divisor = c.width_divisor;
   return models::resolve(models::find_model(c.model), mc);
 }

@@ -71,10 +71,10 @@ struct Built {
 };
 
 Built build(const std::string& model) {
-  const models::ModelInfo& info = models::find_model(model);
+  const models::ModelSpec& info = models::find_model(model);
   models::ModelConfig mc;
   mc.batch = kBatch;
-  mc.input_size = kInput;
+  mc.size = kInput;
   mc.width_divisor = kWidthDivisor;
   mc = models::resolve(info, mc);
   return {info.build(mc)};

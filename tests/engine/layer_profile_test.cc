@@ -27,10 +27,10 @@ constexpr int kProfiledSteps = 2;
 // A ResNet-50 of full depth and 1/16 width on 32x32 inputs, batch 2.
 struct TinyNet {
   explicit TinyNet(Mode mode) : be(backend::make_backend(Device::cpu())) {
-    const models::ModelInfo& info = models::find_model("resnet50");
+    const models::ModelSpec& info = models::find_model("resnet50");
     models::ModelConfig mc;
     mc.batch = 2;
-    mc.input_size = 32;
+    mc.size = 32;
     mc.width_divisor = 16;
     mc = models::resolve(info, mc);
     nn::TrainerConfig nc;

@@ -25,10 +25,10 @@ struct LearningCase {
 
 void expect_learns(const LearningCase& c) {
   auto be = backend::make_backend(Device::cpu());
-  const models::ModelInfo& info = models::find_model(c.model);
+  const models::ModelSpec& info = models::find_model(c.model);
   models::ModelConfig mc;
   mc.batch = kBatch;
-  mc.input_size = 32;
+  mc.size = 32;
   mc.width_divisor = c.width_divisor;
   mc = models::resolve(info, mc);
   nn::TrainerConfig nc;

@@ -7,10 +7,10 @@ namespace dlbench::models {
 namespace {
 
 nn::Graph build(const std::string& name, std::int64_t batch, int input) {
-  const ModelInfo& m = find_model(name);
+  const ModelSpec& m = find_model(name);
   ModelConfig c;
   c.batch = batch;
-  c.input_size = input;
+  c.size = input;
   return m.build(resolve(m, c));
 }
 
@@ -51,6 +51,61 @@ TEST(ModelsTest, MacsScaleWithTheBatch) {
   EXPECT_EQ(nn::forward_macs(build("vgg16", 4, 224)), 4 * nn::forward_macs(build("vgg16", 1, 224)));
 }
 
+TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
+  // resnet50 and vgg16 come from the models library, registry-probe from this test binary
+  // (tests/engine/models/registry_probe_model.cc): whole-archive linking kept every registrar.
+  std::vector<std::string> names;
+  for (const ModelSpec* m : ModelRegistry::instance().all()) names.push_back(m->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"registry-probe", "resnet50", "vgg16"}));
+  EXPECT_EQ(model_names(), "registry-probe, resnet50, vgg16");
+}
+
+TEST(ModelsTest, ASpecDescribesTheModelWithoutBuildingIt) {
+  const ModelSpec& resnet = find_model("resnet50");
+  EXPECT_EQ(resnet.unit, SampleUnit::kImages);
+  EXPECT_EQ(resnet.default_train_batch, 128);
+  EXPECT_EQ(resnet.default_infer_batch, 64);
+  EXPECT_EQ(resnet.size.default_value, 224);
+  EXPECT_EQ(resolve(resnet, ModelConfig{}).size, 224);
+  EXPECT_EQ(samples_per_step(resnet, resolve(resnet, ModelConfig{3})), 3);
+  // The labels' range comes from the graph's input spec, not from a config field.
+  nn::Graph g = build("resnet50", 2, 32);
+  ASSERT_EQ(g.input_specs().size(), 2u);
+  EXPECT_EQ(g.input_specs()[1].name, "labels");
+  EXPECT_EQ(g.input_specs()[1].values.b, 10);
+}
+
+TEST(ModelsTest, AModelWithoutASizeCountsItsOwnSamples) {
+  const ModelSpec& probe = find_model("registry-probe");
+  EXPECT_STREQ(to_string(probe.unit), "tokens");
+  ModelConfig c;
+  c.batch = 6;
+  const ModelConfig resolved = resolve(probe, c);
+  EXPECT_EQ(resolved.size, 0);
+  EXPECT_EQ(samples_per_step(probe, resolved), 24);
+  nn::Graph g = probe.build(resolved);
+  EXPECT_EQ(nn::parameter_count(g), 8 * 3 + 3);
+  c.size = 16;  // it takes no size
+  try {
+    resolve(probe, c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("takes no sequence length"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ModelsTest, RegisteringANameTwiceIsAnInternalError) {
+  ModelSpec again = find_model("vgg16");
+  try {
+    ModelRegistry::instance().add(again);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInternal);
+  }
+}
+
 TEST(ModelsTest, BadConfigurationsAreUsageErrors) {
   try {
     find_model("resnet51");
@@ -61,9 +116,17 @@ TEST(ModelsTest, BadConfigurationsAreUsageErrors) {
   }
   ModelConfig c;
   c.batch = 1;
-  c.input_size = 100;
-  EXPECT_THROW(resolve(find_model("resnet50"), c), Error);
-  c.input_size = 224;
+  c.size = 100;
+  try {
+    resolve(find_model("resnet50"), c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(e.hint().find("224, 32 pixels"), std::string::npos) << e.hint();
+    // The engine names the setting; the CLI adds its flag.
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+  }
+  c.size = 224;
   c.batch = 0;
   EXPECT_THROW(resolve(find_model("resnet50"), c), Error);
 }

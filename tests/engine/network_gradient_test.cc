@@ -24,10 +24,10 @@ constexpr int kProbes = 60;
 
 void expect_network_gradients(const char* model, int width_divisor) {
   auto be = backend::make_backend(Device::cpu());
-  const models::ModelInfo& info = models::find_model(model);
+  const models::ModelSpec& info = models::find_model(model);
   models::ModelConfig mc;
   mc.batch = 2;
-  mc.input_size = 32;
+  mc.size = 32;
   mc.width_divisor = width_divisor;
   mc = models::resolve(info, mc);
   nn::TrainerConfig nc;

@@ -28,7 +28,7 @@ TEST(PlannerTest, ResNetPlanIsConsistentAndInferenceNeedsLess) {
   const auto& m = models::find_model("resnet50");
   models::ModelConfig c;
   c.batch = 2;
-  c.input_size = 32;
+  c.size = 32;
   c = models::resolve(m, c);
   Graph g = m.build(c);
   ActivationPlan train = plan_activations(g, Mode::kTrain);

@@ -19,10 +19,10 @@ namespace dlbench {
 namespace {
 
 nn::Graph tiny_resnet() {
-  const models::ModelInfo& info = models::find_model("resnet50");
+  const models::ModelSpec& info = models::find_model("resnet50");
   models::ModelConfig mc;
   mc.batch = 2;
-  mc.input_size = 32;
+  mc.size = 32;
   mc.width_divisor = 8;
   return info.build(models::resolve(info, mc));
 }

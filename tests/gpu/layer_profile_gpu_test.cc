@@ -27,10 +27,10 @@ bool have_gpu() {
 
 result::LayerProfile profile(Mode mode, Precision precision) {
   auto be = backend::make_backend(Device::cuda(0));
-  const models::ModelInfo& info = models::find_model("resnet50");
+  const models::ModelSpec& info = models::find_model("resnet50");
   models::ModelConfig mc;
   mc.batch = 8;
-  mc.input_size = 32;
+  mc.size = 32;
   mc.compute = compute_dtype(precision);
   mc = models::resolve(info, mc);
   nn::TrainerConfig nc;

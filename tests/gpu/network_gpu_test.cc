@@ -42,7 +42,7 @@ StepResult one_step(const Device& device, Precision precision, const models::Mod
   auto be = backend::make_backend(device);
   if (device.type == DeviceType::kCuda)
     static_cast<backend::cuda::CudaBackend&>(*be).set_conv_route(route);
-  const models::ModelInfo& info = models::find_model(model);
+  const models::ModelSpec& info = models::find_model(model);
   nn::TrainerConfig nc;
   nc.precision = precision;
   models::ModelConfig built = mc;
@@ -79,7 +79,7 @@ TEST(NetworkGpuTest, ResNet50Fp32StepMatchesTheCpu) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   models::ModelConfig mc;
   mc.batch = 4;
-  mc.input_size = 224;
+  mc.size = 224;
   using backend::cuda::ConvRoute;
   StepResult cpu = one_step(Device::cpu(), Precision::kFp32, mc, "resnet50");
   StepResult gpu = one_step(Device::cuda(0), Precision::kFp32, mc, "resnet50");
@@ -123,10 +123,10 @@ TEST(NetworkGpuTest, ResNet50Fp32StepMatchesTheCpu) {
 void expect_mixed_precision_learns(Precision precision) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   auto be = backend::make_backend(Device::cuda(0));
-  const models::ModelInfo& info = models::find_model("resnet50");
+  const models::ModelSpec& info = models::find_model("resnet50");
   models::ModelConfig mc;
   mc.batch = 8;
-  mc.input_size = 32;
+  mc.size = 32;
   mc.compute = compute_dtype(precision);
   mc = models::resolve(info, mc);
   nn::TrainerConfig nc;
@@ -167,10 +167,10 @@ struct GraphRun {
 };
 
 GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int steps) {
-  const models::ModelInfo& info = models::find_model("resnet50");
+  const models::ModelSpec& info = models::find_model("resnet50");
   models::ModelConfig mc;
   mc.batch = 8;
-  mc.input_size = 32;
+  mc.size = 32;
   mc.compute = compute_dtype(precision);
   mc = models::resolve(info, mc);
   nn::TrainerConfig nc;
@@ -226,10 +226,10 @@ class RotatingSource final : public data::DataSource {
 };
 
 std::vector<float> rotating_losses(backend::Backend& be, bool graphs, std::string* status) {
-  const models::ModelInfo& info = models::find_model("resnet50");
+  const models::ModelSpec& info = models::find_model("resnet50");
   models::ModelConfig mc;
   mc.batch = 8;
-  mc.input_size = 32;
+  mc.size = 32;
   mc.compute = DType::kF16;
   nn::TrainerConfig nc;
   nc.precision = Precision::kFp16;

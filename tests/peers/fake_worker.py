@@ -24,7 +24,7 @@ def send(**message):
 
 
 def hello(args, extra=0):
-    send(type="hello", protocol=1, framework=args.framework,
+    send(type="hello", protocol=2, framework=args.framework,
          versions={args.framework: "0.0-test", "python": sys.version.split()[0]},
          device="Fake Device", parameters=args.expect_parameters + extra)
 
@@ -45,10 +45,16 @@ def main():
     for flag in ("--model", "--mode", "--precision", "--device", "--seconds", "--lr",
                  "--momentum"):
         p.add_argument(flag)
-    for flag in ("--batch", "--input", "--classes", "--warmup", "--steps", "--seed",
+    p.add_argument("--inputs", type=json.loads, required=True)
+    for flag in ("--batch", "--input", "--warmup", "--steps", "--seed",
                  "--expect-parameters"):
         p.add_argument(flag, type=int, default=0)
     args = p.parse_args()
+    # The harness's --inputs must describe this batch: every input's first dimension is it.
+    for spec in args.inputs:
+        if spec.get("shape", [None])[0] != args.batch or "distribution" not in spec:
+            send(type="error", kind="usage", message=f"bad --inputs entry {spec}")
+            sys.exit(3)
     args.framework = os.environ.get("DLBENCH_FAKE_FRAMEWORK", "pytorch")
     scenario = os.environ.get("DLBENCH_FAKE_PEER", "valid")
     if scenario == "valid":

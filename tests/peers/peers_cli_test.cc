@@ -146,12 +146,22 @@ TEST(PeersCliTest, UnknownFrameworkIsAUsageError) {
   EXPECT_TRUE(contains(r.err, "unknown framework 'tensorflow'")) << r.err;
 }
 
+// A worker started by hand: the model and the inputs dlbench would send for `kTiny`.
+testing::CommandResult run_worker(const std::string& worker, const std::string& model) {
+  const std::string inputs =
+      R"x('[{"name":"images","shape":[2,32,32,3],"dtype":"f32","meaning":"images (NHWC)",)x"
+      R"("distribution":{"kind":"normal","mean":0,"stddev":1}},)"
+      R"({"name":"labels","shape":[2],"dtype":"i32","meaning":"class labels",)"
+      R"("distribution":{"kind":"uniform_int","low":0,"high":10}}]')";
+  return run_command("PYTHONDONTWRITEBYTECODE=1 " DLBENCH_PYTHON " " + kSource + "/peers/" +
+                     worker + " --model " + model + " --batch 2 --input 32 --inputs " + inputs);
+}
+
 // The real workers, run where their framework is absent (CI): one error line naming it.
 void expect_missing(const std::string& worker, const std::string& package) {
   std::string probe = DLBENCH_PYTHON " -c 'import " + package + "' 2>/dev/null";
   if (run_command(probe).exit_code == 0) GTEST_SKIP() << package << " is installed here";
-  auto direct = run_command("PYTHONDONTWRITEBYTECODE=1 " DLBENCH_PYTHON " " + kSource + "/peers/" +
-                            worker + " --model resnet50 --batch 2");
+  auto direct = run_worker(worker, "resnet50");
   EXPECT_EQ(direct.exit_code, 3) << direct.err;
   json line = json::parse(direct.out);
   EXPECT_EQ(line["type"], "error");
@@ -170,6 +180,19 @@ TEST(PeersCliTest, PytorchWorkerWithoutTorchSaysTorchIsMissing) {
 
 TEST(PeersCliTest, JaxWorkerWithoutJaxSaysJaxIsMissing) {
   expect_missing("jax_worker.py", "jax");
+}
+
+// The workers keep no list of dlbench's models: a model a worker does not build is its usage
+// error, before it imports its framework.
+TEST(PeersCliTest, WorkersAnswerAModelTheyDoNotBuildWithAUsageError) {
+  for (const char* worker : {"pytorch_worker.py", "jax_worker.py"}) {
+    auto r = run_worker(worker, "gnmt");
+    EXPECT_EQ(r.exit_code, 3) << worker << ": " << r.err;
+    json line = json::parse(r.out);
+    EXPECT_EQ(line["type"], "error") << worker;
+    EXPECT_EQ(line["kind"], "usage") << worker;
+    EXPECT_TRUE(contains(line["message"].get<std::string>(), "no model 'gnmt'")) << r.out;
+  }
 }
 
 TEST(PeersCliTest, CompareFrameworksStoresTheGroupAndReportsIt) {

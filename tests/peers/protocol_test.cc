@@ -19,7 +19,7 @@ std::string error_of(const std::string& line, int n = 1) {
 
 TEST(ProtocolTest, ParsesEveryMessage) {
   Message h = parse_message(
-      R"({"type":"hello","protocol":1,"framework":"pytorch","versions":{"pytorch":"2.11"},)"
+      R"({"type":"hello","protocol":2,"framework":"pytorch","versions":{"pytorch":"2.11"},)"
       R"("device":"H100","parameters":25557032})",
       1);
   EXPECT_EQ(h.type, MessageType::kHello);
@@ -49,9 +49,9 @@ TEST(ProtocolTest, MalformedLinesNameTheirNumberAndProblem) {
   EXPECT_NE(error_of(R"({"type":"step","index":0})").find("duration_ms"), std::string::npos);
   EXPECT_NE(error_of(R"({"type":"step","index":0,"duration_ms":-1})").find("not positive"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"type":"hello","protocol":2,"framework":"x","device":"d",)"
+  EXPECT_NE(error_of(R"({"type":"hello","protocol":3,"framework":"x","device":"d",)"
                      R"("parameters":1})")
-                .find("protocol 2"),
+                .find("protocol 3"),
             std::string::npos);
 }
 
@@ -97,6 +97,24 @@ TEST(ProtocolTest, SessionOrderIsChecked) {
     EXPECT_TRUE(c.saw_summary());
     EXPECT_THROW(c.accept(step(1), 4), Error);  // nothing after the summary
   }
+}
+
+// What the worker gets as --inputs: every input of the graph, in order, as JSON it can parse.
+TEST(ProtocolTest, InputsArgumentDescribesEachInput) {
+  const std::vector<data::InputSpec> inputs{
+      {"images", {2, 32, 32, 3}, DType::kF16, data::normal(0.0, 1.0), "images (NHWC)"},
+      {"labels", {2}, DType::kI32, data::uniform_int(0, 10), "class labels"}};
+  const nlohmann::json doc = nlohmann::json::parse(inputs_argument(inputs));
+  ASSERT_EQ(doc.size(), 2u);
+  EXPECT_EQ(doc[0]["name"], "images");
+  EXPECT_EQ(doc[0]["shape"], nlohmann::json({2, 32, 32, 3}));
+  EXPECT_EQ(doc[0]["dtype"], "f16");
+  EXPECT_EQ(doc[0]["distribution"],
+            nlohmann::json({{"kind", "normal"}, {"mean", 0.0}, {"stddev", 1.0}}));
+  EXPECT_EQ(doc[1]["dtype"], "i32");
+  EXPECT_EQ(doc[1]["meaning"], "class labels");
+  EXPECT_EQ(doc[1]["distribution"],
+            nlohmann::json({{"kind", "uniform_int"}, {"low", 0}, {"high", 10}}));
 }
 
 }  // namespace

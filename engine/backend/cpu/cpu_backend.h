@@ -49,6 +49,9 @@ enum class PrimitiveKind : std::int64_t {
   kReluBackward,
 };
 
+// The CPU backend's answer to Backend::supports, without a backend (tests ask it directly).
+Support cpu_supports(OpKind op, const OpParams& params, DType dtype);
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend();
@@ -63,6 +66,7 @@ class CpuBackend final : public Backend {
     return std::make_unique<HostClockTimer>(marks);
   }
   std::size_t pool_workspace_bytes(const PoolParams& p) const override;
+  Support supports(OpKind op, const OpParams& params, DType dtype) const override;
 
   // How many primitives are cached (tests check that a repeated step creates none).
   std::size_t cached_primitives() const { return primitives_.size(); }

@@ -12,7 +12,7 @@ void require_f32(const Tensor& t, const char* op, const char* what) {
     throw Error(ErrorKind::kUsage,
                 std::string(op) + ": " + what + " is " + to_string(t.dtype()) +
                     "; the CPU backend computes in f32 only",
-                "use --precision fp32 on the CPU");
+                "use fp32 precision on the CPU", {Setting::kPrecision, "fp32"});
   require_cpu(t, op, what);
 }
 

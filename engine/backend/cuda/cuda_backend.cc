@@ -163,7 +163,8 @@ int existing_device(int index) {
         "no GPU cuda:" + std::to_string(index) + ": this machine has " + std::to_string(count);
     if (e != cudaSuccess) message += " (the CUDA runtime says " + status_name(e) + ")";
     throw Error(ErrorKind::kResource, message,
-                "run `dlbench info` to see the GPUs, or use --device cpu");
+                "run `dlbench info` to see the GPUs, or use the CPU device",
+                {Setting::kDevice, "cpu"});
   }
   CUDA_CHECK(cudaSetDevice(index));
   return index;

@@ -85,6 +85,9 @@ struct MatmulPlan {
 };
 using MatmulKey = std::array<std::int64_t, 8>;
 
+// The CUDA backend's answer to Backend::supports, without a GPU (tests ask it directly).
+Support cuda_supports(OpKind op, const OpParams& params, DType dtype);
+
 class CudaBackend final : public Backend {
  public:
   // Throws Error(kResource) when cuda:index does not exist.
@@ -105,6 +108,7 @@ class CudaBackend final : public Backend {
   void abort_capture() noexcept override;
   // Max pooling saves where each maximum was: a uint8 per output element (cuda_pool.cu).
   std::size_t pool_workspace_bytes(const PoolParams&) const override;
+  Support supports(OpKind op, const OpParams& params, DType dtype) const override;
 
   cudaStream_t stream() const { return stream_; }
   // How many convolution shapes were measured (tests check that a repeat measures none).

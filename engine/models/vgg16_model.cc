@@ -18,13 +18,11 @@ constexpr std::int64_t kHidden = 4096;
 // log(classes); the ReLU layers before it start Kaiming-normal like the convolutions.
 constexpr float kClassifierStddev = 0.01f;
 
-}  // namespace
-
-nn::Graph build_vgg16(const ModelConfig& config) {
+nn::Graph build(const ModelConfig& config) {
   nn::Graph g(config.compute);
   Builder b(g);
   const std::int64_t d = config.width_divisor;
-  ValueId x = b.input(config.batch, config.input_size, config.input_size, 3);
+  ValueId x = b.input(config.batch, config.size, config.size, 3);
   int conv = 0, stage = 1;
   for (int channels : kLayers) {
     if (channels == kPool) {
@@ -36,9 +34,25 @@ nn::Graph build_vgg16(const ModelConfig& config) {
   }
   x = b.relu("fc1.relu", b.linear("fc1", x, kHidden / d));
   x = b.relu("fc2.relu", b.linear("fc2", x, kHidden / d));
-  b.classifier_loss(b.linear("fc3", x, config.classes, kClassifierStddev), config.batch,
-                    config.classes);
+  const std::int64_t classes = config.size == 32 ? 10 : 1000;
+  b.classifier_loss(b.linear("fc3", x, classes, kClassifierStddev), config.batch, classes);
   return g;
 }
+
+ModelSpec spec() {
+  ModelSpec s;
+  s.name = "vgg16";
+  s.description = "VGG16, ImageNet 224x224 (1000 classes); size 32 (10 classes) for small tests";
+  s.unit = SampleUnit::kImages;
+  s.default_train_batch = 128;
+  s.default_infer_batch = 64;
+  s.size = {"input size", "pixels", 224, {224, 32}};
+  s.build = build;
+  return s;
+}
+
+}  // namespace
+
+DLBENCH_REGISTER_MODEL(spec);
 
 }  // namespace dlbench::models

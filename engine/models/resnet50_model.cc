@@ -30,14 +30,17 @@ ValueId bottleneck(Builder& b, const std::string& name, ValueId x, std::int64_t 
   return b.relu(name + ".relu3", b.add(name + ".add", y, shortcut));
 }
 
-}  // namespace
+// The CIFAR-10 variant at 32x32, ImageNet at any other size.
+std::int64_t classes(int size) {
+  return size == 32 ? 10 : 1000;
+}
 
-nn::Graph build_resnet50(const ModelConfig& config) {
+nn::Graph build(const ModelConfig& config) {
   nn::Graph g(config.compute);
   Builder b(g);
   const std::int64_t d = config.width_divisor;
-  const bool cifar = config.input_size == 32;
-  ValueId x = b.input(config.batch, config.input_size, config.input_size, 3);
+  const bool cifar = config.size == 32;
+  ValueId x = b.input(config.batch, config.size, config.size, 3);
   if (cifar) {
     x = b.conv("conv1", x, 64 / d, 3, 1, 1, false);
   } else {
@@ -55,8 +58,26 @@ nn::Graph build_resnet50(const ModelConfig& config) {
   x = b.global_avg_pool("avgpool", x);
   // The classifier starts with the spread of PyTorch's default Linear init, U(±1/sqrt(k)).
   const float fc_stddev = 1.0f / std::sqrt(3.0f * static_cast<float>(b.shape(x)[3]));
-  b.classifier_loss(b.linear("fc", x, config.classes, fc_stddev), config.batch, config.classes);
+  const std::int64_t n = classes(config.size);
+  b.classifier_loss(b.linear("fc", x, n, fc_stddev), config.batch, n);
   return g;
 }
+
+ModelSpec spec() {
+  ModelSpec s;
+  s.name = "resnet50";
+  s.description =
+      "ResNet-50 v1.5, ImageNet 224x224 (1000 classes); at size 32 the CIFAR-10 variant";
+  s.unit = SampleUnit::kImages;
+  s.default_train_batch = 128;
+  s.default_infer_batch = 64;
+  s.size = {"input size", "pixels", 224, {224, 32}};
+  s.build = build;
+  return s;
+}
+
+}  // namespace
+
+DLBENCH_REGISTER_MODEL(spec);
 
 }  // namespace dlbench::models

@@ -1,0 +1,20 @@
+// What the CPU backend runs: every op in f32 (oneDNN and our loops compute in f32 only), fills
+// and copies also of i32 (labels, token ids), and the matmul's ReLU epilogue (a oneDNN post-op).
+#include "engine/backend/cpu/cpu_backend.h"
+
+namespace dlbench::backend::cpu {
+
+Support cpu_supports(OpKind op, const OpParams& params, DType dtype) {
+  (void)params;  // no parameter limits the CPU: ReLU epilogues, bias, any shape
+  const bool integer_ok =
+      op == OpKind::kFill || op == OpKind::kFillUniformInt || op == OpKind::kCopy;
+  if (dtype == DType::kF32 || (integer_ok && dtype == DType::kI32)) return Support::yes();
+  return Support::no(std::string("the CPU backend runs ") + to_string(op) + " in f32" +
+                     (integer_ok ? " or i32" : "") + ", not " + to_string(dtype));
+}
+
+Support CpuBackend::supports(OpKind op, const OpParams& params, DType dtype) const {
+  return cpu_supports(op, params, dtype);
+}
+
+}  // namespace dlbench::backend::cpu

@@ -1,0 +1,28 @@
+// What the CUDA backend runs: compute ops in f32, f16 and bf16 (accumulating in f32), the
+// optimizer on its f32 master buffers only, fills and copies also of i32, and the matmul's ReLU
+// epilogue (cuBLASLt's RELU_BIAS or RELU). Which algorithm runs a convolution (cuDNN or a
+// cuBLASLt product) is the backend's own choice, measured; it never decides support.
+#include "engine/backend/cuda/cuda_backend.h"
+
+namespace dlbench::backend::cuda {
+
+Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
+  (void)params;  // no parameter limits the CUDA backend: ReLU epilogues, bias, any shape
+  const bool is_float = dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+  if (op == OpKind::kSgdMomentumUpdate)
+    return dtype == DType::kF32 ? Support::yes()
+                                : Support::no("optimizer buffers are f32 master copies, not " +
+                                              std::string(to_string(dtype)));
+  const bool integer_ok =
+      op == OpKind::kFill || op == OpKind::kFillUniformInt || op == OpKind::kCopy;
+  if (is_float || (integer_ok && dtype == DType::kI32)) return Support::yes();
+  return Support::no(std::string("the CUDA backend runs ") + to_string(op) +
+                     " in f32, f16 or bf16" + (integer_ok ? " or i32" : "") + ", not " +
+                     to_string(dtype));
+}
+
+Support CudaBackend::supports(OpKind op, const OpParams& params, DType dtype) const {
+  return cuda_supports(op, params, dtype);
+}
+
+}  // namespace dlbench::backend::cuda

@@ -1,0 +1,57 @@
+#include "engine/backend/op_support.h"
+
+namespace dlbench::backend {
+
+const char* to_string(OpKind op) {
+  switch (op) {
+    case OpKind::kConv2dForward:
+      return "conv2d_forward";
+    case OpKind::kConv2dBackwardData:
+      return "conv2d_backward_data";
+    case OpKind::kConv2dBackwardWeights:
+      return "conv2d_backward_weights";
+    case OpKind::kBatchNormTraining:
+      return "batch_norm_forward_training";
+    case OpKind::kBatchNormInference:
+      return "batch_norm_forward_inference";
+    case OpKind::kBatchNormBackward:
+      return "batch_norm_backward";
+    case OpKind::kPoolForward:
+      return "pool_forward";
+    case OpKind::kPoolBackward:
+      return "pool_backward";
+    case OpKind::kMatmulForward:
+      return "matmul_forward";
+    case OpKind::kMatmulBackwardData:
+      return "matmul_backward_data";
+    case OpKind::kMatmulBackwardWeights:
+      return "matmul_backward_weights";
+    case OpKind::kActivationForward:
+      return "activation_forward";
+    case OpKind::kActivationBackward:
+      return "activation_backward";
+    case OpKind::kAdd:
+      return "add";
+    case OpKind::kAccumulate:
+      return "accumulate";
+    case OpKind::kSoftmaxCrossEntropy:
+      return "softmax_cross_entropy";
+    case OpKind::kSgdMomentumUpdate:
+      return "sgd_momentum_update";
+    case OpKind::kCast:
+      return "cast";
+    case OpKind::kAllFinite:
+      return "all_finite";
+    case OpKind::kFill:
+      return "fill";
+    case OpKind::kFillNormal:
+      return "fill_normal";
+    case OpKind::kFillUniformInt:
+      return "fill_uniform_int";
+    case OpKind::kCopy:
+      return "copy";
+  }
+  return "?";
+}
+
+}  // namespace dlbench::backend

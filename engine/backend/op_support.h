@@ -1,0 +1,53 @@
+// What a backend can run, asked before running it: a graph pass rewrites only into ops the
+// backend supports, and a test skips (with the reason) what a backend does not have. The op
+// doors still refuse what they cannot run; this is the question, not the check.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "engine/backend/op_params.h"
+#include "engine/core/dtype.h"
+
+namespace dlbench::backend {
+
+enum class OpKind {
+  kConv2dForward,
+  kConv2dBackwardData,
+  kConv2dBackwardWeights,
+  kBatchNormTraining,
+  kBatchNormInference,
+  kBatchNormBackward,
+  kPoolForward,
+  kPoolBackward,
+  kMatmulForward,
+  kMatmulBackwardData,
+  kMatmulBackwardWeights,
+  kActivationForward,
+  kActivationBackward,
+  kAdd,
+  kAccumulate,
+  kSoftmaxCrossEntropy,
+  kSgdMomentumUpdate,
+  kCast,
+  kAllFinite,
+  kFill,
+  kFillNormal,
+  kFillUniformInt,
+  kCopy,
+};
+const char* to_string(OpKind op);
+
+// The parameters that decide support, where an op has them (a matmul's epilogue, say).
+using OpParams = std::variant<std::monostate, Conv2dParams, BatchNormParams, PoolParams,
+                              MatmulParams, Activation, SgdParams>;
+
+struct Support {
+  bool supported = true;
+  std::string reason;  // why not, in words: "the CPU backend computes in f32"
+  explicit operator bool() const { return supported; }
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+}  // namespace dlbench::backend

@@ -1,0 +1,51 @@
+// What the harness needs to know about a model without building it: its name and description,
+// what one sample is, its default batches, the size it takes, and how to build its graph. Each
+// model file fills one ModelSpec and registers it (registry.h); nothing else lists the models.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/core/dtype.h"
+#include "engine/nn/graph.h"
+
+namespace dlbench::models {
+
+// What the throughput counts: images for the classifiers, (user, item) pairs for a
+// recommender, tokens or sequences for language models.
+enum class SampleUnit { kImages, kPairs, kTokens, kSequences };
+const char* to_string(SampleUnit unit);
+
+// The one size a model is built at: the image side in pixels, a sequence length in tokens.
+struct SizeOption {
+  std::string what = "input size";
+  std::string unit = "pixels";
+  int default_value = 0;
+  std::vector<int> allowed;  // empty: the model takes no size
+};
+
+struct ModelConfig {
+  std::int64_t batch = 1;
+  int size = 0;                 // 0: the spec's default
+  int width_divisor = 1;        // > 1 shrinks every channel count (tests: full depth, small width)
+  DType compute = DType::kF32;  // activations' dtype: compute_dtype() of the run's precision
+};
+
+struct ModelSpec {
+  std::string name;         // what `dlbench run NAME` takes
+  std::string description;  // one line, stored with each run; names no flag
+  SampleUnit unit = SampleUnit::kImages;
+  std::int64_t default_train_batch = 128;
+  std::int64_t default_infer_batch = 64;
+  SizeOption size;
+  // Builds the graph: its inputs (graph.input_specs()) say what data a step takes.
+  std::function<nn::Graph(const ModelConfig&)> build;
+  // Samples one step processes; empty: the batch.
+  std::function<std::int64_t(const ModelConfig&)> samples;
+};
+
+std::int64_t samples_per_step(const ModelSpec& spec, const ModelConfig& config);
+
+}  // namespace dlbench::models

@@ -1,0 +1,35 @@
+#include <memory>
+
+#include "engine/core/error.h"
+#include "engine/nn/passes/fuse_matmul_relu.h"
+#include "engine/nn/passes/pass.h"
+
+namespace dlbench::nn {
+
+const char* to_string(Fusion fusion) {
+  return fusion == Fusion::kOn ? "on" : "off";
+}
+
+Fusion parse_fusion(const std::string& text) {
+  if (text == "on") return Fusion::kOn;
+  if (text == "off") return Fusion::kOff;
+  throw Error(ErrorKind::kUsage, "fusion must be on or off, not '" + text + "'",
+              "fusion on (the default) rewrites the graph; off runs it as the model built it");
+}
+
+int PassReport::total() const {
+  int n = 0;
+  for (const auto& [name, count] : rewrites) n += count;
+  return n;
+}
+
+PassReport apply_passes(Graph& graph, const PassContext& context, Fusion fusion) {
+  PassReport report;
+  if (fusion == Fusion::kOff) return report;
+  const std::unique_ptr<GraphPass> passes[] = {std::make_unique<FuseMatmulRelu>()};
+  for (const auto& pass : passes)
+    report.rewrites.emplace_back(pass->name(), pass->run(graph, context));
+  return report;
+}
+
+}  // namespace dlbench::nn

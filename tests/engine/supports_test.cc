@@ -1,0 +1,53 @@
+// Backend::supports: what each backend says it runs, and why not, without running anything
+// (the CUDA answer is asked without a GPU).
+#include <gtest/gtest.h>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#if DLBENCH_HAVE_CUDA
+#include "engine/backend/cuda/cuda_backend.h"
+#endif
+
+namespace dlbench::backend {
+namespace {
+
+MatmulParams relu_matmul() {
+  MatmulParams p;
+  p.m = 4, p.k = 8, p.n = 2, p.bias = true;
+  p.activation = Activation::kRelu;
+  return p;
+}
+
+TEST(SupportsTest, CpuRunsF32AndIntegerFills) {
+  EXPECT_TRUE(cpu::cpu_supports(OpKind::kMatmulForward, relu_matmul(), DType::kF32));
+  EXPECT_TRUE(cpu::cpu_supports(OpKind::kFillUniformInt, {}, DType::kI32));
+  EXPECT_TRUE(cpu::cpu_supports(OpKind::kCopy, {}, DType::kI32));
+  const Support half = cpu::cpu_supports(OpKind::kMatmulForward, relu_matmul(), DType::kF16);
+  EXPECT_FALSE(half);
+  EXPECT_EQ(half.reason, "the CPU backend runs matmul_forward in f32, not f16");
+  EXPECT_FALSE(cpu::cpu_supports(OpKind::kConv2dForward, Conv2dParams{}, DType::kI32));
+  // The backend object gives the same answer.
+  cpu::CpuBackend be;
+  EXPECT_FALSE(be.supports(OpKind::kAdd, {}, DType::kBF16));
+  EXPECT_TRUE(be.supports(OpKind::kAdd, {}, DType::kF32));
+}
+
+#if DLBENCH_HAVE_CUDA
+TEST(SupportsTest, CudaRunsEveryFloatDtypeAndKeepsTheOptimizerInF32) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
+    EXPECT_TRUE(cuda::cuda_supports(OpKind::kMatmulForward, relu_matmul(), t)) << to_string(t);
+  EXPECT_TRUE(cuda::cuda_supports(OpKind::kSgdMomentumUpdate, SgdParams{}, DType::kF32));
+  const Support sgd = cuda::cuda_supports(OpKind::kSgdMomentumUpdate, SgdParams{}, DType::kF16);
+  EXPECT_FALSE(sgd);
+  EXPECT_NE(sgd.reason.find("f32 master"), std::string::npos) << sgd.reason;
+  EXPECT_TRUE(cuda::cuda_supports(OpKind::kFill, {}, DType::kI32));
+  EXPECT_FALSE(cuda::cuda_supports(OpKind::kMatmulForward, relu_matmul(), DType::kI32));
+}
+#endif
+
+TEST(SupportsTest, EveryOpHasAName) {
+  for (int op = 0; op <= static_cast<int>(OpKind::kCopy); ++op)
+    EXPECT_STRNE(to_string(static_cast<OpKind>(op)), "?") << op;
+}
+
+}  // namespace
+}  // namespace dlbench::backend
