@@ -44,7 +44,7 @@ void print_header(const micro::GemmResult& r, std::ostream& out) {
       << "# checked: " << c.samples
       << " sampled entries per shape against the exact product of whole-number inputs\n#\n";
   char line[200];
-  std::snprintf(line, sizeof line, "#%-4s %-28s %17s %11s %9s %-7s %8s %6s  %s\n", "prec", "shape",
+  std::snprintf(line, sizeof line, "#%-4s %-31s %17s %11s %9s %-7s %8s %6s  %s\n", "prec", "shape",
                 "m x n x k", "time(us)", "rate", "unit", "#checked", "#wrong", "algorithm");
   out << line << std::flush;
 }
@@ -53,10 +53,10 @@ void print_row(const micro::GemmRow& row, std::ostream& out) {
   char line[300];
   const std::string name = row.shape.name.empty() ? "-" : row.shape.name;
   if (!row.skipped.empty()) {
-    std::snprintf(line, sizeof line, "%-5s %-28s %17s  skipped: %s\n", to_string(row.precision),
+    std::snprintf(line, sizeof line, "%-5s %-31s %17s  skipped: %s\n", to_string(row.precision),
                   name.c_str(), dims_text(row.shape).c_str(), row.skipped.c_str());
   } else {
-    std::snprintf(line, sizeof line, "%-5s %-28s %17s %11.1f %9s %-7s %8lld %6lld  %s\n",
+    std::snprintf(line, sizeof line, "%-5s %-31s %17s %11.1f %9s %-7s %8lld %6lld  %s\n",
                   to_string(row.precision), name.c_str(), dims_text(row.shape).c_str(), row.time_us,
                   rate_text(row.rate).c_str(), rate_unit(row.precision),
                   static_cast<long long>(row.checked), static_cast<long long>(row.wrong),
