@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_text.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -41,15 +42,15 @@ TEST(MicroGpuTest, GemmOfEveryPrecisionIsRight) {
     const std::string p = row["precision"];
     if (row.contains("skipped")) {
       // fp8 only where the GPU has none; everything else must run.
-      EXPECT_EQ(p, "fp8") << row.dump();
+      EXPECT_EQ(p, "fp8") << dump_json(row);
       continue;
     }
-    EXPECT_EQ(row["wrong"], 0) << row.dump();
-    EXPECT_EQ(row["checked"], 64) << row.dump();
-    EXPECT_GT(row["rate"].get<double>(), 0) << row.dump();
-    EXPECT_GE(row["candidates"].get<int>(), 1) << row.dump();
+    EXPECT_EQ(row["wrong"], 0) << dump_json(row);
+    EXPECT_EQ(row["checked"], 64) << dump_json(row);
+    EXPECT_GT(row["rate"].get<double>(), 0) << dump_json(row);
+    EXPECT_GE(row["candidates"].get<int>(), 1) << dump_json(row);
   }
-  std::printf("%s\n", doc["summary"].dump(1).c_str());
+  std::printf("%s\n", dump_json(doc["summary"], 1).c_str());
 }
 
 TEST(MicroGpuTest, GemmTableShowsThePeaks) {
@@ -70,11 +71,11 @@ TEST(MicroGpuTest, BandwidthIsRightAndTheoreticalIsKnown) {
   EXPECT_EQ(doc["wrong"], 0);
   ASSERT_EQ(doc["rows"].size(), 3u);
   for (const auto& row : doc["rows"]) {
-    EXPECT_EQ(row["wrong"], 0) << row.dump();
-    EXPECT_EQ(row["checked"], (64 << 20) / 4) << row.dump();
-    EXPECT_GT(row["best_gb_per_s"].get<double>(), 0) << row.dump();
+    EXPECT_EQ(row["wrong"], 0) << dump_json(row);
+    EXPECT_EQ(row["checked"], (64 << 20) / 4) << dump_json(row);
+    EXPECT_GT(row["best_gb_per_s"].get<double>(), 0) << dump_json(row);
   }
-  EXPECT_TRUE(doc["theoretical_gb_per_s"].is_number()) << doc.dump();
+  EXPECT_TRUE(doc["theoretical_gb_per_s"].is_number()) << dump_json(doc);
 }
 
 TEST(MicroGpuTest, TransfersAreRight) {
@@ -83,7 +84,7 @@ TEST(MicroGpuTest, TransfersAreRight) {
   ASSERT_TRUE(doc.contains("rows"));
   EXPECT_EQ(doc["wrong"], 0);
   EXPECT_EQ(doc["rows"].size(), 2u * 2u * 6u);  // h2d/d2h x pinned/pageable x 4K..4M by 4
-  for (const auto& row : doc["rows"]) EXPECT_EQ(row["wrong"], 0) << row.dump();
+  for (const auto& row : doc["rows"]) EXPECT_EQ(row["wrong"], 0) << dump_json(row);
 }
 
 TEST(MicroGpuTest, PeerCopiesAreRight) {
