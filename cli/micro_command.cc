@@ -1,4 +1,5 @@
-// dlbench micro allreduce: all-reduce bandwidth and correctness, in nccl-tests' table.
+// dlbench micro: the subcommand, and micro allreduce: all-reduce bandwidth and correctness, in
+// nccl-tests' table. gemm, bandwidth, transfer and p2p register from their own files.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "bench/runner/allreduce_bench.h"
 #include "cli/commands.h"
 #include "cli/gpu_list.h"
+#include "cli/micro_commands.h"
 #include "cli/output_file.h"
 #include "engine/backend/backend.h"
 #include "engine/core/json_text.h"
@@ -153,7 +155,9 @@ std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& glob
 
 void add_micro_command(CLI::App& app, GlobalOptions& global) {
   CLI::App* micro =
-      app.add_subcommand("micro", "Micro-benchmarks of one part of the machine: allreduce");
+      app.add_subcommand("micro",
+                         "Micro-benchmarks of one part of the machine: allreduce, gemm, "
+                         "bandwidth, transfer, p2p");
   micro->require_subcommand(1);
   auto opts = std::make_shared<AllreduceOptions>();
   CLI::App* ar = micro->add_subcommand(
@@ -206,6 +210,8 @@ void add_micro_command(CLI::App& app, GlobalOptions& global) {
     if (root) throw error;
     global.exit_code = exit_code(error.kind());
   });
+  add_micro_gemm_command(*micro, global);
+  add_micro_memory_commands(*micro, global);
 }
 
 }  // namespace dlbench::cli

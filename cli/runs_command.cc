@@ -50,8 +50,9 @@ void list(const GlobalOptions& global, const store::RunFilter& filter) {
                       std::to_string(r.machine.id) + " " + r.machine.fingerprint.substr(0, 12),
                       r.model, r.mode, r.precision, std::to_string(r.batch),
                       std::to_string(r.input_size), r.device,
-                      r.measured() ? report::fixed(r.throughput, 2) : "", r.status,
-                      r.suite ? r.suite->name : ""});
+                      // A micro benchmark has no samples: its figures are its metrics.
+                      r.measured() && r.mode != "micro" ? report::fixed(r.throughput, 2) : "",
+                      r.status, r.suite ? r.suite->name : ""});
   if (runs.empty()) {
     std::cerr << "no runs in " << db->location() << "\n";
     return;

@@ -64,6 +64,8 @@ FLOORS = {
     "bench/runner": ["engine/models", "bench/result", "bench/telemetry"],
     "bench/peers": ["bench/runner", "engine/models", "engine/nn"],
     "bench/suite": ["bench/runner", "bench/store"],
+    # Micro-benchmarks drive the backends' devices directly and hand the store its records.
+    "bench/micro": ["engine/backend", "bench/store"],
     # Benchmarks run by hand sit on top of the harness, beside the CLI (never on it).
     "bench/scripts": ["bench/runner", "bench/store", "bench/report", "bench/suite",
                       "bench/peers"],

@@ -142,7 +142,7 @@ ReportData load_report(store::Store& store, const Selection& s) {
     std::optional<RunRecord> full = store.get_run(it->id);
     if (!full) continue;  // deleted meanwhile
     if (machine_ids.insert(full->machine.id).second) data.machines.push_back(full->machine);
-    data.runs.push_back(std::move(*full));
+    (full->mode == "micro" ? data.micro_runs : data.runs).push_back(std::move(*full));
   }
   data.title = "dlbench report: " + data.scope;
   return data;

@@ -24,7 +24,10 @@ struct ReportData {
   std::string scope;   // "suite quick-cpu (quick-cpu-20261122T...)", "runs 3, 4"
   std::string source;  // the store's location
   std::int64_t generated_unix_s = 0;
-  std::vector<store::RunRecord> runs;          // oldest first, telemetry included
+  std::vector<store::RunRecord> runs;  // oldest first, telemetry included
+  // `dlbench micro` results (mode "micro"): not workloads, so no workload table shows them;
+  // the machine's measured peaks and bandwidth come from here. Oldest first.
+  std::vector<store::RunRecord> micro_runs;
   std::vector<store::MachineRecord> machines;  // of these runs, by id
 };
 
