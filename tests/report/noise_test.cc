@@ -203,6 +203,23 @@ TEST(NoiseTest, TerminalJsonAndStoreSayTheSame) {
   EXPECT_EQ(stored_noise_warnings(old), said);
 }
 
+// The sampler's clock-event summary of a GPU, as the run holds it in memory: its bits' shares
+// reach the warning through the same JSON the store keeps.
+TEST(NoiseTest, ClockEventSummaryOfARunInMemory) {
+  RunResult r = contended_run(100);
+  telemetry::MetricSummary events;
+  events.spec = telemetry::bitmask_metric("gpu0.clock_events", "clock events",
+                                          {"gpu_idle", "applications_clocks", "sw_power_cap"});
+  events.samples = 10;
+  events.mask = Reported<std::uint64_t>::of(0b101);
+  events.bit_share = {0.5, 0, 0.25};
+  r.telemetry->metrics.push_back(events);
+  const std::optional<NoiseWarning> w = find(noise_warnings(r), "gpu-throttled");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->text, "GPU clocks held down: power cap during 25.0 % of the measured phase");
+  EXPECT_EQ(stored_noise_warnings(to_json(r)), noise_warnings(r));
+}
+
 TEST(NoiseTest, RepeatsKeepEveryThroughputAndTheOthersWarnings) {
   std::vector<RunResult> runs = {contended_run(10), contended_run(30), contended_run(20)};
   runs[1].step = summarize_steps({10, 20, 30});  // only repeat 2 is jittery
