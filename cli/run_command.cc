@@ -15,6 +15,7 @@
 #include "cli/compare_frameworks.h"
 #include "cli/gpu_list.h"
 #include "cli/layer_profile_table.h"
+#include "cli/noise_rows.h"
 #include "cli/number_text.h"
 #include "cli/output_file.h"
 #include "cli/run_progress.h"
@@ -45,6 +46,7 @@ struct RunOptions {
   peers::PeerOptions peer;
   std::string gpus;  // data parallel over this process's GPUs: "N" or "all"
   std::string dist = "none";
+  std::string repeat = "1";  // parsed by result::parse_repeat, which words its own error
 };
 
 // A last loss this many times the first counts as diverging.
@@ -91,10 +93,12 @@ void print_text(const result::RunResult& r, std::ostream& out) {
       .row("Measured", count_text(r.measured_steps, "step") + " in " +
                            fixed(r.measured_seconds, 2) + " s after " +
                            count_text(c.warmup_steps, "warm-up step"))
-      .row("Throughput", fixed(r.throughput, 2) + " samples/s")
-      .row("Step time", "mean " + fixed(r.step.mean_ms, 1) + " ms, median " +
-                            fixed(r.step.median_ms, 1) + ", p5 " + fixed(r.step.p5_ms, 1) +
-                            ", p95 " + fixed(r.step.p95_ms, 1) + ", CV " + cv_text(r.step));
+      .row("Throughput", fixed(r.throughput, 2) + " samples/s" + median_note(r));
+  add_repeats_row(s, r);
+  s.row("Step time", "mean " + fixed(r.step.mean_ms, 1) + " ms, median " +
+                         fixed(r.step.median_ms, 1) + ", p5 " + fixed(r.step.p5_ms, 1) + ", p95 " +
+                         fixed(r.step.p95_ms, 1) + ", CV " + cv_text(r.step));
+  add_warning_rows(s, r);
   if (!r.graphs.empty()) s.row("Device graphs", r.graphs);
   if (!r.passes.empty()) s.row("Graph passes", passes_text(r));
   if (const auto* m = find_metric(r, "compute/achieved_gflops"))
@@ -197,6 +201,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                   "pytorch, jax")
       ->capture_default_str();
   add_peer_options(*run, opts->peer);
+  run->add_option("--repeat", opts->repeat,
+                  "Measure N times (1 to 100), each built, warmed up and measured anew; report "
+                  "the median and the spread")
+      ->type_name("N")
+      ->capture_default_str();
   run->add_option("--gpus", opts->gpus,
                   "Data parallel over this machine's GPUs, a thread each: N or all "
                   "(--batch is per GPU)");
@@ -219,6 +228,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.momentum = opts->momentum;
     config.profile_steps = opts->profile_layers;
     config.telemetry_interval_s = opts->interval;
+    config.repeat = result::parse_repeat(opts->repeat);
     if (!opts->gpus.empty() && opts->dist == "mpi")
       throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",
                   "one process drives N GPUs with --gpus N; with mpirun, each rank takes one");
@@ -258,7 +268,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                          : config.launch == LaunchMode::kThreads ? config.gpus
                                                                  : 1;
     RunProgress progress({config.warmup_steps, config.steps, config.seconds, config.profile_steps,
-                          *config.batch * replicas},
+                          *config.batch * replicas, config.repeat},
                          isatty(STDERR_FILENO) != 0, global.verbose, std::cerr);
     if (!global.quiet && root)
       hooks.on_step = [&progress](const std::string& phase, int step, int total) {
@@ -275,9 +285,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       stop.emplace();
       hooks.stop = [&stop] { return stop->reason(); };
     }
-    result::RunResult result = peers::is_peer(config.framework)
-                                   ? peers::run_peer(config, opts->peer, hooks)
-                                   : runner::run_workload(config, hooks);
+    result::RunResult result = result::run_repeated(config.repeat, [&](int repeat) {
+      progress.repeat(repeat);
+      return peers::is_peer(config.framework) ? peers::run_peer(config, opts->peer, hooks)
+                                              : runner::run_workload(config, hooks);
+    });
     progress.finish();
     std::int64_t id = db ? db->save_run(store::run_record(result)) : 0;
     if (!result.interrupted.empty()) {

@@ -23,15 +23,25 @@ RunProgress::RunProgress(const RunPlan& plan, bool live, bool verbose, std::ostr
 double RunProgress::seconds_left(const std::string& phase, int step, double step_s) const {
   const double measured = plan_.seconds > 0 ? plan_.seconds : plan_.steps * step_s;
   const double profiled = plan_.profile_steps * step_s;
-  if (phase == "warm-up") return (plan_.warmup_steps - step + 1) * step_s + measured + profiled;
+  // The repeats still to come, each a whole run (their model builds are not counted).
+  const double later =
+      std::max(0, plan_.repeats - repeat_) * (plan_.warmup_steps * step_s + measured + profiled);
+  if (phase == "warm-up")
+    return (plan_.warmup_steps - step + 1) * step_s + measured + profiled + later;
   if (phase == "measure") {
     const double in_window =
         plan_.seconds > 0
             ? plan_.seconds - std::chrono::duration<double>(Clock::now() - measure_start_).count()
             : (plan_.steps - step + 1) * step_s;
-    return std::max(0.0, in_window) + profiled;
+    return std::max(0.0, in_window) + profiled + later;
   }
-  return (plan_.profile_steps - step + 1) * step_s;
+  return (plan_.profile_steps - step + 1) * step_s + later;
+}
+
+void RunProgress::repeat(int k) {
+  repeat_ = k;
+  // The first step of a repeat follows a model build, not a step: it has no rate to show.
+  phase_.clear();
 }
 
 void RunProgress::step(const std::string& phase, int step, int total) {
@@ -53,6 +63,9 @@ void RunProgress::step(const std::string& phase, int step, int total) {
          << std::flush;
   }
   std::string where = phase + " step " + std::to_string(step);
+  if (plan_.repeats > 1)
+    where =
+        "repeat " + std::to_string(repeat_) + "/" + std::to_string(plan_.repeats) + "  " + where;
   if (total > 0) where += '/' + std::to_string(total);
   if (!live_) {
     if (verbose_ || step == 1) out_ << "  " << where << "\n" << std::flush;

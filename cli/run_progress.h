@@ -1,6 +1,7 @@
 // What `dlbench run` says while it works, on stderr. On a terminal: one live line, redrawn in
 // place, with the phase, the step, the rate of the last step and the time left:
 //   measure step 7/20  24.6 samples/s  elapsed 0:09  left ~0:16
+// (with --repeat, each line names the repeat: "repeat 2/3  measure step 7/20 ...").
 // Elsewhere (a log, a pipe): plain lines only, no control characters: the first step of each
 // phase (every step with --verbose). Either way, once the first step has been timed, a run
 // that will take long (a CPU with ImageNet batches: VGG16 at batch 128 on two cores takes about
@@ -20,6 +21,7 @@ struct RunPlan {
   double seconds = 0;  // > 0: measure for this long
   int profile_steps = 0;
   std::int64_t samples_per_step = 0;  // the batch over every replica
+  int repeats = 1;                    // --repeat: whole runs, each with the steps above
 };
 
 class RunProgress {
@@ -32,6 +34,8 @@ class RunProgress {
   // Called as a step begins: phase "warm-up", "measure" or "profile"; total -1 when the
   // measured phase is time-bounded.
   void step(const std::string& phase, int step, int total);
+  // Called as repeat k (1-based) of plan.repeats begins; the lines then name it.
+  void repeat(int k);
   // Erases the live line, before the result is printed.
   void finish();
 
@@ -49,6 +53,7 @@ class RunProgress {
   std::ostream& out_;
   Clock::time_point start_ = Clock::now(), last_step_ = start_, measure_start_ = start_;
   std::string phase_;
+  int repeat_ = 1;
   bool warned_ = false;
   std::size_t drawn_ = 0;  // length of the live line on screen
 };

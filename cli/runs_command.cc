@@ -80,6 +80,8 @@ void show(const GlobalOptions& global, std::int64_t id) {
       .row("Input", std::to_string(r->input_size))
       .row("Framework", r->framework);
   if (r->suite) s.row("Suite", r->suite->name + " (" + r->suite->invocation + ")");
+  for (const result::NoiseWarning& w : report::run_warnings(*r))
+    s.row("Warning", w.text + " [" + w.code + "]");
   s.print(std::cout);
   report::Table m{"metrics", "", "", {"metric", "value", "unit"}, {}};
   for (const store::MetricRecord& x : r->metrics)

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "bench/nvml/nvml.h"
+#include "bench/report/report_data.h"
 #include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/gpu_info.h"
 #include "bench/telemetry/sampler.h"
@@ -115,6 +116,9 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
                          : r.status != "interrupted" ? "failed: " + r.error
                          : r.measured()              ? r.error + " (" + tp + " over those steps)"
                                                      : r.error;
+      // A noisy run says so by its number; 'dlbench runs show ID' gives the figures.
+      const std::string noise = result::warning_codes(report::run_warnings(r));
+      if (!noise.empty()) what += " (warnings: " + noise + ")";
       std::cerr << "  run " << r.id << ": " << e.label << ": " << what << "\n";
     };
     events.stop = [&stop] { return stop.reason(); };

@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "bench/report/scaling_table.h"
+#include "bench/result/noise.h"
+#include "bench/result/repeats.h"
 #include "engine/core/error.h"
 
 namespace dlbench::report {
@@ -37,6 +39,37 @@ double median_ms(const store::RunRecord& r) {
 
 std::string ratio(double b, double a) {
   return a > 0 && b > 0 ? fixed(b / a, 2) + "x" : "";
+}
+
+// B/A of throughput; "1.23x ± 0.02" when both runs have repeats (result::throughput_ratio: one
+// standard error, from the repeats' spread), else as ratio() says it.
+std::string throughput_ratio(const store::RunRecord* a, const store::RunRecord* b) {
+  if (a == nullptr || b == nullptr) return "";
+  const result::RatioEstimate e =
+      result::throughput_ratio(a->throughput, result::repeat_throughputs(a->result), b->throughput,
+                               result::repeat_throughputs(b->result));
+  if (!std::isfinite(e.ratio)) return "";
+  std::string text = fixed(e.ratio, 2) + "x";
+  if (std::isfinite(e.uncertainty)) text += " \xC2\xB1 " + fixed(e.uncertainty, 2);
+  return text;
+}
+
+// "A: high-cv; B: few-steps, cpu-contention": the noise warnings of either side's run.
+std::string warnings(const store::RunRecord* a, const store::RunRecord* b) {
+  std::string text;
+  for (const auto& [side, r] : {std::pair{"A", a}, std::pair{"B", b}}) {
+    if (r == nullptr) continue;
+    const std::string codes = result::warning_codes(result::stored_noise_warnings(r->result));
+    if (!codes.empty()) text += (text.empty() ? "" : "; ") + std::string(side) + ": " + codes;
+  }
+  return text;
+}
+
+// "3" when the run has repeats; "" for a single measurement.
+std::string repeat_count(const store::RunRecord* r) {
+  if (r == nullptr) return "";
+  const std::size_t n = result::repeat_throughputs(r->result).size();
+  return n > 0 ? std::to_string(n) : "";
 }
 
 // One side; `kind` becomes what the text named (auto resolved).
@@ -82,9 +115,12 @@ Comparison compare(store::Store& store, const std::string& a, const std::string&
   c.title = "A = " + left.scope + ", B = " + right.scope;
   c.table = Table{"compare",
                   "Comparison",
-                  "ratio = B / A; throughput above 1x and step time below 1x mean B is faster",
+                  "ratio = B / A; throughput above 1x and step time below 1x mean B is faster; a "
+                  "run with repeats shows its median; \xC2\xB1 is one standard error of the ratio, "
+                  "from both runs' repeats (only where both have them); warnings: the runs' "
+                  "noise warnings",
                   {"workload", "A samples/s", "B samples/s", "B/A", "A step p50 ms",
-                   "B step p50 ms", "B/A step"},
+                   "B step p50 ms", "B/A step", "A repeats", "B repeats", "warnings"},
                   {}};
   // Newest run of each configuration on each side; two runs named by id match whatever they
   // are (two machines or suites with one run each match only the same workload).
@@ -120,8 +156,17 @@ Comparison compare(store::Store& store, const std::string& a, const std::string&
     const store::RunRecord* rb = in_b.count(k) ? in_b[k] : nullptr;
     double ta = ra ? ra->throughput : NAN, tb = rb ? rb->throughput : NAN;
     double sa = ra ? median_ms(*ra) : NAN, sb = rb ? median_ms(*rb) : NAN;
-    c.table.rows.push_back(
-        {k, fixed(ta, 2), fixed(tb, 2), ratio(tb, ta), fixed(sa, 1), fixed(sb, 1), ratio(sb, sa)});
+    c.table.rows.push_back({k, fixed(ta, 2), fixed(tb, 2), throughput_ratio(ra, rb), fixed(sa, 1),
+                            fixed(sb, 1), ratio(sb, sa), repeat_count(ra), repeat_count(rb),
+                            warnings(ra, rb)});
+  }
+  // Columns no row fills (no repeats, no warnings) are left out, as before they existed.
+  for (std::size_t col = c.table.columns.size(); col-- > 7;) {
+    bool empty = true;
+    for (const auto& row : c.table.rows) empty = empty && row[col].empty();
+    if (!empty) continue;
+    c.table.columns.erase(c.table.columns.begin() + static_cast<std::ptrdiff_t>(col));
+    for (auto& row : c.table.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(col));
   }
   if (!left_out.empty()) {
     std::string names;

@@ -19,6 +19,8 @@ h2 { font-size:18px; margin:32px 0 12px; padding-bottom:6px; border-bottom:2px s
 .card .box.tall { height:480px; }
 .note { color:var(--muted); font-size:13px; margin:4px 0 10px; }
 .alert, td.flag { color:var(--warn); font-weight:600; }
+a.warn, span.warn { color:var(--warn); text-decoration:none; font-weight:600; cursor:help; }
+ol.footnotes { color:var(--muted); font-size:13px; margin:4px 0 14px; padding-left:22px; }
 table { border-collapse:collapse; width:100%; background:var(--card); font-size:13px; }
 th, td { border-bottom:1px solid var(--line); padding:5px 10px; text-align:left; white-space:nowrap; }
 th { background:#f0f4f8; font-weight:600; position:sticky; top:0; white-space:normal; vertical-align:bottom; }

@@ -10,6 +10,7 @@
 #include "bench/report/machine_card.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/telemetry_view.h"
+#include "bench/result/noise.h"
 
 namespace dlbench::report {
 namespace {
@@ -55,16 +56,32 @@ std::vector<bool> numeric_columns(const Table& t) {
 // What the page leaves out of a table: columns empty in every row, and the machine column when
 // the report covers one machine (its name is the page's title).
 Table shown_columns(const Table& t, bool one_machine) {
-  Table out{t.id, t.title, t.note, {}, std::vector<std::vector<std::string>>(t.rows.size())};
+  Table out{
+      t.id,           t.title, t.note, {}, std::vector<std::vector<std::string>>(t.rows.size()),
+      t.text_columns, t.flags};
   for (std::size_t c = 0; c < t.columns.size(); ++c) {
     bool empty = true;
     for (const auto& row : t.rows) empty = empty && (c >= row.size() || row[c].empty());
-    if ((empty && !t.rows.empty()) || (one_machine && t.columns[c] == "machine")) continue;
+    // The warning codes: the page marks the cells and lists the warnings' text instead.
+    const bool flagged = !t.flags.empty() && t.columns[c] == "warnings";
+    if ((empty && !t.rows.empty()) || (one_machine && t.columns[c] == "machine") || flagged)
+      continue;
     out.columns.push_back(t.columns[c]);
     for (std::size_t r = 0; r < t.rows.size(); ++r)
       out.rows[r].push_back(c < t.rows[r].size() ? t.rows[r][c] : "");
   }
   return out;
+}
+
+// A flagged cell's warning sign: its footnote's number, linked, with the text as tooltip.
+std::string flag_marks(const Table& t, std::size_t row, const std::string& column) {
+  std::string marks;
+  for (std::size_t i = 0; i < t.flags.size(); ++i)
+    if (t.flags[i].row == row && t.flags[i].column == column)
+      marks += " <a class=\"warn\" href=\"#" + escape_html(t.id) + "-note-" +
+               std::to_string(i + 1) + "\" title=\"" + escape_html(t.flags[i].text) +
+               "\">&#9888;<sup>" + std::to_string(i + 1) + "</sup></a>";
+  return marks;
 }
 
 void write_table_body(const Table& t, std::ostream& out, const char* table_class = "") {
@@ -73,18 +90,26 @@ void write_table_body(const Table& t, std::ostream& out, const char* table_class
   for (std::size_t c = 0; c < t.columns.size(); ++c)
     out << (num[c] ? "<th class=\"num\">" : "<th>") << escape_html(t.columns[c]) << "</th>";
   out << "</tr></thead><tbody>\n";
-  for (const auto& row : t.rows) {
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    const auto& row = t.rows[r];
     out << "<tr>";
     for (std::size_t c = 0; c < row.size(); ++c) {
       const bool flag = row[c].rfind("throttled:", 0) == 0;  // throttle_text's flag stands out
       out << (c < num.size() && num[c] ? "<td class=\"num\">"
               : flag                   ? "<td class=\"flag\">"
                                        : "<td>")
-          << escape_html(row[c]) << "</td>";
+          << escape_html(row[c]) << (c < t.columns.size() ? flag_marks(t, r, t.columns[c]) : "")
+          << "</td>";
     }
     out << "</tr>\n";
   }
   out << "</tbody></table></div>\n";
+  if (t.flags.empty()) return;
+  out << "<ol class=\"footnotes\">\n";
+  for (std::size_t i = 0; i < t.flags.size(); ++i)
+    out << "<li id=\"" << escape_html(t.id) << "-note-" << i + 1 << "\">&#9888; "
+        << escape_html(t.flags[i].text) << "</li>\n";
+  out << "</ol>\n";
 }
 
 void write_table(const Table& t, std::ostream& out, const char* heading = "h2",
@@ -176,6 +201,19 @@ void write_legend(const ReportData& d, bool scaling, bool speedups, std::ostream
   else
     out << "<dt>telemetry</dt><dd>the process's CPU (% of one core) and memory and the host's "
            "memory, sampled during the measured phase only; means are time-weighted</dd>\n";
+  out << "<dt>noise warnings</dt><dd>&#9888; next to a throughput, with the figures in its "
+         "footnote: step time CV above "
+      << 100 * result::kHighStepCv << " %, fewer than " << result::kFewSteps
+      << " measured steps, the process given less than " << 100 * result::kContendedShare
+      << " % of its cgroup's CPU while other processes took the rest"
+      << (gpu ? ", GPU clocks held down for " + std::to_string(int(100 * result::kThrottledShare)) +
+                    " % of the measured phase or more"
+              : std::string())
+      << ", or repeats whose throughputs span more than " << 100 * result::kRepeatSpread
+      << " % of their median</dd>\n"
+      << "<dt>repeats</dt><dd>a run measured N times (<code>--repeat N</code>), each built, "
+         "warmed up and measured anew: its throughput is the median repeat's, and the repeat "
+         "range is (max &minus; min) &divide; median</dd>\n";
   if (scaling)
     out << "<dt>scaling efficiency</dt><dd>(samples/s &divide; replicas) &divide; (samples/s "
            "&divide; replicas at the smallest count) of the same workload and per-replica "
@@ -186,10 +224,11 @@ void write_legend(const ReportData& d, bool scaling, bool speedups, std::ostream
 }  // namespace
 
 void write_html(const ReportData& d, std::ostream& out) {
-  int ok = 0, throttled_runs = 0;
+  int ok = 0, throttled_runs = 0, noisy_runs = 0;
   for (const store::RunRecord& r : d.runs) {
     ok += r.status == "ok";
     throttled_runs += throttled(r);
+    noisy_runs += !run_warnings(r).empty();
   }
   const std::string title = machine_title(d);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -205,6 +244,10 @@ void write_html(const ReportData& d, std::ostream& out) {
   if (throttled_runs > 0)
     out << "<p class=\"alert\">" << throttled_runs << " of " << d.runs.size()
         << " runs had their GPU clocks throttled: see \"Telemetry per run\".</p>\n";
+  if (noisy_runs > 0)
+    out << "<p class=\"alert\">" << noisy_runs << " of " << d.runs.size()
+        << " runs carry noise warnings (&#9888; next to their throughput in \"Runs\", listed "
+           "under it): their numbers are less certain than they look.</p>\n";
   const std::vector<ScalingGroup> scaling = scaling_groups(d.runs);
   write_scaling_section(scaling, out);
   out << "<div id=\"charts\"></div>\n";

@@ -111,6 +111,7 @@ void write_headline(const ReportData& d, const store::MachineRecord& m, std::ost
     if (r->model == kFlagshipModel) model = kFlagshipModel;
   std::vector<std::string> rows, precisions;
   std::map<std::string, std::map<std::string, double>> value;
+  std::map<std::string, std::map<std::string, std::string>> noise;  // the warnings' text
   for (const RunRecord* r : runs) {
     if (r->model != model) continue;
     std::string row = mode_label(r->mode) + ", batch " + std::to_string(r->batch) +
@@ -119,6 +120,10 @@ void write_headline(const ReportData& d, const store::MachineRecord& m, std::ost
     if (std::find(precisions.begin(), precisions.end(), r->precision) == precisions.end())
       precisions.push_back(r->precision);
     value[row][r->precision] = r->throughput;
+    std::string text;
+    for (const result::NoiseWarning& w : run_warnings(*r))
+      text += (text.empty() ? "" : "; ") + w.text;
+    noise[row][r->precision] = text;
   }
   std::stable_sort(rows.begin(), rows.end(), [](const std::string& a, const std::string& b) {
     return a.rfind("training", 0) == 0 && b.rfind("training", 0) != 0;
@@ -139,8 +144,12 @@ void write_headline(const ReportData& d, const store::MachineRecord& m, std::ost
       auto it = value[row].find(p);
       out << "<td class=\"num big\">"
           << (it == value[row].end() ? std::string("&ndash;")
-                                     : fixed(it->second, it->second < 100 ? 1 : 0))
-          << "</td>";
+                                     : fixed(it->second, it->second < 100 ? 1 : 0));
+      // A noisy figure says so where it leads, as in the runs table.
+      if (it != value[row].end() && !noise[row][p].empty())
+        out << " <span class=\"warn\" title=\"" << escape_html(noise[row][p])
+            << "\">&#9888;</span>";
+      out << "</td>";
     }
     out << "</tr>\n";
   }

@@ -11,6 +11,7 @@
 #include "bench/report/names.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/telemetry_view.h"
+#include "bench/result/repeats.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"
 
@@ -65,6 +66,11 @@ std::string status_text(const RunRecord& r) {
   if (r.status == "ok") return "ok";
   if (r.status == "interrupted") return r.error.empty() ? "interrupted" : r.error;
   return r.status + ": " + r.error;
+}
+
+std::vector<result::NoiseWarning> run_warnings(const RunRecord& r) {
+  return r.measured() ? result::stored_noise_warnings(r.result)
+                      : std::vector<result::NoiseWarning>{};
 }
 
 bool is_reported_telemetry(const std::string& name) {
@@ -166,6 +172,8 @@ std::vector<Table> report_tables(const ReportData& d) {
               "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s"},
              {}};
   if (gpu) runs.columns.push_back("throttling");
+  runs.columns.insert(runs.columns.end(), {"repeats", "repeat range %", "warnings"});
+  bool repeated = false;
   for (const RunRecord& r : d.runs) {
     const nlohmann::json& st =
         r.result.contains("step_time_ms") ? r.result["step_time_ms"] : nlohmann::json::object();
@@ -176,6 +184,31 @@ std::vector<Table> report_tables(const ReportData& d) {
          fixed(st.value("p95", NAN), 1), fixed(100 * st.value("cv", NAN), 1),
          fixed(metric(r, "compute/achieved_gflops") / 1000, 2)});
     if (gpu) runs.rows.back().push_back(throttle_text(r));
+    const std::vector<double> rates = result::repeat_throughputs(r.result);
+    const result::SpreadStats spread = result::spread_stats(rates);
+    repeated = repeated || !rates.empty();
+    runs.rows.back().push_back(rates.empty() ? "" : std::to_string(rates.size()));
+    runs.rows.back().push_back(rates.empty() ? "" : fixed(100 * spread.range, 1));
+    // The noise warnings: their codes in a column, their text on the throughput's cell.
+    const std::vector<result::NoiseWarning> warnings = run_warnings(r);
+    runs.rows.back().push_back(result::warning_codes(warnings));
+    std::string text;
+    for (const result::NoiseWarning& w : warnings) text += (text.empty() ? "" : "; ") + w.text;
+    if (!text.empty())
+      runs.flags.push_back({runs.rows.size() - 1, "samples/s", run_label(r) + ": " + text});
+  }
+  if (repeated)
+    runs.note +=
+        "; a run with repeats (each built, warmed up and measured anew) shows the median "
+        "repeat's throughput and step times; repeat range = (max - min) / median";
+  if (!runs.flags.empty())
+    runs.note += "; warnings = the run's noise warnings, whose text the HTML report gives";
+  // Columns nobody fills are left out, as before repeats and warnings existed.
+  const std::size_t warnings_at = runs.columns.size() - 1, repeats_at = warnings_at - 2;
+  for (std::size_t c : {warnings_at, repeats_at + 1, repeats_at}) {
+    if (c == warnings_at ? !runs.flags.empty() : repeated) continue;
+    runs.columns.erase(runs.columns.begin() + static_cast<std::ptrdiff_t>(c));
+    for (auto& row : runs.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
   }
   tables.push_back(runs);
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/result/noise.h"
 #include "bench/store/store.h"
 
 namespace dlbench::report {
@@ -34,6 +35,15 @@ struct ReportData {
 // Throws dlbench::Error (usage) when the selection names nothing or matches no run.
 ReportData load_report(store::Store& store, const Selection& selection);
 
+// A mark on one cell: the HTML report's warning sign, with `text` as its tooltip and footnote.
+// The other formats carry the same facts in a column of their own (the runs table's
+// "warnings").
+struct CellFlag {
+  std::size_t row = 0;
+  std::string column;  // the column's name: "samples/s"
+  std::string text;    // "run #12: step time varies 8.2 % (CV), above 5 %"
+};
+
 // A plain table: a title, columns, and rows of text cells (numbers already formatted).
 struct Table {
   std::string id;  // "throughput", for CSV/JSON consumers
@@ -44,9 +54,14 @@ struct Table {
   // Columns whose cells are text even when they look like numbers (a version "13.0", a
   // fingerprint); in the others, JSON writes a cell that is a plain decimal as a number.
   std::vector<std::string> text_columns = {};
+  std::vector<CellFlag> flags = {};
 };
 
 std::vector<Table> report_tables(const ReportData& data);
+
+// The run's noise warnings (bench/result/noise.h): as stored with it, or for runs stored before
+// warnings existed, derived from what it stored.
+std::vector<result::NoiseWarning> run_warnings(const store::RunRecord& run);
 
 // "resnet50 train fp32 b32 #12": a run in a chart's legend or a table.
 std::string run_label(const store::RunRecord& run);

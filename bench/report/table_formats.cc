@@ -90,17 +90,27 @@ TableFormat parse_table_format(const std::string& text) {
   throw Error(ErrorKind::kUsage, "unknown format '" + text + "'", "use md, csv, json or text");
 }
 
+// Columns line up by characters, not bytes: "1.23x \u00b1 0.02" and "temp. max \u00b0C" hold
+// two-byte UTF-8 characters. (Counts every byte but continuation bytes.)
+namespace {
+std::size_t shown_width(const std::string& text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+}  // namespace
+
 void write_text_table(const Table& t, std::ostream& out) {
   std::vector<std::size_t> width(t.columns.size(), 0);
-  for (std::size_t i = 0; i < t.columns.size(); ++i) width[i] = t.columns[i].size();
+  for (std::size_t i = 0; i < t.columns.size(); ++i) width[i] = shown_width(t.columns[i]);
   for (const auto& row : t.rows)
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i)
-      width[i] = std::max(width[i], row[i].size());
+      width[i] = std::max(width[i], shown_width(row[i]));
   auto line = [&](const std::vector<std::string>& cells) {
     std::string text;
     for (std::size_t i = 0; i < cells.size() && i < width.size(); ++i) {
       if (i) text += "  ";
-      text += cells[i] + std::string(width[i] - cells[i].size(), ' ');
+      text += cells[i] + std::string(width[i] - shown_width(cells[i]), ' ');
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out << text << "\n";

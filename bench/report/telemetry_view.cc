@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bench/report/names.h"
+#include "bench/result/noise.h"
 
 namespace dlbench::report {
 namespace {
@@ -14,16 +15,6 @@ using store::RunRecord;
 const char* const kDegreesC =
     "\xC2\xB0"
     "C";
-
-// The clock-event reasons that mean the clocks were held down, as a reader would say them.
-// (gpu_idle, applications_clocks, sync_boost and display_clock are not throttling.)
-const std::pair<const char*, const char*> kThrottleReasons[] = {
-    {"sw_power_cap", "power cap"},
-    {"hw_power_brake", "power brake"},
-    {"sw_thermal_slowdown", "thermal (software)"},
-    {"hw_thermal_slowdown", "thermal (hardware)"},
-    {"hw_slowdown", "hardware slowdown"},
-};
 
 // The clock-event summaries of the run's GPUs, from its stored telemetry summary.
 std::vector<const json*> clock_events(const RunRecord& r) {
@@ -115,7 +106,8 @@ std::string throttle_text(const RunRecord& r) {
   const std::vector<const json*> events = clock_events(r);
   if (events.empty()) return "";
   std::string text;
-  for (const auto& [flag, said] : kThrottleReasons) {
+  // The reasons that hold the clocks down, as the noise warnings name them too.
+  for (const auto& [flag, said] : result::throttle_reasons()) {
     double share = NAN;
     bool seen = false;
     for (const json* m : events) {

@@ -48,6 +48,9 @@ struct RunConfig {
   // > 0: after the measured steps, this many extra steps with a device-timer mark around every
   // layer and part (bench/runner/layer_profiler.h); never inside the measured window.
   int profile_steps = 0;
+  // Whole measurements of this configuration (bench/result/repeats.h): the result is their
+  // median, with their spread.
+  int repeat = 1;
 };
 
 // Bounds on what a user may ask for. Beyond them no run is meaningful, and within them no size

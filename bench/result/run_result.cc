@@ -35,6 +35,33 @@ nlohmann::json telemetry_json(const RunResult& r) {
   return j;
 }
 
+// Every repeat's figures, and the spread the terminal and compare read back.
+nlohmann::json repeats_json(const Repeats& repeats) {
+  nlohmann::json runs = nlohmann::json::array();
+  std::vector<double> rates;
+  for (const Repeat& each : repeats.runs) {
+    rates.push_back(each.throughput);
+    nlohmann::json codes = nlohmann::json::array();
+    for (const NoiseWarning& w : each.warnings) codes.push_back(w.code);
+    runs.push_back({{"throughput_samples_per_s", each.throughput},
+                    {"measured_steps", each.measured_steps},
+                    {"measured_seconds", each.measured_seconds},
+                    {"warnings", codes}});
+  }
+  const SpreadStats s = spread_stats(rates);
+  nlohmann::json doc{{"requested", repeats.requested},
+                     {"count", s.count},
+                     {"shown", repeats.shown + 1},
+                     {"throughputs_samples_per_s", rates},
+                     {"median_samples_per_s", s.median},
+                     {"min_samples_per_s", s.min},
+                     {"max_samples_per_s", s.max},
+                     {"range_percent", 100 * s.range},
+                     {"runs", runs}};
+  if (std::isfinite(s.stddev)) doc["stddev_percent"] = 100 * s.stddev;
+  return doc;
+}
+
 }  // namespace
 
 void add_metric(RunResult& r, std::string tag, double value, std::string unit,
@@ -95,7 +122,8 @@ nlohmann::json to_json(const RunResult& r) {
         {"telemetry", c.telemetry},
         {"telemetry_interval_s", c.telemetry_interval_s},
         {"graphs", c.graphs},
-        {"fusion", c.fusion}}},
+        {"fusion", c.fusion},
+        {"repeat", c.repeat}}},
       {"model_description", r.model_description},
       {"sample_unit", r.sample_unit},
       {"backend", r.backend},
@@ -116,6 +144,7 @@ nlohmann::json to_json(const RunResult& r) {
         {"cv", r.step.cv}}},
       {"loss", {{"first", finite_or_null(r.first_loss)}, {"last", finite_or_null(r.last_loss)}}},
       {"metrics", metrics},
+      {"warnings", to_json(noise_warnings(r))},
       {"telemetry", telemetry_json(r)},
       {"environment", r.environment},
   };
@@ -145,6 +174,7 @@ nlohmann::json to_json(const RunResult& r) {
   // One step has no CV: the key is left out (readers take a missing key as unknown).
   if (doc.contains("step_time_ms") && !std::isfinite(r.step.cv)) doc["step_time_ms"].erase("cv");
   if (r.layer_profile) doc["layer_profile"] = to_json(*r.layer_profile);
+  if (r.repeats) doc["repeats"] = repeats_json(*r.repeats);
   return doc;
 }
 

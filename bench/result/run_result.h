@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/result/layer_profile.h"
+#include "bench/result/noise.h"
+#include "bench/result/repeats.h"
 #include "bench/result/run_config.h"
 #include "bench/result/step_stats.h"
 #include "bench/telemetry/metric.h"
@@ -84,6 +86,8 @@ struct RunResult {
   // Empty when the run did all it was asked; else what stopped it and when, as one line:
   // "interrupted by SIGINT after 3 of 20 measured steps" (RunHooks::stop).
   std::string interrupted;
+  // With --repeat N: every repeat's throughput; the fields above are the median repeat's.
+  std::optional<Repeats> repeats;
 };
 
 nlohmann::json to_json(const RunResult& r);

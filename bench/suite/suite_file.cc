@@ -13,6 +13,7 @@
 
 #include <toml++/toml.h>
 
+#include "bench/result/repeats.h"
 #include "bench/runner/validated_config.h"
 #include "bench/suite/suite_text.h"
 #include "engine/core/error.h"
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 // "devices" is another name of "device" (a [[run]] over several reads naturally in plural).
 const std::vector<std::string> kRunKeys = {"model",   "mode",  "precision", "batch", "device",
                                            "devices", "input", "warmup",    "steps", "seconds",
-                                           "seed",    "lr",    "momentum"};
+                                           "seed",    "lr",    "momentum",  "repeat"};
 const std::vector<std::string> kTopKeys = {"name", "description", "defaults", "run"};
 const char* const kFormatHint = "see suites/quick-cpu.toml for the format";
 
@@ -183,6 +184,8 @@ void apply(const std::string& file, const std::string& key, const toml::node& v,
     c.seed = std::uint64_t(seed);
   } else if (key == "seconds") {
     c.seconds = number_of(file, key, v, DBL_MAX, "30");
+  } else if (key == "repeat") {
+    c.repeat = int(integer_of(file, key, v, 1, result::kMaxRepeats, "3"));
   } else if (key == "lr") {
     c.learning_rate = float(number_of(file, key, v, FLT_MAX, "0.01"));
   } else if (key == "momentum") {
@@ -309,6 +312,8 @@ std::string entry_key(const result::RunConfig& c) {
       << " device=" << to_string(c.device) << " input=" << c.input_size
       << " warmup=" << c.warmup_steps << " steps=" << c.steps << " seconds=" << c.seconds
       << " seed=" << c.seed;
+  // Only where asked for, so that the entries of suites run before repeats existed still match.
+  if (c.repeat != 1) key << " repeat=" << c.repeat;
   return key.str();
 }
 
@@ -316,7 +321,8 @@ std::string entry_label(const result::RunConfig& c) {
   std::string label = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " batch " +
                       std::to_string(c.batch.value_or(0));
   if (c.input_size) label += " input " + std::to_string(c.input_size);
-  return label + " on " + to_string(c.device);
+  label += " on " + to_string(c.device);
+  return c.repeat > 1 ? label + ", " + std::to_string(c.repeat) + " repeats" : label;
 }
 
 SuiteSpec load_suite(const std::string& path) {

@@ -13,9 +13,10 @@
 //   batch = 32
 //
 // Keys: model, mode, precision, batch, device (or devices), input, warmup, steps, seconds,
-// seed, lr, momentum. Nothing else: an unknown key or table, a value of the wrong type or out of
-// range, a [[run]] without a model, and any run the file expands to that runner::validated()
-// refuses are errors naming the file and line, before anything is stored or run.
+// seed, lr, momentum, repeat (whole measurements; bench/result/repeats.h). Nothing else: an unknown
+// key or table, a value of the wrong type or out of range, a [[run]] without a model, and any run
+// the file expands to that runner::validated() refuses are errors naming the file and line, before
+// anything is stored or run.
 #pragma once
 
 #include <cstddef>

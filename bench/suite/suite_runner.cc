@@ -8,6 +8,7 @@
 #include <set>
 
 #include "bench/nvml/nvml.h"
+#include "bench/result/repeats.h"
 #include "bench/runner/workload_runner.h"
 #include "bench/store/run_record.h"
 #include "bench/sysinfo/machine_info.h"
@@ -25,7 +26,7 @@ double seconds_since(Clock::time_point t) {
 // Step work of an entry, to spread the time estimate over runs of different size.
 double weight(const SuiteEntry& e) {
   double steps = e.config.seconds > 0 ? e.config.seconds : e.config.warmup_steps + e.config.steps;
-  return std::max(1.0, steps);
+  return std::max(1.0, steps) * std::max(1, e.config.repeat);
 }
 
 }  // namespace
@@ -111,7 +112,8 @@ SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOp
     try {
       result::RunConfig config = entry.config;
       config.telemetry_interval_s = options.telemetry_interval_s;
-      result::RunResult result = runner::run_workload(config, hooks);
+      result::RunResult result = result::run_repeated(
+          config.repeat, [&](int) { return runner::run_workload(config, hooks); });
       outcome.interrupted = result.interrupted;
       record = store::run_record(result);
     } catch (const Error& e) {
