@@ -42,6 +42,7 @@ void RunProgress::repeat(int k) {
   repeat_ = k;
   // The first step of a repeat follows a model build, not a step: it has no rate to show.
   phase_.clear();
+  ended_ = 0;
 }
 
 void RunProgress::step(const std::string& phase, int step, int total) {
@@ -50,9 +51,11 @@ void RunProgress::step(const std::string& phase, int step, int total) {
   const double step_s =
       phase_.empty() ? std::nan("") : std::chrono::duration<double>(now - last_step_).count();
   if (phase == "measure" && step == 1) measure_start_ = now;
+  if (!phase_.empty()) ++ended_;
   phase_ = phase;
   last_step_ = now;
-  const double left = std::isfinite(step_s) ? seconds_left(phase, step, step_s) : std::nan("");
+  const double left =
+      std::isfinite(step_s) && ended_ >= 2 ? seconds_left(phase, step, step_s) : std::nan("");
   if (!warned_ && std::isfinite(left) && left > kLongRunS) {
     warned_ = true;
     draw("");
