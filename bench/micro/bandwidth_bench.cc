@@ -16,22 +16,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Times `iters` runs of body after `warmup`, one by one, into row.
+// Times `iters` runs of body after `warmup`, one by one, on the host clock, into row.
 template <class Body>
 void time_host(BandwidthRow& row, const BandwidthConfig& config, Body body) {
-  for (int i = 0; i < config.warmup; ++i) body();
-  double total = 0, best = 0;
-  for (int i = 0; i < config.iters; ++i) {
+  time_row(row, config, [&] {
     const Clock::time_point start = Clock::now();
     body();
-    const double s = std::chrono::duration<double>(Clock::now() - start).count();
-    total += s;
-    best = i == 0 ? s : std::min(best, s);
-  }
-  row.iters = config.iters;
-  row.best_time_us = best * 1e6;
-  row.best_gb_per_s = gb_per_s(double(row.bytes_moved), best);
-  row.mean_gb_per_s = gb_per_s(double(row.bytes_moved) * config.iters, total);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  });
 }
 
 }  // namespace
@@ -53,6 +45,21 @@ void validate(const BandwidthConfig& c) {
 
 double gb_per_s(double bytes, double seconds) {
   return seconds > 0 ? bytes / seconds / 1e9 : 0;
+}
+
+void time_row(BandwidthRow& row, const BandwidthConfig& config,
+              const std::function<double()>& seconds_of_one) {
+  for (int i = 0; i < config.warmup; ++i) seconds_of_one();
+  double total = 0, best = 0;
+  for (int i = 0; i < config.iters; ++i) {
+    const double s = seconds_of_one();
+    total += s;
+    best = i == 0 ? s : std::min(best, s);
+  }
+  row.iters = config.iters;
+  row.best_time_us = best * 1e6;
+  row.best_gb_per_s = gb_per_s(double(row.bytes_moved), best);
+  row.mean_gb_per_s = gb_per_s(double(row.bytes_moved) * config.iters, total);
 }
 
 double BandwidthResult::best_gb_per_s() const {

@@ -64,6 +64,10 @@ BandwidthResult run_bandwidth_bench(const Device& device, BandwidthConfig config
                                     const BandwidthHooks& hooks = {});
 // The rate of `bytes` moved in `seconds`, in GB/s; 0 when seconds is not positive.
 double gb_per_s(double bytes, double seconds);
+// Runs `seconds_of_one` config.warmup times untimed, then config.iters times, and fills row's
+// best and mean rates from the seconds each call returns (host clock or device events).
+void time_row(BandwidthRow& row, const BandwidthConfig& config,
+              const std::function<double()>& seconds_of_one);
 
 nlohmann::json to_json(const BandwidthResult& result);
 // bandwidth/<test>/best and /mean (GB/s), bandwidth/theoretical, bandwidth/wrong.

@@ -14,17 +14,7 @@ namespace {
 template <class Body>
 void time_device(BandwidthRow& row, const BandwidthConfig& config, cudaStream_t stream,
                  backend::cuda::Event& start, backend::cuda::Event& stop, Body body) {
-  for (int i = 0; i < config.warmup; ++i) body();
-  double total = 0, best = 0;
-  for (int i = 0; i < config.iters; ++i) {
-    const double s = time_ms(stream, start, stop, body) * 1e-3;
-    total += s;
-    best = i == 0 ? s : std::min(best, s);
-  }
-  row.iters = config.iters;
-  row.best_time_us = best * 1e6;
-  row.best_gb_per_s = gb_per_s(double(row.bytes_moved), best);
-  row.mean_gb_per_s = gb_per_s(double(row.bytes_moved) * config.iters, total);
+  time_row(row, config, [&] { return time_ms(stream, start, stop, body) * 1e-3; });
 }
 
 }  // namespace

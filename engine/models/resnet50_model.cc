@@ -68,9 +68,7 @@ ModelSpec spec() {
   s.name = "resnet50";
   s.description =
       "ResNet-50 v1.5, ImageNet 224x224 (1000 classes); at size 32 the CIFAR-10 variant";
-  s.unit = SampleUnit::kImages;
-  s.default_train_batch = 128;
-  s.default_infer_batch = 64;
+  s.unit = SampleUnit::kImages;  // batches: the spec's defaults, the published 128 and 64
   s.size = {"input size", "pixels", 224, {224, 32}};
   s.build = build;
   return s;

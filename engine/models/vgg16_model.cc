@@ -43,9 +43,7 @@ ModelSpec spec() {
   ModelSpec s;
   s.name = "vgg16";
   s.description = "VGG16, ImageNet 224x224 (1000 classes); size 32 (10 classes) for small tests";
-  s.unit = SampleUnit::kImages;
-  s.default_train_batch = 128;
-  s.default_infer_batch = 64;
+  s.unit = SampleUnit::kImages;  // batches: the spec's defaults, the published 128 and 64
   s.size = {"input size", "pixels", 224, {224, 32}};
   s.build = build;
   return s;
