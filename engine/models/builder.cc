@@ -1,6 +1,11 @@
 #include "engine/models/builder.h"
 
-#include "engine/nn/layers.h"
+#include "engine/nn/layers/add.h"
+#include "engine/nn/layers/batch_norm.h"
+#include "engine/nn/layers/conv2d.h"
+#include "engine/nn/layers/linear.h"
+#include "engine/nn/layers/pool.h"
+#include "engine/nn/layers/relu.h"
 #include "engine/nn/losses/softmax_cross_entropy.h"
 
 namespace dlbench::models {

@@ -8,7 +8,9 @@
 
 #include "engine/backend/backend.h"
 #include "engine/data/synthetic.h"
-#include "engine/nn/layers.h"
+#include "engine/nn/layers/add.h"
+#include "engine/nn/layers/batch_norm.h"
+#include "engine/nn/layers/linear.h"
 #include "engine/nn/losses/softmax_cross_entropy.h"
 #include "engine/nn/parameter_store.h"
 #include "engine/nn/planner.h"

@@ -8,7 +8,12 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
-#include "engine/nn/layers.h"
+#include "engine/nn/layers/add.h"
+#include "engine/nn/layers/batch_norm.h"
+#include "engine/nn/layers/conv2d.h"
+#include "engine/nn/layers/linear.h"
+#include "engine/nn/layers/pool.h"
+#include "engine/nn/layers/relu.h"
 
 namespace dlbench::nn {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/models/registry.h"
-#include "engine/nn/layers.h"
+#include "engine/nn/layers/linear.h"
 #include "engine/nn/loss_scaler.h"
 #include "engine/nn/optim/sgd_momentum.h"
 #include "engine/nn/parameter_store.h"

@@ -2,7 +2,8 @@
 
 #include <map>
 
-#include "engine/nn/layers.h"
+#include "engine/nn/layers/linear.h"
+#include "engine/nn/layers/relu.h"
 
 namespace dlbench::nn {
 namespace {

@@ -3,7 +3,6 @@
 // One Linear layer on 8 features, its loss on 3 classes; no size; 4 samples per batch row.
 #include "engine/models/builder.h"
 #include "engine/models/registry.h"
-#include "engine/nn/layers.h"
 
 namespace dlbench::models {
 namespace {

@@ -1,0 +1,35 @@
+#include "engine/nn/layers/layer_helpers.h"
+
+#include <algorithm>
+#include <string>
+
+namespace dlbench::nn {
+
+void expect_shape(const Shape& got, const Shape& want, const char* layer) {
+  if (!(got == want))
+    throw Error(ErrorKind::kInternal, std::string(layer) + ": input shape " + got.str() +
+                                          " does not match the layer's " + want.str());
+}
+
+Tensor flat(const Tensor& t, std::int64_t rows) {
+  return t.reshaped({rows, t.numel() / rows});
+}
+
+void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, GradMode mode) {
+  if (!dx.defined()) return;
+  if (mode == GradMode::kOverwrite)
+    be.copy(dy, dx);
+  else
+    be.accumulate(dy, dx);
+}
+
+GradMode one_param_grad_mode(const StepContext& ctx) {
+  const auto& modes = ctx.param_grad_modes;
+  if (std::all_of(modes.begin(), modes.end(), [&](GradMode m) { return m == modes[0]; }))
+    return modes.empty() ? GradMode::kOverwrite : modes[0];
+  for (std::size_t i = 0; i < modes.size(); ++i)
+    if (modes[i] == GradMode::kOverwrite) ctx.backend.fill(ctx.param_grads[i], 0.0f);
+  return GradMode::kAccumulate;
+}
+
+}  // namespace dlbench::nn

@@ -1,0 +1,21 @@
+// What several layers' forward and backward share: shape checks, flat views and the gradient
+// modes they pass to the backend.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/nn/layer.h"
+
+namespace dlbench::nn {
+
+// An internal error when a layer is given an input of another shape than it was built for.
+void expect_shape(const Shape& got, const Shape& want, const char* layer);
+// t viewed as [rows, numel / rows].
+Tensor flat(const Tensor& t, std::int64_t rows);
+// Gradients that flow unchanged (residual add) are copied or accumulated.
+void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, GradMode mode);
+// The backend writes a layer's weight and bias gradients in one mode. Where they differ (a
+// shared weight beside a bias of its own), the overwritten ones are zeroed and all accumulate.
+GradMode one_param_grad_mode(const StepContext& ctx);
+
+}  // namespace dlbench::nn
