@@ -55,5 +55,61 @@ TEST(DoorChecks, WrongDTypeAndUnallocatedAreRejected) {
   EXPECT_THROW(be->fill_uniform_int(a.tensor(), 3, 3, 1), Error);  // empty range
 }
 
+TEST(DoorChecks, EmbeddingAndColumnOpsCheckShapesAndDTypes) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  HostTensor table({5, 3}), y({2, 3}), wrong_y({2, 4}), touched_f32({5});
+  std::vector<std::int32_t> ids = {0, 4}, touched(5), short_touched(4);
+  const Tensor id_t(ids.data(), {2}, DType::kI32, Device::cpu());
+  const Tensor float_ids(table.data.data(), {2}, DType::kF32, Device::cpu());
+  EXPECT_THROW(be->embedding_forward(table.tensor(), id_t, wrong_y.tensor()), Error);
+  EXPECT_THROW(be->embedding_forward(table.tensor(), float_ids, y.tensor()), Error);
+  EXPECT_THROW(be->embedding_forward(y.tensor().reshaped({6}), id_t, y.tensor()), Error);
+  auto backward = [&](const Tensor& dy, const Tensor& ids_t, const Tensor& touched_t) {
+    be->embedding_backward(dy, ids_t, Tensor(), table.tensor(), touched_t, GradMode::kOverwrite);
+  };
+  const Tensor touched_t(touched.data(), {5}, DType::kI32, Device::cpu());
+  EXPECT_NO_THROW(backward(y.tensor(), id_t, touched_t));
+  EXPECT_THROW(backward(wrong_y.tensor(), id_t, touched_t), Error);
+  EXPECT_THROW(backward(y.tensor(), float_ids, touched_t), Error);
+  EXPECT_THROW(backward(y.tensor(), id_t, touched_f32.tensor()), Error);  // marks are i32
+  EXPECT_THROW(
+      backward(y.tensor(), id_t, Tensor(short_touched.data(), {4}, DType::kI32, Device::cpu())),
+      Error);
+
+  HostTensor logits({4, 1}), wide({4, 2}), targets({4, 1}), loss({1}), dlogits({4, 1});
+  EXPECT_THROW(be->sigmoid_binary_cross_entropy(wide.tensor(), targets.tensor(), loss.tensor(),
+                                                wide.tensor(), 1.0f),
+               Error);
+  EXPECT_THROW(be->sigmoid_binary_cross_entropy(logits.tensor(), wide.tensor(), loss.tensor(),
+                                                dlogits.tensor(), 1.0f),
+               Error);
+  EXPECT_THROW(be->sigmoid_binary_cross_entropy(logits.tensor(), targets.tensor(), targets.tensor(),
+                                                dlogits.tensor(), 1.0f),
+               Error);
+}
+
+TEST(DoorChecks, AdamChecksItsBuffersAndCounter) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  const backend::AdamParams p;
+  HostTensor w({3, 2}), g({3, 2}), m({3, 2}), v({3, 2}), short_v({5}), float_step({1});
+  std::int32_t step = 0;
+  std::vector<std::int32_t> touched(3), short_touched(2);
+  const Tensor step_t(&step, {1}, DType::kI32, Device::cpu());
+  EXPECT_THROW(
+      be->adam_update(p, float_step.tensor(), w.tensor(), g.tensor(), m.tensor(), v.tensor()),
+      Error);
+  EXPECT_THROW(be->adam_update(p, step_t, w.tensor(), g.tensor(), m.tensor(), short_v.tensor()),
+               Error);
+  EXPECT_THROW(
+      be->sparse_adam_update(p, step_t, w.tensor(), g.tensor(), m.tensor(), v.tensor(),
+                             Tensor(short_touched.data(), {2}, DType::kI32, Device::cpu())),
+      Error);
+  EXPECT_THROW(
+      be->sparse_adam_update(p, step_t, w.tensor().reshaped({6}), g.tensor(), m.tensor(),
+                             v.tensor(), Tensor(touched.data(), {3}, DType::kI32, Device::cpu())),
+      Error);
+  EXPECT_EQ(step, 0);  // a refused update does not count a step
+}
+
 }  // namespace
 }  // namespace dlbench::ops_test
