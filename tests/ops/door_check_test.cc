@@ -3,6 +3,10 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
+#if DLBENCH_HAVE_CUDA
+#include "engine/backend/cuda/cuda_backend.h"
+#endif
 #include "tests/ops/op_test_util.h"
 
 namespace dlbench::ops_test {
@@ -109,6 +113,37 @@ TEST(DoorChecks, AdamChecksItsBuffersAndCounter) {
                              v.tensor(), Tensor(touched.data(), {3}, DType::kI32, Device::cpu())),
       Error);
   EXPECT_EQ(step, 0);  // a refused update does not count a step
+}
+
+// The support rules of the embedding-model ops: the CPU runs them in f32; CUDA runs the compute
+// ops in every float dtype and Adam on f32 master buffers only; every op has a name.
+TEST(DoorChecks, EmbeddingModelOpsSayWhatTheyRun) {
+  using backend::OpKind;
+  const OpKind compute[] = {OpKind::kEmbeddingForward, OpKind::kEmbeddingBackward,
+                            OpKind::kCopyColumns, OpKind::kSigmoidBinaryCrossEntropy};
+  const OpKind adams[] = {OpKind::kAdamUpdate, OpKind::kSparseAdamUpdate};
+  for (int op = static_cast<int>(OpKind::kEmbeddingForward);
+       op <= static_cast<int>(OpKind::kSparseAdamUpdate); ++op)
+    EXPECT_STRNE(to_string(static_cast<OpKind>(op)), "?") << op;
+  for (OpKind op : compute) {
+    EXPECT_TRUE(backend::cpu::cpu_supports(op, {}, DType::kF32)) << to_string(op);
+    EXPECT_FALSE(backend::cpu::cpu_supports(op, {}, DType::kBF16)) << to_string(op);
+  }
+  for (OpKind op : adams) {
+    EXPECT_TRUE(backend::cpu::cpu_supports(op, backend::AdamParams{}, DType::kF32));
+    EXPECT_FALSE(backend::cpu::cpu_supports(op, backend::AdamParams{}, DType::kF16));
+  }
+#if DLBENCH_HAVE_CUDA
+  for (OpKind op : compute)
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
+      EXPECT_TRUE(backend::cuda::cuda_supports(op, {}, t)) << to_string(op) << " " << to_string(t);
+  for (OpKind op : adams) {
+    EXPECT_TRUE(backend::cuda::cuda_supports(op, backend::AdamParams{}, DType::kF32));
+    const backend::Support half = backend::cuda::cuda_supports(op, {}, DType::kBF16);
+    EXPECT_FALSE(half);
+    EXPECT_NE(half.reason.find("f32 master"), std::string::npos) << half.reason;
+  }
+#endif
 }
 
 }  // namespace
