@@ -169,6 +169,87 @@ void Backend::sgd_momentum_update(const SgdParams& p, const Tensor& weights, con
   sgd_momentum_update_impl(p, weights, grads, velocity);
 }
 
+void Backend::embedding_forward(const Tensor& table, const Tensor& ids, const Tensor& y) {
+  const char* op = "embedding_forward";
+  DLBENCH_CHECK(table.defined() && table.rank() == 2, "embedding_forward: table must be [V, D]");
+  DLBENCH_CHECK(ids.defined() && ids.rank() == 1, "embedding_forward: ids must be [N]");
+  check(ids, {ids.dim(0)}, DType::kI32, op, "ids");
+  check(y, {ids.dim(0), table.dim(1)}, table.dtype(), op, "y");
+  embedding_forward_impl(table, ids, y);
+}
+
+void Backend::embedding_backward(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
+                                 const Tensor& dtable, const Tensor& touched, GradMode mode) {
+  const char* op = "embedding_backward";
+  DLBENCH_CHECK(dtable.defined() && dtable.rank() == 2,
+                "embedding_backward: dtable must be [V, D]");
+  DLBENCH_CHECK(ids.defined() && ids.rank() == 1, "embedding_backward: ids must be [N]");
+  check(ids, {ids.dim(0)}, DType::kI32, op, "ids");
+  check(dy, {ids.dim(0), dtable.dim(1)}, dtable.dtype(), op, "dy");
+  check(touched, {dtable.dim(0)}, DType::kI32, op, "touched");
+  const std::size_t need = embedding_backward_workspace_bytes(ids.dim(0), dtable.dim(0));
+  DLBENCH_CHECK(need == 0 || (workspace.defined() && workspace.bytes() >= need),
+                "embedding_backward workspace too small");
+  embedding_backward_impl(dy, ids, workspace, dtable, touched, mode);
+}
+
+void Backend::copy_columns(const Tensor& src, std::int64_t src_col, const Tensor& dst,
+                           std::int64_t dst_col, std::int64_t cols, GradMode mode) {
+  const char* op = "copy_columns";
+  DLBENCH_CHECK(src.defined() && src.rank() == 2, "copy_columns: src must be [rows, columns]");
+  DLBENCH_CHECK(dst.defined() && dst.rank() == 2, "copy_columns: dst must be [rows, columns]");
+  check(dst, {src.dim(0), dst.dim(1)}, src.dtype(), op, "dst");
+  DLBENCH_CHECK(cols >= 0 && src_col >= 0 && src_col + cols <= src.dim(1),
+                "copy_columns: source columns [" + std::to_string(src_col) + ", " +
+                    std::to_string(src_col + cols) + ") outside [0, " + std::to_string(src.dim(1)) +
+                    ")");
+  DLBENCH_CHECK(dst_col >= 0 && dst_col + cols <= dst.dim(1),
+                "copy_columns: destination columns [" + std::to_string(dst_col) + ", " +
+                    std::to_string(dst_col + cols) + ") outside [0, " + std::to_string(dst.dim(1)) +
+                    ")");
+  DLBENCH_CHECK(src.data() != dst.data() || src_col + cols <= dst_col || dst_col + cols <= src_col,
+                "copy_columns: source and destination columns overlap");
+  copy_columns_impl(src, src_col, dst, dst_col, cols, mode);
+}
+
+void Backend::sigmoid_binary_cross_entropy(const Tensor& logits, const Tensor& targets,
+                                           const Tensor& loss, const Tensor& dlogits, float scale) {
+  const char* op = "sigmoid_binary_cross_entropy";
+  DLBENCH_CHECK(logits.defined() && logits.rank() == 2 && logits.dim(1) == 1,
+                "sigmoid_binary_cross_entropy: logits must be [rows, 1]");
+  check(targets, logits.shape(), kF32, op, "targets");
+  check(loss, {1}, kF32, op, "loss");
+  check_same(logits, dlogits, op, "dlogits");
+  sigmoid_binary_cross_entropy_impl(logits, targets, loss, dlogits, scale);
+}
+
+void Backend::adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
+                          const Tensor& grads, const Tensor& m, const Tensor& v) {
+  const char* op = "adam_update";
+  check(step, {1}, DType::kI32, op, "step");
+  DLBENCH_CHECK(weights.defined(), "adam_update: weights is not allocated");
+  check_dtype(weights, kF32, op, "weights");
+  check(grads, weights.shape(), kF32, op, "grads");
+  check(m, weights.shape(), kF32, op, "m");
+  check(v, weights.shape(), kF32, op, "v");
+  adam_update_impl(p, step, weights, grads, m, v);
+}
+
+void Backend::sparse_adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
+                                 const Tensor& grads, const Tensor& m, const Tensor& v,
+                                 const Tensor& touched) {
+  const char* op = "sparse_adam_update";
+  check(step, {1}, DType::kI32, op, "step");
+  DLBENCH_CHECK(weights.defined() && weights.rank() == 2,
+                "sparse_adam_update: weights must be [rows, columns]");
+  check_dtype(weights, kF32, op, "weights");
+  check(grads, weights.shape(), kF32, op, "grads");
+  check(m, weights.shape(), kF32, op, "m");
+  check(v, weights.shape(), kF32, op, "v");
+  check(touched, {weights.dim(0)}, DType::kI32, op, "touched");
+  sparse_adam_update_impl(p, step, weights, grads, m, v, touched);
+}
+
 void Backend::cast(const Tensor& src, const Tensor& dst) {
   DLBENCH_CHECK(src.shape() == dst.shape(), "cast: shapes differ");
   cast_impl(src, dst);

@@ -89,6 +89,28 @@ class Backend {
   void matmul_backward_weights(const MatmulParams& p, const Tensor& x, const Tensor& dy,
                                const Tensor& dw, const Tensor& dbias, GradMode mode);
 
+  // --- embeddings and columns ------------------------------------------------------------
+  // y[i, :] = table[ids[i], :] for table [V, D], i32 ids [N], y [N, D]. Ids must lie in
+  // [0, V): the CPU backend throws Error(kUsage) before writing anything; the CUDA backend
+  // cannot read ids at the door and writes NaN rows for them instead.
+  void embedding_forward(const Tensor& table, const Tensor& ids, const Tensor& y);
+  // dtable[ids[i], :] += dy[i, :] for i in order, accumulated in f32 and rounded once per row,
+  // in the same order on every backend and run (no float atomics): the bits do not depend on
+  // scheduling. kOverwrite zero-fills the whole dtable and touched first; kAccumulate adds to
+  // both. touched (i32 [V]) is set to 1 for every row written, for sparse optimizers.
+  // Out-of-range ids: the CPU backend throws before writing; the CUDA backend skips them.
+  // The workspace holds at least embedding_backward_workspace_bytes(N, V) bytes.
+  virtual std::size_t embedding_backward_workspace_bytes(std::int64_t ids,
+                                                         std::int64_t vocab) const = 0;
+  void embedding_backward(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
+                          const Tensor& dtable, const Tensor& touched, GradMode mode);
+  // dst[:, dst_col + j] (+)= src[:, src_col + j] for j in [0, cols): src [m, a], dst [m, b] of
+  // one dtype. Splitting columns (a forward), concatenating them (a split's backward, with
+  // kAccumulate where branches share a column range) and concatenation itself. Exact when
+  // overwriting.
+  void copy_columns(const Tensor& src, std::int64_t src_col, const Tensor& dst,
+                    std::int64_t dst_col, std::int64_t cols, GradMode mode);
+
   // --- activations and elementwise -------------------------------------------------------
   void activation_forward(Activation a, const Tensor& x, const Tensor& y);
   // ReLU's backward needs only y (y > 0 where x > 0), so x need not be kept.
@@ -104,12 +126,38 @@ class Backend {
   void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
                              const Tensor& dlogits, float scale);
 
+  // Mean binary cross-entropy of sigmoid(logits) against targets in {0, 1}, over m rows:
+  // loss [1] = (1/m) sum_i max(x_i, 0) - x_i t_i + log1p(exp(-|x_i|))   (stable for any x);
+  // dlogits = scale (sigmoid(x) - t) / m. logits and dlogits [m, 1] in the compute dtype,
+  // targets [m, 1] and the loss f32.
+  void sigmoid_binary_cross_entropy(const Tensor& logits, const Tensor& targets, const Tensor& loss,
+                                    const Tensor& dlogits, float scale);
+
   // --- optimizer -------------------------------------------------------------------------
   // One fused pass over flat f32 buffers of equal size:
   //   g' = grad_scale * g + wd * w;  v = momentum * v + g';  w = w - lr * v
   // (PyTorch's SGD convention; grad_scale undoes a loss scale).
   void sgd_momentum_update(const SgdParams& p, const Tensor& weights, const Tensor& grads,
                            const Tensor& velocity);
+
+  // Adam and AdamW, PyTorch's formulas exactly (torch.optim.Adam / AdamW), in one fused pass
+  // over flat f32 buffers of equal size, at step t:
+  //   AdamW (decoupled): w = w (1 - lr wd);   Adam: g' = s g + wd w   (else g' = s g)
+  //   m = m + (1 - beta1)(g' - m);   v = beta2 v + (1 - beta2) g'^2
+  //   w = w - (lr / (1 - beta1^t)) m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+  // `step` is an i32 [1] counter on the backend's device, 0 before the first update; the update
+  // itself adds 1 to it and reads t from it on the device (bias corrections included), so a
+  // recorded device graph replays correct steps. One counter per optimizer: every call adds 1.
+  void adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
+                   const Tensor& grads, const Tensor& m, const Tensor& v);
+  // Lazy Adam over the rows of a [rows, cols] table (an embedding): the same step as
+  // adam_update (weight decay included), but only rows with touched[r] != 0 (i32 [rows], as
+  // embedding_backward marks them) change; m, v and w of the other rows keep their bits. The
+  // step counter advances once per call. Unlike torch.optim.SparseAdam, eps is added after the
+  // bias correction of v, as in Adam, so a table whose rows are all touched takes Adam's step.
+  void sparse_adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
+                          const Tensor& grads, const Tensor& m, const Tensor& v,
+                          const Tensor& touched);
 
   // --- mixed precision -------------------------------------------------------------------
   // dst = src converted to dst's float dtype (same shape), round to nearest even.
@@ -171,6 +219,19 @@ class Backend {
                                           float scale) = 0;
   virtual void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights,
                                         const Tensor& grads, const Tensor& velocity) = 0;
+  virtual void embedding_forward_impl(const Tensor& table, const Tensor& ids, const Tensor& y) = 0;
+  virtual void embedding_backward_impl(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
+                                       const Tensor& dtable, const Tensor& touched, GradMode) = 0;
+  virtual void copy_columns_impl(const Tensor& src, std::int64_t src_col, const Tensor& dst,
+                                 std::int64_t dst_col, std::int64_t cols, GradMode) = 0;
+  virtual void sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
+                                                 const Tensor& loss, const Tensor& dlogits,
+                                                 float scale) = 0;
+  virtual void adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
+                                const Tensor& grads, const Tensor& m, const Tensor& v) = 0;
+  virtual void sparse_adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
+                                       const Tensor& grads, const Tensor& m, const Tensor& v,
+                                       const Tensor& touched) = 0;
   virtual void cast_impl(const Tensor& src, const Tensor& dst) = 0;
   virtual bool all_finite_impl(const Tensor& t) = 0;
   virtual void fill_impl(const Tensor& t, float value) = 0;

@@ -83,4 +83,16 @@ struct SgdParams {
   float grad_scale = 1.0f;  // gradients are multiplied by this first (1 / loss scale)
 };
 
+// Adam (decoupled = false) and AdamW (decoupled = true), PyTorch's formulas, so the peers'
+// learning rates carry over. The step count lives on the device (see Backend::adam_update).
+struct AdamParams {
+  float learning_rate = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-8f;
+  float weight_decay = 0.0f;
+  float grad_scale = 1.0f;  // gradients are multiplied by this first (1 / loss scale)
+  bool decoupled = true;    // AdamW: w -= lr wd w; else Adam's L2 term: g += wd w
+};
+
 }  // namespace dlbench::backend

@@ -50,6 +50,18 @@ const char* to_string(OpKind op) {
       return "fill_uniform_int";
     case OpKind::kCopy:
       return "copy";
+    case OpKind::kEmbeddingForward:
+      return "embedding_forward";
+    case OpKind::kEmbeddingBackward:
+      return "embedding_backward";
+    case OpKind::kCopyColumns:
+      return "copy_columns";
+    case OpKind::kSigmoidBinaryCrossEntropy:
+      return "sigmoid_binary_cross_entropy";
+    case OpKind::kAdamUpdate:
+      return "adam_update";
+    case OpKind::kSparseAdamUpdate:
+      return "sparse_adam_update";
   }
   return "?";
 }

@@ -35,12 +35,18 @@ enum class OpKind {
   kFillNormal,
   kFillUniformInt,
   kCopy,
+  kEmbeddingForward,
+  kEmbeddingBackward,
+  kCopyColumns,
+  kSigmoidBinaryCrossEntropy,
+  kAdamUpdate,
+  kSparseAdamUpdate,
 };
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).
 using OpParams = std::variant<std::monostate, Conv2dParams, BatchNormParams, PoolParams,
-                              MatmulParams, Activation, SgdParams>;
+                              MatmulParams, Activation, SgdParams, AdamParams>;
 
 struct Support {
   bool supported = true;

@@ -3,6 +3,10 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
+#if DLBENCH_HAVE_CUDA
+#include "engine/backend/cuda/cuda_backend.h"
+#endif
 #include "tests/ops/op_test_util.h"
 
 namespace dlbench::ops_test {
@@ -53,6 +57,93 @@ TEST(DoorChecks, WrongDTypeAndUnallocatedAreRejected) {
   HostTensor a({4});
   EXPECT_THROW(be->copy(a.tensor(), Tensor(nullptr, {4}, DType::kF32, Device::cpu())), Error);
   EXPECT_THROW(be->fill_uniform_int(a.tensor(), 3, 3, 1), Error);  // empty range
+}
+
+TEST(DoorChecks, EmbeddingAndColumnOpsCheckShapesAndDTypes) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  HostTensor table({5, 3}), y({2, 3}), wrong_y({2, 4}), touched_f32({5});
+  std::vector<std::int32_t> ids = {0, 4}, touched(5), short_touched(4);
+  const Tensor id_t(ids.data(), {2}, DType::kI32, Device::cpu());
+  const Tensor float_ids(table.data.data(), {2}, DType::kF32, Device::cpu());
+  EXPECT_THROW(be->embedding_forward(table.tensor(), id_t, wrong_y.tensor()), Error);
+  EXPECT_THROW(be->embedding_forward(table.tensor(), float_ids, y.tensor()), Error);
+  EXPECT_THROW(be->embedding_forward(y.tensor().reshaped({6}), id_t, y.tensor()), Error);
+  auto backward = [&](const Tensor& dy, const Tensor& ids_t, const Tensor& touched_t) {
+    be->embedding_backward(dy, ids_t, Tensor(), table.tensor(), touched_t, GradMode::kOverwrite);
+  };
+  const Tensor touched_t(touched.data(), {5}, DType::kI32, Device::cpu());
+  EXPECT_NO_THROW(backward(y.tensor(), id_t, touched_t));
+  EXPECT_THROW(backward(wrong_y.tensor(), id_t, touched_t), Error);
+  EXPECT_THROW(backward(y.tensor(), float_ids, touched_t), Error);
+  EXPECT_THROW(backward(y.tensor(), id_t, touched_f32.tensor()), Error);  // marks are i32
+  EXPECT_THROW(
+      backward(y.tensor(), id_t, Tensor(short_touched.data(), {4}, DType::kI32, Device::cpu())),
+      Error);
+
+  HostTensor logits({4, 1}), wide({4, 2}), targets({4, 1}), loss({1}), dlogits({4, 1});
+  EXPECT_THROW(be->sigmoid_binary_cross_entropy(wide.tensor(), targets.tensor(), loss.tensor(),
+                                                wide.tensor(), 1.0f),
+               Error);
+  EXPECT_THROW(be->sigmoid_binary_cross_entropy(logits.tensor(), wide.tensor(), loss.tensor(),
+                                                dlogits.tensor(), 1.0f),
+               Error);
+  EXPECT_THROW(be->sigmoid_binary_cross_entropy(logits.tensor(), targets.tensor(), targets.tensor(),
+                                                dlogits.tensor(), 1.0f),
+               Error);
+}
+
+TEST(DoorChecks, AdamChecksItsBuffersAndCounter) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  const backend::AdamParams p;
+  HostTensor w({3, 2}), g({3, 2}), m({3, 2}), v({3, 2}), short_v({5}), float_step({1});
+  std::int32_t step = 0;
+  std::vector<std::int32_t> touched(3), short_touched(2);
+  const Tensor step_t(&step, {1}, DType::kI32, Device::cpu());
+  EXPECT_THROW(
+      be->adam_update(p, float_step.tensor(), w.tensor(), g.tensor(), m.tensor(), v.tensor()),
+      Error);
+  EXPECT_THROW(be->adam_update(p, step_t, w.tensor(), g.tensor(), m.tensor(), short_v.tensor()),
+               Error);
+  EXPECT_THROW(
+      be->sparse_adam_update(p, step_t, w.tensor(), g.tensor(), m.tensor(), v.tensor(),
+                             Tensor(short_touched.data(), {2}, DType::kI32, Device::cpu())),
+      Error);
+  EXPECT_THROW(
+      be->sparse_adam_update(p, step_t, w.tensor().reshaped({6}), g.tensor(), m.tensor(),
+                             v.tensor(), Tensor(touched.data(), {3}, DType::kI32, Device::cpu())),
+      Error);
+  EXPECT_EQ(step, 0);  // a refused update does not count a step
+}
+
+// The support rules of the embedding-model ops: the CPU runs them in f32; CUDA runs the compute
+// ops in every float dtype and Adam on f32 master buffers only; every op has a name.
+TEST(DoorChecks, EmbeddingModelOpsSayWhatTheyRun) {
+  using backend::OpKind;
+  const OpKind compute[] = {OpKind::kEmbeddingForward, OpKind::kEmbeddingBackward,
+                            OpKind::kCopyColumns, OpKind::kSigmoidBinaryCrossEntropy};
+  const OpKind adams[] = {OpKind::kAdamUpdate, OpKind::kSparseAdamUpdate};
+  for (int op = static_cast<int>(OpKind::kEmbeddingForward);
+       op <= static_cast<int>(OpKind::kSparseAdamUpdate); ++op)
+    EXPECT_STRNE(to_string(static_cast<OpKind>(op)), "?") << op;
+  for (OpKind op : compute) {
+    EXPECT_TRUE(backend::cpu::cpu_supports(op, {}, DType::kF32)) << to_string(op);
+    EXPECT_FALSE(backend::cpu::cpu_supports(op, {}, DType::kBF16)) << to_string(op);
+  }
+  for (OpKind op : adams) {
+    EXPECT_TRUE(backend::cpu::cpu_supports(op, backend::AdamParams{}, DType::kF32));
+    EXPECT_FALSE(backend::cpu::cpu_supports(op, backend::AdamParams{}, DType::kF16));
+  }
+#if DLBENCH_HAVE_CUDA
+  for (OpKind op : compute)
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
+      EXPECT_TRUE(backend::cuda::cuda_supports(op, {}, t)) << to_string(op) << " " << to_string(t);
+  for (OpKind op : adams) {
+    EXPECT_TRUE(backend::cuda::cuda_supports(op, backend::AdamParams{}, DType::kF32));
+    const backend::Support half = backend::cuda::cuda_supports(op, {}, DType::kBF16);
+    EXPECT_FALSE(half);
+    EXPECT_NE(half.reason.find("f32 master"), std::string::npos) << half.reason;
+  }
+#endif
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// ReLU, add, accumulate, softmax cross-entropy, SGD and fills against the float64 reference;
-// the CPU backend's refusal of non-f32 dtypes.
+// ReLU, add, accumulate, softmax and sigmoid binary cross-entropy, SGD and fills against the
+// float64 reference; the CPU backend's refusal of non-f32 dtypes.
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -124,6 +124,37 @@ TEST(SoftmaxCrossEntropyLabels, OutOfRangeLabelIsAnError) {
 }
 
 // --- SGD ---------------------------------------------------------------------------------
+// --- sigmoid binary cross-entropy -----------------------------------------------------------
+// Logits of both signs, targets 0 and 1 alternating, with and without a loss scale.
+TEST(SigmoidBinaryCrossEntropy, LossAndGradientMatchReference) {
+  for (const auto& [rows, scale] : {std::pair<std::int64_t, float>{1, 1}, {37, 1}, {500, 256}}) {
+    SCOPED_TRACE("rows " + std::to_string(rows) + " scale " + std::to_string(scale));
+    backend::cpu::CpuBackend be;
+    HostTensor logits = random_tensor({rows, 1}, 55), targets({rows, 1});
+    for (float& v : logits.data) v *= 8;  // |x| up to 8: sigmoid near 0 and 1
+    for (std::int64_t i = 0; i < rows; ++i) targets.data[i] = static_cast<float>(i % 2);
+    HostTensor loss = poisoned({1}), dlogits = poisoned({rows, 1});
+    be.sigmoid_binary_cross_entropy(logits.tensor(), targets.tensor(), loss.tensor(),
+                                    dlogits.tensor(), scale);
+    const ref::BinaryCrossEntropy ref =
+        ref::sigmoid_binary_cross_entropy(logits.as_double(), targets.as_double(), scale);
+    EXPECT_TRUE(all_close("loss", loss.data, {ref.loss}, kElementwise));
+    EXPECT_TRUE(all_close("dlogits", dlogits.data, ref.dlogits, {1e-7 * scale, 1e-5}));
+  }
+}
+
+// The stable form: logits far beyond exp()'s f32 range give finite losses and exact gradients.
+TEST(SigmoidBinaryCrossEntropy, ExtremeLogitsStayFinite) {
+  backend::cpu::CpuBackend be;
+  HostTensor logits({4, 1}), targets({4, 1}), loss({1}), dlogits({4, 1});
+  logits.data = {200, -200, 200, -200};
+  targets.data = {1, 0, 0, 1};
+  be.sigmoid_binary_cross_entropy(logits.tensor(), targets.tensor(), loss.tensor(),
+                                  dlogits.tensor(), 1.0f);
+  EXPECT_FLOAT_EQ(loss.data[0], 100.0f);  // two rows right (0), two wrong by 200
+  EXPECT_EQ(dlogits.data, (std::vector<float>{0.0f, 0.0f, 0.25f, -0.25f}));
+}
+
 struct SgdCase {
   std::int64_t size;
   backend::SgdParams p;

@@ -198,5 +198,38 @@ TEST(GradientCheck, SoftmaxCrossEntropy) {
         ref::softmax_cross_entropy(kRows, kClasses, zd, labels, 1.0).dlogits, dlogits.data);
 }
 
+TEST(GradientCheck, SigmoidBinaryCrossEntropy) {
+  constexpr std::int64_t kRows = 5;
+  HostTensor logits = random_tensor({kRows, 1}, 141), targets({kRows, 1});
+  targets.data = {1, 0, 0, 1, 1};
+  const Vec xd = logits.as_double(), td = targets.as_double();
+  backend::cpu::CpuBackend be;
+  HostTensor loss({1}), dlogits({kRows, 1});
+  be.sigmoid_binary_cross_entropy(logits.tensor(), targets.tensor(), loss.tensor(),
+                                  dlogits.tensor(), 1.0f);
+  auto forward = [&](const Vec& v) {
+    return Vec{ref::sigmoid_binary_cross_entropy(v, td, 1.0).loss};
+  };
+  check("dlogits", numeric_grad(xd, forward, {1.0}),
+        ref::sigmoid_binary_cross_entropy(xd, td, 1.0).dlogits, dlogits.data);
+}
+
+// The table's gradient by differences on the table, with a repeated id and an unused row.
+TEST(GradientCheck, EmbeddingTable) {
+  constexpr std::int64_t kVocab = 4, kDim = 3;
+  std::vector<std::int32_t> ids = {2, 0, 2, 3, 2};
+  const auto n = static_cast<std::int64_t>(ids.size());
+  HostTensor table = random_tensor({kVocab, kDim}, 151), dy = random_tensor({n, kDim}, 152);
+  backend::cpu::CpuBackend be;
+  HostTensor dtable({kVocab, kDim});
+  std::vector<std::int32_t> touched(kVocab);
+  be.embedding_backward(
+      dy.tensor(), Tensor(ids.data(), {n}, DType::kI32, Device::cpu()), Tensor(), dtable.tensor(),
+      Tensor(touched.data(), {kVocab}, DType::kI32, Device::cpu()), GradMode::kOverwrite);
+  auto forward = [&](const Vec& v) { return ref::embedding_forward(kDim, v, ids); };
+  check("dtable", numeric_grad(table.as_double(), forward, dy.as_double()),
+        ref::embedding_backward(kVocab, kDim, dy.as_double(), ids), dtable.data);
+}
+
 }  // namespace
 }  // namespace dlbench::ops_test

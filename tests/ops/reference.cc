@@ -241,4 +241,65 @@ SgdState sgd_momentum_update(const SgdParams& p, const Vec& weights, const Vec& 
   return s;
 }
 
+Vec embedding_forward(std::int64_t dim, const Vec& table, const std::vector<std::int32_t>& ids) {
+  Vec y(ids.size() * static_cast<std::size_t>(dim));
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    for (std::int64_t d = 0; d < dim; ++d) y[i * dim + d] = table[ids[i] * dim + d];
+  return y;
+}
+
+Vec embedding_backward(std::int64_t vocab, std::int64_t dim, const Vec& dy,
+                       const std::vector<std::int32_t>& ids) {
+  Vec dtable(static_cast<std::size_t>(vocab * dim), 0.0);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    for (std::int64_t d = 0; d < dim; ++d) dtable[ids[i] * dim + d] += dy[i * dim + d];
+  return dtable;
+}
+
+Vec copy_columns(std::int64_t rows, std::int64_t src_width, const Vec& src, std::int64_t src_col,
+                 std::int64_t dst_width, const Vec& dst, std::int64_t dst_col, std::int64_t cols,
+                 bool accumulate) {
+  Vec out = dst;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const double v = src[r * src_width + src_col + j];
+      double& o = out[r * dst_width + dst_col + j];
+      o = accumulate ? o + v : v;
+    }
+  return out;
+}
+
+BinaryCrossEntropy sigmoid_binary_cross_entropy(const Vec& logits, const Vec& targets,
+                                                double scale) {
+  const double m = static_cast<double>(logits.size());
+  BinaryCrossEntropy out{0.0, Vec(logits.size())};
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    const double p = 1.0 / (1.0 + std::exp(-logits[i])), t = targets[i];
+    out.loss += (-t * std::log(p) - (1 - t) * std::log(1 - p)) / m;
+    out.dlogits[i] = scale * (p - t) / m;
+  }
+  return out;
+}
+
+AdamState adam_update(const AdamParams& p, int t, const AdamState& state, const Vec& grads,
+                      std::int64_t rows, const std::vector<std::int32_t>& touched) {
+  AdamState s = state;
+  const std::size_t cols = grads.size() / static_cast<std::size_t>(rows);
+  const double lr = p.learning_rate, beta1 = p.beta1, beta2 = p.beta2, wd = p.weight_decay;
+  const double bc1 = 1 - std::pow(beta1, t), bc2 = 1 - std::pow(beta2, t);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    if (!touched.empty() && touched[i / cols] == 0) continue;
+    double w = s.weights[i], g = p.grad_scale * grads[i];
+    if (p.decoupled)
+      w -= lr * wd * w;  // torch.optim.AdamW
+    else
+      g += wd * w;  // torch.optim.Adam's weight_decay
+    s.m[i] = beta1 * s.m[i] + (1 - beta1) * g;
+    s.v[i] = beta2 * s.v[i] + (1 - beta2) * g * g;
+    const double denom = std::sqrt(s.v[i]) / std::sqrt(bc2) + p.epsilon;
+    s.weights[i] = w - lr / bc1 * s.m[i] / denom;
+  }
+  return s;
+}
+
 }  // namespace dlbench::ref

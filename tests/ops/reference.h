@@ -11,6 +11,7 @@
 namespace dlbench::ref {
 
 using Vec = std::vector<double>;
+using backend::AdamParams;
 using backend::BatchNormParams;
 using backend::Conv2dParams;
 using backend::MatmulParams;
@@ -62,5 +63,34 @@ struct SgdState {
 };
 SgdState sgd_momentum_update(const SgdParams& p, const Vec& weights, const Vec& grads,
                              const Vec& velocity);
+
+// table [vocab, dim]; ids must lie in [0, vocab).
+Vec embedding_forward(std::int64_t dim, const Vec& table, const std::vector<std::int32_t>& ids);
+// The table's gradient: the dy rows summed per id (zero rows for ids that do not occur).
+Vec embedding_backward(std::int64_t vocab, std::int64_t dim, const Vec& dy,
+                       const std::vector<std::int32_t>& ids);
+// dst (rows x dst_width) with columns [dst_col, dst_col + cols) set to (or, when accumulate,
+// increased by) src's columns [src_col, src_col + cols).
+Vec copy_columns(std::int64_t rows, std::int64_t src_width, const Vec& src, std::int64_t src_col,
+                 std::int64_t dst_width, const Vec& dst, std::int64_t dst_col, std::int64_t cols,
+                 bool accumulate);
+
+struct BinaryCrossEntropy {
+  double loss = 0;
+  Vec dlogits;
+};
+// Written as -t log(sigmoid(x)) - (1 - t) log(1 - sigmoid(x)), the textbook form, not the
+// backends' stable one (the test logits are moderate).
+BinaryCrossEntropy sigmoid_binary_cross_entropy(const Vec& logits, const Vec& targets,
+                                                double scale);
+
+struct AdamState {
+  Vec weights, m, v;
+};
+// One step t (1-based) of torch.optim.Adam (decoupled false) or AdamW (decoupled true), over
+// the rows of a [rows, weights.size() / rows] buffer whose touched entry is nonzero (touched
+// empty: every row).
+AdamState adam_update(const AdamParams& p, int t, const AdamState& state, const Vec& grads,
+                      std::int64_t rows = 1, const std::vector<std::int32_t>& touched = {});
 
 }  // namespace dlbench::ref

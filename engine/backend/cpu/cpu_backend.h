@@ -67,6 +67,9 @@ class CpuBackend final : public Backend {
   }
   std::size_t pool_workspace_bytes(const PoolParams& p) const override;
   Support supports(OpKind op, const OpParams& params, DType dtype) const override;
+  std::size_t embedding_backward_workspace_bytes(std::int64_t, std::int64_t) const override {
+    return 0;
+  }
 
   // How many primitives are cached (tests check that a repeated step creates none).
   std::size_t cached_primitives() const { return primitives_.size(); }
@@ -110,6 +113,19 @@ class CpuBackend final : public Backend {
                                   const Tensor& dlogits, float scale) override;
   void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights, const Tensor& grads,
                                 const Tensor& velocity) override;
+  void embedding_forward_impl(const Tensor& table, const Tensor& ids, const Tensor& y) override;
+  void embedding_backward_impl(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
+                               const Tensor& dtable, const Tensor& touched, GradMode) override;
+  void copy_columns_impl(const Tensor& src, std::int64_t src_col, const Tensor& dst,
+                         std::int64_t dst_col, std::int64_t cols, GradMode) override;
+  void sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
+                                         const Tensor& loss, const Tensor& dlogits,
+                                         float scale) override;
+  void adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
+                        const Tensor& grads, const Tensor& m, const Tensor& v) override;
+  void sparse_adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
+                               const Tensor& grads, const Tensor& m, const Tensor& v,
+                               const Tensor& touched) override;
   void cast_impl(const Tensor& src, const Tensor& dst) override;
   bool all_finite_impl(const Tensor& t) override;
   void fill_impl(const Tensor& t, float value) override;

@@ -1,4 +1,5 @@
-// Mean softmax cross-entropy over the rows of logits [m, classes], with its gradient.
+// Mean softmax cross-entropy over the rows of logits [m, classes], and mean sigmoid binary
+// cross-entropy over logits [m, 1], with their gradients.
 //
 //   p[i, j] = exp(z[i, j] - max_j z[i, :]) / sum_j exp(z[i, j] - max_j z[i, :])
 //   loss    = (1/m) sum_i -log p[i, label_i]
@@ -6,6 +7,10 @@
 //   dz[i, j] = scale (p[i, j] - [j == label_i]) / m
 // Subtracting the row maximum keeps exp() from overflowing; the row sums are in double so
 // that wide rows (thousands of classes) lose nothing.
+//
+//   bce loss = (1/m) sum_i max(x_i, 0) - x_i t_i + log1p(exp(-|x_i|))
+//   dx_i     = scale (sigmoid(x_i) - t_i) / m
+// which is -t log sigmoid(x) - (1 - t) log(1 - sigmoid(x)) without overflow for any x.
 #include <cmath>
 #include <string>
 
@@ -47,6 +52,30 @@ void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& 
       const double p = std::exp(static_cast<double>(zi[j] - max) - log_sum);
       dzi[j] = static_cast<float>(g * (p - (j == label[i] ? 1.0 : 0.0)));
     }
+  }
+  loss.data_as<float>()[0] = static_cast<float>(total * row_weight);
+}
+
+void CpuBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
+                                                   const Tensor& loss, const Tensor& dlogits,
+                                                   float scale) {
+  const char* op = "sigmoid_binary_cross_entropy";
+  require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
+  require_f32(targets, op, "targets"), require_f32(loss, op, "loss");
+  const std::int64_t rows = logits.dim(0);
+  const float* x = logits.data_as<float>();
+  const float* t = targets.data_as<float>();
+  float* dx = dlogits.data_as<float>();
+  const double row_weight = rows > 0 ? 1.0 / static_cast<double>(rows) : 0.0;
+  const double g = scale * row_weight;
+  double total = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double xi = x[i], ti = t[i];
+    const double e = std::exp(-std::fabs(xi));  // in (0, 1]: never overflows
+    total += std::fmax(xi, 0.0) - xi * ti + std::log1p(e);
+    const double sigmoid = xi >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+    dx[i] = static_cast<float>(g * (sigmoid - ti));
   }
   loss.data_as<float>()[0] = static_cast<float>(total * row_weight);
 }

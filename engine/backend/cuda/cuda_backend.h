@@ -109,6 +109,9 @@ class CudaBackend final : public Backend {
   // Max pooling saves where each maximum was: a uint8 per output element (cuda_pool.cu).
   std::size_t pool_workspace_bytes(const PoolParams&) const override;
   Support supports(OpKind op, const OpParams& params, DType dtype) const override;
+  // Sorted (id, position) pairs and CUB's radix-sort scratch (cuda_embedding.cu).
+  std::size_t embedding_backward_workspace_bytes(std::int64_t ids,
+                                                 std::int64_t vocab) const override;
 
   cudaStream_t stream() const { return stream_; }
   // How many convolution shapes were measured (tests check that a repeat measures none).
@@ -168,6 +171,19 @@ class CudaBackend final : public Backend {
                                   const Tensor& dlogits, float scale) override;
   void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights, const Tensor& grads,
                                 const Tensor& velocity) override;
+  void embedding_forward_impl(const Tensor& table, const Tensor& ids, const Tensor& y) override;
+  void embedding_backward_impl(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
+                               const Tensor& dtable, const Tensor& touched, GradMode) override;
+  void copy_columns_impl(const Tensor& src, std::int64_t src_col, const Tensor& dst,
+                         std::int64_t dst_col, std::int64_t cols, GradMode) override;
+  void sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
+                                         const Tensor& loss, const Tensor& dlogits,
+                                         float scale) override;
+  void adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
+                        const Tensor& grads, const Tensor& m, const Tensor& v) override;
+  void sparse_adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
+                               const Tensor& grads, const Tensor& m, const Tensor& v,
+                               const Tensor& touched) override;
   void cast_impl(const Tensor& src, const Tensor& dst) override;
   bool all_finite_impl(const Tensor& t) override;
   void fill_impl(const Tensor& t, float value) override;

@@ -9,6 +9,13 @@
 // order (in double), so the loss is the same bit for bit in every run.
 // A label outside [0, classes) makes the loss and its row's gradient NaN: the kernel cannot
 // throw, and a NaN loss stops a run loudly (the CPU backend throws Error(kUsage) instead).
+//
+// Sigmoid binary cross-entropy over logits [m, 1] (the stable form, no overflow for any x):
+//   loss = (1/m) sum_i max(x_i, 0) - x_i t_i + log1p(exp(-|x_i|));  dx_i = scale (sigmoid(x_i) -
+//   t_i) / m
+// One block walks all rows, writes the gradients and sums the row losses in double in a fixed
+// order, so the loss is the same in every run and needs no scratch. m is a batch (thousands),
+// so one block is enough; measure before spreading it.
 #include <cmath>
 
 #include "engine/backend/cuda/cuda_kernels.cuh"
@@ -63,7 +70,43 @@ __global__ void mean_kernel(const float* values, std::int64_t n, float* mean) {
   if (threadIdx.x == 0) *mean = static_cast<float>(sum / static_cast<double>(n));
 }
 
+template <class T>
+__global__ void sigmoid_bce_kernel(const T* logits, const float* targets, std::int64_t rows,
+                                   float grad_scale, float* loss, T* dlogits) {
+  double sum = 0.0;
+  for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x) {
+    const float x = to_f32(logits[i]), t = targets[i];
+    const float e = expf(-fabsf(x));  // in (0, 1]: never overflows
+    sum += static_cast<double>(fmaxf(x, 0.0f) - x * t + log1pf(e));
+    const float sigmoid = x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    dlogits[i] = from_f32<T>(grad_scale * (sigmoid - t));
+  }
+  sum = block_reduce(sum, Add{});
+  if (threadIdx.x == 0) *loss = static_cast<float>(sum / static_cast<double>(rows));
+}
+
 }  // namespace
+
+void CudaBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
+                                                    const Tensor& loss, const Tensor& dlogits,
+                                                    float scale) {
+  const char* op = "sigmoid_binary_cross_entropy";
+  activate();
+  for (const Tensor* t : {&logits, &targets, &loss, &dlogits}) require_here(*t, op, "operand");
+  const std::int64_t rows = logits.dim(0);
+  if (rows == 0) {
+    CUDA_CHECK(cudaMemsetAsync(loss.data(), 0, sizeof(float), stream_));
+    return;
+  }
+  const float grad_scale = scale / static_cast<float>(rows);
+  dispatch_float(logits.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    sigmoid_bce_kernel<T><<<1, kMeanBlock, 0, stream_>>>(
+        static_cast<const T*>(logits.data()), targets.data_as<float>(), rows, grad_scale,
+        loss.data_as<float>(), static_cast<T*>(dlogits.data()));
+    CUDA_CHECK_LAUNCH();
+  });
+}
 
 void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
                                              const Tensor& loss, const Tensor& dlogits,

@@ -1,7 +1,8 @@
 // What the CUDA backend runs: compute ops in f32, f16 and bf16 (accumulating in f32), the
-// optimizer on its f32 master buffers only, fills and copies also of i32, and the matmul's ReLU
-// epilogue (cuBLASLt's RELU_BIAS or RELU). Which algorithm runs a convolution (cuDNN or a
-// cuBLASLt product) is the backend's own choice, measured; it never decides support.
+// optimizers on their f32 master buffers only (i32 step counters and row marks aside), embedding
+// lookups and their gradients of any float table (i32 ids), fills and copies also of i32, and the
+// matmul's ReLU epilogue (cuBLASLt's RELU_BIAS or RELU). Which algorithm runs a convolution (cuDNN
+// or a cuBLASLt product) is the backend's own choice, measured; it never decides support.
 #include "engine/backend/cuda/cuda_backend.h"
 
 namespace dlbench::backend::cuda {
@@ -9,7 +10,8 @@ namespace dlbench::backend::cuda {
 Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
   (void)params;  // no parameter limits the CUDA backend: ReLU epilogues, bias, any shape
   const bool is_float = dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
-  if (op == OpKind::kSgdMomentumUpdate)
+  if (op == OpKind::kSgdMomentumUpdate || op == OpKind::kAdamUpdate ||
+      op == OpKind::kSparseAdamUpdate)
     return dtype == DType::kF32 ? Support::yes()
                                 : Support::no("optimizer buffers are f32 master copies, not " +
                                               std::string(to_string(dtype)));

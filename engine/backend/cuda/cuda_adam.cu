@@ -1,0 +1,111 @@
+// Adam and AdamW (PyTorch's torch.optim.Adam / AdamW), dense and lazy over the touched rows of
+// a table, on flat f32 buffers. At step t (the device counter after its increment):
+//   AdamW: w = w (1 - lr wd);            Adam: g' = s g + wd w   (else g' = s g)
+//   m = m + (1 - beta1)(g' - m);         v = beta2 v + (1 - beta2) g' g'
+//   w = w - (lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps),   bc1 = 1 - beta1^t, bc2 = 1 - beta2^t
+// The step counter lives on the device: a one-thread kernel increments it, then each block of
+// the update reads t and derives the coefficients in double (as the CPU backend does on the
+// host), so a recorded device graph replays with the right bias corrections. Per element, the
+// products and sums are rounded one at a time (no fused multiply-add) in the CPU backend's
+// order, and sqrt and division are IEEE, so CPU and GPU agree to the ulp of pow.
+#include "engine/backend/cuda/cuda_kernels.cuh"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+struct AdamCoefficients {
+  float lr_decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_size, bc2_sqrt, eps, scale;
+};
+
+__global__ void increment_kernel(std::int32_t* step) {
+  *step += 1;
+}
+
+__device__ AdamCoefficients coefficients(const AdamParams& p, int t) {
+  const double bc1 = 1.0 - pow(static_cast<double>(p.beta1), static_cast<double>(t));
+  const double bc2 = 1.0 - pow(static_cast<double>(p.beta2), static_cast<double>(t));
+  const double lr = p.learning_rate, wd = p.weight_decay;
+  return {static_cast<float>(p.decoupled ? 1.0 - lr * wd : 1.0),
+          p.decoupled ? 0.0f : p.weight_decay,
+          static_cast<float>(1.0 - static_cast<double>(p.beta1)),
+          p.beta2,
+          static_cast<float>(1.0 - static_cast<double>(p.beta2)),
+          static_cast<float>(lr / bc1),
+          static_cast<float>(sqrt(bc2)),
+          p.epsilon,
+          p.grad_scale};
+}
+
+__device__ __forceinline__ void adam_step(float& w, float g, float& m, float& v,
+                                          const AdamCoefficients& c) {
+  w = __fmul_rn(w, c.lr_decay);
+  g = __fadd_rn(__fmul_rn(c.scale, g), __fmul_rn(c.l2, w));
+  m = __fadd_rn(m, __fmul_rn(c.one_minus_beta1, __fsub_rn(g, m)));
+  v = __fadd_rn(__fmul_rn(c.beta2, v), __fmul_rn(__fmul_rn(c.one_minus_beta2, g), g));
+  const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), c.bc2_sqrt), c.eps);
+  w = __fsub_rn(w, __fmul_rn(c.step_size, __fdiv_rn(m, denom)));
+}
+
+__global__ void adam_kernel(AdamParams p, const std::int32_t* step, float* w, const float* g,
+                            float* m, float* v, std::int64_t n) {
+  __shared__ AdamCoefficients c;
+  if (threadIdx.x == 0) c = coefficients(p, *step);
+  __syncthreads();
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    adam_step(w[i], g[i], m[i], v[i], c);
+}
+
+// One block per row at a time; an untouched row is skipped by the whole block.
+__global__ void sparse_adam_kernel(AdamParams p, const std::int32_t* step, float* w, const float* g,
+                                   float* m, float* v, const std::int32_t* touched,
+                                   std::int64_t rows, std::int64_t cols) {
+  __shared__ AdamCoefficients c;
+  if (threadIdx.x == 0) c = coefficients(p, *step);
+  __syncthreads();
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    if (touched[r] == 0) continue;
+    for (std::int64_t j = r * cols + threadIdx.x; j < (r + 1) * cols; j += blockDim.x)
+      adam_step(w[j], g[j], m[j], v[j], c);
+  }
+}
+
+}  // namespace
+
+void CudaBackend::adam_update_impl(const AdamParams& p, const Tensor& step, const Tensor& weights,
+                                   const Tensor& grads, const Tensor& m, const Tensor& v) {
+  const char* op = "adam_update";
+  activate();
+  for (const Tensor* t : {&step, &weights, &grads, &m, &v}) require_here(*t, op, "operand");
+  increment_kernel<<<1, 1, 0, stream_>>>(step.data_as<std::int32_t>());
+  CUDA_CHECK_LAUNCH();
+  const std::int64_t n = weights.numel();
+  if (n == 0) return;
+  adam_kernel<<<grid_for(n), kBlock, 0, stream_>>>(p, step.data_as<std::int32_t>(),
+                                                   weights.data_as<float>(), grads.data_as<float>(),
+                                                   m.data_as<float>(), v.data_as<float>(), n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::sparse_adam_update_impl(const AdamParams& p, const Tensor& step,
+                                          const Tensor& weights, const Tensor& grads,
+                                          const Tensor& m, const Tensor& v, const Tensor& touched) {
+  const char* op = "sparse_adam_update";
+  activate();
+  for (const Tensor* t : {&step, &weights, &grads, &m, &v, &touched})
+    require_here(*t, op, "operand");
+  increment_kernel<<<1, 1, 0, stream_>>>(step.data_as<std::int32_t>());
+  CUDA_CHECK_LAUNCH();
+  const std::int64_t rows = weights.dim(0), cols = weights.dim(1);
+  if (rows == 0 || cols == 0) return;
+  const unsigned threads =
+      static_cast<unsigned>(std::clamp<std::int64_t>((cols + 31) / 32 * 32, 32, 256));
+  sparse_adam_kernel<<<static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, 65535)), threads, 0,
+                       stream_>>>(p, step.data_as<std::int32_t>(), weights.data_as<float>(),
+                                  grads.data_as<float>(), m.data_as<float>(), v.data_as<float>(),
+                                  touched.data_as<std::int32_t>(), rows, cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace dlbench::backend::cuda

@@ -1,0 +1,199 @@
+// Embedding lookups and their gradient, and column copies (split and concatenation).
+//
+//   forward:  y[i, :] = table[ids[i], :]                  (a NaN row for an id outside [0, V))
+//   backward: dtable[ids[i], :] += dy[i, :] in id order;   touched[ids[i]] = 1
+//   columns:  dst[:, dst_col + j] (+)= src[:, src_col + j]
+// The backward is deterministic without float atomics: the (id, position) pairs are sorted by
+// id with CUB's radix sort, which is stable, so each id's positions stay in ascending order;
+// then one block per run of equal ids adds that run's dy rows to the table row in order, in
+// f32, and rounds once. That is the CPU backend's order too, so f32 gradients match it bit for
+// bit. The sort's buffers and scratch come from the caller's workspace
+// (embedding_backward_workspace_bytes), so the op allocates nothing, never waits for the host
+// and can be recorded in a device graph. Ids outside [0, V) are sorted as V and skipped: their
+// rows add to nothing (the CPU backend throws instead; a device kernel cannot).
+// A very frequent id is summed by one block alone; measure before splitting long runs.
+#include <cub/device/device_radix_sort.cuh>
+
+#include "engine/backend/cuda/cuda_kernels.cuh"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+constexpr std::size_t kAlign = 256;
+
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+// Bits of the sort keys, which run from 0 to V (V stands for every out-of-range id).
+int key_bits(std::int64_t vocab) {
+  int bits = 1;
+  while (bits < 32 && (std::int64_t{1} << bits) <= vocab) ++bits;
+  return bits;
+}
+
+std::size_t sort_scratch_bytes(std::int64_t n, std::int64_t vocab) {
+  std::size_t bytes = 0;
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr),
+      static_cast<std::uint32_t*>(nullptr), static_cast<const std::int32_t*>(nullptr),
+      static_cast<std::int32_t*>(nullptr), static_cast<int>(n), 0, key_bits(vocab)));
+  return bytes;
+}
+
+// Threads of a block that walks the columns of a row: a multiple of 32, at most 256.
+unsigned row_threads(std::int64_t dim) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((dim + 31) / 32 * 32, 32, 256));
+}
+
+unsigned row_blocks(std::int64_t rows) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, 65535));
+}
+
+template <class T>
+__global__ void embedding_forward_kernel(const T* table, const std::int32_t* ids, std::int64_t n,
+                                         std::int64_t vocab, std::int64_t dim, T* y) {
+  for (std::int64_t i = blockIdx.x; i < n; i += gridDim.x) {
+    const std::int32_t id = ids[i];
+    const bool valid = id >= 0 && id < vocab;
+    const T* row = table + static_cast<std::int64_t>(valid ? id : 0) * dim;
+    for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x)
+      y[i * dim + d] = valid ? row[d] : from_f32<T>(NAN);
+  }
+}
+
+// keys[i] = ids[i] (V when out of range), positions[i] = i.
+__global__ void sort_input_kernel(const std::int32_t* ids, std::int64_t n, std::int64_t vocab,
+                                  std::uint32_t* keys, std::int32_t* positions) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    const std::int32_t id = ids[i];
+    keys[i] = static_cast<std::uint32_t>(id >= 0 && id < vocab ? id : vocab);
+    positions[i] = static_cast<std::int32_t>(i);
+  }
+}
+
+// Block k owns sorted entry k when it starts a run of equal ids, and adds the run's dy rows.
+template <class T>
+__global__ void embedding_backward_kernel(const std::uint32_t* keys, const std::int32_t* positions,
+                                          std::int64_t n, std::int64_t vocab, std::int64_t dim,
+                                          const T* dy, T* dtable, std::int32_t* touched) {
+  for (std::int64_t k = blockIdx.x; k < n; k += gridDim.x) {
+    const std::uint32_t row = keys[k];
+    if (row >= vocab || (k > 0 && keys[k - 1] == row)) continue;
+    T* out = dtable + static_cast<std::int64_t>(row) * dim;
+    for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+      float sum = to_f32(out[d]);
+      for (std::int64_t j = k; j < n && keys[j] == row; ++j)
+        sum += to_f32(dy[static_cast<std::int64_t>(positions[j]) * dim + d]);
+      out[d] = from_f32<T>(sum);
+    }
+    if (threadIdx.x == 0) touched[row] = 1;
+  }
+}
+
+template <class T>
+__global__ void add_columns_kernel(const T* src, std::int64_t src_width, T* dst,
+                                   std::int64_t dst_width, std::int64_t rows, std::int64_t cols) {
+  const std::int64_t n = rows * cols;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += stride) {
+    const std::int64_t r = e / cols, j = e % cols;
+    T& out = dst[r * dst_width + j];
+    out = from_f32<T>(to_f32(out) + to_f32(src[r * src_width + j]));
+  }
+}
+
+}  // namespace
+
+std::size_t CudaBackend::embedding_backward_workspace_bytes(std::int64_t ids,
+                                                            std::int64_t vocab) const {
+  if (ids == 0) return 0;
+  activate();
+  return 4 * aligned(sizeof(std::int32_t) * static_cast<std::size_t>(ids)) +
+         aligned(sort_scratch_bytes(ids, vocab));
+}
+
+void CudaBackend::embedding_forward_impl(const Tensor& table, const Tensor& ids, const Tensor& y) {
+  const char* op = "embedding_forward";
+  activate();
+  for (const Tensor* t : {&table, &ids, &y}) require_here(*t, op, "operand");
+  const std::int64_t n = ids.dim(0), vocab = table.dim(0), dim = table.dim(1);
+  if (n == 0 || dim == 0) return;
+  dispatch_float(table.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    embedding_forward_kernel<T><<<row_blocks(n), row_threads(dim), 0, stream_>>>(
+        static_cast<const T*>(table.data()), ids.data_as<std::int32_t>(), n, vocab, dim,
+        static_cast<T*>(y.data()));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void CudaBackend::embedding_backward_impl(const Tensor& dy, const Tensor& ids,
+                                          const Tensor& workspace, const Tensor& dtable,
+                                          const Tensor& touched, GradMode mode) {
+  const char* op = "embedding_backward";
+  activate();
+  for (const Tensor* t : {&dy, &ids, &dtable, &touched}) require_here(*t, op, "operand");
+  const std::int64_t n = ids.dim(0), vocab = dtable.dim(0), dim = dtable.dim(1);
+  DLBENCH_CHECK(n < (std::int64_t{1} << 31) && vocab < (std::int64_t{1} << 31),
+                "embedding_backward: more than 2^31 ids or rows");
+  require_float(dtable, op, "dtable");
+  if (mode == GradMode::kOverwrite) {
+    if (dtable.bytes() > 0) CUDA_CHECK(cudaMemsetAsync(dtable.data(), 0, dtable.bytes(), stream_));
+    if (touched.bytes() > 0)
+      CUDA_CHECK(cudaMemsetAsync(touched.data(), 0, touched.bytes(), stream_));
+  }
+  if (n == 0) return;
+  require_here(workspace, op, "workspace");
+  auto* base = static_cast<char*>(workspace.data());
+  const std::size_t slot = aligned(sizeof(std::int32_t) * static_cast<std::size_t>(n));
+  auto* keys_in = reinterpret_cast<std::uint32_t*>(base);
+  auto* keys = reinterpret_cast<std::uint32_t*>(base + slot);
+  auto* positions_in = reinterpret_cast<std::int32_t*>(base + 2 * slot);
+  auto* positions = reinterpret_cast<std::int32_t*>(base + 3 * slot);
+  void* scratch = base + 4 * slot;
+  std::size_t scratch_bytes = sort_scratch_bytes(n, vocab);
+  sort_input_kernel<<<grid_for(n), kBlock, 0, stream_>>>(ids.data_as<std::int32_t>(), n, vocab,
+                                                         keys_in, positions_in);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch, scratch_bytes, keys_in, keys, positions_in,
+                                             positions, static_cast<int>(n), 0, key_bits(vocab),
+                                             stream_));
+  if (dim == 0) return;
+  dispatch_float(dtable.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    embedding_backward_kernel<T><<<row_blocks(n), row_threads(dim), 0, stream_>>>(
+        keys, positions, n, vocab, dim, static_cast<const T*>(dy.data()),
+        static_cast<T*>(dtable.data()), touched.data_as<std::int32_t>());
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void CudaBackend::copy_columns_impl(const Tensor& src, std::int64_t src_col, const Tensor& dst,
+                                    std::int64_t dst_col, std::int64_t cols, GradMode mode) {
+  const char* op = "copy_columns";
+  activate();
+  require_here(src, op, "src"), require_here(dst, op, "dst");
+  const std::int64_t rows = src.dim(0), src_width = src.dim(1), dst_width = dst.dim(1);
+  if (rows == 0 || cols == 0) return;
+  const std::size_t size = size_of(src.dtype());
+  const auto* from = static_cast<const char*>(src.data()) + src_col * size;
+  auto* to = static_cast<char*>(dst.data()) + dst_col * size;
+  if (mode == GradMode::kOverwrite) {  // the bits themselves: exact for every dtype
+    CUDA_CHECK(cudaMemcpy2DAsync(to, dst_width * size, from, src_width * size, cols * size, rows,
+                                 cudaMemcpyDeviceToDevice, stream_));
+    return;
+  }
+  dispatch_float(src.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    add_columns_kernel<T><<<grid_for(rows * cols), kBlock, 0, stream_>>>(
+        reinterpret_cast<const T*>(from), src_width, reinterpret_cast<T*>(to), dst_width, rows,
+        cols);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace dlbench::backend::cuda

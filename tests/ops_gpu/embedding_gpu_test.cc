@@ -1,0 +1,200 @@
+// Embedding lookups and their scatter-add gradient, column copies and sigmoid binary
+// cross-entropy on the CUDA backend against the CPU backend, in f32, f16 and bf16. The
+// gradient sums in the CPU's order (ids sorted stably, then each row's dy added in id order,
+// in f32), so it equals the CPU's f32 result rounded once to the dtype, bit for bit, in every
+// run; column copies are exact; a recorded graph replays the gradient with the same bits.
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/ops_gpu/gpu_test_util.h"
+
+namespace dlbench::gpu_test {
+namespace {
+
+// Ids with many repeats (a few rows take most of them), row 0 and row V-1 among them.
+std::vector<std::int32_t> skewed_ids(std::int64_t vocab, std::int64_t n) {
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    ids[i] = static_cast<std::int32_t>(i % 3 == 0 ? (i * 7) % 5 : (i * 131 + 17) % vocab);
+  ids[0] = 0, ids[n - 1] = static_cast<std::int32_t>(vocab - 1);
+  return ids;
+}
+
+HostTensor as_floats(const std::vector<std::int32_t>& v) {
+  HostTensor t({static_cast<std::int64_t>(v.size())});
+  for (std::size_t i = 0; i < v.size(); ++i) t.data[i] = static_cast<float>(v[i]);
+  return t;
+}
+
+// The CPU's f32 result rounded once to the dtype: what the GPU must produce exactly.
+std::vector<float> rounded(const Precision& prec, HostTensor t) {
+  round_in_place(prec.dtype, t);
+  return t.data;
+}
+
+struct Sizes {
+  std::int64_t vocab, dim, n;
+};
+const Sizes kSizes[] = {{10, 4, 12}, {1000, 64, 4096}, {70000, 33, 3000}, {5, 300, 257}};
+
+class EmbeddingGpu : public GpuOpTestP<Precision> {
+ protected:
+  GpuTensor workspace(std::int64_t n, std::int64_t vocab) {
+    const std::size_t bytes = gpu().embedding_backward_workspace_bytes(n, vocab);
+    return GpuTensor(gpu(), {static_cast<std::int64_t>(bytes / 4 + 1)}, DType::kI32);
+  }
+};
+
+TEST_P(EmbeddingGpu, ForwardGathersRowsExactly) {
+  const Precision& prec = GetParam();
+  for (const Sizes& s : kSizes) {
+    SCOPED_TRACE("V " + std::to_string(s.vocab) + " D " + std::to_string(s.dim));
+    HostTensor table_cpu = ops_test::random_tensor({s.vocab, s.dim}, 401), y_cpu({s.n, s.dim});
+    round_in_place(prec.dtype, table_cpu);
+    std::vector<std::int32_t> ids = skewed_ids(s.vocab, s.n);
+    cpu().embedding_forward(table_cpu.tensor(),
+                            Tensor(ids.data(), {s.n}, DType::kI32, Device::cpu()), y_cpu.tensor());
+    GpuTensor table = upload(table_cpu, prec.dtype), id = upload(as_floats(ids), DType::kI32),
+              y = poisoned({s.n, s.dim}, prec.dtype);
+    gpu().embedding_forward(table.tensor(), id.tensor(), y.tensor());
+    EXPECT_TRUE(gpu_close("y", y.download(), y_cpu.data, {0, 0}));
+  }
+}
+
+TEST_P(EmbeddingGpu, BackwardIsTheCpuSumRoundedOnceInBothModes) {
+  const Precision& prec = GetParam();
+  for (const Sizes& s : kSizes) {
+    SCOPED_TRACE("V " + std::to_string(s.vocab) + " D " + std::to_string(s.dim));
+    HostTensor dy_cpu = ops_test::random_tensor({s.n, s.dim}, 402);
+    round_in_place(prec.dtype, dy_cpu);
+    std::vector<std::int32_t> ids = skewed_ids(s.vocab, s.n);
+    GpuTensor dy = upload(dy_cpu, prec.dtype), id = upload(as_floats(ids), DType::kI32);
+    GpuTensor ws = workspace(s.n, s.vocab);
+    for (GradMode mode : {GradMode::kOverwrite, GradMode::kAccumulate}) {
+      SCOPED_TRACE(ops_test::mode_name(mode));
+      HostTensor dtable_cpu = ops_test::random_tensor({s.vocab, s.dim}, 403);
+      round_in_place(prec.dtype, dtable_cpu);
+      HostTensor marks_cpu({s.vocab});  // accumulate: row 1 marked before
+      for (float& v : marks_cpu.data) v = mode == GradMode::kOverwrite ? 5.0f : 0.0f;
+      marks_cpu.data[1] = 1.0f;
+      GpuTensor dtable = upload(dtable_cpu, prec.dtype), touched = upload(marks_cpu, DType::kI32);
+      std::vector<std::int32_t> touched_cpu(marks_cpu.data.begin(), marks_cpu.data.end());
+      cpu().embedding_backward(
+          dy_cpu.tensor(), Tensor(ids.data(), {s.n}, DType::kI32, Device::cpu()), Tensor(),
+          dtable_cpu.tensor(), Tensor(touched_cpu.data(), {s.vocab}, DType::kI32, Device::cpu()),
+          mode);
+      gpu().embedding_backward(dy.tensor(), id.tensor(), ws.tensor(), dtable.tensor(),
+                               touched.tensor(), mode);
+      EXPECT_TRUE(gpu_close("dtable", dtable.download(), rounded(prec, dtable_cpu), {0, 0}));
+      EXPECT_EQ(touched.download(), std::vector<float>(touched_cpu.begin(), touched_cpu.end()));
+    }
+  }
+}
+
+// Same bits every run, and from a recorded graph: no float atomics, no host work.
+TEST_P(EmbeddingGpu, BackwardIsDeterministicAndRecordable) {
+  const Precision& prec = GetParam();
+  const Sizes s{512, 128, 1 << 16};  // 128 repeats per row on average
+  HostTensor dy_cpu = ops_test::random_tensor({s.n, s.dim}, 404);
+  round_in_place(prec.dtype, dy_cpu);
+  std::vector<std::int32_t> ids = skewed_ids(s.vocab, s.n);
+  GpuTensor dy = upload(dy_cpu, prec.dtype), id = upload(as_floats(ids), DType::kI32);
+  GpuTensor ws = workspace(s.n, s.vocab), touched = poisoned({s.vocab}, DType::kI32);
+  std::vector<std::vector<float>> runs;
+  for (int run = 0; run < 2; ++run) {
+    GpuTensor dtable = poisoned({s.vocab, s.dim}, prec.dtype);
+    gpu().embedding_backward(dy.tensor(), id.tensor(), ws.tensor(), dtable.tensor(),
+                             touched.tensor(), GradMode::kOverwrite);
+    runs.push_back(dtable.download());
+  }
+  GpuTensor dtable = poisoned({s.vocab, s.dim}, prec.dtype);
+  gpu().begin_capture();
+  gpu().embedding_backward(dy.tensor(), id.tensor(), ws.tensor(), dtable.tensor(), touched.tensor(),
+                           GradMode::kOverwrite);
+  std::unique_ptr<backend::DeviceGraph> graph = gpu().end_capture();
+  ASSERT_NE(graph, nullptr);
+  graph->launch();
+  gpu().synchronize();
+  EXPECT_TRUE(gpu_close("second run", runs[1], runs[0], {0, 0}));
+  EXPECT_TRUE(gpu_close("graph replay", dtable.download(), runs[0], {0, 0}));
+}
+
+// The CUDA backend cannot throw for a bad id from a kernel: the forward writes a NaN row and
+// the backward skips it (documented in backend.h).
+TEST_P(EmbeddingGpu, OutOfRangeIdsGiveNanRowsAndAddNothing) {
+  const Precision& prec = GetParam();
+  HostTensor table_cpu = ops_test::random_tensor({4, 3}, 405), dy_cpu({3, 3});
+  round_in_place(prec.dtype, table_cpu);
+  for (float& v : dy_cpu.data) v = 1.0f;
+  GpuTensor table = upload(table_cpu, prec.dtype), id = upload(as_floats({2, 4, -1}), DType::kI32);
+  GpuTensor y = poisoned({3, 3}, prec.dtype), dy = upload(dy_cpu, prec.dtype);
+  gpu().embedding_forward(table.tensor(), id.tensor(), y.tensor());
+  const std::vector<float> got = y.download();
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_EQ(got[d], table_cpu.data[2 * 3 + d]);
+    EXPECT_TRUE(std::isnan(got[3 + d]) && std::isnan(got[6 + d]));
+  }
+  GpuTensor ws = workspace(3, 4), dtable = poisoned({4, 3}, prec.dtype);
+  GpuTensor touched = poisoned({4}, DType::kI32);
+  gpu().embedding_backward(dy.tensor(), id.tensor(), ws.tensor(), dtable.tensor(), touched.tensor(),
+                           GradMode::kOverwrite);
+  EXPECT_EQ(dtable.download(), (std::vector<float>{0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(touched.download(), (std::vector<float>{0, 0, 1, 0}));
+}
+
+TEST_P(EmbeddingGpu, CopyColumnsIsExactInBothModes) {
+  const Precision& prec = GetParam();
+  constexpr std::int64_t kRows = 301, kSrc = 40, kDst = 24;
+  HostTensor src_cpu = ops_test::random_tensor({kRows, kSrc}, 406);
+  round_in_place(prec.dtype, src_cpu);
+  GpuTensor src = upload(src_cpu, prec.dtype);
+  for (GradMode mode : {GradMode::kOverwrite, GradMode::kAccumulate}) {
+    SCOPED_TRACE(ops_test::mode_name(mode));
+    HostTensor dst_cpu = ops_test::random_tensor({kRows, kDst}, 407);
+    round_in_place(prec.dtype, dst_cpu);
+    GpuTensor dst = upload(dst_cpu, prec.dtype);
+    for (const auto& [from, to, cols] :
+         {std::array<std::int64_t, 3>{0, 0, 8}, {17, 8, 13}, {39, 23, 1}}) {
+      cpu().copy_columns(src_cpu.tensor(), from, dst_cpu.tensor(), to, cols, mode);
+      gpu().copy_columns(src.tensor(), from, dst.tensor(), to, cols, mode);
+    }
+    EXPECT_TRUE(gpu_close("dst", dst.download(), rounded(prec, dst_cpu), {0, 0}));
+  }
+}
+
+TEST_P(EmbeddingGpu, SigmoidBinaryCrossEntropy) {
+  const Precision& prec = GetParam();
+  for (const auto& [rows, scale] :
+       {std::pair<std::int64_t, float>{1, 1}, {1000, 1}, {65536, 512}}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    HostTensor x_cpu = ops_test::random_tensor({rows, 1}, 408), t_cpu({rows, 1});
+    for (float& v : x_cpu.data) v *= 6.0f;
+    round_in_place(prec.dtype, x_cpu);
+    // {0, 1} targets as a model's data would make them: fill_uniform_int into f32, the same
+    // values on both backends.
+    cpu().fill_uniform_int(t_cpu.tensor(), 0, 2, 409);
+    float loss_cpu = 0;
+    HostTensor dx_cpu({rows, 1});
+    cpu().sigmoid_binary_cross_entropy(x_cpu.tensor(), t_cpu.tensor(),
+                                       Tensor(&loss_cpu, {1}, DType::kF32, Device::cpu()),
+                                       dx_cpu.tensor(), scale);
+    GpuTensor x = upload(x_cpu, prec.dtype), t = poisoned({rows, 1}, DType::kF32),
+              loss = poisoned({1}, DType::kF32), dx = poisoned({rows, 1}, prec.dtype);
+    gpu().fill_uniform_int(t.tensor(), 0, 2, 409);
+    ASSERT_TRUE(gpu_close("targets", t.download(), t_cpu.data, {0, 0}));
+    gpu().sigmoid_binary_cross_entropy(x.tensor(), t.tensor(), loss.tensor(), dx.tensor(), scale);
+    EXPECT_TRUE(gpu_close("loss", loss.download(), {loss_cpu}, {1e-6, 1e-5}));
+    const double g = scale / static_cast<double>(rows);
+    const Tolerance tol =
+        prec.dtype == DType::kF32 ? Tolerance{1e-6 * g, 1e-5} : sum_tolerance(prec, 1, g);
+    EXPECT_TRUE(gpu_close("dlogits", dx.download(), dx_cpu.data, tol));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, EmbeddingGpu, ::testing::ValuesIn(float_precisions()),
+                         precision_name);
+
+}  // namespace
+}  // namespace dlbench::gpu_test
