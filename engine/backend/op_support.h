@@ -40,7 +40,7 @@ enum class OpKind {
   kCopyColumns,
   kSigmoidBinaryCrossEntropy,
   kAdamUpdate,
-  kSparseAdamUpdate,
+  kSparseAdamUpdate,  // the last: tests walk every kind up to it
 };
 const char* to_string(OpKind op);
 
