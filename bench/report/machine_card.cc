@@ -94,7 +94,12 @@ std::vector<std::pair<std::string, std::string>> facts(const store::MachineRecor
   std::string os = field(env, "host", "os"), kernel = field(env, "host", "kernel");
   add("OS", os + (kernel.empty() ? "" : ", kernel " + kernel));
   std::string build = field(env, "dlbench", "version"), hash = field(env, "dlbench", "git_hash");
-  add("dlbench", build + (hash.empty() ? "" : " (" + hash.substr(0, 12) + ")"));
+  // 12 digits of the commit, and "-dirty" for a build of a modified tree, which a reader must
+  // see (cutting the stored text to 12 characters dropped it).
+  const bool dirty = hash.ends_with("-dirty");
+  if (dirty) hash.resize(hash.size() - 6);
+  if (!hash.empty()) build += " (" + hash.substr(0, 12) + (dirty ? "-dirty" : "") + ")";
+  add("dlbench", build);
   return out;
 }
 

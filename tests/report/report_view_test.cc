@@ -320,6 +320,7 @@ TEST(ReportViewTest, HtmlOpensWithTheMachineAndItsHeadlineNumbers) {
         "<h3>ResNet-50, images/s (higher is better)</h3>",
         "<th class=\"num\">FP32 (strict, no TF32)</th>", "<td class=\"num big\">4953</td>"})
     EXPECT_NE(page.find(fact, card), std::string::npos) << fact;
+  EXPECT_NE(page.find("<dt>dlbench</dt><dd>0.1.0 (0123456789ab)</dd>", card), std::string::npos);
   EXPECT_LT(card, page.find("<div id=\"charts\">"));
   EXPECT_NE(page.find("<dt>speedup</dt>"),
             std::string::npos);  // explained where shown  // the headline comes before any detail
@@ -328,6 +329,13 @@ TEST(ReportViewTest, HtmlOpensWithTheMachineAndItsHeadlineNumbers) {
   // The full telemetry table is folded; the machines table is turned on its side, so it fits.
   EXPECT_NE(page.find("<details><summary>Every telemetry metric of every run"), std::string::npos);
   EXPECT_NE(page.find("<table class=\"wrap\">"), std::string::npos);
+}
+
+// A build of a modified tree says so on the card, as `dlbench --version` does.
+TEST(ReportViewTest, TheCardKeepsTheDirtyMarkOfTheBuild) {
+  ReportData d = h100_report();
+  d.machines[0].environment["dlbench"]["git_hash"] = "43badaac15ed-dirty";
+  EXPECT_NE(html(d).find("<dt>dlbench</dt><dd>0.1.0 (43badaac15ed-dirty)</dd>"), std::string::npos);
 }
 
 // A machine with two GPU models lists both, and no size it would have to take from one of them.
