@@ -8,6 +8,7 @@
 #include "bench/report/framework_table.h"
 #include "bench/report/table_formats.h"
 #include "bench/runner/validated_config.h"
+#include "bench/store/run_mfu.h"
 #include "bench/store/run_record.h"
 #include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/machine_info.h"
@@ -108,6 +109,7 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
     try {
       result::RunResult r = peers::is_peer(config.framework) ? peers::run_peer(config, o.peer)
                                                              : runner::run_workload(config);
+      if (db) store::add_mfu_metric(r, *db);
       record = store::run_record(r);
     } catch (const Error& e) {
       if (!global.quiet) std::cerr << "  " << config.framework << " failed: " << e.what() << "\n";

@@ -10,6 +10,7 @@
 
 #include "bench/runner/validated_config.h"
 #include "bench/runner/workload_runner.h"
+#include "bench/store/run_mfu.h"
 #include "bench/store/run_record.h"
 #include "cli/commands.h"
 #include "cli/compare_frameworks.h"
@@ -79,7 +80,32 @@ std::string passes_text(const result::RunResult& r) {
   return text.empty() ? "none applied" : text;
 }
 
-void print_text(const result::RunResult& r, std::ostream& out) {
+// The end of the Achieved row: the share of the measured peak, or why there is none.
+std::string mfu_text(const std::optional<store::RunMfu>& mfu) {
+  if (!mfu) return "; MFU not looked up (--no-store: no results database)";
+  if (!mfu->peak)
+    return "; MFU: no measured " + mfu->precision + " peak of " + mfu->device +
+           " on this machine; run `dlbench micro gemm --device " + mfu->device + "`";
+  if (!std::isfinite(mfu->mfu)) return "";
+  const double percent = 100 * mfu->mfu;
+  const int digits = percent >= 10 ? 0 : percent >= 1 ? 1 : 2;
+  return ", " + fixed(percent, digits) + " % of the measured " + mfu->precision + " peak" +
+         (mfu->replicas > 1 ? " (per replica)" : "") + " (micro gemm run " +
+         std::to_string(mfu->peak->run_id) + ")";
+}
+
+// Samples per joule and mean board power, when the GPUs' energy counters were sampled.
+std::string energy_text(const result::RunResult& r) {
+  const auto* per_joule = find_metric(r, "energy/samples_per_joule");
+  if (per_joule == nullptr) return "";
+  std::string text = significant(per_joule->value, 4) + " " + r.sample_unit + "/J";
+  if (const auto* power = find_metric(r, "power/mean_w"))
+    text += ", mean board power " + fixed(power->value, 0) + " W";
+  return text;
+}
+
+void print_text(const result::RunResult& r, std::ostream& out,
+                const std::optional<store::RunMfu>& mfu) {
   const result::RunConfig& c = r.config;
   std::string title = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " on " +
                       to_string(c.device) + ", batch " + std::to_string(*c.batch) + ", input " +
@@ -102,7 +128,8 @@ void print_text(const result::RunResult& r, std::ostream& out) {
   if (!r.graphs.empty()) s.row("Device graphs", r.graphs);
   if (!r.passes.empty()) s.row("Graph passes", passes_text(r));
   if (const auto* m = find_metric(r, "compute/achieved_gflops"))
-    s.row("Achieved", fixed(m->value, 1) + " GFLOP/s");
+    s.row("Achieved", fixed(m->value, 1) + " GFLOP/s" + mfu_text(mfu));
+  if (const std::string energy = energy_text(r); !energy.empty()) s.row("Energy", energy);
   if (const auto* m = find_metric(r, "memory/planned_gib")) {
     std::string mem = format_bytes(m->value * (1 << 30)) + " planned";
     if (const auto* a = find_metric(r, "memory/activations_gib"))
@@ -291,11 +318,13 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                                               : runner::run_workload(config, hooks);
     });
     progress.finish();
+    std::optional<store::RunMfu> mfu;
+    if (db) mfu = store::add_mfu_metric(result, *db);
     std::int64_t id = db ? db->save_run(store::run_record(result)) : 0;
     if (!result.interrupted.empty()) {
       // A partial run is in the database (or nowhere, with --no-store); no --json output is
       // written for it, so a file from an earlier run stays as it was.
-      if (result.measured_steps > 0 && json_path != "-") print_text(result, std::cout);
+      if (result.measured_steps > 0 && json_path != "-") print_text(result, std::cout, mfu);
       std::cout.flush();
       std::cerr << "dlbench: " << result.interrupted << "; "
                 << (db ? "stored as run " + std::to_string(id) + " (interrupted) in " +
@@ -316,7 +345,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
         json_file.stream() << dump_json(doc, 2) << "\n";
         json_file.commit();
       }
-      print_text(result, std::cout);
+      print_text(result, std::cout, mfu);
       if (opts->layers) print_layers(result, std::cout);
       if (result.layer_profile) print_layer_profile(std::cout, *result.layer_profile);
       if (result.telemetry && !global.quiet) {

@@ -10,6 +10,7 @@
 #include "bench/nvml/nvml.h"
 #include "bench/peers/protocol.h"
 #include "bench/peers/worker_process.h"
+#include "bench/result/efficiency.h"
 #include "bench/runner/validated_config.h"
 #include "bench/sysinfo/machine_info.h"
 #include "bench/telemetry/sampler.h"
@@ -296,6 +297,7 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
     r.telemetry_metrics = sampler->metrics();
     r.telemetry_samples = sampler->samples();
     r.telemetry_gpus = sources.gpus;
+    result::add_energy_metrics(r);
   }
   r.environment = sysinfo::to_json(sysinfo::query_machine(*nvml));
   return r;

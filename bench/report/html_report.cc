@@ -180,9 +180,10 @@ void write_legend(const ReportData& d, bool scaling, bool speedups, std::ostream
                      "strict FP32, and of TF32, for the same machine, model, mode, batch and "
                      "input</dd>\n"
                    : "")
-      << "<dt>TFLOP/s</dt><dd>the model's FLOPs per sample &times; throughput. No percent of "
-         "peak is shown: dlbench has no measured peak per precision for these devices yet, "
-         "and a datasheet figure would not be a measurement</dd>\n"
+      << "<dt>TFLOP/s, MFU</dt><dd>the model's FLOPs per sample &times; throughput; MFU = "
+         "that &divide; the measured peak of the run's precision on its device (the newest "
+         "<code>micro gemm</code> of the machine when the run was stored; empty where there was "
+         "none, never a datasheet figure)</dd>\n"
       << "<dt>memory</dt><dd>planned = the engine's planned peak; allocator peak = the most "
          "its own allocations held during the measured steps (workspaces included), or a "
          "framework's allocator peak; RSS = the process's peak resident memory"
@@ -197,7 +198,8 @@ void write_legend(const ReportData& d, bool scaling, bool speedups, std::ostream
            "reason that held the clocks down (power cap, power brake, thermal or hardware "
            "slowdown); power limit = NVML's power-management limit</dd>\n"
         << "<dt>energy per sample</dt><dd>GPU board energy over the measured phase &divide; "
-           "samples processed</dd>\n";
+           "samples processed; samples/J its inverse; mean power = the energy counters' "
+           "increase &divide; the time they covered</dd>\n";
   else
     out << "<dt>telemetry</dt><dd>the process's CPU (% of one core) and memory and the host's "
            "memory, sampled during the measured phase only; means are time-weighted</dd>\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -103,6 +104,57 @@ std::vector<std::pair<std::string, std::string>> facts(const store::MachineRecor
   return out;
 }
 
+// The precisions a card lists: every one `micro gemm` measures on a GPU; a CPU's oneDNN ones.
+const std::vector<std::string> kGpuPrecisions = {"fp64", "fp32", "tf32", "fp16",
+                                                 "bf16", "fp8",  "int8"};
+const std::vector<std::string> kCpuPrecisions = {"fp32", "bf16"};
+
+// A measured rate with three significant digits at least: a CPU's 0.0123 TFLOP/s stays readable.
+std::string rate_text(double v) {
+  if (v >= 10) return fixed(v, 1);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
+}
+
+std::string measured_note(const store::MeasuredPeak& p) {
+  return "micro " + std::string(p.unit == "GB/s" ? "bandwidth" : "gemm") + " run " +
+         std::to_string(p.run_id);
+}
+
+// The measured compute and bandwidth among the facts: compute after the processors, the
+// bandwidth next to the theoretical figure where the GPU has one.
+void add_measured(const MachineMeasured& mm,
+                  std::vector<std::pair<std::string, std::string>>& out) {
+  std::string compute;
+  bool any = false;
+  for (const std::string& p : mm.precisions) {
+    auto it = mm.compute.find(p);
+    any = any || it != mm.compute.end();
+    compute += (compute.empty() ? "" : " \xC2\xB7 ") + p + " " +
+               (it == mm.compute.end() ? std::string("not measured")
+                                       : rate_text(it->second.value) + " " + it->second.unit +
+                                             " (" + measured_note(it->second) + ")");
+  }
+  if (!any) compute = "not measured (run `dlbench micro gemm --device " + mm.device + "`)";
+  auto at = std::find_if(out.begin(), out.end(), [](const auto& f) { return f.first == "CPU"; });
+  out.insert(at, {"Compute (measured, " + mm.device + ")", compute});
+  auto theoretical = std::find_if(out.begin(), out.end(),
+                                  [](const auto& f) { return f.first == "GPU memory bandwidth"; });
+  if (!mm.bandwidth) {
+    if (theoretical != out.end()) theoretical->second += ", measured: not measured";
+    return;
+  }
+  const store::MeasuredPeak& b = *mm.bandwidth;
+  std::string measured =
+      fixed(b.value, 0) + " GB/s measured (" + b.precision + ", " + measured_note(b) + ")";
+  if (theoretical != out.end())
+    theoretical->second = measured + " of " + theoretical->second;
+  else
+    out.insert(std::find_if(out.begin(), out.end(), [](const auto& f) { return f.first == "OS"; }),
+               {"Memory bandwidth", measured});
+}
+
 // The machine's flagship numbers: one row per mode, batch and input of the flagship model (its
 // native, single-replica ok runs; the newest of each), one column per precision.
 void write_headline(const ReportData& d, const store::MachineRecord& m, std::ostream& out) {
@@ -182,16 +234,34 @@ std::string machine_title(const ReportData& d) {
   return std::to_string(d.machines.size()) + " machines";
 }
 
+MachineMeasured measured_on(store::Store& store, const store::MachineRecord& m) {
+  MachineMeasured mm;
+  const json& env = m.environment;
+  const bool gpu =
+      env.is_object() && env.contains("gpus") && env["gpus"].is_array() && !env["gpus"].empty();
+  mm.device = gpu ? "cuda:0" : "cpu";
+  mm.precisions = gpu ? kGpuPrecisions : kCpuPrecisions;
+  for (const std::string& p : mm.precisions)
+    if (auto peak = store::newest_measured_peak(store, m.fingerprint, mm.device, p))
+      mm.compute.emplace(p, *peak);
+  mm.bandwidth = store::newest_measured_bandwidth(store, m.fingerprint, mm.device);
+  return mm;
+}
+
 void write_machine_cards(const ReportData& d, std::ostream& out) {
   const std::map<std::int64_t, std::string> names = machine_names(d.machines);
   for (const store::MachineRecord& m : d.machines) {
     out << "<section class=\"machine card\">\n";
     if (d.machines.size() > 1) out << "<h2>" << escape_html(names.at(m.id)) << "</h2>\n";
     out << "<div class=\"machine-body\"><dl class=\"facts\">\n";
-    for (const auto& [label, value] : facts(m))
+    std::vector<std::pair<std::string, std::string>> card = facts(m);
+    if (auto it = d.measured.find(m.id); it != d.measured.end()) add_measured(it->second, card);
+    for (const auto& [label, value] : card)
       out << "<dt>" << escape_html(label) << "</dt><dd>" << escape_html(value) << "</dd>\n";
     out << "</dl>\n";
     write_headline(d, m, out);
+    // Headline ratios against a reference machine (report --relative-to) belong here, after the
+    // machine's own headline.
     out << "</div></section>\n";
   }
 }

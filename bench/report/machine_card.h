@@ -13,7 +13,11 @@ namespace dlbench::report {
 // The report's title: the machine's name, "A vs B" for two, "N machines" for more.
 std::string machine_title(const ReportData& data);
 
-// One card per machine: its facts, and its headline throughputs as a small table.
+// What `machine`'s own micro benchmarks measured, looked up in `store` (ReportData::measured).
+MachineMeasured measured_on(store::Store& store, const store::MachineRecord& machine);
+
+// One card per machine: its facts (with its measured compute per precision and memory
+// bandwidth), and its headline throughputs as a small table.
 void write_machine_cards(const ReportData& data, std::ostream& out);
 
 }  // namespace dlbench::report

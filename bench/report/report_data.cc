@@ -8,6 +8,7 @@
 #include <set>
 
 #include "bench/report/framework_table.h"
+#include "bench/report/machine_card.h"
 #include "bench/report/names.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/telemetry_view.h"
@@ -96,17 +97,32 @@ double allocator_peak_gib(const RunRecord& r) {
   return std::isnan(peer) ? metric(r, "memory/allocated_peak_gib") : peer;
 }
 
-double energy_per_sample(const RunRecord& r) {
-  double joules = 0;
-  bool any = false;
+namespace {
+
+// The GPUs' energy counters over the measured phase: their increase (J) and their mean rate, the
+// mean board power (W); NaN without GPU energy telemetry.
+struct GpuEnergy {
+  double joules = NAN;
+  double mean_w = NAN;
+};
+
+GpuEnergy gpu_energy(const RunRecord& r) {
+  GpuEnergy e;
   for (const store::TelemetryMetricRecord& t : r.telemetry)
     if (gpu_suffix(t.name) == "energy" && t.total) {
-      joules += *t.total;
-      any = true;
+      e.joules = (std::isnan(e.joules) ? 0 : e.joules) + *t.total;
+      if (t.mean) e.mean_w = (std::isnan(e.mean_w) ? 0 : e.mean_w) + *t.mean;
     }
+  return e;
+}
+
+}  // namespace
+
+double energy_per_sample(const RunRecord& r) {
+  const double joules = gpu_energy(r).joules;
   double seconds = r.result.value("measured_seconds", 0.0);
   double samples = r.throughput * seconds;
-  return any && samples > 0 ? joules / samples : NAN;
+  return !std::isnan(joules) && samples > 0 ? joules / samples : NAN;
 }
 
 ReportData load_report(store::Store& store, const Selection& s) {
@@ -150,6 +166,7 @@ ReportData load_report(store::Store& store, const Selection& s) {
     if (machine_ids.insert(full->machine.id).second) data.machines.push_back(full->machine);
     (full->mode == "micro" ? data.micro_runs : data.runs).push_back(std::move(*full));
   }
+  for (const store::MachineRecord& m : data.machines) data.measured[m.id] = measured_on(store, m);
   data.title = "dlbench report: " + data.scope;
   return data;
 }
@@ -163,14 +180,16 @@ std::vector<Table> report_tables(const ReportData& d) {
     auto it = names.find(r.machine.id);
     return it != names.end() ? it->second : machine_name(r.machine);
   };
-  Table runs{"runs",
-             "Runs",
-             "throughput = samples in the measured steps / their wall time; step time over the "
-             "measured steps; CV = coefficient of variation of step time; TFLOP/s = model FLOPs "
-             "per sample x throughput",
-             {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
-              "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s"},
-             {}};
+  Table runs{
+      "runs",
+      "Runs",
+      "throughput = samples in the measured steps / their wall time; step time over the "
+      "measured steps; CV = coefficient of variation of step time; TFLOP/s = model FLOPs "
+      "per sample x throughput; MFU = TFLOP/s / the measured peak of the precision (the newest "
+      "micro gemm of the machine when the run was stored)",
+      {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
+       "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s", "MFU %"},
+      {}};
   if (gpu) runs.columns.push_back("throttling");
   runs.columns.insert(runs.columns.end(), {"repeats", "repeat range %", "warnings"});
   bool repeated = false;
@@ -182,7 +201,8 @@ std::vector<Table> report_tables(const ReportData& d) {
          std::to_string(r.batch), std::to_string(r.input_size), r.device, status_text(r),
          r.measured() ? fixed(r.throughput, 2) : "", fixed(st.value("median", NAN), 1),
          fixed(st.value("p95", NAN), 1), fixed(100 * st.value("cv", NAN), 1),
-         fixed(metric(r, "compute/achieved_gflops") / 1000, 2)});
+         fixed(metric(r, "compute/achieved_gflops") / 1000, 2),
+         fixed(100 * metric(r, "compute/mfu"), 1)});
     if (gpu) runs.rows.back().push_back(throttle_text(r));
     const std::vector<double> rates = result::repeat_throughputs(r.result);
     const result::SpreadStats spread = result::spread_stats(rates);
@@ -291,15 +311,17 @@ std::vector<Table> report_tables(const ReportData& d) {
   Table energy{"energy",
                "Energy per sample",
                "GPU board energy over the measured phase / samples processed (needs NVML energy "
-               "counters; CPU-only runs have none)",
-               {"run", "energy J", "samples", "J/sample"},
+               "counters; CPU-only runs have none); samples/J = its inverse; mean power = the "
+               "energy counters' increase over the time they covered, summed over the GPUs",
+               {"run", "energy J", "samples", "J/sample", "samples/J", "mean power W"},
                {}};
   for (const RunRecord& r : d.runs) {
     double e = energy_per_sample(r);
     if (std::isnan(e)) continue;
     double samples = r.throughput * r.result.value("measured_seconds", 0.0);
-    energy.rows.push_back(
-        {std::to_string(r.id), fixed(e * samples, 1), fixed(samples, 0), fixed(e, 3)});
+    energy.rows.push_back({std::to_string(r.id), fixed(e * samples, 1), fixed(samples, 0),
+                           fixed(e, 3), fixed(1 / e, 1 / e < 10 ? 2 : 1),
+                           fixed(gpu_energy(r).mean_w, 0)});
   }
   tables.push_back(energy);
 

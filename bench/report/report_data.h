@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/result/noise.h"
+#include "bench/store/measured_peak.h"
 #include "bench/store/store.h"
 
 namespace dlbench::report {
@@ -20,6 +23,16 @@ struct Selection {
   std::string machine;  // every run of this machine
 };
 
+// A machine's measured compute and memory bandwidth: the newest ok `micro gemm` best of each
+// precision and the newest `micro bandwidth` best, of its first GPU (cuda:0) or, without a GPU,
+// of its CPU.
+struct MachineMeasured {
+  std::string device;                                  // "cuda:0", "cpu"
+  std::vector<std::string> precisions;                 // those the card lists, in order
+  std::map<std::string, store::MeasuredPeak> compute;  // by precision; missing: not measured
+  std::optional<store::MeasuredPeak> bandwidth;        // GB/s
+};
+
 struct ReportData {
   std::string title;
   std::string scope;   // "suite quick-cpu (quick-cpu-20261122T...)", "runs 3, 4"
@@ -30,6 +43,9 @@ struct ReportData {
   // the machine's measured peaks and bandwidth come from here. Oldest first.
   std::vector<store::RunRecord> micro_runs;
   std::vector<store::MachineRecord> machines;  // of these runs, by id
+  // Per machine id: what its own micro benchmarks measured, the newest of each in the store
+  // whatever the selection (machine_card.h); the machine card shows it.
+  std::map<std::int64_t, MachineMeasured> measured;
 };
 
 // Throws dlbench::Error (usage) when the selection names nothing or matches no run.

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "bench/nvml/nvml.h"
+#include "bench/result/efficiency.h"
 #include "bench/runner/layer_profiler.h"
 #include "bench/runner/peak_rss.h"
 #include "bench/runner/validated_config.h"
@@ -290,8 +291,10 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   // Nothing measured, no rate: never a made-up number.
   if (r.measured_steps > 0) r.throughput = static_cast<double>(samples) / r.measured_seconds;
   if (replica.root()) {
-    if (r.measured_steps > 0)
+    if (r.measured_steps > 0) {
       add_metrics(r, net.memory(), be.allocator().peak_bytes(), read_peak_rss(rss_reset));
+      result::add_energy_metrics(r);
+    }
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
     r.environment = sysinfo::to_json(machine);
     if (r.data_parallel && be.device().type == DeviceType::kCuda) {

@@ -33,4 +33,9 @@ std::optional<MeasuredPeak> newest_measured_peak(Store& store, const std::string
                                                  const std::string& device,
                                                  const std::string& precision);
 
+// The newest ok `micro bandwidth` run on `machine` and `device`: its fastest test (copy or triad,
+// "bandwidth/<test>/best" in GB/s; `precision` holds the test's name); nullopt when none.
+std::optional<MeasuredPeak> newest_measured_bandwidth(Store& store, const std::string& machine,
+                                                      const std::string& device);
+
 }  // namespace dlbench::store

@@ -10,6 +10,7 @@
 #include "bench/nvml/nvml.h"
 #include "bench/result/repeats.h"
 #include "bench/runner/workload_runner.h"
+#include "bench/store/run_mfu.h"
 #include "bench/store/run_record.h"
 #include "bench/sysinfo/machine_info.h"
 #include "engine/core/error.h"
@@ -115,6 +116,7 @@ SuiteOutcome run_suite(const SuiteSpec& spec, store::Store& store, const SuiteOp
       result::RunResult result = result::run_repeated(
           config.repeat, [&](int) { return runner::run_workload(config, hooks); });
       outcome.interrupted = result.interrupted;
+      store::add_mfu_metric(result, store);
       record = store::run_record(result);
     } catch (const Error& e) {
       error = e.what();

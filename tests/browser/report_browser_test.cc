@@ -82,6 +82,14 @@ TEST(ReportBrowserTest, GpuReportReadsWithoutHovering) {
   std::string db = dir + "/r.db", html = dir + "/report.html";
   {
     auto s = store::open_store(db);
+    // The machine's measured bf16 peak, as `micro gemm` stores it: its card shows it.
+    store::RunRecord gemm = testing::h100_run("micro", "bf16", 0);
+    gemm.model = "micro gemm";
+    gemm.device = "cuda:0";
+    gemm.metrics = {{"gemm/bf16/best", 712, "TFLOP/s", "8192x8192x8192"}};
+    gemm.telemetry.clear();
+    gemm.samples.clear();
+    s->save_run(gemm);
     for (const char* mode : {"train", "infer"})
       for (const char* precision : {"fp32", "tf32", "fp16", "bf16"})
         s->save_run(testing::h100_run(mode, precision, 1000.0 * (1 + std::string(mode).size()),
@@ -100,7 +108,9 @@ TEST(ReportBrowserTest, GpuReportReadsWithoutHovering) {
         "<h3>Speedup over FP32 (strict, no TF32) (same model, mode and batch)</h3>",
         "<h3>Clocks per run (MHz), against the maximum SM clock</h3>",
         "<h3>Board power per run (W), against the power limit</h3>",
-        "<td class=\"flag\">throttled: power cap during 40 % of the run</td>"})
+        "<td class=\"flag\">throttled: power cap during 40 % of the run</td>",
+        "<dt>Compute (measured, cuda:0)</dt>", "bf16 712.0 TFLOP/s (micro gemm run 1)",
+        "fp8 not measured"})
     EXPECT_NE(r.out.find(title), std::string::npos) << title;
 }
 
