@@ -89,9 +89,14 @@ std::string mfu_text(const std::optional<store::RunMfu>& mfu) {
   if (!std::isfinite(mfu->mfu)) return "";
   const double percent = 100 * mfu->mfu;
   const int digits = percent >= 10 ? 0 : percent >= 1 ? 1 : 2;
+  // Above 100 % the stored peak is wrong, not the run: micro gemm ran shapes too small to fill
+  // the device (a quick test sweep, say).
+  const std::string doubt = mfu->mfu > 1 ? "; above 100 %: that peak was measured on shapes too "
+                                           "small, rerun `dlbench micro gemm` with its defaults"
+                                         : "";
   return ", " + fixed(percent, digits) + " % of the measured " + mfu->precision + " peak" +
          (mfu->replicas > 1 ? " (per replica)" : "") + " (micro gemm run " +
-         std::to_string(mfu->peak->run_id) + ")";
+         std::to_string(mfu->peak->run_id) + ")" + doubt;
 }
 
 // Samples per joule and mean board power, when the GPUs' energy counters were sampled.
