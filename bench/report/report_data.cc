@@ -9,6 +9,7 @@
 
 #include "bench/report/framework_table.h"
 #include "bench/report/names.h"
+#include "bench/report/relative_view.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/telemetry_view.h"
 #include "bench/result/repeats.h"
@@ -329,6 +330,7 @@ std::vector<Table> report_tables(const ReportData& d) {
   machines.text_columns = {"fingerprint", "hostname", "CPU",  "OS",    "kernel",
                            "GPUs",        "driver",   "CUDA", "cuDNN", "dlbench"};
   tables.push_back(machines);
+  if (d.relative) tables.push_back(relative_table(*d.relative));
   return tables;
 }
 

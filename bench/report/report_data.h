@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/report/relative.h"
 #include "bench/result/noise.h"
 #include "bench/store/store.h"
 
@@ -30,6 +32,8 @@ struct ReportData {
   // the machine's measured peaks and bandwidth come from here. Oldest first.
   std::vector<store::RunRecord> micro_runs;
   std::vector<store::MachineRecord> machines;  // of these runs, by id
+  // --relative-to: the runs' throughput against a reference machine's (relative.h).
+  std::optional<RelativePerformance> relative;
 };
 
 // Throws dlbench::Error (usage) when the selection names nothing or matches no run.
