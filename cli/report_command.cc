@@ -6,6 +6,7 @@
 
 #include "bench/report/compare.h"
 #include "bench/report/html_report.h"
+#include "bench/report/relative.h"
 #include "bench/report/table_formats.h"
 #include "cli/commands.h"
 #include "cli/compare_frameworks.h"
@@ -23,6 +24,7 @@ struct ReportOptions {
   std::string runs;
   std::string format = "html";
   std::string out;
+  std::string relative_to;
 };
 
 struct CompareOptions {
@@ -65,6 +67,11 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--runs", opts->runs, "These runs: ids separated by commas");
   cmd->add_option("--machine", opts->selection.machine,
                   "Every run of this machine (id, hostname or fingerprint prefix)");
+  cmd->add_option("--relative-to", opts->relative_to,
+                  "Divide each workload's throughput by a reference's: a stored machine (id, "
+                  "hostname or fingerprint prefix), a results file (runs export --format json) "
+                  "or a shipped reference (h100-sxm-80gb)")
+      ->type_name("REF");
   cmd->add_option("--format", opts->format, "html, md, csv, json or text")->capture_default_str();
   cmd->add_option("--out", opts->out, "Write to FILE (default: report.html for html, else stdout)");
   cmd->callback([opts, cmd, &global] {
@@ -76,6 +83,9 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
     std::string path = opts->out.empty() && html ? "report.html" : opts->out;
     auto db = open_store(global);
     report::ReportData data = report::load_report(*db, opts->selection);
+    if (!opts->relative_to.empty())
+      data.relative =
+          report::relative_performance(data.runs, report::load_reference(*db, opts->relative_to));
     // Opened after the database and the selection, and replaced only when written whole.
     OutputFile file(path);
     if (html)

@@ -1,4 +1,4 @@
-// dlbench runs list|show|delete|export: what the results database holds.
+// dlbench runs list|show|delete|export|import: what the results database holds.
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -7,6 +7,7 @@
 #include "bench/report/table_formats.h"
 #include "bench/store/export.h"
 #include "bench/store/export_table.h"
+#include "bench/store/import.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/store_options.h"
@@ -23,6 +24,8 @@ struct RunsOptions {
   std::string format = "csv";
   bool wide = false;
   std::string out;
+  std::string file;
+  bool dry_run = false;
 };
 
 std::string local_time(std::int64_t unix_s) {
@@ -102,11 +105,22 @@ void show(const GlobalOptions& global, std::int64_t id) {
   }
 }
 
+// The runs of FILE, stored in one transaction; runs already stored are skipped (import.h).
+void import(const GlobalOptions& global, const RunsOptions& opts) {
+  // Read and checked before the database is opened: a bad file leaves it untouched.
+  std::vector<store::RunRecord> runs = store::read_runs_file(opts.file);
+  auto db = open_store(global);
+  const store::ImportCounts n = db->import_runs(runs, opts.dry_run);
+  std::cout << (opts.dry_run ? "would import " : "imported ") << n.imported << " of " << runs.size()
+            << (runs.size() == 1 ? " run" : " runs") << " into " << db->location() << "; skipped "
+            << n.skipped << " already stored\n";
+}
+
 }  // namespace
 
 void add_runs_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<RunsOptions>();
-  CLI::App* runs = app.add_subcommand("runs", "List, show, delete and export stored runs");
+  CLI::App* runs = app.add_subcommand("runs", "List, show, delete, export and import stored runs");
   runs->require_subcommand(1);
 
   CLI::App* ls = runs->add_subcommand("list", "List stored runs, newest first");
@@ -130,6 +144,12 @@ void add_runs_command(CLI::App& app, const GlobalOptions& global) {
                   "see 'dlbench runs list'");
     if (!global.quiet) std::cerr << "deleted run " << opts->id << "\n";
   });
+
+  CLI::App* im = runs->add_subcommand(
+      "import", "Store the runs of a file 'runs export --format json' wrote (on any machine)");
+  im->add_option("file", opts->file, "The exported JSON file")->required();
+  im->add_flag("--dry-run", opts->dry_run, "Check the file and count what would be imported");
+  im->callback([opts, &global] { import(global, *opts); });
 
   CLI::App* ex = runs->add_subcommand(
       "export", "Export stored runs: CSV (long or --wide), JSON, or benchmark-json for dashboards");

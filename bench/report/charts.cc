@@ -3,6 +3,7 @@
 #include "bench/report/chart_spec.h"
 #include "bench/report/framework_table.h"
 #include "bench/report/names.h"
+#include "bench/report/relative_view.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/telemetry_charts.h"
 
@@ -249,6 +250,7 @@ json report_charts(const ReportData& d) {
   speedup_charts(d, suffix, charts);
   memory_and_energy_charts(d, charts);
   telemetry_charts(d, charts);
+  if (d.relative && !d.relative->rows.empty()) charts.push_back(relative_chart(*d.relative));
   return charts;
 }
 

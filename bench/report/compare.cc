@@ -6,7 +6,7 @@
 #include <map>
 #include <optional>
 
-#include "bench/report/scaling_table.h"
+#include "bench/report/relative.h"
 #include "bench/result/noise.h"
 #include "bench/result/repeats.h"
 #include "engine/core/error.h"
@@ -20,17 +20,6 @@ std::optional<std::int64_t> run_id(const std::string& s) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
   if (s.empty() || s[0] == '-' || ec != std::errc() || end != s.data() + s.size()) return {};
   return id;
-}
-
-// A workload as the runs of both sides must share it to be compared: a 2-rank mpirun run (x2,
-// the batch per replica) is not the same workload as a single-process one, nor is a framework
-// peer's run the native engine's. Threads and mpi at one count are the same workload.
-std::string match_key(const store::RunRecord& r) {
-  std::string key = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
-  if (r.input_size) key += " " + std::to_string(r.input_size) + "px";
-  if (r.framework != "native") key += " " + r.framework;
-  if (int n = run_replicas(r); n > 1) key += " x" + std::to_string(n);
-  return key;
 }
 
 double median_ms(const store::RunRecord& r) {
@@ -132,7 +121,7 @@ Comparison compare(store::Store& store, const std::string& a, const std::string&
                   std::map<std::string, const store::RunRecord*>& in) {
     for (const store::RunRecord& r : d.runs) {
       if (r.status == "ok")
-        in[match_key(r)] = &r;
+        in[workload_configuration(r)] = &r;
       else
         left_out.push_back("run " + std::to_string(r.id) + " (" + name + ", " + r.status + ")");
     }

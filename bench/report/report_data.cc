@@ -10,6 +10,7 @@
 #include "bench/report/framework_table.h"
 #include "bench/report/machine_card.h"
 #include "bench/report/names.h"
+#include "bench/report/relative_view.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/telemetry_view.h"
 #include "bench/result/repeats.h"
@@ -351,6 +352,7 @@ std::vector<Table> report_tables(const ReportData& d) {
   machines.text_columns = {"fingerprint", "hostname", "CPU",  "OS",    "kernel",
                            "GPUs",        "driver",   "CUDA", "cuDNN", "dlbench"};
   tables.push_back(machines);
+  if (d.relative) tables.push_back(relative_table(*d.relative));
   return tables;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/report/relative.h"
 #include "bench/result/noise.h"
 #include "bench/store/measured_peak.h"
 #include "bench/store/store.h"
@@ -46,6 +47,8 @@ struct ReportData {
   // Per machine id: what its own micro benchmarks measured, the newest of each in the store
   // whatever the selection (machine_card.h); the machine card shows it.
   std::map<std::int64_t, MachineMeasured> measured;
+  // --relative-to: the runs' throughput against a reference machine's (relative.h).
+  std::optional<RelativePerformance> relative;
 };
 
 // Throws dlbench::Error (usage) when the selection names nothing or matches no run.

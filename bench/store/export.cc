@@ -44,6 +44,12 @@ json to_json(const RunRecord& r) {
                          {"total", number_or_null(t.total)},
                          {"total_unit", t.total_unit},
                          {"unavailable", t.reason.empty() ? json(nullptr) : json(t.reason)}});
+  json samples = json::array();
+  for (const TelemetrySeries& s : r.samples) {
+    json values = json::array();
+    for (double v : s.values) values.push_back(number_or_null(v));
+    samples.push_back({{"name", s.name}, {"unit", s.unit}, {"t_s", s.t_s}, {"values", values}});
+  }
   json doc = {
       {"id", r.id},
       {"created_unix_s", r.created_unix_s},
@@ -72,6 +78,9 @@ json to_json(const RunRecord& r) {
                                {"index", r.suite->index}}
                         : json(nullptr)},
   };
+  // Telemetry samples only where the run was read with them (runs show, export): an import
+  // stores them back (import.h).
+  if (!samples.empty()) doc["samples"] = samples;
   return doc;
 }
 

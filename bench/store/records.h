@@ -96,6 +96,12 @@ struct SuiteRecord {
   int landed_runs = 0;  // filled when read: runs stored with status ok
 };
 
+// What `Store::import_runs` did (or, for a dry run, would do).
+struct ImportCounts {
+  int imported = 0;
+  int skipped = 0;  // already stored (import.h: a run's identity)
+};
+
 // Which runs `runs list`, `runs export` and reports want; empty fields do not filter.
 struct RunFilter {
   int last = 0;  // the newest N; 0: all

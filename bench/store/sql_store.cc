@@ -73,34 +73,40 @@ class SqlStore : public Store {
 
   std::int64_t save_run(const RunRecord& run) override {
     WriteTransaction tx(*c_);
-    std::int64_t machine_id = save_machine(run.machine);
-    std::int64_t created = run.created_unix_s ? run.created_unix_s : std::time(nullptr);
-    const std::optional<SuiteLink>& s = run.suite;
-    auto rows = c_->query(
-        "INSERT INTO runs (machine_id, created_unix_s, status, error, framework, model, mode,"
-        " precision, device, batch, input_size, throughput, config_json, result_json,"
-        " suite_invocation, suite_name, suite_index, suite_key)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        {sql_int(machine_id), sql_int(created), run.status, run.error, run.framework, run.model,
-         run.mode, run.precision, run.device, sql_int(run.batch), sql_int(run.input_size),
-         sql_real(run.throughput).value_or("0"), dump_json(run.config), dump_json(run.result),
-         s ? SqlValue(s->invocation) : std::nullopt, s ? SqlValue(s->name) : std::nullopt,
-         s ? sql_int(s->index) : std::nullopt, s ? SqlValue(s->key) : std::nullopt});
-    std::int64_t id = to_int(rows.at(0)[0]);
-    for (const MetricRecord& m : run.metrics)
-      c_->query(
-          "INSERT INTO results (run_id, tag, value, unit, description) VALUES (?, ?, ?, ?, ?)",
-          {sql_int(id), m.tag, sql_real(m.value), m.unit, m.description});
-    for (const TelemetryMetricRecord& t : run.telemetry)
-      c_->query(
-          "INSERT INTO telemetry_summary (run_id, metric, label, unit, kind, samples, mean, min,"
-          " max, p95, total, total_unit, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          {sql_int(id), t.name, t.label, t.unit, t.kind, sql_int(t.samples), sql_real(t.mean),
-           sql_real(t.min), sql_real(t.max), sql_real(t.p95), sql_real(t.total), t.total_unit,
-           t.reason});
-    save_samples(id, run.samples);
+    std::int64_t id = insert_run(run);
     tx.commit();
     return id;
+  }
+
+  ImportCounts import_runs(const std::vector<RunRecord>& runs, bool dry_run) override {
+    // Oldest first, so the new ids keep the order the runs were made in (an export lists them
+    // newest first).
+    std::vector<const RunRecord*> order;
+    for (const RunRecord& run : runs) order.push_back(&run);
+    std::stable_sort(order.begin(), order.end(), [](const RunRecord* a, const RunRecord* b) {
+      return a->created_unix_s != b->created_unix_s ? a->created_unix_s < b->created_unix_s
+                                                    : a->id < b->id;
+    });
+    WriteTransaction tx(*c_);
+    ImportCounts counts;
+    for (const RunRecord* each : order) {
+      const RunRecord& run = *each;
+      // The identity of import.h's same_run, as a query.
+      auto found = c_->query(
+          "SELECT r.id FROM runs r JOIN machines m ON m.id = r.machine_id WHERE m.fingerprint = ?"
+          " AND r.created_unix_s = ? AND r.framework = ? AND r.model = ? AND r.mode = ?"
+          " AND r.precision = ? AND r.device = ? AND r.batch = ? AND r.input_size = ?",
+          {run.machine.fingerprint, sql_int(run.created_unix_s), run.framework, run.model, run.mode,
+           run.precision, run.device, sql_int(run.batch), sql_int(run.input_size)});
+      if (!found.empty()) {
+        ++counts.skipped;
+        continue;
+      }
+      insert_run(run);  // also in a dry run, so a file holding a run twice counts it once
+      ++counts.imported;
+    }
+    if (!dry_run) tx.commit();
+    return counts;
   }
 
   std::vector<RunRecord> list_runs(const RunFilter& f) override {
@@ -196,10 +202,14 @@ class SqlStore : public Store {
       if (hit) matches.push_back(std::move(m));
     }
     if (matches.size() == 1) return matches.front();
+    std::string candidates;
+    for (const MachineRecord& m : matches)
+      candidates += (candidates.empty() ? ": " : ", ") + std::to_string(m.id) + " " +
+                    m.fingerprint.substr(0, 12) + " " + m.hostname;
     throw Error(ErrorKind::kUsage,
                 matches.empty() ? "no machine '" + text + "' in " + location()
                                 : "'" + text + "' names " + std::to_string(matches.size()) +
-                                      " machines in " + location(),
+                                      " machines in " + location() + candidates,
                 "name a machine by the id or fingerprint 'dlbench runs list' shows");
   }
 
@@ -231,6 +241,37 @@ class SqlStore : public Store {
   }
 
  private:
+  // The run's rows, in the caller's transaction.
+  std::int64_t insert_run(const RunRecord& run) {
+    std::int64_t machine_id = save_machine(run.machine);
+    std::int64_t created = run.created_unix_s ? run.created_unix_s : std::time(nullptr);
+    const std::optional<SuiteLink>& s = run.suite;
+    auto rows = c_->query(
+        "INSERT INTO runs (machine_id, created_unix_s, status, error, framework, model, mode,"
+        " precision, device, batch, input_size, throughput, config_json, result_json,"
+        " suite_invocation, suite_name, suite_index, suite_key)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        {sql_int(machine_id), sql_int(created), run.status, run.error, run.framework, run.model,
+         run.mode, run.precision, run.device, sql_int(run.batch), sql_int(run.input_size),
+         sql_real(run.throughput).value_or("0"), dump_json(run.config), dump_json(run.result),
+         s ? SqlValue(s->invocation) : std::nullopt, s ? SqlValue(s->name) : std::nullopt,
+         s ? sql_int(s->index) : std::nullopt, s ? SqlValue(s->key) : std::nullopt});
+    std::int64_t id = to_int(rows.at(0)[0]);
+    for (const MetricRecord& m : run.metrics)
+      c_->query(
+          "INSERT INTO results (run_id, tag, value, unit, description) VALUES (?, ?, ?, ?, ?)",
+          {sql_int(id), m.tag, sql_real(m.value), m.unit, m.description});
+    for (const TelemetryMetricRecord& t : run.telemetry)
+      c_->query(
+          "INSERT INTO telemetry_summary (run_id, metric, label, unit, kind, samples, mean, min,"
+          " max, p95, total, total_unit, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          {sql_int(id), t.name, t.label, t.unit, t.kind, sql_int(t.samples), sql_real(t.mean),
+           sql_real(t.min), sql_real(t.max), sql_real(t.p95), sql_real(t.total), t.total_unit,
+           t.reason});
+    save_samples(id, run.samples);
+    return id;
+  }
+
   std::int64_t save_machine(const MachineRecord& m) {
     // ON CONFLICT: two processes on a new machine at once; the second reuses the first's row.
     c_->query(

@@ -26,6 +26,9 @@ class Store {
   // Writes the run, its machine (once per fingerprint), metrics and telemetry in one
   // transaction and returns the run's id.
   virtual std::int64_t save_run(const RunRecord& run) = 0;
+  // Stores the runs that are not stored yet (import.h: a run's identity), each with its own
+  // machine, all in one transaction: an error stores none. dry_run: counts, stores nothing.
+  virtual ImportCounts import_runs(const std::vector<RunRecord>& runs, bool dry_run) = 0;
   // Newest first, with metrics but without telemetry.
   virtual std::vector<RunRecord> list_runs(const RunFilter& filter) = 0;
   // Everything, telemetry samples included; nullopt when there is no such run.
