@@ -132,8 +132,12 @@ void print_text(const result::RunResult& r, std::ostream& out,
   add_warning_rows(s, r);
   if (!r.graphs.empty()) s.row("Device graphs", r.graphs);
   if (!r.passes.empty()) s.row("Graph passes", passes_text(r));
-  if (const auto* m = find_metric(r, "compute/achieved_gflops"))
-    s.row("Achieved", fixed(m->value, 1) + " GFLOP/s" + mfu_text(mfu));
+  if (const auto* m = find_metric(r, "compute/achieved_gflops")) {
+    // TFLOP/s from 1000 GFLOP/s on: a GPU's "119893.2 GFLOP/s" reads as 119.9 TFLOP/s.
+    const std::string rate =
+        m->value >= 1000 ? fixed(m->value / 1000, 1) + " TFLOP/s" : fixed(m->value, 1) + " GFLOP/s";
+    s.row("Achieved", rate + mfu_text(mfu));
+  }
   if (const std::string energy = energy_text(r); !energy.empty()) s.row("Energy", energy);
   if (const auto* m = find_metric(r, "memory/planned_gib")) {
     std::string mem = format_bytes(m->value * (1 << 30)) + " planned";

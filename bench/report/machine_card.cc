@@ -248,6 +248,22 @@ MachineMeasured measured_on(store::Store& store, const store::MachineRecord& m) 
   return mm;
 }
 
+// The headline ratio against the --relative-to reference: its geometric mean over the
+// workloads both have, and the range, under the machine's own headline (one machine only: the
+// ratios pool every run of the report).
+void write_relative_headline(const ReportData& d, std::ostream& out) {
+  if (!d.relative || d.relative->rows.empty() || !std::isfinite(d.relative->geometric_mean)) return;
+  const RelativePerformance& rel = *d.relative;
+  const auto [low, high] = std::minmax_element(
+      rel.rows.begin(), rel.rows.end(),
+      [](const RelativeRow& a, const RelativeRow& b) { return a.ratio < b.ratio; });
+  char text[96];
+  std::snprintf(text, sizeof text, "%.2fx (geometric mean of %zu workloads; %.2fx to %.2fx)",
+                rel.geometric_mean, rel.rows.size(), low->ratio, high->ratio);
+  out << "<p class=\"relative-headline\"><strong>Relative to " << escape_html(rel.reference)
+      << "</strong> (" << escape_html(rel.reference_machine) << "): " << text << "</p>\n";
+}
+
 void write_machine_cards(const ReportData& d, std::ostream& out) {
   const std::map<std::int64_t, std::string> names = machine_names(d.machines);
   for (const store::MachineRecord& m : d.machines) {
@@ -260,9 +276,9 @@ void write_machine_cards(const ReportData& d, std::ostream& out) {
       out << "<dt>" << escape_html(label) << "</dt><dd>" << escape_html(value) << "</dd>\n";
     out << "</dl>\n";
     write_headline(d, m, out);
-    // Headline ratios against a reference machine (report --relative-to) belong here, after the
-    // machine's own headline.
-    out << "</div></section>\n";
+    out << "</div>\n";
+    if (d.machines.size() == 1) write_relative_headline(d, out);
+    out << "</section>\n";
   }
 }
 

@@ -100,6 +100,19 @@ TEST(RelativeCliTest, TheReferenceAgainstItselfIsOneEverywhere) {
     for (const json& row : (*relative)["rows"]) EXPECT_EQ(row["ratio"], 1.0) << dump_json(row);
   }
   EXPECT_EQ(stored_runs(db), 16u);
+  // The HTML report's machine card carries the headline ratio.
+  const std::string html = temp_folder("relative-self-html") + "/r.html";
+  auto r = dlbench("--db " + db + " report --machine " + kH100 + " --relative-to h100-sxm-80gb " +
+                   "--out " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = testing::read_file(html);
+  const std::size_t card = page.find("<section class=\"machine card\">");
+  const std::size_t headline = page.find("<strong>Relative to h100-sxm-80gb</strong>");
+  ASSERT_NE(headline, std::string::npos);
+  EXPECT_LT(card, headline);
+  EXPECT_LT(headline, page.find("</section>", card));
+  EXPECT_NE(page.find("1.00x (geometric mean of 16 workloads; 1.00x to 1.00x)", headline),
+            std::string::npos);
 }
 
 }  // namespace
