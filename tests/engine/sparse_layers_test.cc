@@ -6,10 +6,12 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/backend/backend.h"
 #include "engine/data/synthetic.h"
+#include "engine/dist/communicator.h"
 #include "engine/nn/executor.h"
 #include "engine/nn/layers/add.h"
 #include "engine/nn/layers/embedding.h"
@@ -146,6 +148,46 @@ TEST(EmbeddingTest, TheStoreKeepsATouchedMaskThatEachStepRewrites) {
   left = {4, 4, 1, 1};
   right = {1, 4, 4, 1};
   EXPECT_EQ(step(), (std::vector<std::int32_t>{0, 1, 0, 0, 1}));
+}
+
+// Rank 0 of two, the other replica a copy of this one: a sum doubles what it is given. Keeps
+// the i32 tensors it summed (the touched masks).
+class MirroredReplica final : public dist::Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  std::string name() const override { return "mirrored"; }
+  void allreduce_sum(const Tensor& t) override {
+    if (t.dtype() == DType::kI32) {
+      std::int32_t* p = t.data_as<std::int32_t>();
+      for (std::int64_t i = 0; i < t.numel(); ++i) p[i] *= 2;
+      masks.emplace_back(p, p + t.numel());
+      return;
+    }
+    float* p = t.data_as<float>();
+    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] *= 2;
+  }
+  void wait() override {}
+  void broadcast(const Tensor&, int) override {}
+  std::vector<double> allgather(double v) override { return {v, v}; }
+  std::vector<std::uint64_t> allgather(std::uint64_t v) override { return {v, v}; }
+  void abort() noexcept override {}
+  std::vector<std::vector<std::int32_t>> masks;
+};
+
+TEST(EmbeddingTest, DataParallelStepsSumTheTouchedMasks) {
+  auto be = backend::make_backend(Device::cpu());
+  MirroredReplica replica;
+  TrainerConfig config = gradients_only();
+  config.communicator = &replica;
+  Trainer trainer(tied_lookups(), *be, config);
+  data::SyntheticSource(trainer.graph().input_specs(), 11).fill(*be, trainer.inputs());
+  write_ids(trainer.inputs()[0], kLeft);
+  write_ids(trainer.inputs()[1], kRight);
+  trainer.train_step();
+  // Once per step, after the gradients: a row is touched where either replica touched it.
+  ASSERT_EQ(replica.masks.size(), 1u);
+  EXPECT_EQ(replica.masks[0], (std::vector<std::int32_t>{2, 2, 2, 2, 0}));
 }
 
 TEST(EmbeddingTest, IdsMustBeI32OfTheLayersLength) {
