@@ -10,11 +10,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define DLBENCH_HOST_DEVICE __host__ __device__
-#else
-#define DLBENCH_HOST_DEVICE
-#endif
+#include "engine/core/host_device.h"
 
 namespace dlbench::micro {
 

@@ -144,6 +144,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   nc.mode = config.mode;
   nc.precision = config.precision;
   nc.seed = config.seed;
+  nc.optimizer = model.default_optimizer;
   nc.optimizer.learning_rate = config.learning_rate;
   nc.optimizer.momentum = config.momentum;
   nc.communicator = replica.communicator;

@@ -25,7 +25,8 @@ class Communicator {
   // "nccl 2.28.3", "mpi (Open MPI v4.1.4)": what carried the collectives.
   virtual std::string name() const = 0;
 
-  // Sums t (f32, f16 or bf16, on this rank's device) over every rank, in place.
+  // Sums t (f32, f16 or bf16, or i32 counts and masks; on this rank's device) over every rank,
+  // in place. MPI (CPU) takes f32 and i32.
   virtual void allreduce_sum(const Tensor& t) = 0;
   // Orders the device's later work after every collective issued so far.
   virtual void wait() = 0;

@@ -17,6 +17,12 @@ class MpiCommunicator final : public Communicator {
   std::string name() const override { return "mpi (" + session_.library() + ")"; }
 
   void allreduce_sum(const Tensor& t) override {
+    if (t.device().type == DeviceType::kCpu && t.dtype() == DType::kI32) {
+      std::int32_t* counts = t.data_as<std::int32_t>();
+      for_each_chunk(
+          t, [&](std::int64_t done, int count) { session_.allreduce_sum(counts + done, count); });
+      return;
+    }
     check(t, "allreduce_sum");
     float* data = t.data_as<float>();
     for_each_chunk(

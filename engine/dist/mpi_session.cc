@@ -78,6 +78,12 @@ void MpiSession::allreduce_sum(float* data, int count) const {
             "MPI_Allreduce");
 }
 
+void MpiSession::allreduce_sum(std::int32_t* data, int count) const {
+  static_assert(sizeof(std::int32_t) == sizeof(int), "MPI_INT is 32 bits here");
+  mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+            "MPI_Allreduce");
+}
+
 std::vector<double> MpiSession::allgather(double value) const {
   std::vector<double> all(static_cast<std::size_t>(size_));
   mpi_check(MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD),

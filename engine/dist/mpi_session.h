@@ -3,6 +3,7 @@
 // MPI_COMM_WORLD's; the local rank is the rank among the processes of the same node.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ class MpiSession {
   // Host collectives on MPI_COMM_WORLD.
   void broadcast_bytes(void* data, int bytes, int root) const;
   void allreduce_sum(float* data, int count) const;  // in place
+  void allreduce_sum(std::int32_t* data, int count) const;
   std::vector<double> allgather(double value) const;
   std::vector<unsigned long long> allgather(unsigned long long value) const;
   // This rank's GPU on its node: cuda:<local rank>. Error(kResource) when the node has fewer

@@ -135,6 +135,7 @@ class CommHandle {
   std::mutex mutex_;
 };
 
+// floats_only: f32, f16 and bf16, and i32 (sums of counts and masks); else i64 too.
 ncclDataType_t nccl_dtype(const Tensor& t, bool floats_only, const char* op) {
   switch (t.dtype()) {
     case DType::kF32:
@@ -144,14 +145,13 @@ ncclDataType_t nccl_dtype(const Tensor& t, bool floats_only, const char* op) {
     case DType::kBF16:
       return ncclBfloat16;
     case DType::kI32:
-      if (!floats_only) return ncclInt32;
-      break;
+      return ncclInt32;
     case DType::kI64:
       if (!floats_only) return ncclInt64;
       break;
   }
   throw Error(ErrorKind::kUsage, std::string("nccl ") + op + ": dtype " + to_string(t.dtype()) +
-                                     " is not summed; use f32, f16 or bf16");
+                                     " is not summed; use f32, f16, bf16 or i32");
 }
 
 class NcclCommunicator final : public Communicator {

@@ -1,6 +1,7 @@
 // What the harness needs to know about a model without building it: its name and description,
-// what one sample is, its default batches, the size it takes, and how to build its graph. Each
-// model file fills one ModelSpec and registers it (registry.h); nothing else lists the models.
+// what one sample is, its default batches, the size it takes, its optimizer, and how to build
+// its graph. Each model file fills one ModelSpec and registers it (registry.h); nothing else
+// lists the models.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "engine/core/dtype.h"
 #include "engine/nn/graph.h"
+#include "engine/nn/optim/optimizer.h"
 
 namespace dlbench::models {
 
@@ -40,6 +42,9 @@ struct ModelSpec {
   std::int64_t default_train_batch = 128;
   std::int64_t default_infer_batch = 64;
   SizeOption size;
+  // What the model trains with (SGD with momentum unless it says otherwise); a run's learning
+  // rate and momentum settings replace the ones here.
+  nn::OptimizerConfig default_optimizer;
   // Builds the graph: its inputs (graph.input_specs()) say what data a step takes.
   std::function<nn::Graph(const ModelConfig&)> build;
   // Samples one step processes; empty: the batch.

@@ -92,7 +92,8 @@ StepContext Executor::context(std::size_t n, Scratch& scratch, float loss_scale)
                      plan_.input_grad_modes[n],
                      store_.grads(n),
                      plan_.param_grad_modes[n],
-                     loss_scale};
+                     loss_scale,
+                     store_.rows(n)};
 }
 
 void Executor::bind_input(ValueId input, const Tensor& tensor) {

@@ -19,6 +19,9 @@ void GradientReducer::node_done(std::size_t node) {
 
 void GradientReducer::finish(StepObserver* observer) {
   start_ready(0);  // whatever is left: everything, without overlap
+  // A table row is touched when any replica touched it: the masks are summed (and read as > 0)
+  // like the gradients, after them.
+  for (const SparseTable& t : store_.sparse_tables()) communicator_.allreduce_sum(t.touched);
   // What the device waits here is the communication that backward did not hide.
   ObservedPart part(observer, StepPart::kGradientSync, 0);
   communicator_.wait();

@@ -22,7 +22,8 @@ class GradientReducer {
   void begin_step(bool overlap);
   // After node's backward: starts every bucket that node completed.
   void node_done(std::size_t node);
-  // Starts what is left and waits for the device's side of every all-reduce.
+  // Starts what is left, then the sparse tables' touched masks, and waits for the device's side
+  // of every all-reduce.
   void finish(StepObserver* observer);
 
   int replicas() const { return communicator_.size(); }

@@ -24,12 +24,16 @@ enum class Init { kZeros, kOnes, kKaimingNormal, kNormal };
 
 // How the optimizer and the precision policy treat a parameter; the parameter store keeps each
 // group in one contiguous range of its flat buffers, in this order.
+// The compute-dtype groups come first and stay contiguous; kSparseRows sits after kNotDecayed so
+// that models without tables keep their parameters where they were.
 enum class ParamGroup {
   kDecayed,     // used in the compute dtype, with weight decay (conv and linear weights)
   kNotDecayed,  // used in the compute dtype, no weight decay (biases)
+  kSparseRows,  // compute dtype, no decay, [rows, columns] tables of which a step reads a few
+                // rows (embeddings): the store keeps a touched-row mask per table
   kKeptF32,     // f32 in every precision (batch-norm parameters)
 };
-constexpr int kParamGroups = 3;
+constexpr int kParamGroups = 4;
 
 struct ParamDecl {
   std::string name;  // "weight", "bias", "gamma", ...
@@ -92,6 +96,10 @@ struct StepContext {
   std::span<const GradMode> param_grad_modes;
   // Loss layers multiply the gradient they write by it (fp16 loss scaling; 1 otherwise).
   float loss_scale = 1.0f;
+  // Training, per parameter: for a ParamGroup::kSparseRows table, its i32 [rows] touched mask,
+  // written in the parameter's gradient mode with its gradient (embedding_backward); undefined
+  // for the others.
+  std::span<const Tensor> param_rows = {};
 
   const Tensor& output() const { return outputs[0]; }
   const Tensor& output_grad() const { return output_grads[0]; }

@@ -56,7 +56,7 @@ ParameterStore::ParameterStore(const Graph& graph, backend::Backend& backend, Mo
   }
 
   // Slot i's seed depends on its place in the flat order only.
-  std::vector<Tensor> weights(params.size()), grads(params.size());
+  std::vector<Tensor> weights(params.size()), grads(params.size()), rows(params.size());
   std::vector<std::int64_t> offsets(params.size());
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
@@ -70,6 +70,7 @@ ParameterStore::ParameterStore(const Graph& graph, backend::Backend& backend, Mo
     weights[s.param] = compute ? view(compute_weights_, dtype_) : view(weights_, DType::kF32);
     if (train) grads[s.param] = compute ? view(compute_grads_, dtype_) : view(grads_, DType::kF32);
   }
+  if (train) allocate_touched_masks(graph, rows);
   for (std::size_t p = 0; p < params.size(); ++p)
     slices_.push_back(
         {params[p].name, offsets[p], params[p].decl.shape.numel(), params[p].decl.group});
@@ -80,8 +81,32 @@ ParameterStore::ParameterStore(const Graph& graph, backend::Backend& backend, Mo
     for (ParamId p : nodes[n].params) {
       nodes_[n].weights.push_back(weights[p]);
       nodes_[n].grads.push_back(grads[p]);
+      nodes_[n].rows.push_back(rows[p]);
     }
   refresh_compute_weights();
+}
+
+void ParameterStore::allocate_touched_masks(const Graph& graph, std::vector<Tensor>& rows) {
+  std::int64_t total = 0;
+  for (const Slot& s : slots_)
+    if (s.decl.group == ParamGroup::kSparseRows) {
+      DLBENCH_CHECK(s.decl.shape.rank() == 2,
+                    "sparse-rows parameter " + graph.params()[s.param].name + " is not a table");
+      total += s.decl.shape[0];
+    }
+  if (total == 0) return;
+  touched_ = Buffer(backend_.allocator(), static_cast<std::size_t>(total) * sizeof(std::int32_t));
+  std::int64_t row = 0;
+  for (const Slot& s : slots_) {
+    if (s.decl.group != ParamGroup::kSparseRows) continue;
+    const std::int64_t count = s.decl.shape[0];
+    const Tensor mask(static_cast<std::int32_t*>(touched_.data()) + row, {count}, DType::kI32,
+                      backend_.device());
+    backend_.fill(mask, 0.0f);
+    rows[s.param] = mask;
+    tables_.push_back({{s.offset, s.offset + s.decl.shape.numel()}, count, s.decl.shape[1], mask});
+    row += count;
+  }
 }
 
 ParamRange ParameterStore::range(ParamGroup group) const {

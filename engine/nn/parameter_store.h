@@ -1,12 +1,19 @@
 // ParameterStore: a graph's parameters in flat buffers, and the views layers, optimizers and
 // the all-reduce read them through.
 //
-// The graph's parameters are ordered by group ([decayed | not decayed | kept in f32], see
-// ParamGroup), then by declaration on the graph, so each group is one contiguous range: f32 master
-// weights and f32 gradients over all of them. In fp16/bf16 the compute groups are also kept as a
-// compute-dtype copy (cast from the masters before each forward) with compute-dtype gradients
-// (cast to f32 after backward), so each cast and each fused update runs once over a range.
-// Weights are initialized from the seed, the same on every device and rank.
+// The graph's parameters are ordered by group ([decayed | not decayed | sparse rows | kept in
+// f32], see ParamGroup), then by declaration on the graph, so each group is one contiguous range:
+// f32 master weights and f32 gradients over all of them. In fp16/bf16 the compute groups are
+// also kept as a compute-dtype copy (cast from the masters before each forward) with
+// compute-dtype gradients (cast to f32 after backward), so each cast and each fused update runs
+// once over a range. Weights are initialized from the seed, the same on every device and rank.
+//
+// A sparse-rows table ([rows, columns], an embedding) also has, in training, an i32 [rows]
+// touched mask that its users' backward writes beside the gradient, for lazy optimizers. The
+// gradient itself stays dense (zero-filled outside the touched rows): data parallelism all-reduces
+// it like any other, which costs O(rows x columns) per step however few rows were read, and
+// all-reduces the masks too (summed: a row is touched when any replica touched it). Measure
+// before making either sparse.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +42,14 @@ struct ParamRange {
   std::int64_t size() const { return end - begin; }
 };
 
+// One ParamGroup::kSparseRows table: where it lives in the flat buffers, its shape and its
+// touched-row mask (i32 [rows]; training only).
+struct SparseTable {
+  ParamRange range;
+  std::int64_t rows = 0, columns = 0;
+  Tensor touched;
+};
+
 class ParameterStore {
  public:
   // Gradients are allocated (and zeroed) in training only.
@@ -46,6 +61,11 @@ class ParameterStore {
   // tensors in inference.
   const std::vector<Tensor>& weights(std::size_t node) const { return nodes_.at(node).weights; }
   const std::vector<Tensor>& grads(std::size_t node) const { return nodes_.at(node).grads; }
+  // Per parameter of the node: a sparse table's touched mask, undefined for the others (and in
+  // inference).
+  const std::vector<Tensor>& rows(std::size_t node) const { return nodes_.at(node).rows; }
+  // The kSparseRows tables in the store's order.
+  const std::vector<SparseTable>& sparse_tables() const { return tables_; }
 
   ParamRange range(ParamGroup group) const;
   // f32 views of the masters and their gradients, for optimizers.
@@ -69,7 +89,9 @@ class ParameterStore {
   std::int64_t count() const { return count_; }
   const std::vector<ParameterSlice>& slices() const { return slices_; }
   std::size_t weight_bytes() const { return weights_.bytes() + compute_weights_.bytes(); }
-  std::size_t grad_bytes() const { return grads_.bytes() + compute_grads_.bytes(); }
+  std::size_t grad_bytes() const {
+    return grads_.bytes() + compute_grads_.bytes() + touched_.bytes();
+  }
 
  private:
   struct Slot {
@@ -79,21 +101,24 @@ class ParameterStore {
     std::int64_t offset = 0;
   };
   struct NodeParams {
-    std::vector<Tensor> weights, grads;
+    std::vector<Tensor> weights, grads, rows;
   };
   Tensor flat(const Buffer& b, DType dtype, ParamRange r) const;
   bool mixed() const { return dtype_ != DType::kF32; }
-  ParamRange compute_range() const { return {0, range(ParamGroup::kNotDecayed).end}; }
+  ParamRange compute_range() const { return {0, range(ParamGroup::kSparseRows).end}; }
+  void allocate_touched_masks(const Graph& graph, std::vector<Tensor>& rows);
 
   backend::Backend& backend_;
   DType dtype_;
   std::vector<Slot> slots_;  // group, then declaration order
   std::vector<NodeParams> nodes_;
   std::vector<ParameterSlice> slices_;  // declaration order
+  std::vector<SparseTable> tables_;
   std::int64_t group_end_[kParamGroups] = {};
   std::int64_t count_ = 0;
   Buffer weights_, grads_;
   Buffer compute_weights_, compute_grads_;  // fp16/bf16 only
+  Buffer touched_;                          // every table's mask; training with tables only
 };
 
 }  // namespace dlbench::nn

@@ -7,16 +7,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <list>
 #include <string>
 #include <vector>
 
 #include "engine/backend/backend.h"
 #include "engine/backend/cuda/cuda_backend.h"
-#include "engine/core/checked.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
 #include "engine/nn/trainer.h"
+#include "tests/engine/support/rotating_source.h"
 
 namespace dlbench {
 namespace {
@@ -200,32 +199,7 @@ GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int
   return r;
 }
 
-// A loader that rotates two batches, each drawn once into staging buffers of its own and
-// copied into the trainer's inputs: a new batch at the same addresses every step.
-class RotatingSource final : public data::DataSource {
- public:
-  RotatingSource(backend::Backend& be, const std::vector<data::InputSpec>& specs) {
-    for (int b = 0; b < 2; ++b) {
-      for (const data::InputSpec& spec : specs) {
-        buffers_.emplace_back(be.allocator(), checked_bytes(spec.shape, spec.dtype));
-        batches_[b].push_back(Tensor(buffers_.back().data(), spec.shape, spec.dtype, be.device()));
-      }
-      data::SyntheticSource(specs, 100 + b).fill(be, batches_[b]);
-    }
-  }
-  std::string name() const override { return "rotating"; }
-  void fill(backend::Backend& be, std::span<const Tensor> inputs) override {
-    const std::vector<Tensor>& batch = batches_[next_++ % 2];
-    for (std::size_t k = 0; k < inputs.size(); ++k) be.copy(batch[k], inputs[k]);
-  }
-
- private:
-  std::list<Buffer> buffers_;
-  std::vector<Tensor> batches_[2];
-  int next_ = 0;
-};
-
-std::vector<float> rotating_losses(backend::Backend& be, bool graphs, std::string* status) {
+test::RotatingRun rotating_steps(backend::Backend& be, bool graphs) {
   const models::ModelSpec& info = models::find_model("resnet50");
   models::ModelConfig mc;
   mc.batch = 8;
@@ -237,15 +211,7 @@ std::vector<float> rotating_losses(backend::Backend& be, bool graphs, std::strin
   nc.optimizer.learning_rate = 1e-3f;
   nc.initial_loss_scale = 1024;
   nn::Trainer net(info.build(models::resolve(info, mc)), be, nc);
-  RotatingSource source(be, net.graph().input_specs());
-  std::vector<float> losses;
-  for (int step = 0; step < 5; ++step) {
-    source.fill(be, net.inputs());
-    net.train_step();
-    losses.push_back(net.loss());
-  }
-  *status = net.graph_status();
-  return losses;
+  return test::train_rotating(be, net, 5);
 }
 
 // Recordings read the trainer's own input buffers: a loader putting a new batch there each
@@ -253,13 +219,13 @@ std::vector<float> rotating_losses(backend::Backend& be, bool graphs, std::strin
 TEST(NetworkGpuTest, ARotatingLoaderReplaysOneRecording) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   auto be = backend::make_backend(Device::cuda(0));
-  std::string eager_status, graph_status;
-  const std::vector<float> eager = rotating_losses(*be, false, &eager_status);
-  const std::vector<float> graphed = rotating_losses(*be, true, &graph_status);
-  EXPECT_EQ(graph_status.rfind("on (1 recording;", 0), 0u) << graph_status;
-  for (std::size_t i = 0; i < eager.size(); ++i)
-    EXPECT_NEAR(graphed[i], eager[i], 1e-2 * std::fabs(eager[i])) << "step " << i;
-  EXPECT_NE(eager[1], eager[2]);  // the batches differ, so the steps' losses do
+  const test::RotatingRun eager = rotating_steps(*be, false);
+  const test::RotatingRun graphed = rotating_steps(*be, true);
+  EXPECT_EQ(graphed.graph_status.rfind("on (1 recording;", 0), 0u) << graphed.graph_status;
+  for (std::size_t i = 0; i < eager.losses.size(); ++i)
+    EXPECT_NEAR(graphed.losses[i], eager.losses[i], 1e-2 * std::fabs(eager.losses[i]))
+        << "step " << i;
+  EXPECT_NE(eager.losses[1], eager.losses[2]);  // the batches differ, so the steps' losses do
 }
 
 double update_difference(const GraphRun& a, const GraphRun& b) {

@@ -3,43 +3,22 @@
 //   AdamW: w = w (1 - lr wd);            Adam: g' = s g + wd w   (else g' = s g)
 //   m = m + (1 - beta1)(g' - m);         v = beta2 v + (1 - beta2) g' g'
 //   w = w - (lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps),   bc1 = 1 - beta1^t, bc2 = 1 - beta2^t
-// The bias corrections are computed in double and rounded once, as PyTorch does with Python
-// floats; everything per element is f32.
+// The coefficients come from adam_math.h (shared with the CUDA backend); everything per
+// element is f32.
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backend/adam_math.h"
 #include "engine/backend/cpu/cpu_backend.h"
 
 namespace dlbench::backend::cpu {
 namespace {
 
-struct AdamCoefficients {
-  float lr_decay;         // 1 - lr wd (AdamW), else 1
-  float l2;               // wd (Adam), else 0
-  float one_minus_beta1;  // 1 - beta1
-  float beta2, one_minus_beta2;
-  float step_size;  // lr / bc1
-  float bc2_sqrt;   // sqrt(bc2)
-  float eps, scale;
-};
-
 // Advances the step counter and derives the step's coefficients from it.
 AdamCoefficients advance(const AdamParams& p, const Tensor& step, const char* op) {
   require_cpu(step, op, "step");
   auto* counter = step.data_as<std::int32_t>();
-  const int t = ++counter[0];
-  const double bc1 = 1.0 - std::pow(static_cast<double>(p.beta1), t);
-  const double bc2 = 1.0 - std::pow(static_cast<double>(p.beta2), t);
-  const double lr = p.learning_rate, wd = p.weight_decay;
-  return {static_cast<float>(p.decoupled ? 1.0 - lr * wd : 1.0),
-          p.decoupled ? 0.0f : p.weight_decay,
-          static_cast<float>(1.0 - static_cast<double>(p.beta1)),
-          p.beta2,
-          static_cast<float>(1.0 - static_cast<double>(p.beta2)),
-          static_cast<float>(lr / bc1),
-          static_cast<float>(std::sqrt(bc2)),
-          p.epsilon,
-          p.grad_scale};
+  return adam_coefficients(p, ++counter[0]);
 }
 
 inline void adam_step(float& w, float g, float& m, float& v, const AdamCoefficients& c) {

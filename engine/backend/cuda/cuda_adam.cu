@@ -4,36 +4,18 @@
 //   m = m + (1 - beta1)(g' - m);         v = beta2 v + (1 - beta2) g' g'
 //   w = w - (lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps),   bc1 = 1 - beta1^t, bc2 = 1 - beta2^t
 // The step counter lives on the device: a one-thread kernel increments it, then each block of
-// the update reads t and derives the coefficients in double (as the CPU backend does on the
-// host), so a recorded device graph replays with the right bias corrections. Per element, the
+// the update reads t and derives the coefficients with adam_math.h (as the CPU backend does on
+// the host), so a recorded device graph replays with the right bias corrections. Per element, the
 // products and sums are rounded one at a time (no fused multiply-add) in the CPU backend's
 // order, and sqrt and division are IEEE, so CPU and GPU agree to the ulp of pow.
+#include "engine/backend/adam_math.h"
 #include "engine/backend/cuda/cuda_kernels.cuh"
 
 namespace dlbench::backend::cuda {
 namespace {
 
-struct AdamCoefficients {
-  float lr_decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_size, bc2_sqrt, eps, scale;
-};
-
 __global__ void increment_kernel(std::int32_t* step) {
   *step += 1;
-}
-
-__device__ AdamCoefficients coefficients(const AdamParams& p, int t) {
-  const double bc1 = 1.0 - pow(static_cast<double>(p.beta1), static_cast<double>(t));
-  const double bc2 = 1.0 - pow(static_cast<double>(p.beta2), static_cast<double>(t));
-  const double lr = p.learning_rate, wd = p.weight_decay;
-  return {static_cast<float>(p.decoupled ? 1.0 - lr * wd : 1.0),
-          p.decoupled ? 0.0f : p.weight_decay,
-          static_cast<float>(1.0 - static_cast<double>(p.beta1)),
-          p.beta2,
-          static_cast<float>(1.0 - static_cast<double>(p.beta2)),
-          static_cast<float>(lr / bc1),
-          static_cast<float>(sqrt(bc2)),
-          p.epsilon,
-          p.grad_scale};
 }
 
 __device__ __forceinline__ void adam_step(float& w, float g, float& m, float& v,
@@ -49,7 +31,7 @@ __device__ __forceinline__ void adam_step(float& w, float g, float& m, float& v,
 __global__ void adam_kernel(AdamParams p, const std::int32_t* step, float* w, const float* g,
                             float* m, float* v, std::int64_t n) {
   __shared__ AdamCoefficients c;
-  if (threadIdx.x == 0) c = coefficients(p, *step);
+  if (threadIdx.x == 0) c = adam_coefficients(p, *step);
   __syncthreads();
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -62,7 +44,7 @@ __global__ void sparse_adam_kernel(AdamParams p, const std::int32_t* step, float
                                    float* m, float* v, const std::int32_t* touched,
                                    std::int64_t rows, std::int64_t cols) {
   __shared__ AdamCoefficients c;
-  if (threadIdx.x == 0) c = coefficients(p, *step);
+  if (threadIdx.x == 0) c = adam_coefficients(p, *step);
   __syncthreads();
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     if (touched[r] == 0) continue;
