@@ -13,7 +13,6 @@
 #include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/machine_info.h"
 #include "cli/store_options.h"
-#include "engine/backend/backend.h"
 #include "engine/core/error.h"
 
 namespace dlbench::cli {
@@ -64,7 +63,7 @@ std::shared_ptr<FrameworkCompareOptions> add_framework_compare_options(CLI::App&
   c.add_option("--batch", o->batch, "With --frameworks: samples per step");
   c.add_option("--precision", o->precision, "With --frameworks: fp32, tf32, fp16 or bf16")
       ->capture_default_str();
-  c.add_option("--device", o->device, "With --frameworks: cpu or cuda:N (default: cuda:0)");
+  add_device_option(c, o->launch, "compare", "With --frameworks: cpu or cuda:N (default: cuda:0)");
   c.add_option("--input", o->input, "With --frameworks: input size in pixels");
   c.add_option("--warmup", o->warmup, "With --frameworks: warm-up steps")->capture_default_str();
   c.add_option("--steps", o->steps, "With --frameworks: measured steps")->capture_default_str();
@@ -83,7 +82,8 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
   base.mode = result::parse_mode(o.mode);
   base.batch = o.batch;
   base.precision = parse_precision(o.precision);
-  base.device = o.device.empty() ? backend::default_device() : parse_device(o.device);
+  // Peers among the frameworks: one process on one device, so --device alone.
+  base.launch = resolve_launch(o.launch, LaunchTarget::kPeer).launch;
   base.input_size = o.input;
   base.warmup_steps = o.warmup;
   base.steps = o.steps;
@@ -127,7 +127,8 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
 
   report::Table table = report::framework_table(records);
   std::string title = model + " " + to_string(base.mode) + " " + to_string(base.precision) +
-                      ", batch " + std::to_string(*base.batch) + " on " + to_string(base.device);
+                      ", batch " + std::to_string(*base.batch) + " on " +
+                      to_string(base.launch.device);
   if (global.json) {
     report::write_tables(title, {table}, report::TableFormat::kJson, std::cout);
   } else {

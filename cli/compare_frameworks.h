@@ -11,6 +11,7 @@
 
 #include "bench/peers/peer_runner.h"
 #include "cli/global_options.h"
+#include "cli/launch_options.h"
 
 namespace dlbench::cli {
 
@@ -23,7 +24,7 @@ struct FrameworkCompareOptions {
   std::string mode = "train";
   std::optional<std::int64_t> batch;
   std::string precision = "fp32";
-  std::string device;
+  LaunchOptions launch;  // --device alone: a peer runs on one device
   int input = 0;
   int warmup = result::kDefaultWarmupSteps;
   int steps = result::kDefaultMeasuredSteps;

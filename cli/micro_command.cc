@@ -9,22 +9,19 @@
 
 #include "bench/report/report_data.h"
 #include "bench/runner/allreduce_bench.h"
+#include "bench/runner/launch_plan.h"
 #include "cli/commands.h"
-#include "cli/gpu_list.h"
+#include "cli/launch_options.h"
 #include "cli/micro_commands.h"
 #include "cli/output_file.h"
-#include "engine/backend/backend.h"
 #include "engine/core/json_text.h"
 #include "engine/dist/launch.h"
-#include "engine/dist/mpi_session.h"
 
 namespace dlbench::cli {
 namespace {
 
 struct AllreduceOptions {
-  std::string gpus;  // "N" or "all": a thread per GPU of this process
-  std::string dist = "none";
-  std::string device;  // cpu or cuda; empty: cuda when a GPU is present
+  LaunchOptions launch;
   std::string min_bytes = "8", max_bytes = "1G";
   std::int64_t factor = runner::AllreduceConfig{}.factor;
   int iters = runner::AllreduceConfig{}.iters;
@@ -43,27 +40,6 @@ runner::AllreduceConfig make_config(const AllreduceOptions& o) {
   c.dtype = runner::parse_allreduce_dtype(o.dtype);
   runner::allreduce_sizes(c);  // throws on an impossible size range
   return c;
-}
-
-// Where the ranks run: --gpus (threads), --dist mpi (this process is one rank), or one device.
-// Under MPI the GPU is the one of this rank's local rank, known once MPI is up
-// (MpiSession::local_gpu).
-dist::LaunchPlan make_plan(const AllreduceOptions& o) {
-  if (!o.gpus.empty() && o.dist == "mpi")
-    throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",
-                "one process drives N GPUs with --gpus N; under mpirun each rank takes one");
-  dist::LaunchPlan plan;
-  const Device device = o.device.empty() ? backend::default_device() : parse_device(o.device);
-  plan.devices = {device};
-  if (o.dist == "mpi") plan.mode = LaunchMode::kMpi;
-  if (!o.gpus.empty()) {
-    if (!o.device.empty() && device.type != DeviceType::kCuda)
-      throw Error(ErrorKind::kUsage, "--gpus drives GPUs, not --device " + o.device,
-                  "on CPUs: mpirun -np 2 dlbench micro allreduce --device cpu --dist mpi");
-    plan.mode = LaunchMode::kThreads;
-    plan.devices = parse_gpus(o.gpus);
-  }
-  return plan;
 }
 
 void print_header(const runner::AllreduceResult& r, std::ostream& out) {
@@ -113,17 +89,14 @@ void print_footer(const runner::AllreduceResult& r, std::ostream& out) {
 std::uint64_t run_allreduce(const AllreduceOptions& o, const GlobalOptions& global, bool root) {
   // Everything the flags alone decide fails here, before MPI starts.
   const runner::AllreduceConfig config = make_config(o);
-  dist::LaunchPlan plan = make_plan(o);
+  // Where the ranks run: --gpus (threads), --dist mpi (this process is one rank, on the GPU of
+  // its local rank), or one device. MPI lives as long as the measuring.
+  const LaunchContext where = resolve_launch(o.launch, LaunchTarget::kEngine);
+  const dist::LaunchPlan plan = runner::launch_plan(where.launch);
   runner::check_plan(plan, config);
   // Open the output first, so a typo in the path fails before the measuring.
   const std::string json_path = o.json_path.value_or(global.json ? "-" : "");
   OutputFile json_file(root && json_path != "-" ? json_path : "");
-  // MPI lives as long as the measuring.
-  std::unique_ptr<dist::MpiSession> mpi;
-  if (plan.mode == LaunchMode::kMpi) {
-    mpi = std::make_unique<dist::MpiSession>();
-    if (plan.devices[0].type == DeviceType::kCuda) plan.devices = {mpi->local_gpu()};
-  }
 
   runner::AllreduceHooks hooks;
   const bool table = json_path != "-";
@@ -165,13 +138,11 @@ void add_micro_command(CLI::App& app, GlobalOptions& global) {
       "All-reduce bandwidth and correctness between GPUs (NCCL) or CPU processes (MPI), "
       "nccl-tests style");
   // nccl-tests' spellings work too: -b, -e, -f, -g, -n, -w.
-  ar->add_option("-g,--gpus", opts->gpus, "All GPUs of this process, a thread each: N or all");
-  ar->add_option("--dist", opts->dist,
-                 "mpi: this process is one rank of a job started by mpirun or srun (a GPU per "
-                 "rank by local rank, or --device cpu)")
-      ->check(CLI::IsMember({"none", "mpi"}))
-      ->capture_default_str();
-  ar->add_option("--device", opts->device, "cpu or cuda (default: cuda when a GPU is present)");
+  add_launch_options(*ar, opts->launch,
+                     {.command = "micro allreduce",
+                      .device = "cpu or cuda (default: cuda when a GPU is present)",
+                      .gpus = "All GPUs of this process, a thread each: N or all",
+                      .gpus_names = "-g,--gpus"});
   ar->add_option("-b,--min-bytes", opts->min_bytes, "Smallest size (K, M, G: powers of 1024)")
       ->capture_default_str();
   ar->add_option("-e,--max-bytes", opts->max_bytes, "Largest size")->capture_default_str();
@@ -190,7 +161,7 @@ void add_micro_command(CLI::App& app, GlobalOptions& global) {
     // Under mpirun every rank parses the same flags and sums the same wrong counts: rank 0
     // alone reports those; a rank's own failure names the rank.
     const dist::LauncherEnv env = dist::read_launcher_env();
-    const bool root = opts->dist != "mpi" || env.rank.value_or(0) == 0;
+    const bool root = opts->launch.dist != "mpi" || env.rank.value_or(0) == 0;
     std::uint64_t wrong = 0;
     try {
       wrong = run_allreduce(*opts, global, root);

@@ -12,6 +12,7 @@
 #include "bench/micro/micro_record.h"
 #include "bench/sysinfo/machine_info.h"
 #include "cli/global_options.h"
+#include "cli/launch_options.h"
 #include "cli/output_file.h"
 #include "engine/core/device.h"
 
@@ -20,9 +21,9 @@ namespace dlbench::cli {
 void add_micro_gemm_command(CLI::App& micro, GlobalOptions& global);
 void add_micro_memory_commands(CLI::App& micro, GlobalOptions& global);  // bandwidth, transfer, p2p
 
-// The device of a --device value (empty: a GPU when there is one), checked to exist: cuda
+// The device of the --device flag (empty: a GPU when there is one), checked to exist: cuda
 // without a GPU fails with the engine's own error (exit 3; exit 2 in a CPU-only build).
-Device micro_device(const std::string& flag);
+Device micro_device(const LaunchOptions& launch);
 
 // Where the result goes: the table on stdout unless --json (or the global --json) sends the
 // JSON there, and/or a JSON file.

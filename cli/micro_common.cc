@@ -9,8 +9,8 @@
 
 namespace dlbench::cli {
 
-Device micro_device(const std::string& flag) {
-  const Device device = flag.empty() ? backend::default_device() : parse_device(flag);
+Device micro_device(const LaunchOptions& launch) {
+  const Device device = resolve_launch(launch, LaunchTarget::kEngine).launch.device;
   // The engine's backend says best why a device cannot be used (no GPU, no CUDA in this build).
   if (device.type == DeviceType::kCuda) (void)backend::make_backend(device);
   return device;

@@ -13,7 +13,7 @@ namespace dlbench::cli {
 namespace {
 
 struct GemmOptions {
-  std::string device;
+  LaunchOptions launch;
   std::string precisions;  // empty: the device's default list
   std::string shapes;      // empty: the device's default sweep
   micro::GemmConfig config;
@@ -104,7 +104,7 @@ void run_gemm(GemmOptions& o, const GlobalOptions& global) {
   config.workspace_bytes = runner::parse_bytes(o.workspace, "--workspace");
   micro::validate(config);
   MicroOutput output(o.json_path, global);
-  const Device device = micro_device(o.device);
+  const Device device = micro_device(o.launch);
 
   micro::GemmHooks hooks;
   if (output.table()) {
@@ -133,8 +133,8 @@ void add_micro_gemm_command(CLI::App& micro, GlobalOptions& global) {
       "gemm",
       "Dense matrix-product throughput per precision (cuBLASLt on GPUs, oneDNN on CPUs), "
       "checked");
-  cmd->add_option("--device", opts->device,
-                  "cpu or cuda[:N] (default: cuda when a GPU is present)");
+  add_device_option(*cmd, opts->launch, "micro gemm",
+                    "cpu or cuda[:N] (default: cuda when a GPU is present)");
   cmd->add_option("--precision", opts->precisions,
                   "all, or a comma list of fp64, fp32, tf32, fp16, bf16, fp8, int8 (default: all "
                   "on GPUs; fp32,bf16 on CPUs)");

@@ -15,7 +15,7 @@ namespace dlbench::cli {
 namespace {
 
 struct BandwidthOptions {
-  std::string device;
+  LaunchOptions launch;
   std::string size;  // empty: the device's default
   micro::BandwidthConfig config;
   std::optional<std::string> json_path;
@@ -65,7 +65,7 @@ void print_bandwidth_row(const micro::BandwidthRow& row, std::optional<double> t
 void run_bandwidth(BandwidthOptions& o, const GlobalOptions& global) {
   micro::BandwidthConfig config = o.config;
   if (!o.size.empty()) config.array_bytes = runner::parse_bytes(o.size, "--size");
-  const Device device = micro_device(o.device);
+  const Device device = micro_device(o.launch);
   if (config.array_bytes == 0) config.array_bytes = micro::default_array_bytes(device.type);
   micro::validate(config);
   MicroOutput output(o.json_path, global);
@@ -94,7 +94,7 @@ void run_bandwidth(BandwidthOptions& o, const GlobalOptions& global) {
 }
 
 struct TransferOptions {
-  std::string device;
+  LaunchOptions launch;
   std::string min_bytes = "64K", max_bytes = "256M";
   micro::TransferConfig config;
   std::optional<std::string> json_path;
@@ -106,7 +106,9 @@ void run_transfer(TransferOptions& o, const GlobalOptions& global) {
   config.min_bytes = runner::parse_bytes(o.min_bytes, "--min-bytes");
   config.max_bytes = runner::parse_bytes(o.max_bytes, "--max-bytes");
   (void)micro::transfer_sizes(config);  // flags fail before the device is touched
-  const Device device = micro_device(o.device.empty() ? "cuda" : o.device);
+  LaunchOptions launch = o.launch;
+  if (launch.device.empty()) launch.device = "cuda";
+  const Device device = micro_device(launch);
   if (device.type != DeviceType::kCuda)
     throw Error(ErrorKind::kUsage, "micro transfer measures copies between host and GPU",
                 "use --device cuda[:N]; a CPU has no transfer to measure");
@@ -226,7 +228,8 @@ void add_micro_memory_commands(CLI::App& micro, GlobalOptions& global) {
   auto bw = std::make_shared<BandwidthOptions>();
   CLI::App* b = micro.add_subcommand(
       "bandwidth", "Memory bandwidth, STREAM style: copy and triad (GPU: and cudaMemcpy), checked");
-  b->add_option("--device", bw->device, "cpu or cuda[:N] (default: cuda when a GPU is present)");
+  add_device_option(*b, bw->launch, "micro bandwidth",
+                    "cpu or cuda[:N] (default: cuda when a GPU is present)");
   b->add_option("--size", bw->size,
                 "Bytes per array (K, M, G: powers of 1024; default 1G on GPUs, 128M on CPUs)");
   b->add_option("-n,--iters", bw->config.iters, "Timed iterations per test")->capture_default_str();
@@ -238,7 +241,7 @@ void add_micro_memory_commands(CLI::App& micro, GlobalOptions& global) {
   auto tr = std::make_shared<TransferOptions>();
   CLI::App* t = micro.add_subcommand(
       "transfer", "Host-to-device and device-to-host copies, pinned and pageable, over sizes");
-  t->add_option("--device", tr->device, "cuda[:N] (default: cuda)");
+  add_device_option(*t, tr->launch, "micro transfer", "cuda[:N] (default: cuda)");
   t->add_option("-b,--min-bytes", tr->min_bytes, "Smallest size (K, M, G: powers of 1024)")
       ->capture_default_str();
   t->add_option("-e,--max-bytes", tr->max_bytes, "Largest size")->capture_default_str();

@@ -14,7 +14,7 @@
 #include "bench/store/run_record.h"
 #include "cli/commands.h"
 #include "cli/compare_frameworks.h"
-#include "cli/gpu_list.h"
+#include "cli/launch_options.h"
 #include "cli/layer_profile_table.h"
 #include "cli/noise_rows.h"
 #include "cli/number_text.h"
@@ -25,16 +25,14 @@
 #include "cli/telemetry_table.h"
 #include "cli/text_table.h"
 #include "cli/workload_options.h"
-#include "engine/backend/backend.h"
 #include "engine/core/json_text.h"
-#include "engine/dist/mpi_session.h"
 
 namespace dlbench::cli {
 namespace {
 
 struct RunOptions {
   WorkloadOptions workload;
-  std::string device;      // empty: cuda:0 when a GPU is present, else cpu
+  LaunchOptions launch;
   std::int64_t seed = 42;  // signed, so "-1" is refused instead of wrapping to 2^64 - 1
   float lr = result::RunConfig{}.learning_rate;
   float momentum = result::RunConfig{}.momentum;
@@ -45,8 +43,6 @@ struct RunOptions {
   bool no_store = false;  // the results database is skipped
   std::string framework = "native";
   peers::PeerOptions peer;
-  std::string gpus;  // data parallel over this process's GPUs: "N" or "all"
-  std::string dist = "none";
   std::string repeat = "1";  // parsed by result::parse_repeat, which words its own error
 };
 
@@ -113,8 +109,9 @@ void print_text(const result::RunResult& r, std::ostream& out,
                 const std::optional<store::RunMfu>& mfu) {
   const result::RunConfig& c = r.config;
   std::string title = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " on " +
-                      to_string(c.device) + ", batch " + std::to_string(*c.batch) + ", input " +
-                      std::to_string(c.input_size) + "x" + std::to_string(c.input_size);
+                      to_string(c.launch.device) + ", batch " + std::to_string(*c.batch) +
+                      ", input " + std::to_string(c.input_size) + "x" +
+                      std::to_string(c.input_size);
   Section s(title);
   s.row("Model", r.model_description)
       .row("Backend", r.backend)
@@ -209,8 +206,12 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                         "Warm-up steps, not measured", "Measured steps",
                         "Measure for this many seconds instead of --steps",
                         "Sample GPU/CPU/memory telemetry during the measured steps (default on)"});
-  run->add_option("--device", opts->device,
-                  "cpu or cuda:N (default: cuda:0 when a GPU is present)");
+  add_launch_options(*run, opts->launch,
+                     {.command = "run",
+                      .device = "cpu or cuda:N (default: cuda:0 when a GPU is present)",
+                      .gpus = "Data parallel over this machine's GPUs, a thread each: N or all "
+                              "(--batch is per GPU)",
+                      .gpus_names = "--gpus"});
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
       ->capture_default_str();
   run->add_option("--lr", opts->lr, "SGD learning rate (training)")->capture_default_str();
@@ -242,20 +243,17 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                   "the median and the spread")
       ->type_name("N")
       ->capture_default_str();
-  run->add_option("--gpus", opts->gpus,
-                  "Data parallel over this machine's GPUs, a thread each: N or all "
-                  "(--batch is per GPU)");
-  run->add_option("--dist", opts->dist,
-                  "mpi: this process is one rank of a job started by mpirun or srun (a GPU per "
-                  "rank by local rank, or --device cpu)")
-      ->check(CLI::IsMember({"none", "mpi"}))
-      ->capture_default_str();
   run->callback([opts, &global] {
     result::RunConfig config;
     peers::check_framework(opts->framework);
     config.framework = opts->framework;
     apply_workload_options(opts->workload, config);
-    config.device = opts->device.empty() ? backend::default_device() : parse_device(opts->device);
+    // MPI, when asked for, lives as long as the run; ranks other than 0 measure but neither
+    // print nor store.
+    const LaunchContext where =
+        resolve_launch(opts->launch, peers::is_peer(config.framework) ? LaunchTarget::kPeer
+                                                                      : LaunchTarget::kEngine);
+    config.launch = where.launch;
     if (opts->seed < 0)
       throw result::ConfigError("seed", "must not be negative, not " + std::to_string(opts->seed),
                                 "42");
@@ -265,32 +263,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.profile_steps = opts->profile_layers;
     config.telemetry_interval_s = opts->interval;
     config.repeat = result::parse_repeat(opts->repeat);
-    if (!opts->gpus.empty() && opts->dist == "mpi")
-      throw Error(ErrorKind::kUsage, "--gpus and --dist mpi do not mix",
-                  "one process drives N GPUs with --gpus N; with mpirun, each rank takes one");
-    if (!opts->gpus.empty() && peers::is_peer(config.framework))
-      throw Error(ErrorKind::kUsage, "--gpus runs dlbench's own engine only",
-                  "drop --framework, or run the peer on one GPU");
-    if (!opts->gpus.empty()) {
-      if (!opts->device.empty() && opts->device.rfind("cuda", 0) != 0)
-        throw Error(
-            ErrorKind::kUsage, "--gpus drives GPUs, not --device " + opts->device,
-            "data parallelism on CPUs: mpirun -np 2 dlbench run ... --device cpu --dist mpi");
-      const std::vector<Device> gpus = parse_gpus(opts->gpus);
-      config.device = gpus[0];
-      config.gpus = static_cast<int>(gpus.size());
-      if (gpus.size() > 1) config.launch = LaunchMode::kThreads;
-    }
-    // MPI lives as long as the run; ranks other than 0 measure but neither print nor store.
-    std::unique_ptr<dist::MpiSession> mpi;
-    if (opts->dist == "mpi") {
-      if (peers::is_peer(config.framework))
-        throw Error(ErrorKind::kUsage, "--dist mpi runs dlbench's own engine only",
-                    "drop --framework");
-      mpi = std::make_unique<dist::MpiSession>();
-      config.launch = LaunchMode::kMpi;
-    }
-    const bool root = mpi == nullptr || mpi->rank() == 0;
+    const bool root = where.root();
     // Every value checked before the database or an output file is touched.
     config = runner::validated(config);
 
@@ -300,11 +273,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     OutputFile json_file(json_path);
 
     runner::RunHooks hooks;
-    const int replicas = mpi                                     ? mpi->size()
-                         : config.launch == LaunchMode::kThreads ? config.gpus
-                                                                 : 1;
     RunProgress progress({config.warmup_steps, config.steps, config.seconds, config.profile_steps,
-                          *config.batch * replicas, config.repeat},
+                          *config.batch * where.replicas(), config.repeat},
                          isatty(STDERR_FILENO) != 0, global.verbose, std::cerr);
     if (!global.quiet && root)
       hooks.on_step = [&progress](const std::string& phase, int step, int total) {
@@ -317,7 +287,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     // data-parallel runs (the replicas would have to agree on the step) and peers (the worker,
     // in the terminal's process group, gets the signal too).
     std::optional<StopSignals> stop;
-    if (config.launch == LaunchMode::kSingle && !peers::is_peer(config.framework)) {
+    if (config.launch.mode == LaunchMode::kSingle && !peers::is_peer(config.framework)) {
       stop.emplace();
       hooks.stop = [&stop] { return stop->reason(); };
     }
@@ -359,7 +329,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       if (result.layer_profile) print_layer_profile(std::cout, *result.layer_profile);
       if (result.telemetry && !global.quiet) {
         std::cout << "\nTelemetry of the measured steps\n";
-        print_telemetry_table(std::cout, *result.telemetry, result.telemetry_gpus);
+        print_telemetry_table(std::cout, result.telemetry->summary, result.telemetry->gpus);
       }
     }
     // A signal that came after the last step: the run is complete and stored; the process

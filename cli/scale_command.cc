@@ -93,7 +93,7 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([opts, &global] {
     result::RunConfig base;
     apply_workload_options(opts->workload, base);
-    base.device = Device::cuda(0);
+    base.launch.device = Device::cuda(0);
     base = runner::validated(base);
     const std::vector<int> counts =
         opts->gpus.empty() ? default_counts() : parse_gpu_counts(opts->gpus);

@@ -13,8 +13,7 @@
 #include "bench/result/efficiency.h"
 #include "bench/runner/validated_config.h"
 #include "bench/sysinfo/machine_info.h"
-#include "bench/telemetry/sampler.h"
-#include "bench/telemetry/sources.h"
+#include "bench/telemetry/window.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"
 #include "engine/models/registry.h"
@@ -93,7 +92,7 @@ std::vector<std::string> worker_argv(const result::RunConfig& c, const PeerOptio
           "--precision",
           to_string(c.precision),
           "--device",
-          to_string(c.device),
+          to_string(c.launch.device),
           "--input",
           std::to_string(c.input_size),
           "--inputs",
@@ -202,14 +201,12 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   WorkerProcess worker(
       worker_argv(config, options, worker_path, inputs_argument(graph.input_specs()), parameters));
 
-  std::unique_ptr<telemetry::Sampler> sampler;
-  telemetry::SourceSet sources;
-  auto start_sampler = [&] {
-    if (!config.telemetry || sampler) return;
-    sources = telemetry::make_sources({worker.pid(), {}, nvml});
-    sampler = std::make_unique<telemetry::Sampler>(std::move(sources.sources),
-                                                   config.telemetry_interval_s);
-    sampler->start();
+  // The worker's process tree and every GPU, from its first measured step on.
+  telemetry::MeasuredWindow window(config.telemetry, worker.pid(), config.telemetry_interval_s,
+                                   nvml);
+  auto begin_window = [&] {
+    if (!config.telemetry || window.began()) return;
+    window.begin();
     if (hooks.on_measure_begin) hooks.on_measure_begin();
   };
 
@@ -235,10 +232,10 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
                       "(docs/commands.md 'Framework peers')");
         break;
       case MessageType::kMeasure:
-        start_sampler();
+        begin_window();
         break;
       case MessageType::kStep:
-        start_sampler();  // a worker that skips "measure" is sampled from its first step on
+        begin_window();  // a worker that skips "measure" is sampled from its first step on
         step_ms.push_back(m.step.duration_ms);
         if (hooks.on_step) hooks.on_step("measure", static_cast<int>(step_ms.size()), planned);
         break;
@@ -251,8 +248,8 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
     }
     return true;
   });
-  if (sampler) {
-    sampler->stop();
+  if (window.began()) {
+    window.end();
     if (hooks.on_measure_end) hooks.on_measure_end();
   }
   if (!in_time) {
@@ -291,14 +288,8 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   r.peer = {{"framework", hello.framework}, {"versions", hello.versions},
             {"device", hello.device},       {"worker", worker_path},
             {"protocol", kProtocolVersion}, {"exit_code", exit.code}};
-  if (sampler) {
-    r.telemetry = sampler->summary();
-    for (const std::string& note : sources.notes) r.telemetry->notes.push_back(note);
-    r.telemetry_metrics = sampler->metrics();
-    r.telemetry_samples = sampler->samples();
-    r.telemetry_gpus = sources.gpus;
-    result::add_energy_metrics(r);
-  }
+  r.telemetry = window.take();
+  if (r.telemetry) result::add_energy_metrics(r);
   r.environment = sysinfo::to_json(sysinfo::query_machine(*nvml));
   return r;
 }

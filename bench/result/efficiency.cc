@@ -57,7 +57,8 @@ std::optional<EnergyUse> energy_use(const telemetry::Summary& telemetry, double 
 
 void add_energy_metrics(RunResult& r) {
   if (!r.telemetry) return;
-  const std::optional<EnergyUse> e = energy_use(*r.telemetry, r.throughput * r.measured_seconds);
+  const std::optional<EnergyUse> e =
+      energy_use(r.telemetry->summary, r.throughput * r.measured_seconds);
   if (!e) return;
   const std::string source = "NVML energy counters over the measured steps, summed over the GPUs";
   add_metric(r, "energy/samples_per_joule", e->samples_per_joule, "samples/J",

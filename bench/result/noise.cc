@@ -157,7 +157,7 @@ NoiseInputs noise_inputs(const RunResult& r) {
   NoiseInputs in;
   in.measured_steps = r.measured_steps;
   in.step_cv = r.step.cv;
-  if (r.telemetry) read_telemetry(telemetry::to_json(*r.telemetry), in);
+  if (r.telemetry) read_telemetry(telemetry::to_json(r.telemetry->summary), in);
   if (r.repeats)
     for (const Repeat& each : r.repeats->runs) in.repeat_throughputs.push_back(each.throughput);
   return in;

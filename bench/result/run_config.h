@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/core/device.h"
+#include "bench/result/launch.h"
 #include "engine/core/error.h"
 #include "engine/core/run_modes.h"
 
@@ -22,11 +22,10 @@ struct RunConfig {
   Mode mode = Mode::kTrain;
   std::optional<std::int64_t> batch;  // unset: the model spec's default for the mode
   Precision precision = Precision::kFp32;
-  Device device;  // kSingle; in kMpi the rank's GPU is cuda:<local rank> when this is a GPU
-  // Data parallel: kThreads drives cuda:0..gpus-1 from this process, kMpi is one rank of a
-  // job started by mpirun/srun. `batch` is per replica; the global batch is batch x replicas.
-  LaunchMode launch = LaunchMode::kSingle;
-  int gpus = 1;             // kThreads
+  // The device, or the replicas of a data-parallel run: kThreads drives cuda:0..gpus-1 from
+  // this process, kMpi is one rank of a job started by mpirun/srun. `batch` is per replica;
+  // the global batch is batch x replicas.
+  Launch launch;
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
   // Replay steps as CUDA graphs after the first (nn::TrainerConfig::device_graphs).
   bool graphs = true;

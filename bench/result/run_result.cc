@@ -28,9 +28,9 @@ double decimal_value(float v) {
 
 nlohmann::json telemetry_json(const RunResult& r) {
   if (!r.telemetry) return nullptr;
-  nlohmann::json j = telemetry::to_json(*r.telemetry);
+  nlohmann::json j = telemetry::to_json(r.telemetry->summary);
   nlohmann::json gpus = nlohmann::json::array();
-  for (const auto& g : r.telemetry_gpus) gpus.push_back(telemetry::to_json(g));
+  for (const auto& g : r.telemetry->gpus) gpus.push_back(telemetry::to_json(g));
   j["gpus"] = gpus;
   return j;
 }
@@ -111,7 +111,7 @@ nlohmann::json to_json(const RunResult& r) {
         {"mode", to_string(c.mode)},
         {"batch", c.batch.value_or(0)},
         {"precision", to_string(c.precision)},
-        {"device", to_string(c.device)},
+        {"device", to_string(c.launch.device)},
         {"input_size", c.input_size},
         {"warmup_steps", c.warmup_steps},
         {"steps", c.steps},

@@ -15,9 +15,7 @@
 #include "bench/result/repeats.h"
 #include "bench/result/run_config.h"
 #include "bench/result/step_stats.h"
-#include "bench/telemetry/metric.h"
-#include "bench/telemetry/nvml_source.h"
-#include "bench/telemetry/summary.h"
+#include "bench/telemetry/window.h"
 #include "engine/core/shape.h"
 
 namespace dlbench::result {
@@ -73,10 +71,7 @@ struct RunResult {
   std::vector<LayerRow> layers;  // per layer: output shape, parameters, forward MACs
   // Telemetry of the measured phase, when config.telemetry: its summary, every sample, and
   // the GPUs sampled.
-  std::optional<telemetry::Summary> telemetry;
-  std::vector<telemetry::MetricSpec> telemetry_metrics;
-  std::vector<telemetry::Sample> telemetry_samples;
-  std::vector<telemetry::GpuIdentity> telemetry_gpus;
+  std::optional<telemetry::Recording> telemetry;
   nlohmann::json environment;  // dlbench info --json of the machine
   // Per-layer time of extra steps after the measured ones, when config.profile_steps > 0.
   std::optional<LayerProfile> layer_profile;

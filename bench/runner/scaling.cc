@@ -3,9 +3,7 @@
 namespace dlbench::runner {
 
 result::RunConfig scaling_config(result::RunConfig base, int gpus) {
-  base.device = Device::cuda(0);
-  base.gpus = gpus;
-  base.launch = gpus > 1 ? LaunchMode::kThreads : LaunchMode::kSingle;
+  base.launch = {gpus > 1 ? LaunchMode::kThreads : LaunchMode::kSingle, Device::cuda(0), gpus};
   return base;
 }
 

@@ -78,13 +78,14 @@ result::RunConfig validated(result::RunConfig c) {
   if (c.profile_steps > 0 && c.framework != "native")
     throw Error(ErrorKind::kUsage, "--profile-layers times dlbench's own engine, not a framework",
                 "drop --framework, or --profile-layers");
-  if (c.launch == LaunchMode::kThreads && c.gpus > 1 && c.device.type == DeviceType::kCpu)
+  if (c.launch.mode == LaunchMode::kThreads && c.launch.gpus > 1 &&
+      c.launch.device.type == DeviceType::kCpu)
     throw Error(ErrorKind::kUsage,
                 "--gpus drives GPUs; data parallelism on CPUs runs one process "
                 "per replica",
                 "mpirun -np 2 dlbench run ... --device cpu --dist mpi");
   // A ConfigError, so the CLI hints at its flag and a suite at its key.
-  if (c.device.type == DeviceType::kCpu && c.precision != Precision::kFp32)
+  if (c.launch.device.type == DeviceType::kCpu && c.precision != Precision::kFp32)
     throw result::ConfigError("precision",
                               std::string(to_string(c.precision)) +
                                   " needs a GPU backend; the CPU backend computes in fp32",

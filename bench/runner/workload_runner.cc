@@ -10,13 +10,13 @@
 
 #include "bench/nvml/nvml.h"
 #include "bench/result/efficiency.h"
+#include "bench/runner/launch_plan.h"
 #include "bench/runner/layer_profiler.h"
 #include "bench/runner/peak_rss.h"
 #include "bench/runner/validated_config.h"
 #include "bench/sysinfo/interconnect.h"
 #include "bench/sysinfo/machine_info.h"
-#include "bench/telemetry/sampler.h"
-#include "bench/telemetry/sources.h"
+#include "bench/telemetry/window.h"
 #include "engine/backend/backend.h"
 #include "engine/core/hash.h"
 #include "engine/data/synthetic.h"
@@ -50,7 +50,7 @@ void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t 
   add("memory/allocated_peak_gib", static_cast<double>(allocated_peak) / gib, "GiB",
       "the most device memory dlbench's own allocations held at once during the measured "
       "steps: the planned memory plus library workspaces and data (no CUDA context)");
-  if (r.config.device.type == DeviceType::kCpu)
+  if (r.config.launch.device.type == DeviceType::kCpu)
     add("memory/process_peak_rss_gib", rss.bytes / gib, "GiB",
         rss.since_reset ? "peak resident memory of the dlbench process during this run (VmHWM)"
                         : "peak resident memory of the dlbench process since it started");
@@ -106,27 +106,6 @@ std::string interruption_note(const std::string& why, const result::RunConfig& c
   return by + " after " + std::to_string(measured) + " of " + count(planned, "measured step");
 }
 
-// Which devices this process drives for a configuration.
-dist::LaunchPlan launch_plan(const result::RunConfig& c) {
-  dist::LaunchPlan plan{c.launch, {}};
-  switch (c.launch) {
-    case LaunchMode::kSingle:
-      plan.devices = {c.device};
-      break;
-    case LaunchMode::kThreads:
-      for (int i = 0; i < c.gpus; ++i) plan.devices.push_back(Device::cuda(i));
-      break;
-    case LaunchMode::kMpi: {
-      // A GPU job gives each rank of a node its own GPU, by local rank.
-      const dist::MpiSession* session = dist::MpiSession::current();
-      DLBENCH_CHECK(session != nullptr, "--dist mpi runs inside an MpiSession");
-      plan.devices = {c.device.type == DeviceType::kCpu ? c.device : session->local_gpu()};
-      break;
-    }
-  }
-  return plan;
-}
-
 // One replica's part of a run; the root replica's result is the run's.
 result::RunResult run_replica(const result::RunConfig& config, dist::Replica& replica,
                               const RunHooks& hooks) {
@@ -159,7 +138,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   result::RunResult r;
   r.config = config;
   r.config.input_size = mc.size;
-  if (config.launch == LaunchMode::kMpi) r.config.device = be.device();
+  if (config.launch.mode == LaunchMode::kMpi) r.config.launch.device = be.device();
   r.model_description = model.description;
   r.sample_unit = models::to_string(model.unit);
   r.backend = be.name();
@@ -206,14 +185,9 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   if (!stop_requested()) {
     // The sampler (root only) follows dlbench's own process and every GPU during the measured
     // steps only.
-    std::unique_ptr<telemetry::Sampler> sampler;
-    telemetry::SourceSet sources;
-    if (config.telemetry && replica.root()) {
-      sources = telemetry::make_sources({getpid(), {}, nvml});
-      sampler = std::make_unique<telemetry::Sampler>(std::move(sources.sources),
-                                                     config.telemetry_interval_s);
-      sampler->start();
-    }
+    telemetry::MeasuredWindow window(config.telemetry && replica.root(), getpid(),
+                                     config.telemetry_interval_s, nvml);
+    window.begin();
     if (hooks.on_measure_begin) hooks.on_measure_begin();
     const Clock::time_point start = Clock::now();
     for (int i = 0; planned < 0 || i < planned; ++i) {
@@ -241,14 +215,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
     }
     r.measured_seconds = elapsed_ms(start) / 1000.0;
     if (hooks.on_measure_end) hooks.on_measure_end();
-    if (sampler) {
-      sampler->stop();
-      r.telemetry = sampler->summary();
-      for (const std::string& note : sources.notes) r.telemetry->notes.push_back(note);
-      r.telemetry_metrics = sampler->metrics();
-      r.telemetry_samples = sampler->samples();
-      r.telemetry_gpus = sources.gpus;
-    }
+    r.telemetry = window.take();
     if (train) r.last_loss = net.loss();
   }
 
@@ -277,7 +244,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
     // The job is as fast as its slowest replica: its wall time counts.
     result::DataParallel dp;
     dp.replicas = comm->size();
-    dp.launch = to_string(config.launch);
+    dp.launch = to_string(config.launch.mode);
     dp.communicator = comm->name();
     dp.global_batch = mc.batch * comm->size();
     dp.buckets = static_cast<std::int64_t>(net.gradient_buckets().size());
@@ -301,9 +268,9 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
     if (r.data_parallel && be.device().type == DeviceType::kCuda) {
       // The GPUs of this node: the threads' GPUs, or one per local MPI rank.
       const dist::MpiSession* mpi = dist::MpiSession::current();
-      const int local = config.launch == LaunchMode::kThreads ? config.gpus
-                        : mpi != nullptr                      ? mpi->local_size()
-                                                              : 1;
+      const int local = config.launch.mode == LaunchMode::kThreads ? config.launch.gpus
+                        : mpi != nullptr                           ? mpi->local_size()
+                                                                   : 1;
       std::vector<int> cuda_devices;
       for (int i = 0; i < local; ++i) cuda_devices.push_back(i);
       // An empty mapping would describe every GPU: say nothing rather than something wrong.
@@ -322,7 +289,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
 
 result::RunResult run_workload(const result::RunConfig& requested, const RunHooks& hooks) {
   const result::RunConfig config = validated(requested);
-  const dist::LaunchPlan plan = launch_plan(config);
+  const dist::LaunchPlan plan = launch_plan(config.launch);
   result::RunResult result;
   dist::run_replicas(plan, [&](dist::Replica& replica) {
     // Only the root replica reports progress and keeps its result.

@@ -22,7 +22,7 @@ std::string significant(double v) {
 RunMfu add_mfu_metric(result::RunResult& r, Store& store) {
   RunMfu out;
   out.precision = result::gemm_precision(r.config.precision);
-  out.device = to_string(r.config.device);
+  out.device = to_string(r.config.launch.device);
   if (r.data_parallel) out.replicas = r.data_parallel->replicas;
   const std::string machine = machine_record(r.environment).fingerprint;
   out.peak = newest_measured_peak(store, machine, out.device, out.precision);

@@ -50,7 +50,7 @@ std::optional<double> value_of(const Reported<double>& r) {
 }
 
 void add_telemetry(RunRecord& record, const result::RunResult& result) {
-  for (const telemetry::MetricSummary& m : result.telemetry->metrics) {
+  for (const telemetry::MetricSummary& m : result.telemetry->summary.metrics) {
     TelemetryMetricRecord r;
     r.name = m.spec.name;
     r.label = m.spec.label;
@@ -67,11 +67,11 @@ void add_telemetry(RunRecord& record, const result::RunResult& result) {
     r.reason = m.reason;
     record.telemetry.push_back(std::move(r));
   }
-  const std::vector<telemetry::Sample>& samples = result.telemetry_samples;
+  const std::vector<telemetry::Sample>& samples = result.telemetry->samples;
   if (samples.empty()) return;
   std::int64_t t0 = samples.front().tick.monotonic_ns;
-  for (std::size_t col = 0; col < result.telemetry_metrics.size(); ++col) {
-    const telemetry::MetricSpec& spec = result.telemetry_metrics[col];
+  for (std::size_t col = 0; col < result.telemetry->metrics.size(); ++col) {
+    const telemetry::MetricSpec& spec = result.telemetry->metrics[col];
     if (spec.kind == telemetry::MetricKind::kBitmask) continue;
     TelemetrySeries series{spec.name, spec.unit, {}, {}};
     for (std::size_t i = 0; i < samples.size(); ++i) {
@@ -113,7 +113,7 @@ void set_config_columns(RunRecord& r, const result::RunConfig& c) {
   r.model = c.model;
   r.mode = to_string(c.mode);
   r.precision = to_string(c.precision);
-  r.device = to_string(c.device);
+  r.device = to_string(c.launch.device);
   r.batch = c.batch.value_or(0);
   r.input_size = c.input_size;
 }
@@ -126,8 +126,8 @@ RunRecord run_record(const result::RunResult& result) {
     // "2x cuda (threads)": the device column names every replica.
     const result::DataParallel& dp = *result.data_parallel;
     r.device = std::to_string(dp.replicas) + "x " +
-               (result.config.device.type == DeviceType::kCpu ? "cpu" : "cuda") + " (" + dp.launch +
-               ")";
+               (result.config.launch.device.type == DeviceType::kCpu ? "cpu" : "cuda") + " (" +
+               dp.launch + ")";
   }
   json doc = result::to_json(result);
   r.config = doc["config"];

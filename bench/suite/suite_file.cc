@@ -159,7 +159,7 @@ void apply(const std::string& file, const std::string& key, const toml::node& v,
   } else if (key == "device" || key == "devices") {
     std::string device = text_of(file, key, v, "cuda:0");
     try {
-      c.device = parse_device(device);
+      c.launch.device = parse_device(device);
     } catch (const Error&) {
       bad_value(file, v, key,
                 "must be cpu, cuda or cuda:N ('dlbench info' lists the GPUs), not '" + device + "'",
@@ -309,7 +309,7 @@ std::string entry_key(const result::RunConfig& c) {
   std::ostringstream key;
   key << "model=" << c.model << " mode=" << to_string(c.mode)
       << " precision=" << to_string(c.precision) << " batch=" << c.batch.value_or(0)
-      << " device=" << to_string(c.device) << " input=" << c.input_size
+      << " device=" << to_string(c.launch.device) << " input=" << c.input_size
       << " warmup=" << c.warmup_steps << " steps=" << c.steps << " seconds=" << c.seconds
       << " seed=" << c.seed;
   // Only where asked for, so that the entries of suites run before repeats existed still match.
@@ -321,7 +321,7 @@ std::string entry_label(const result::RunConfig& c) {
   std::string label = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " batch " +
                       std::to_string(c.batch.value_or(0));
   if (c.input_size) label += " input " + std::to_string(c.input_size);
-  label += " on " + to_string(c.device);
+  label += " on " + to_string(c.launch.device);
   return c.repeat > 1 ? label + ", " + std::to_string(c.repeat) + " repeats" : label;
 }
 

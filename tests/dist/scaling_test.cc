@@ -33,13 +33,13 @@ TEST(ScalingTest, EfficiencyNeedsAUsableBase) {
 
 TEST(ScalingTest, OneGpuRunsAloneAndMoreRunAThreadEach) {
   result::RunConfig base;
-  base.device = Device::cpu();
+  base.launch.device = Device::cpu();
   const result::RunConfig one = scaling_config(base, 1);
-  EXPECT_EQ(one.launch, LaunchMode::kSingle);
-  EXPECT_EQ(one.device, Device::cuda(0));
+  EXPECT_EQ(one.launch.mode, LaunchMode::kSingle);
+  EXPECT_EQ(one.launch.device, Device::cuda(0));
   const result::RunConfig four = scaling_config(base, 4);
-  EXPECT_EQ(four.launch, LaunchMode::kThreads);
-  EXPECT_EQ(four.gpus, 4);
+  EXPECT_EQ(four.launch.mode, LaunchMode::kThreads);
+  EXPECT_EQ(four.launch.gpus, 4);
 }
 
 }  // namespace

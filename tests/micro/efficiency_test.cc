@@ -73,8 +73,8 @@ TEST(EnergyTest, MetricsAreAddedOnlyWhereTheCountersWereSampled) {
   result::add_energy_metrics(r);
   EXPECT_EQ(find(r, "energy/samples_per_joule"), nullptr);  // no telemetry
   r.telemetry.emplace();
-  r.telemetry->duration_s = 4;
-  r.telemetry->metrics.push_back(energy_counter("gpu0.energy", 1000, 250));
+  r.telemetry->summary.duration_s = 4;
+  r.telemetry->summary.metrics.push_back(energy_counter("gpu0.energy", 1000, 250));
   result::add_energy_metrics(r);
   ASSERT_NE(find(r, "energy/samples_per_joule"), nullptr);
   EXPECT_DOUBLE_EQ(find(r, "energy/samples_per_joule")->value, 2.0);
@@ -102,7 +102,7 @@ TEST(RunMfuTest, TheNewestOkGemmOfTheSameMachineGivesThePeakAndAnotherMachinesNe
   };
   result::RunResult run;
   run.config.precision = Precision::kFp16;
-  run.config.device = Device{DeviceType::kCuda, 0};
+  run.config.launch.device = Device{DeviceType::kCuda, 0};
   run.environment = here;
   run.measured_steps = 10;
   run.flops_per_sample = 1e9;

@@ -179,7 +179,7 @@ RunResult contended_run(double throughput) {
     return m;
   };
   s.metrics = {cpu("process.cpu", 90), cpu("cgroup.cpu", 200)};
-  r.telemetry = s;
+  r.telemetry = telemetry::Recording{s, {}, {}, {}};
   r.environment = {{"host", {{"hostname", "box"}}}};
   add_timing_metrics(r, "their wall time", "none");
   return r;
@@ -213,7 +213,7 @@ TEST(NoiseTest, ClockEventSummaryOfARunInMemory) {
   events.samples = 10;
   events.mask = Reported<std::uint64_t>::of(0b101);
   events.bit_share = {0.5, 0, 0.25};
-  r.telemetry->metrics.push_back(events);
+  r.telemetry->summary.metrics.push_back(events);
   const std::optional<NoiseWarning> w = find(noise_warnings(r), "gpu-throttled");
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->text, "GPU clocks held down: power cap during 25.0 % of the measured phase");

@@ -3,28 +3,15 @@
 // one); without it these tests are skipped.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
-#include "bench/store/postgres_connection.h"
 #include "bench/store/store.h"
 #include "tests/store/import_test_util.h"
+#include "tests/store/postgres_fixture.h"
 
 namespace dlbench {
 namespace {
 
-class PostgresImportTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const char* url = std::getenv("DLBENCH_TEST_POSTGRES_URL");
-    if (url == nullptr || *url == '\0') GTEST_SKIP() << "DLBENCH_TEST_POSTGRES_URL is not set";
-    url_ = url;
-    auto c = store::open_postgres(url_);
-    for (const char* t : {"telemetry_samples", "telemetry_summary", "results", "runs", "machines",
-                          "suites", "schema_version"})
-      c->query(std::string("DROP TABLE IF EXISTS ") + t + " CASCADE", {});
-  }
-  std::string url_;
-};
+// The server, emptied before each test.
+class PostgresImportTest : public testing::FreshPostgres {};
 
 TEST_F(PostgresImportTest, SqliteToPostgresAndBackRoundTrips) {
   const std::string dir = testing::temp_folder("pg-import");

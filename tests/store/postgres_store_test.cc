@@ -15,6 +15,7 @@
 #include "bench/store/schema.h"
 #include "bench/store/store.h"
 #include "engine/core/error.h"
+#include "tests/store/postgres_fixture.h"
 #include "tests/store/store_test_util.h"
 #include "tests/support/run_command.h"
 
@@ -23,19 +24,8 @@ namespace {
 
 using testing::sample_run;
 
-class PostgresStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const char* url = std::getenv("DLBENCH_TEST_POSTGRES_URL");
-    if (url == nullptr || *url == '\0') GTEST_SKIP() << "DLBENCH_TEST_POSTGRES_URL is not set";
-    url_ = url;
-    auto c = store::open_postgres(url_);
-    for (const char* t : {"telemetry_samples", "telemetry_summary", "results", "runs", "machines",
-                          "suites", "schema_version"})
-      c->query(std::string("DROP TABLE IF EXISTS ") + t + " CASCADE", {});
-  }
-  std::string url_;
-};
+// The server, emptied before each test.
+class PostgresStoreTest : public testing::FreshPostgres {};
 
 TEST_F(PostgresStoreTest, RunRoundTripsLikeSqlite) {
   auto s = store::open_store(url_);

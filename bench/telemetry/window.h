@@ -1,0 +1,65 @@
+// The telemetry of one measured phase, written once for every runner: the native workload
+// runner samples its own process during its measured steps, the peer runner a framework
+// worker's process tree from its first measured step on. Both get the same Recording.
+//
+//   MeasuredWindow window(config.telemetry, getpid(), config.telemetry_interval_s, nvml);
+//   window.begin();            // the first call starts the sampler; later calls do nothing
+//   ... measured steps ...
+//   window.end();
+//   result.telemetry = window.take();   // nullopt when disabled or never begun
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/nvml/nvml.h"
+#include "bench/telemetry/metric.h"
+#include "bench/telemetry/nvml_source.h"
+#include "bench/telemetry/summary.h"
+
+namespace dlbench::telemetry {
+
+class Sampler;
+
+// What the sampler saw of a window: its summary (the sources' notes after the sampler's own),
+// every metric in sample-column order, every sample, and the GPUs it sampled.
+struct Recording {
+  Summary summary;
+  std::vector<MetricSpec> metrics;
+  std::vector<Sample> samples;
+  std::vector<GpuIdentity> gpus;
+};
+
+class MeasuredWindow {
+ public:
+  // Samples the process tree of `root`, the system and every GPU NVML sees, every interval_s;
+  // does nothing at all when !enabled. The interval is checked by begin() (Error kUsage).
+  MeasuredWindow(bool enabled, pid_t root, double interval_s,
+                 std::shared_ptr<const nvml::Nvml> nvml);
+  ~MeasuredWindow();  // stops a running sampler; never throws
+  MeasuredWindow(const MeasuredWindow&) = delete;
+  MeasuredWindow& operator=(const MeasuredWindow&) = delete;
+
+  void begin();  // starts the window once: a later call, or one after end(), does nothing
+  void end();    // ends it (a sample is taken now); does nothing when not running
+  bool began() const { return began_; }
+  // The recording of the window, ended first if still running; nullopt when disabled or never
+  // begun, and on every call after the first.
+  std::optional<Recording> take();
+
+ private:
+  bool enabled_;
+  pid_t root_;
+  double interval_s_;
+  std::shared_ptr<const nvml::Nvml> nvml_;
+  bool began_ = false;
+  std::unique_ptr<Sampler> sampler_;
+  std::vector<GpuIdentity> gpus_;
+  std::vector<std::string> notes_;  // the sources' own (a GPU NVML could not read, no cgroup)
+};
+
+}  // namespace dlbench::telemetry
