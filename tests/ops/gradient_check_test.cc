@@ -49,74 +49,6 @@ void check(const std::string& what, const Vec& numeric, const Vec& reference,
   EXPECT_TRUE(all_close(what + " (cpu backend)", backend, numeric, kBackendTolerance));
 }
 
-TEST(GradientCheck, Conv2d) {
-  for (int stride : {1, 2}) {
-    SCOPED_TRACE("stride " + std::to_string(stride));
-    backend::Conv2dParams p;
-    p.n = 2, p.h = 5, p.w = 4, p.c = 3, p.k = 2, p.r = 3, p.s = 3;
-    p.stride_h = p.stride_w = stride, p.pad_h = p.pad_w = 1, p.bias = true;
-    HostTensor x = random_tensor(p.input_shape(), 81), w = random_tensor(p.weight_shape(), 82);
-    HostTensor b = random_tensor({p.k}, 83), dy = random_tensor(p.output_shape(), 84);
-    const Vec xd = x.as_double(), wd = w.as_double(), bd = b.as_double(), r = dy.as_double();
-
-    backend::cpu::CpuBackend be;
-    HostTensor dx(p.input_shape()), dw(p.weight_shape()), db({p.k});
-    be.conv2d_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
-    be.conv2d_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
-                               GradMode::kOverwrite);
-    const ref::WeightGrads rw = ref::conv2d_backward_weights(p, xd, r);
-    check("dx",
-          numeric_grad(
-              xd, [&](const Vec& v) { return ref::conv2d_forward(p, v, wd, bd); }, r),
-          ref::conv2d_backward_data(p, r, wd), dx.data);
-    check("dw",
-          numeric_grad(
-              wd, [&](const Vec& v) { return ref::conv2d_forward(p, xd, v, bd); }, r),
-          rw.dw, dw.data);
-    check("dbias",
-          numeric_grad(
-              bd, [&](const Vec& v) { return ref::conv2d_forward(p, xd, wd, v); }, r),
-          rw.dbias, db.data);
-  }
-}
-
-TEST(GradientCheck, BatchNormTraining) {
-  backend::BatchNormParams p;
-  p.rows = 6, p.channels = 3;
-  const Shape data{p.rows, p.channels}, channel{p.channels};
-  HostTensor x = random_tensor(data, 91), gamma = random_positive(channel, 92, 0.5f, 1.5f);
-  HostTensor beta = random_tensor(channel, 93), dy = random_tensor(data, 94);
-  HostTensor run_mean = random_tensor(channel, 95), run_var = random_positive(channel, 96, 1, 2);
-  const Vec xd = x.as_double(), gd = gamma.as_double(), bd = beta.as_double(), r = dy.as_double();
-  const Vec rm = run_mean.as_double(), rv = run_var.as_double();
-  auto forward = [&](const Vec& xv, const Vec& gv, const Vec& bv) {
-    return ref::batch_norm_forward_training(p, xv, gv, bv, rm, rv).y;
-  };
-
-  backend::cpu::CpuBackend be;
-  HostTensor y(data), mean(channel), inv_std(channel), dx(data), dgamma(channel), dbeta(channel);
-  be.batch_norm_forward_training(p, x.tensor(), gamma.tensor(), beta.tensor(), y.tensor(),
-                                 mean.tensor(), inv_std.tensor(), run_mean.tensor(),
-                                 run_var.tensor());
-  be.batch_norm_backward(p, x.tensor(), dy.tensor(), gamma.tensor(), mean.tensor(),
-                         inv_std.tensor(), dx.tensor(), dgamma.tensor(), dbeta.tensor(),
-                         GradMode::kOverwrite);
-  const ref::BatchNormTraining fwd = ref::batch_norm_forward_training(p, xd, gd, bd, rm, rv);
-  const ref::BatchNormGrads rg = ref::batch_norm_backward(p, xd, r, gd, fwd.mean, fwd.inv_std);
-  check("dx",
-        numeric_grad(
-            xd, [&](const Vec& v) { return forward(v, gd, bd); }, r),
-        rg.dx, dx.data);
-  check("dgamma",
-        numeric_grad(
-            gd, [&](const Vec& v) { return forward(xd, v, bd); }, r),
-        rg.dgamma, dgamma.data);
-  check("dbeta",
-        numeric_grad(
-            bd, [&](const Vec& v) { return forward(xd, gd, v); }, r),
-        rg.dbeta, dbeta.data);
-}
-
 TEST(GradientCheck, Pooling) {
   for (backend::PoolKind kind : {backend::PoolKind::kMax, backend::PoolKind::kAverage}) {
     const bool max = kind == backend::PoolKind::kMax;
@@ -139,33 +71,6 @@ TEST(GradientCheck, Pooling) {
               xd, [&](const Vec& v) { return ref::pool_forward(p, v); }, r),
           ref::pool_backward(p, xd, r), dx.data);
   }
-}
-
-TEST(GradientCheck, Matmul) {
-  backend::MatmulParams p;
-  p.m = 3, p.k = 4, p.n = 5, p.bias = true;
-  HostTensor x = random_tensor({p.m, p.k}, 111), w = random_tensor({p.n, p.k}, 112);
-  HostTensor b = random_tensor({p.n}, 113), dy = random_tensor({p.m, p.n}, 114);
-  const Vec xd = x.as_double(), wd = w.as_double(), bd = b.as_double(), r = dy.as_double();
-
-  backend::cpu::CpuBackend be;
-  HostTensor dx({p.m, p.k}), dw({p.n, p.k}), db({p.n});
-  be.matmul_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
-  be.matmul_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
-                             GradMode::kOverwrite);
-  const ref::WeightGrads rw = ref::matmul_backward_weights(p, xd, r);
-  check("dx",
-        numeric_grad(
-            xd, [&](const Vec& v) { return ref::matmul_forward(p, v, wd, bd); }, r),
-        ref::matmul_backward_data(p, r, wd), dx.data);
-  check("dw",
-        numeric_grad(
-            wd, [&](const Vec& v) { return ref::matmul_forward(p, xd, v, bd); }, r),
-        rw.dw, dw.data);
-  check("dbias",
-        numeric_grad(
-            bd, [&](const Vec& v) { return ref::matmul_forward(p, xd, wd, v); }, r),
-        rw.dbias, db.data);
 }
 
 TEST(GradientCheck, Relu) {

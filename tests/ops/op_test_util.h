@@ -11,7 +11,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/core/tensor.h"
-#include "tests/ops/reference.h"
+#include "tests/ops/harness/reference.h"
 
 namespace dlbench::ops_test {
 

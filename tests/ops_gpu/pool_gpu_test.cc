@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "tests/ops/reference.h"
+#include "tests/ops/harness/reference.h"
 #include "tests/ops_gpu/gpu_test_util.h"
 
 namespace dlbench::gpu_test {

@@ -1,0 +1,85 @@
+// The CUDA backend's own behaviour, apart from op results (those are op harness cases, run on
+// the cuda variants): convolution plans measured once per shape, and batch norm's fixed-order
+// sums (the same bits run after run). Labelled gpu; each test skips itself without a GPU.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tests/ops_gpu/gpu_test_util.h"
+
+namespace dlbench::gpu_test {
+namespace {
+
+// A repeated shape runs on its cached plan: no second measurement.
+TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {
+  backend::Conv2dParams p;
+  p.n = 2, p.h = 10, p.w = 10, p.c = 16, p.k = 16, p.r = 3, p.s = 3;
+  p.pad_h = p.pad_w = 1, p.bias = true;
+  const HostTensor hx = ops_test::random_tensor(p.input_shape(), 1);
+  const HostTensor hw = ops_test::random_tensor(p.weight_shape(), 2);
+  const HostTensor hb = ops_test::random_tensor({p.k}, 3);
+  GpuTensor x = upload(hx, DType::kF32), w = upload(hw, DType::kF32), b = upload(hb, DType::kF32);
+  GpuTensor y = poisoned(p.output_shape(), DType::kF32);
+  gpu().conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+  const std::size_t plans = gpu().conv_plans_cached();
+  for (int i = 0; i < 3; ++i)
+    gpu().conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+  EXPECT_EQ(gpu().conv_plans_cached(), plans);
+}
+
+class BatchNormDeterminism : public GpuOpTestP<Precision> {};
+
+// The sums run in a fixed order (no atomics), so running an op twice gives the same bits.
+TEST_P(BatchNormDeterminism, RunTwiceSameBits) {
+  const Precision& prec = GetParam();
+  backend::BatchNormParams p;
+  p.rows = 256 * 14 * 14, p.channels = 256;
+  const Shape data_shape{p.rows, p.channels}, channel_shape{p.channels};
+  struct {
+    HostTensor x, gamma, beta, running_mean, running_var, dy;
+  } d{ops_test::random_tensor(data_shape, 11),
+      ops_test::random_positive(channel_shape, 12, 0.5f, 1.5f),
+      ops_test::random_tensor(channel_shape, 13),
+      ops_test::random_tensor(channel_shape, 14),
+      ops_test::random_positive(channel_shape, 15, 0.5f, 2.0f),
+      ops_test::random_tensor(data_shape, 16)};
+  round_in_place(prec.dtype, d.x), round_in_place(prec.dtype, d.dy);
+  GpuTensor x = upload(d.x, prec.dtype), dy = upload(d.dy, prec.dtype),
+            gamma = upload(d.gamma, DType::kF32), beta = upload(d.beta, DType::kF32);
+  GpuTensor y = poisoned(data_shape, prec.dtype), dx = poisoned(data_shape, prec.dtype),
+            mean = poisoned(channel_shape, DType::kF32),
+            inv_std = poisoned(channel_shape, DType::kF32),
+            dgamma = poisoned(channel_shape, DType::kF32),
+            dbeta = poisoned(channel_shape, DType::kF32);
+  std::vector<std::vector<float>> first;
+  for (int run = 0; run < 2; ++run) {
+    GpuTensor rmean = upload(d.running_mean, DType::kF32),
+              rvar = upload(d.running_var, DType::kF32);
+    gpu().batch_norm_forward_training(p, x.tensor(), gamma.tensor(), beta.tensor(), y.tensor(),
+                                      mean.tensor(), inv_std.tensor(), rmean.tensor(),
+                                      rvar.tensor());
+    gpu().batch_norm_backward(p, x.tensor(), dy.tensor(), gamma.tensor(), mean.tensor(),
+                              inv_std.tensor(), dx.tensor(), dgamma.tensor(), dbeta.tensor(),
+                              GradMode::kOverwrite);
+    std::vector<std::vector<float>> out = {y.download(),    mean.download(), inv_std.download(),
+                                           rvar.download(), dx.download(),   dgamma.download(),
+                                           dbeta.download()};
+    if (run == 0) {
+      first = std::move(out);
+      continue;
+    }
+    const char* names[] = {"y",  "saved_mean", "saved_inv_std", "running_var",
+                           "dx", "dgamma",     "dbeta"};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const auto [a, b] = std::mismatch(out[i].begin(), out[i].end(), first[i].begin());
+      EXPECT_TRUE(a == out[i].end()) << names[i] << " differs between runs at index "
+                                     << (a - out[i].begin()) << ": " << *a << " vs " << *b;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, BatchNormDeterminism, ::testing::ValuesIn(float_precisions()),
+                         precision_name);
+
+}  // namespace
+}  // namespace dlbench::gpu_test
