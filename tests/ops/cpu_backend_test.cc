@@ -1,5 +1,5 @@
 // The CPU backend's own behaviour, apart from op results (those are harness cases): its
-// oneDNN primitive cache.
+// oneDNN primitive cache and its pooling workspace.
 #include <gtest/gtest.h>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -31,6 +31,18 @@ TEST(ConvCache, RepeatedStepCreatesNoPrimitives) {
   EXPECT_EQ(after_first, 3u);
   step();
   EXPECT_EQ(be.cached_primitives(), after_first);
+}
+
+// oneDNN's max pooling keeps where each maximum was; average pooling needs nothing.
+TEST(PoolWorkspace, MaxNeedsOneAverageNone) {
+  backend::PoolParams max;
+  max.kind = backend::PoolKind::kMax, max.n = 2, max.h = max.w = 12, max.c = 8;
+  max.window_h = max.window_w = 3, max.stride_h = max.stride_w = 2, max.pad_h = max.pad_w = 1;
+  backend::PoolParams average = max;
+  average.kind = backend::PoolKind::kAverage;
+  backend::cpu::CpuBackend be;
+  EXPECT_GT(be.pool_workspace_bytes(max), 0u);
+  EXPECT_EQ(be.pool_workspace_bytes(average), 0u);
 }
 
 }  // namespace

@@ -14,105 +14,6 @@ namespace {
 using backend::Activation;
 using backend::GradMode;
 
-std::string shape_name(const Shape& s) {
-  std::ostringstream o;
-  for (int i = 0; i < s.rank(); ++i) o << (i ? "x" : "") << s[i];
-  return o.str();
-}
-
-const std::vector<Shape> kShapes = {{7}, {2, 5, 5, 3}, {1000}, {4, 33}};
-
-class Elementwise : public ::testing::TestWithParam<Shape> {};
-
-TEST_P(Elementwise, ReluForward) {
-  backend::cpu::CpuBackend be;
-  HostTensor x = random_tensor(GetParam(), 41), y = poisoned(GetParam());
-  be.activation_forward(Activation::kRelu, x.tensor(), y.tensor());
-  EXPECT_TRUE(all_close("y", y.data, ref::relu_forward(x.as_double()), {0, 0}));
-}
-
-TEST_P(Elementwise, IdentityForwardAndBackward) {
-  backend::cpu::CpuBackend be;
-  HostTensor x = random_tensor(GetParam(), 42), y = poisoned(GetParam());
-  be.activation_forward(Activation::kNone, x.tensor(), y.tensor());
-  EXPECT_TRUE(all_close("y", y.data, x.as_double(), {0, 0}));
-  HostTensor dx = random_tensor(GetParam(), 43);
-  const HostTensor before = dx;
-  be.activation_backward(Activation::kNone, y.tensor(), x.tensor(), dx.tensor(),
-                         GradMode::kAccumulate);
-  EXPECT_TRUE(all_close("dx", dx.data, expected_grad(GradMode::kAccumulate, before, x.as_double()),
-                        kElementwise));
-}
-
-TEST_P(Elementwise, ReluBackwardBothModes) {
-  backend::cpu::CpuBackend be;
-  const Vec y = ref::relu_forward(random_tensor(GetParam(), 44).as_double());
-  HostTensor yt(GetParam());
-  yt.data = to_float(y);
-  HostTensor dy = random_tensor(GetParam(), 45);
-  const Vec ref = ref::relu_backward(y, dy.as_double());
-  for (GradMode mode : {GradMode::kOverwrite, GradMode::kAccumulate}) {
-    HostTensor dx = initial_grad(mode, GetParam(), 46);
-    const HostTensor before = dx;
-    be.activation_backward(Activation::kRelu, yt.tensor(), dy.tensor(), dx.tensor(), mode);
-    EXPECT_TRUE(all_close(std::string("dx ") + mode_name(mode), dx.data,
-                          expected_grad(mode, before, ref), kElementwise));
-  }
-}
-
-TEST_P(Elementwise, AddAndAccumulate) {
-  backend::cpu::CpuBackend be;
-  HostTensor a = random_tensor(GetParam(), 47), b = random_tensor(GetParam(), 48);
-  HostTensor y = poisoned(GetParam());
-  be.add(a.tensor(), b.tensor(), y.tensor());
-  Vec sum(a.data.size());
-  for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = a.as_double()[i] + b.as_double()[i];
-  EXPECT_TRUE(all_close("add", y.data, sum, kElementwise));
-  be.accumulate(a.tensor(), b.tensor());
-  EXPECT_TRUE(all_close("accumulate", b.data, sum, kElementwise));
-}
-
-INSTANTIATE_TEST_SUITE_P(Shapes, Elementwise, ::testing::ValuesIn(kShapes),
-                         [](const auto& info) { return shape_name(info.param); });
-
-// --- softmax cross-entropy -------------------------------------------------------------
-struct LossCase {
-  std::int64_t rows, classes;
-  float scale;       // loss-scaling factor carried into dlogits
-  float logit_gain;  // large gains test the max-subtraction (exp would overflow without it)
-};
-
-class SoftmaxCrossEntropy : public ::testing::TestWithParam<LossCase> {};
-
-TEST_P(SoftmaxCrossEntropy, LossAndGradientMatchReference) {
-  const LossCase c = GetParam();
-  backend::cpu::CpuBackend be;
-  HostTensor logits = random_tensor({c.rows, c.classes}, 51);
-  for (float& v : logits.data) v *= c.logit_gain;
-  std::vector<std::int32_t> labels(c.rows);
-  be.fill_uniform_int(Tensor(labels.data(), {c.rows}, DType::kI32, Device::cpu()), 0, c.classes,
-                      52);
-  HostTensor loss = poisoned({1}), dlogits = poisoned({c.rows, c.classes});
-  be.softmax_cross_entropy(logits.tensor(),
-                           Tensor(labels.data(), {c.rows}, DType::kI32, Device::cpu()),
-                           loss.tensor(), dlogits.tensor(), c.scale);
-  const ref::SoftmaxCrossEntropy ref =
-      ref::softmax_cross_entropy(c.rows, c.classes, logits.as_double(), labels, c.scale);
-  EXPECT_TRUE(all_close("loss", loss.data, {ref.loss}, kElementwise));
-  EXPECT_TRUE(all_close("dlogits", dlogits.data, ref.dlogits, {1e-7 * c.scale, 1e-5}));
-}
-
-INSTANTIATE_TEST_SUITE_P(Cases, SoftmaxCrossEntropy,
-                         ::testing::Values(LossCase{4, 10, 1, 1}, LossCase{8, 1000, 1, 3},
-                                           LossCase{3, 5, 128, 1}, LossCase{6, 7, 1, 200}),
-                         [](const auto& info) {
-                           const LossCase& c = info.param;
-                           std::ostringstream o;
-                           o << "rows" << c.rows << "_classes" << c.classes << "_scale" << c.scale
-                             << "_gain" << c.logit_gain;
-                           return o.str();
-                         });
-
 TEST(SoftmaxCrossEntropyLabels, OutOfRangeLabelIsAnError) {
   backend::cpu::CpuBackend be;
   HostTensor logits = random_tensor({2, 3}, 53), loss({1}), dlogits({2, 3});
@@ -123,26 +24,7 @@ TEST(SoftmaxCrossEntropyLabels, OutOfRangeLabelIsAnError) {
                Error);
 }
 
-// --- SGD ---------------------------------------------------------------------------------
 // --- sigmoid binary cross-entropy -----------------------------------------------------------
-// Logits of both signs, targets 0 and 1 alternating, with and without a loss scale.
-TEST(SigmoidBinaryCrossEntropy, LossAndGradientMatchReference) {
-  for (const auto& [rows, scale] : {std::pair<std::int64_t, float>{1, 1}, {37, 1}, {500, 256}}) {
-    SCOPED_TRACE("rows " + std::to_string(rows) + " scale " + std::to_string(scale));
-    backend::cpu::CpuBackend be;
-    HostTensor logits = random_tensor({rows, 1}, 55), targets({rows, 1});
-    for (float& v : logits.data) v *= 8;  // |x| up to 8: sigmoid near 0 and 1
-    for (std::int64_t i = 0; i < rows; ++i) targets.data[i] = static_cast<float>(i % 2);
-    HostTensor loss = poisoned({1}), dlogits = poisoned({rows, 1});
-    be.sigmoid_binary_cross_entropy(logits.tensor(), targets.tensor(), loss.tensor(),
-                                    dlogits.tensor(), scale);
-    const ref::BinaryCrossEntropy ref =
-        ref::sigmoid_binary_cross_entropy(logits.as_double(), targets.as_double(), scale);
-    EXPECT_TRUE(all_close("loss", loss.data, {ref.loss}, kElementwise));
-    EXPECT_TRUE(all_close("dlogits", dlogits.data, ref.dlogits, {1e-7 * scale, 1e-5}));
-  }
-}
-
 // The stable form: logits far beyond exp()'s f32 range give finite losses and exact gradients.
 TEST(SigmoidBinaryCrossEntropy, ExtremeLogitsStayFinite) {
   backend::cpu::CpuBackend be;

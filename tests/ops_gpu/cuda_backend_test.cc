@@ -1,6 +1,7 @@
 // The CUDA backend's own behaviour, apart from op results (those are op harness cases, run on
-// the cuda variants): convolution plans measured once per shape, and batch norm's fixed-order
-// sums (the same bits run after run). Labelled gpu; each test skips itself without a GPU.
+// the cuda variants): convolution plans measured once per shape, the routes' choices, pooling
+// workspaces, and batch norm's fixed-order sums (the same bits run after run). Labelled gpu;
+// each test skips itself without a GPU.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -25,6 +26,51 @@ TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {
   for (int i = 0; i < 3; ++i)
     gpu().conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
   EXPECT_EQ(gpu().conv_plans_cached(), plans);
+}
+
+// A 1x1 convolution can run as a product: the measured route times both ways, the gemm
+// route takes the product every time (each harness case checks only what it ran).
+TEST_F(GpuOpTest, ConvProductRoutesRecordTheirChoices) {
+  backend::Conv2dParams p;
+  p.n = 2, p.h = 7, p.w = 7, p.c = 16, p.k = 24, p.r = 1, p.s = 1;
+  const HostTensor hx = ops_test::random_tensor(p.input_shape(), 1);
+  const HostTensor hw = ops_test::random_tensor(p.weight_shape(), 2);
+  for (backend::cuda::ConvRoute route :
+       {backend::cuda::ConvRoute::kMeasured, backend::cuda::ConvRoute::kGemm}) {
+    backend::cuda::CudaBackend be(0);
+    be.set_conv_route(route);
+    GpuTensor x(be, p.input_shape(), DType::kF32), w(be, p.weight_shape(), DType::kF32);
+    GpuTensor y(be, p.output_shape(), DType::kF32);
+    x.upload(hx.data), w.upload(hw.data);
+    be.conv2d_forward(p, x.tensor(), w.tensor(), Tensor(), y.tensor());
+    ASSERT_FALSE(be.conv_choices().empty());
+    for (const auto& c : be.conv_choices()) {
+      if (route == backend::cuda::ConvRoute::kGemm) {
+        EXPECT_TRUE(c.gemm);
+      } else {
+        EXPECT_GT(c.cudnn_ms, 0.0f);
+        EXPECT_GT(c.gemm_ms, 0.0f);
+      }
+    }
+  }
+}
+
+backend::PoolParams max_pool(std::int64_t h, std::int64_t w, std::int64_t c, int window,
+                             int stride) {
+  backend::PoolParams p;
+  p.kind = backend::PoolKind::kMax, p.n = 2, p.h = h, p.w = w, p.c = c;
+  p.window_h = p.window_w = window, p.stride_h = p.stride_w = stride;
+  return p;
+}
+
+// Max pooling saves a uint8 argmax per output element, int32 past a 16x16 window.
+TEST_F(GpuOpTest, PoolWorkspaceIsOneByteArgmaxPerOutput) {
+  const backend::PoolParams vgg = max_pool(8, 8, 64, 2, 2);
+  EXPECT_EQ(gpu().pool_workspace_bytes(vgg), static_cast<std::size_t>(vgg.output_shape().numel()));
+  const backend::PoolParams big = max_pool(20, 19, 3, 17, 1);
+  EXPECT_EQ(gpu().pool_workspace_bytes(big),
+            static_cast<std::size_t>(big.output_shape().numel()) * 4);
+  EXPECT_EQ(gpu().pool_workspace_bytes(backend::PoolParams::global_average(2, 7, 7, 16)), 0u);
 }
 
 class BatchNormDeterminism : public GpuOpTestP<Precision> {};

@@ -164,35 +164,6 @@ TEST_P(EmbeddingGpu, CopyColumnsIsExactInBothModes) {
   }
 }
 
-TEST_P(EmbeddingGpu, SigmoidBinaryCrossEntropy) {
-  const Precision& prec = GetParam();
-  for (const auto& [rows, scale] :
-       {std::pair<std::int64_t, float>{1, 1}, {1000, 1}, {65536, 512}}) {
-    SCOPED_TRACE("rows " + std::to_string(rows));
-    HostTensor x_cpu = ops_test::random_tensor({rows, 1}, 408), t_cpu({rows, 1});
-    for (float& v : x_cpu.data) v *= 6.0f;
-    round_in_place(prec.dtype, x_cpu);
-    // {0, 1} targets as a model's data would make them: fill_uniform_int into f32, the same
-    // values on both backends.
-    cpu().fill_uniform_int(t_cpu.tensor(), 0, 2, 409);
-    float loss_cpu = 0;
-    HostTensor dx_cpu({rows, 1});
-    cpu().sigmoid_binary_cross_entropy(x_cpu.tensor(), t_cpu.tensor(),
-                                       Tensor(&loss_cpu, {1}, DType::kF32, Device::cpu()),
-                                       dx_cpu.tensor(), scale);
-    GpuTensor x = upload(x_cpu, prec.dtype), t = poisoned({rows, 1}, DType::kF32),
-              loss = poisoned({1}, DType::kF32), dx = poisoned({rows, 1}, prec.dtype);
-    gpu().fill_uniform_int(t.tensor(), 0, 2, 409);
-    ASSERT_TRUE(gpu_close("targets", t.download(), t_cpu.data, {0, 0}));
-    gpu().sigmoid_binary_cross_entropy(x.tensor(), t.tensor(), loss.tensor(), dx.tensor(), scale);
-    EXPECT_TRUE(gpu_close("loss", loss.download(), {loss_cpu}, {1e-6, 1e-5}));
-    const double g = scale / static_cast<double>(rows);
-    const Tolerance tol =
-        prec.dtype == DType::kF32 ? Tolerance{1e-6 * g, 1e-5} : sum_tolerance(prec, 1, g);
-    EXPECT_TRUE(gpu_close("dlogits", dx.download(), dx_cpu.data, tol));
-  }
-}
-
 INSTANTIATE_TEST_SUITE_P(Precisions, EmbeddingGpu, ::testing::ValuesIn(float_precisions()),
                          precision_name);
 

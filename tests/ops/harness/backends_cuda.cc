@@ -25,7 +25,7 @@ bool gpu_available() {
   return count > 0;
 }
 
-// Every shape and direction went where the route says.
+// The case went where the route says.
 void check_routes(backend::Backend& be, ConvRoute route) {
   auto& gpu = static_cast<CudaBackend&>(be);
   std::size_t gemm_count = 0;
@@ -36,10 +36,10 @@ void check_routes(backend::Backend& be, ConvRoute route) {
     }
     gemm_count += c.gemm ? 1 : 0;
   }
+  // Some shapes and dtypes cannot run as a product (no choice is recorded then);
+  // cuda_backend_test.cc checks that the product routes do record choices.
   if (route == ConvRoute::kCudnn) {
     EXPECT_TRUE(gpu.conv_choices().empty());
-  } else {
-    EXPECT_FALSE(gpu.conv_choices().empty());
   }
   if (route == ConvRoute::kGemm) {
     EXPECT_EQ(gemm_count, gpu.conv_choices().size());

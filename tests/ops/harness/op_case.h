@@ -48,6 +48,9 @@ class OpCase {
   virtual std::vector<Check> reference(const std::vector<HostTensor>& t) const = 0;
   // How close another backend must come to the CPU backend at a precision, per written tensor.
   virtual Tolerance against_cpu(const Precision&, std::size_t tensor) const = 0;
+  // When true, other backends are held to the float64 reference instead of the CPU backend
+  // (with against_cpu's tolerances): where the CPU may legitimately choose differently (ties).
+  virtual bool against_reference() const { return false; }
 };
 
 // A gradient check: for L(v) = sum_i f(v)_i r_i with the reference forward f and a random r
