@@ -11,12 +11,6 @@ namespace {
 
 using backend::OpKind;
 
-std::string number(double v) {
-  std::ostringstream o;
-  o << v;
-  return o.str();
-}
-
 // Labels that cover the classes in a fixed pattern.
 std::vector<std::int32_t> labels_of(std::int64_t rows, std::int64_t classes) {
   std::vector<std::int32_t> labels(static_cast<std::size_t>(rows));
@@ -62,8 +56,9 @@ class SoftmaxCrossEntropy final : public LossCase {
       : LossCase(rows, scale, gain), classes_(classes) {}
   std::string op() const override { return "softmax_cross_entropy"; }
   std::string params() const override {
-    return "rows" + std::to_string(rows_) + "_classes" + std::to_string(classes_) + "_scale" +
-           number(scale_) + "_gain" + number(gain_);
+    std::ostringstream o;
+    o << "rows" << rows_ << "_classes" << classes_ << "_scale" << scale_ << "_gain" << gain_;
+    return o.str();
   }
   OpKind kind() const override { return OpKind::kSoftmaxCrossEntropy; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
@@ -97,7 +92,9 @@ class SigmoidBinaryCrossEntropy final : public LossCase {
   using LossCase::LossCase;
   std::string op() const override { return "sigmoid_binary_cross_entropy"; }
   std::string params() const override {
-    return "rows" + std::to_string(rows_) + "_scale" + number(scale_) + "_gain" + number(gain_);
+    std::ostringstream o;
+    o << "rows" << rows_ << "_scale" << scale_ << "_gain" << gain_;
+    return o.str();
   }
   OpKind kind() const override { return OpKind::kSigmoidBinaryCrossEntropy; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {

@@ -51,6 +51,9 @@ class OpCase {
   // When true, other backends are held to the float64 reference instead of the CPU backend
   // (with against_cpu's tolerances): where the CPU may legitimately choose differently (ties).
   virtual bool against_reference() const { return false; }
+  // When true, the CPU's f32 result is rounded to the precision before the comparison: what
+  // another backend must produce when it rounds once (with an exact tolerance).
+  virtual bool round_cpu_result() const { return false; }
 };
 
 // A gradient check: for L(v) = sum_i f(v)_i r_i with the reference forward f and a random r

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/ops_gpu/gpu_test_util.h"
+#include "tests/gpu/cuda_test_util.h"
 
 namespace dlbench::gpu_test {
 namespace {
