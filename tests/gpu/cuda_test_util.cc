@@ -93,15 +93,6 @@ void GpuTensor::poison() {
 
 // --- fixture ---------------------------------------------------------------------------------
 
-bool gpu_available() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return count > 0;
-}
-
 void GpuOpTest::SetUp() {
   if (!gpu_available()) GTEST_SKIP() << "no GPU (cudaGetDeviceCount failed or found none)";
   gpu_ = std::make_unique<backend::cuda::CudaBackend>(0);

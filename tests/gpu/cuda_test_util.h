@@ -15,6 +15,7 @@
 #include "engine/backend/backend.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cuda/cuda_backend.h"
+#include "tests/gpu/gpu_available.h"
 #include "tests/ops/host_tensor.h"
 
 namespace dlbench::gpu_test {
@@ -70,7 +71,6 @@ class GpuOpTest : public ::testing::Test {
 template <class Param>
 class GpuOpTestP : public GpuOpTest, public ::testing::WithParamInterface<Param> {};
 
-bool gpu_available();
 
 // Compare a GPU output with the CPU's; prints the first mismatching indices.
 inline ::testing::AssertionResult gpu_close(const std::string& what, const std::vector<float>& gpu,

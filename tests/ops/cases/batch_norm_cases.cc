@@ -215,6 +215,11 @@ class BnBackward final : public BnCase {
 
 CaseList cases() {
   CaseList out;
+  // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
+  const BatchNormParams stage1 = bn(kPerfBatch * 56 * 56, 256);
+  out.push_back(std::make_unique<PerfCase>(std::make_unique<BnTraining>(stage1)));
+  out.push_back(
+      std::make_unique<PerfCase>(std::make_unique<BnBackward>(stage1, GradMode::kOverwrite)));
   for (const BatchNormParams& p : kShapes) {
     out.push_back(std::make_unique<BnTraining>(p));
     out.push_back(std::make_unique<BnInference>(p));

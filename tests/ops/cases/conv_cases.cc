@@ -58,6 +58,7 @@ class ConvCase : public OpCase {
   OpKind kind() const override { return kind_; }
   bool has_math_mode() const override { return true; }
   backend::OpParams op_params(const Precision& prec) const override { return with_math(prec); }
+  double flops() const override { return 2.0 * static_cast<double>(p_.macs()); }
 
  protected:
   Conv2dParams with_math(const Precision& prec) const {
@@ -141,8 +142,30 @@ class ConvBackwardWeights final : public ConvCase {
   std::int64_t pixels() const { return p_.n * p_.out_h() * p_.out_w(); }
 };
 
+// ResNet-50's convolutions (side, c, k, window, stride; padding window / 2) at kPerfBatch.
+struct ResNetConv {
+  std::int64_t side, c, k, window;
+  int stride;
+};
+const ResNetConv kResNetConvs[] = {
+    {224, 3, 64, 7, 2},    {56, 64, 64, 1, 1},    {56, 64, 256, 1, 1},    {56, 256, 64, 1, 1},
+    {56, 64, 64, 3, 1},    {56, 256, 128, 1, 1},  {56, 256, 512, 1, 2},   {56, 128, 128, 3, 2},
+    {28, 128, 512, 1, 1},  {28, 512, 128, 1, 1},  {28, 128, 128, 3, 1},   {28, 512, 256, 1, 1},
+    {28, 512, 1024, 1, 2}, {28, 256, 256, 3, 2},  {14, 256, 1024, 1, 1},  {14, 1024, 256, 1, 1},
+    {14, 256, 256, 3, 1},  {14, 1024, 512, 1, 1}, {14, 1024, 2048, 1, 2}, {14, 512, 512, 3, 2},
+    {7, 512, 2048, 1, 1},  {7, 2048, 512, 1, 1},  {7, 512, 512, 3, 1}};
+
 CaseList cases() {
   CaseList out;
+  for (const ResNetConv& r : kResNetConvs) {
+    const Conv2dParams p = conv(kPerfBatch, r.side, r.side, r.c, r.k, r.window, r.window, r.stride,
+                                static_cast<int>(r.window / 2), false);
+    out.push_back(std::make_unique<PerfCase>(std::make_unique<ConvForward>(p)));
+    out.push_back(
+        std::make_unique<PerfCase>(std::make_unique<ConvBackwardData>(p, GradMode::kOverwrite)));
+    out.push_back(
+        std::make_unique<PerfCase>(std::make_unique<ConvBackwardWeights>(p, GradMode::kOverwrite)));
+  }
   for (const Conv2dParams& p : kShapes) out.push_back(std::make_unique<ConvForward>(p));
   for (const Conv2dParams& p : kShapes)
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate}) {

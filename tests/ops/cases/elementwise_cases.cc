@@ -131,6 +131,11 @@ class Sum final : public OpCase {
 
 CaseList cases() {
   CaseList out;
+  // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
+  const Shape stage1{kPerfBatch, 56, 56, 256};
+  out.push_back(
+      std::make_unique<PerfCase>(std::make_unique<ActivationForward>(Activation::kRelu, stage1)));
+  out.push_back(std::make_unique<PerfCase>(std::make_unique<Sum>(false, stage1)));
   for (const Shape& s : kShapes) {
     for (Activation a : {Activation::kRelu, Activation::kNone}) {
       out.push_back(std::make_unique<ActivationForward>(a, s));

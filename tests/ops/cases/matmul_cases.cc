@@ -48,6 +48,7 @@ class MatmulCase : public OpCase {
   OpKind kind() const override { return kind_; }
   bool has_math_mode() const override { return true; }
   backend::OpParams op_params(const Precision& prec) const override { return with_math(prec); }
+  double flops() const override { return 2.0 * static_cast<double>(p_.m * p_.n * p_.k); }
 
  protected:
   MatmulParams with_math(const Precision& prec) const {
@@ -129,6 +130,10 @@ class MatmulBackwardWeights final : public MatmulCase {
 
 CaseList cases() {
   CaseList out;
+  // A large square product: the tensor cores' ceiling; and ResNet-50's classifier head.
+  for (const MatmulParams& p : {mm(8192, 8192, 8192, false, Activation::kNone),
+                                mm(kPerfBatch, 2048, 1000, true, Activation::kNone)})
+    out.push_back(std::make_unique<PerfCase>(std::make_unique<MatmulForward>(p)));
   for (const MatmulParams& p : kShapes) out.push_back(std::make_unique<MatmulForward>(p));
   // Backward runs after the activation's own backward, so its parameters carry no activation
   // (two shapes that differ only in the epilogue are one backward case).

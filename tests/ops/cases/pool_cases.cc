@@ -191,6 +191,13 @@ class PoolBackward final : public OpCase {
 
 CaseList cases() {
   CaseList out;
+  // VGG16's pool1 and ResNet-50's stem pooling at kPerfBatch (backward runs the forward too).
+  for (const PoolParams& p : {pool(PoolKind::kMax, kPerfBatch, 224, 224, 64, 2, 2, 0),
+                              pool(PoolKind::kMax, kPerfBatch, 112, 112, 64, 3, 2, 1)}) {
+    out.push_back(std::make_unique<PerfCase>(std::make_unique<PoolForward>(PoolShape{p})));
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      out.push_back(std::make_unique<PerfCase>(std::make_unique<PoolBackward>(PoolShape{p}, m)));
+  }
   for (const PoolShape& s : kShapes) {
     out.push_back(std::make_unique<PoolForward>(s));
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})

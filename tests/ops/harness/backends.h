@@ -27,6 +27,8 @@ struct Variant {
   std::function<std::unique_ptr<backend::Backend>(std::string* why_not)> make;
   // Checks after a convolution case ran (which route it took); may be empty.
   std::function<void(backend::Backend&)> conv_after;
+  // Perf mode's --show-conv-routes: prints each convolution's measured routes; may be empty.
+  std::function<void(backend::Backend&)> print_conv_routes;
 };
 
 std::vector<Variant> variants();

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "engine/backend/cuda/cuda_backend.h"
+#include "tests/gpu/gpu_available.h"
 #include "tests/ops/harness/backends.h"
 
 namespace dlbench::op_harness {
@@ -15,15 +18,6 @@ using backend::cuda::CudaBackend;
 
 // Columns of a few KiB, so most products here run in several chunks.
 constexpr std::size_t kTestColumnBytes = 24 << 10;
-
-bool gpu_available() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return count > 0;
-}
 
 // The case went where the route says.
 void check_routes(backend::Backend& be, ConvRoute route) {
@@ -46,6 +40,23 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   }
 }
 
+// Each convolution that could run as a product: cuDNN's best time, the product's, the choice.
+void print_routes(backend::Backend& be) {
+  const char* directions[] = {"fwd", "bwd-data", "bwd-weights"};
+  for (const auto& c : static_cast<CudaBackend&>(be).conv_choices()) {
+    const auto& p = c.params;
+    const double gflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
+    std::printf(
+        "conv%lldx%lld %lldx%lldx%lld->%lld s%d n%lld %-11s %-4s cudnn %8.3f ms (%5.1f "
+        "TFLOP/s)  gemm %8.3f ms (%5.1f)  -> %s\n",
+        static_cast<long long>(p.r), static_cast<long long>(p.s), static_cast<long long>(p.h),
+        static_cast<long long>(p.w), static_cast<long long>(p.c), static_cast<long long>(p.k),
+        p.stride_h, static_cast<long long>(p.n), directions[static_cast<int>(c.direction)],
+        to_string(c.dtype), c.cudnn_ms, gflop / c.cudnn_ms, c.gemm_ms, gflop / c.gemm_ms,
+        c.gemm ? "gemm" : "cudnn");
+  }
+}
+
 Variant cuda_variant(std::string name, ConvRoute route, bool conv_only) {
   Variant v;
   v.name = std::move(name);
@@ -63,6 +74,7 @@ Variant cuda_variant(std::string name, ConvRoute route, bool conv_only) {
     return be;
   };
   v.conv_after = [route](backend::Backend& be) { check_routes(be, route); };
+  v.print_conv_routes = print_routes;
   return v;
 }
 

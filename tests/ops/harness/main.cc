@@ -3,9 +3,14 @@
 // ::testing::RegisterTest, so the names come from the cases).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tests/ops/harness/modes.h"
+#include "tests/ops/harness/perf.h"
 
 namespace dlbench::op_harness {
 
@@ -36,6 +41,7 @@ void register_all() {
   for (OpCaseMaker make : registry().op_makers) {
     for (std::unique_ptr<OpCase>& made : make()) {
       const std::shared_ptr<OpCase> c = std::move(made);
+      if (c->perf_only()) continue;
       for (const Variant& v : all) {
         if (v.conv_only && !is_conv(c->kind())) continue;
         for (const Precision& p : v.precisions) {
@@ -61,7 +67,39 @@ void register_all() {
 }  // namespace
 }  // namespace dlbench::op_harness
 
+// dlbench_ops --perf [--backend cpu|cuda|cuda/cudnn|cuda/gemm] [--precision f32|tf32|f16|bf16]
+//                    [--filter SUBSTRING] [--repeats N] [--show-conv-routes]: perf mode;
+// anything else runs the tests.
 int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "--perf") {
+    dlbench::op_harness::PerfOptions options;
+    std::vector<std::string> rest;
+    for (const std::string& a : args)
+      if (a == "--show-conv-routes")
+        options.show_conv_routes = true;
+      else
+        rest.push_back(a);
+    for (std::size_t i = 1; i + 1 < rest.size(); i += 2) {
+      if (rest[i] == "--backend") {
+        options.backend = rest[i + 1];
+      } else if (rest[i] == "--precision") {
+        options.precision = rest[i + 1];
+      } else if (rest[i] == "--filter") {
+        options.filter = rest[i + 1];
+      } else if (rest[i] == "--repeats") {
+        options.repeats = std::max(1, std::atoi(rest[i + 1].c_str()));
+      } else {
+        std::fprintf(stderr, "dlbench_ops --perf: unknown option %s\n", rest[i].c_str());
+        return 2;
+      }
+    }
+    if (rest.size() % 2 == 0) {
+      std::fprintf(stderr, "dlbench_ops --perf: %s needs a value\n", rest.back().c_str());
+      return 2;
+    }
+    return dlbench::op_harness::run_perf(options);
+  }
   ::testing::InitGoogleTest(&argc, argv);
   dlbench::op_harness::register_all();
   return RUN_ALL_TESTS();

@@ -54,7 +54,39 @@ class OpCase {
   // When true, the CPU's f32 result is rounded to the precision before the comparison: what
   // another backend must produce when it rounds once (with an exact tolerance).
   virtual bool round_cpu_result() const { return false; }
+  // Perf mode: the floating-point operations of one run() (0: not counted), and whether the
+  // case is perf-sized (ResNet-50 shapes: run by --perf only, never as a test).
+  virtual double flops() const { return 0; }
+  virtual bool perf_only() const { return false; }
 };
+
+// A case at a benchmark's size (ResNet-50's shapes at batch 128): run by perf mode only,
+// never as a test (no float64 reference at this size).
+class PerfCase final : public OpCase {
+ public:
+  explicit PerfCase(std::unique_ptr<OpCase> inner) : inner_(std::move(inner)) {}
+  std::string op() const override { return inner_->op(); }
+  std::string params() const override { return inner_->params(); }
+  backend::OpKind kind() const override { return inner_->kind(); }
+  bool has_math_mode() const override { return inner_->has_math_mode(); }
+  backend::OpParams op_params(const Precision& p) const override { return inner_->op_params(p); }
+  std::vector<HostTensor> tensors(const backend::Backend& be) const override {
+    return inner_->tensors(be);
+  }
+  void run(backend::Backend& be, const Precision& p, std::span<const Tensor> t) const override {
+    inner_->run(be, p, t);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>&) const override { return {}; }
+  Tolerance against_cpu(const Precision&, std::size_t) const override { return {0, 0}; }
+  double flops() const override { return inner_->flops(); }
+  bool perf_only() const override { return true; }
+
+ private:
+  std::unique_ptr<OpCase> inner_;
+};
+
+// The batch of perf-sized cases: ResNet-50's training batch.
+constexpr std::int64_t kPerfBatch = 128;
 
 // A gradient check: for L(v) = sum_i f(v)_i r_i with the reference forward f and a random r
 // (r plays dy; absent for a scalar loss), dL/dv_j ~ (L(v + h e_j) - L(v - h e_j)) / 2h. Both
