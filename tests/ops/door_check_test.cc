@@ -7,7 +7,7 @@
 #if DLBENCH_HAVE_CUDA
 #include "engine/backend/cuda/cuda_backend.h"
 #endif
-#include "tests/ops/op_test_util.h"
+#include "tests/ops/host_tensor.h"
 
 namespace dlbench::ops_test {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/ops/reference.h"
+#include "tests/ops/harness/reference.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,131 @@
+// The CUDA backend's own behaviour, apart from op results (those are op harness cases, run on
+// the cuda variants): convolution plans measured once per shape, the routes' choices, pooling
+// workspaces, and batch norm's fixed-order sums (the same bits run after run). Labelled gpu;
+// each test skips itself without a GPU.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tests/gpu/cuda_test_util.h"
+
+namespace dlbench::gpu_test {
+namespace {
+
+// A repeated shape runs on its cached plan: no second measurement.
+TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {
+  backend::Conv2dParams p;
+  p.n = 2, p.h = 10, p.w = 10, p.c = 16, p.k = 16, p.r = 3, p.s = 3;
+  p.pad_h = p.pad_w = 1, p.bias = true;
+  const HostTensor hx = ops_test::random_tensor(p.input_shape(), 1);
+  const HostTensor hw = ops_test::random_tensor(p.weight_shape(), 2);
+  const HostTensor hb = ops_test::random_tensor({p.k}, 3);
+  GpuTensor x = upload(hx, DType::kF32), w = upload(hw, DType::kF32), b = upload(hb, DType::kF32);
+  GpuTensor y = poisoned(p.output_shape(), DType::kF32);
+  gpu().conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+  const std::size_t plans = gpu().conv_plans_cached();
+  for (int i = 0; i < 3; ++i)
+    gpu().conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+  EXPECT_EQ(gpu().conv_plans_cached(), plans);
+}
+
+// A 1x1 convolution can run as a product: the measured route times both ways, the gemm
+// route takes the product every time (each harness case checks only what it ran).
+TEST_F(GpuOpTest, ConvProductRoutesRecordTheirChoices) {
+  backend::Conv2dParams p;
+  p.n = 2, p.h = 7, p.w = 7, p.c = 16, p.k = 24, p.r = 1, p.s = 1;
+  const HostTensor hx = ops_test::random_tensor(p.input_shape(), 1);
+  const HostTensor hw = ops_test::random_tensor(p.weight_shape(), 2);
+  for (backend::cuda::ConvRoute route :
+       {backend::cuda::ConvRoute::kMeasured, backend::cuda::ConvRoute::kGemm}) {
+    backend::cuda::CudaBackend be(0);
+    be.set_conv_route(route);
+    GpuTensor x(be, p.input_shape(), DType::kF32), w(be, p.weight_shape(), DType::kF32);
+    GpuTensor y(be, p.output_shape(), DType::kF32);
+    x.upload(hx.data), w.upload(hw.data);
+    be.conv2d_forward(p, x.tensor(), w.tensor(), Tensor(), y.tensor());
+    ASSERT_FALSE(be.conv_choices().empty());
+    for (const auto& c : be.conv_choices()) {
+      if (route == backend::cuda::ConvRoute::kGemm) {
+        EXPECT_TRUE(c.gemm);
+      } else {
+        EXPECT_GT(c.cudnn_ms, 0.0f);
+        EXPECT_GT(c.gemm_ms, 0.0f);
+      }
+    }
+  }
+}
+
+backend::PoolParams max_pool(std::int64_t h, std::int64_t w, std::int64_t c, int window,
+                             int stride) {
+  backend::PoolParams p;
+  p.kind = backend::PoolKind::kMax, p.n = 2, p.h = h, p.w = w, p.c = c;
+  p.window_h = p.window_w = window, p.stride_h = p.stride_w = stride;
+  return p;
+}
+
+// Max pooling saves a uint8 argmax per output element, int32 past a 16x16 window.
+TEST_F(GpuOpTest, PoolWorkspaceIsOneByteArgmaxPerOutput) {
+  const backend::PoolParams vgg = max_pool(8, 8, 64, 2, 2);
+  EXPECT_EQ(gpu().pool_workspace_bytes(vgg), static_cast<std::size_t>(vgg.output_shape().numel()));
+  const backend::PoolParams big = max_pool(20, 19, 3, 17, 1);
+  EXPECT_EQ(gpu().pool_workspace_bytes(big),
+            static_cast<std::size_t>(big.output_shape().numel()) * 4);
+  EXPECT_EQ(gpu().pool_workspace_bytes(backend::PoolParams::global_average(2, 7, 7, 16)), 0u);
+}
+
+class BatchNormDeterminism : public GpuOpTestP<Precision> {};
+
+// The sums run in a fixed order (no atomics), so running an op twice gives the same bits.
+TEST_P(BatchNormDeterminism, RunTwiceSameBits) {
+  const Precision& prec = GetParam();
+  backend::BatchNormParams p;
+  p.rows = 256 * 14 * 14, p.channels = 256;
+  const Shape data_shape{p.rows, p.channels}, channel_shape{p.channels};
+  struct {
+    HostTensor x, gamma, beta, running_mean, running_var, dy;
+  } d{ops_test::random_tensor(data_shape, 11),
+      ops_test::random_positive(channel_shape, 12, 0.5f, 1.5f),
+      ops_test::random_tensor(channel_shape, 13),
+      ops_test::random_tensor(channel_shape, 14),
+      ops_test::random_positive(channel_shape, 15, 0.5f, 2.0f),
+      ops_test::random_tensor(data_shape, 16)};
+  round_in_place(prec.dtype, d.x), round_in_place(prec.dtype, d.dy);
+  GpuTensor x = upload(d.x, prec.dtype), dy = upload(d.dy, prec.dtype),
+            gamma = upload(d.gamma, DType::kF32), beta = upload(d.beta, DType::kF32);
+  GpuTensor y = poisoned(data_shape, prec.dtype), dx = poisoned(data_shape, prec.dtype),
+            mean = poisoned(channel_shape, DType::kF32),
+            inv_std = poisoned(channel_shape, DType::kF32),
+            dgamma = poisoned(channel_shape, DType::kF32),
+            dbeta = poisoned(channel_shape, DType::kF32);
+  std::vector<std::vector<float>> first;
+  for (int run = 0; run < 2; ++run) {
+    GpuTensor rmean = upload(d.running_mean, DType::kF32),
+              rvar = upload(d.running_var, DType::kF32);
+    gpu().batch_norm_forward_training(p, x.tensor(), gamma.tensor(), beta.tensor(), y.tensor(),
+                                      mean.tensor(), inv_std.tensor(), rmean.tensor(),
+                                      rvar.tensor());
+    gpu().batch_norm_backward(p, x.tensor(), dy.tensor(), gamma.tensor(), mean.tensor(),
+                              inv_std.tensor(), dx.tensor(), dgamma.tensor(), dbeta.tensor(),
+                              GradMode::kOverwrite);
+    std::vector<std::vector<float>> out = {y.download(),    mean.download(), inv_std.download(),
+                                           rvar.download(), dx.download(),   dgamma.download(),
+                                           dbeta.download()};
+    if (run == 0) {
+      first = std::move(out);
+      continue;
+    }
+    const char* names[] = {"y",  "saved_mean", "saved_inv_std", "running_var",
+                           "dx", "dgamma",     "dbeta"};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const auto [a, b] = std::mismatch(out[i].begin(), out[i].end(), first[i].begin());
+      EXPECT_TRUE(a == out[i].end()) << names[i] << " differs between runs at index "
+                                     << (a - out[i].begin()) << ": " << *a << " vs " << *b;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, BatchNormDeterminism, ::testing::ValuesIn(float_precisions()),
+                         precision_name);
+
+}  // namespace
+}  // namespace dlbench::gpu_test

@@ -1,0 +1,275 @@
+// Batch norm training (with the running-statistics update), inference and backward: the CPU
+// backend against the float64 reference, every other backend against the CPU in every float
+// dtype and both gradient modes; and finite differences of the training forward.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "tests/ops/harness/op_case.h"
+#include "tests/ops/harness/reference.h"
+
+namespace dlbench::op_harness {
+namespace {
+
+using backend::BatchNormParams;
+using backend::OpKind;
+
+BatchNormParams bn(std::int64_t rows, std::int64_t channels, float momentum = 0.1f) {
+  BatchNormParams p;
+  p.rows = rows, p.channels = channels, p.momentum = momentum;
+  return p;
+}
+
+std::string name(const BatchNormParams& p) {
+  std::ostringstream o;
+  o << "rows" << p.rows << "_c" << p.channels << "_m" << static_cast<int>(p.momentum * 100);
+  return o.str();
+}
+
+// Rows are N*H*W of an NHWC activation: a ResNet-like [2, 4, 4, 8], odd sizes, a batch with
+// few rows and many channels, and a large momentum so the running update is visible; plus
+// ResNet-sized blocks (many rows: stage 3 at batch 256 with 256 channels, stage 1 at batch 64
+// with 64) and channel counts that leave pack tails (3, 10).
+const std::vector<BatchNormParams> kShapes = {bn(2 * 4 * 4, 8),
+                                              bn(2 * 7 * 5, 13),
+                                              bn(3, 64),
+                                              bn(8 * 2 * 2, 3, 0.5f),
+                                              bn(4 * 6 * 6, 32),
+                                              bn(4 * 14 * 14, 64),
+                                              bn(2 * 9 * 9, 24),
+                                              bn(1000, 3),
+                                              bn(37 * 5, 10),
+                                              bn(4 * 7 * 7, 2048),
+                                              bn(256 * 14 * 14, 256),
+                                              bn(64 * 56 * 56, 64)};
+
+// Against the reference: batch norm normalizes by sums over rows, so its fp32 error grows with
+// them like a sum's; and y = gamma xhat + beta adds terms of magnitude up to ~4 that may
+// cancel, so y near zero carries a few ulps of 4 (64 * 2^-24 ~ 4e-6) of absolute error.
+Tolerance bn_tolerance(const BatchNormParams& p) {
+  return {std::max(sum_tolerance(p.rows).atol, 64 * std::ldexp(1.0, -24)), 1e-5};
+}
+
+// Normalized values have magnitude up to ~4 (a few sigma times gamma <= 1.5, plus beta).
+constexpr double kNormalizedMagnitude = 4.0;
+
+// Against the CPU. f32: every output depends on per-channel sums over the rows (mean,
+// variance, dgamma, dbeta), each a few ulps per row of relative error, so atol grows with the
+// rows as a sum's does (with a floor of a few ulps of the magnitude: y = gamma xhat + beta may
+// cancel). f16/bf16: the inputs are identical on both sides and the statistics are f32, so
+// the error is the rounding of the output to the low precision (per-element outputs) or the
+// f32 sums (per-channel outputs, which are f32).
+Tolerance bn_tolerance(const Precision& prec, const BatchNormParams& p, bool per_element) {
+  const double magnitude = per_element ? kNormalizedMagnitude : 1.0;
+  if (prec.dtype == DType::kF32)
+    return {std::max<double>(2.0 * static_cast<double>(p.rows), 64.0) * std::ldexp(1.0, -24) *
+                magnitude,
+            1e-5};
+  return per_element ? sum_tolerance(prec, 1, magnitude) : sum_tolerance(prec, p.rows);
+}
+
+// x [rows, channels] with channels shifted so that means are not all near zero, but with
+// |mean| comparable to the spread, as in real activations: oneDNN may compute the variance in
+// one pass as E[x^2] - mean^2, whose f32 error grows with mean^2 / var.
+HostTensor bn_input(const BatchNormParams& p) {
+  HostTensor x = input("x", {p.rows, p.channels}, 11);
+  for (std::int64_t i = 0; i < p.rows * p.channels; ++i)
+    x.data[static_cast<std::size_t>(i)] += 0.25f * static_cast<float>(i % p.channels % 4);
+  return x;
+}
+
+HostTensor channel_values(std::string name, const BatchNormParams& p, std::uint64_t seed, float lo,
+                          float hi) {
+  return {std::move(name),
+          {p.channels},
+          Role::kIn,
+          Kind::kF32,
+          positive_values(p.channels, seed, lo, hi)};
+}
+
+class BnCase : public OpCase {
+ public:
+  BnCase(BatchNormParams p, OpKind kind, GradMode mode) : p_(p), kind_(kind), mode_(mode) {}
+  std::string params() const override {
+    return kind_ == OpKind::kBatchNormBackward ? name(p_) + "_" + mode_name(mode_) : name(p_);
+  }
+  OpKind kind() const override { return kind_; }
+  backend::OpParams op_params(const Precision&) const override { return p_; }
+
+ protected:
+  // x, gamma, beta, running_mean, running_var, as the forward ops take them.
+  std::vector<HostTensor> forward_inputs() const {
+    return {bn_input(p_), channel_values("gamma", p_, 12, 0.5f, 1.5f),
+            input("beta", {p_.channels}, 13, Kind::kF32),
+            input("running_mean", {p_.channels}, 14, Kind::kF32),
+            channel_values("running_var", p_, 15, 0.5f, 2.0f)};
+  }
+  BatchNormParams p_;
+  OpKind kind_;
+  GradMode mode_;
+};
+
+class BnTraining final : public BnCase {
+ public:
+  explicit BnTraining(BatchNormParams p)
+      : BnCase(p, OpKind::kBatchNormTraining, GradMode::kOverwrite) {}
+  std::string op() const override { return "batch_norm_forward_training"; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> t = forward_inputs();
+    t[3].role = t[4].role = Role::kInOut;  // the running statistics are updated
+    t.push_back(output("y", {p_.rows, p_.channels}));
+    t.push_back(output("saved_mean", {p_.channels}, Kind::kF32));
+    t.push_back(output("saved_inv_std", {p_.channels}, Kind::kF32));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.batch_norm_forward_training(p_, t[0], t[1], t[2], t[5], t[6], t[7], t[3], t[4]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const ref::BatchNormTraining r =
+        ref::batch_norm_forward_training(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                         t[3].as_double(), t[4].as_double());
+    const Tolerance tol = bn_tolerance(p_);
+    return {{5, r.y, tol},
+            {6, r.mean, tol},
+            {7, r.inv_std, tol},
+            {3, r.running_mean, tol},
+            {4, r.running_var, tol}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    return bn_tolerance(prec, p_, tensor == 5);
+  }
+};
+
+class BnInference final : public BnCase {
+ public:
+  explicit BnInference(BatchNormParams p)
+      : BnCase(p, OpKind::kBatchNormInference, GradMode::kOverwrite) {}
+  std::string op() const override { return "batch_norm_forward_inference"; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> t = forward_inputs();
+    t.push_back(output("y", {p_.rows, p_.channels}));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.batch_norm_forward_inference(p_, t[0], t[1], t[2], t[3], t[4], t[5]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    return {
+        {5,
+         ref::batch_norm_forward_inference(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                           t[3].as_double(), t[4].as_double()),
+         kElementwise}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return bn_tolerance(prec, p_, true);
+  }
+};
+
+class BnBackward final : public BnCase {
+ public:
+  BnBackward(BatchNormParams p, GradMode mode) : BnCase(p, OpKind::kBatchNormBackward, mode) {}
+  std::string op() const override { return "batch_norm_backward"; }
+  // x, dy, gamma, the statistics forward training saved (rounded to f32), dx, dgamma, dbeta.
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> in = forward_inputs();
+    const ref::BatchNormTraining fwd =
+        ref::batch_norm_forward_training(p_, in[0].as_double(), in[1].as_double(),
+                                         in[2].as_double(), in[3].as_double(), in[4].as_double());
+    HostTensor mean{"saved_mean",
+                    {p_.channels},
+                    Role::kIn,
+                    Kind::kF32,
+                    std::vector<float>(fwd.mean.begin(), fwd.mean.end())};
+    HostTensor inv_std{"saved_inv_std",
+                       {p_.channels},
+                       Role::kIn,
+                       Kind::kF32,
+                       std::vector<float>(fwd.inv_std.begin(), fwd.inv_std.end())};
+    return {in[0],
+            input("dy", {p_.rows, p_.channels}, 16),
+            in[1],
+            mean,
+            inv_std,
+            grad_output("dx", {p_.rows, p_.channels}, mode_, 17),
+            output("dgamma", {p_.channels}, Kind::kF32),
+            output("dbeta", {p_.channels}, Kind::kF32)};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.batch_norm_backward(p_, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], mode_);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const ref::BatchNormGrads g =
+        ref::batch_norm_backward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                 t[3].as_double(), t[4].as_double());
+    return {{5, expected_grad(mode_, t[5], g.dx), {sum_tolerance(p_.rows).atol, 1e-4}},
+            {6, g.dgamma, sum_tolerance(p_.rows)},
+            {7, g.dbeta, sum_tolerance(p_.rows)}};
+  }
+  // dgamma and dbeta are sums over the rows of terms up to kNormalizedMagnitude.
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    if (tensor == 5 || prec.dtype == DType::kF32) return bn_tolerance(prec, p_, true);
+    return bn_tolerance(prec, p_, false);
+  }
+};
+
+CaseList cases() {
+  CaseList out;
+  // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
+  const BatchNormParams stage1 = bn(kPerfBatch * 56 * 56, 256);
+  out.push_back(std::make_unique<PerfCase>(std::make_unique<BnTraining>(stage1)));
+  out.push_back(
+      std::make_unique<PerfCase>(std::make_unique<BnBackward>(stage1, GradMode::kOverwrite)));
+  for (const BatchNormParams& p : kShapes) {
+    out.push_back(std::make_unique<BnTraining>(p));
+    out.push_back(std::make_unique<BnInference>(p));
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      out.push_back(std::make_unique<BnBackward>(p, m));
+  }
+  return out;
+}
+DLBENCH_OP_CASES(cases);
+
+// dx, dgamma and dbeta through the training forward (batch statistics).
+std::vector<GradCase> grad_cases() {
+  const BatchNormParams p = bn(6, 3);
+  const Shape data{p.rows, p.channels}, channel{p.channels};
+  GradCase g;
+  g.op = "batch_norm_training";
+  g.params = name(p);
+  g.kind = OpKind::kBatchNormBackward;
+  g.op_params = p;
+  g.tensors = {input("x", data, 91),
+               {"gamma", channel, Role::kIn, Kind::kF32, positive_values(3, 92, 0.5f, 1.5f)},
+               input("beta", channel, 93, Kind::kF32),
+               input("dy", data, 94),
+               input("running_mean", channel, 95, Kind::kF32),
+               {"running_var", channel, Role::kIn, Kind::kF32, positive_values(3, 96, 1, 2)},
+               output("y", data),
+               output("saved_mean", channel, Kind::kF32),
+               output("saved_inv_std", channel, Kind::kF32),
+               output("dx", data),
+               output("dgamma", channel, Kind::kF32),
+               output("dbeta", channel, Kind::kF32)};
+  g.wrt = {{0, 9}, {1, 10}, {2, 11}};
+  g.weight = 3;
+  g.forward = [p](const std::vector<Vec>& t) {
+    return ref::batch_norm_forward_training(p, t[0], t[1], t[2], t[4], t[5]).y;
+  };
+  g.reference_backward = [p](const std::vector<Vec>& t) {
+    const ref::BatchNormTraining f =
+        ref::batch_norm_forward_training(p, t[0], t[1], t[2], t[4], t[5]);
+    ref::BatchNormGrads r = ref::batch_norm_backward(p, t[0], t[3], t[1], f.mean, f.inv_std);
+    return std::vector<Vec>{r.dx, r.dgamma, r.dbeta};
+  };
+  g.backward = [p](backend::Backend& be, std::span<const Tensor> t) {
+    be.batch_norm_forward_training(p, t[0], t[1], t[2], t[6], t[7], t[8], t[4], t[5]);
+    be.batch_norm_backward(p, t[0], t[3], t[1], t[7], t[8], t[9], t[10], t[11],
+                           GradMode::kOverwrite);
+  };
+  return {std::move(g)};
+}
+DLBENCH_GRAD_CASES(grad_cases);
+
+}  // namespace
+}  // namespace dlbench::op_harness

@@ -1,0 +1,213 @@
+// Convolution forward, backward-data and backward-weights: the CPU backend against the float64
+// reference, every other backend (and, on CUDA, each convolution route) against the CPU in
+// every precision and both gradient modes; and finite differences of the forward.
+#include <sstream>
+
+#include "tests/ops/harness/op_case.h"
+#include "tests/ops/harness/reference.h"
+
+namespace dlbench::op_harness {
+namespace {
+
+using backend::Conv2dParams;
+using backend::OpKind;
+
+Conv2dParams conv(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k,
+                  std::int64_t r, std::int64_t s, int stride, int pad, bool bias,
+                  int dilation = 1) {
+  Conv2dParams p;
+  p.n = n, p.h = h, p.w = w, p.c = c, p.k = k, p.r = r, p.s = s;
+  p.stride_h = p.stride_w = stride;
+  p.pad_h = p.pad_w = pad;
+  p.dilation_h = p.dilation_w = dilation;
+  p.bias = bias;
+  return p;
+}
+
+// std::ostringstream rather than string +: GCC 12 warns falsely on chains of it.
+std::string name(const Conv2dParams& p) {
+  std::ostringstream o;
+  o << "n" << p.n << "_" << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_" << p.r << "x"
+    << p.s << "_s" << p.stride_h << "_p" << p.pad_h << "_d" << p.dilation_h
+    << (p.bias ? "_bias" : "_nobias");
+  return o.str();
+}
+
+// The shapes of the model suite, shrunk: ResNet's 1x1 and 3x3 blocks, its 7x7 stride-2 stem on
+// 3 channels, its stride-2 3x3 and 1x1 downsamples, non-square images and filters, dilation;
+// a tensor-core-sized 3x3 block; 1x1 at stride 2 on odd sizes (the last row and column are not
+// read), odd channels (one channel per thread), 16-byte channel packs, and a tall stride-1
+// product (the last four for the CUDA routes).
+const std::vector<Conv2dParams> kShapes = {
+    conv(2, 7, 7, 16, 24, 1, 1, 1, 0, false),   conv(2, 8, 8, 8, 16, 1, 1, 2, 0, true),
+    conv(2, 10, 10, 16, 16, 3, 3, 1, 1, true),  conv(2, 10, 10, 16, 16, 3, 3, 1, 1, false),
+    conv(2, 20, 20, 3, 8, 7, 7, 2, 3, false),   conv(1, 19, 17, 3, 8, 7, 7, 2, 3, true),
+    conv(2, 12, 12, 8, 8, 3, 3, 2, 1, false),   conv(3, 13, 9, 5, 7, 3, 3, 2, 1, true),
+    conv(2, 9, 13, 5, 7, 1, 3, 1, 0, true),     conv(2, 11, 11, 4, 6, 3, 3, 1, 2, false, 2),
+    conv(4, 14, 14, 64, 64, 3, 3, 1, 1, false), conv(3, 9, 11, 5, 7, 1, 1, 2, 0, true),
+    conv(2, 14, 14, 64, 32, 1, 1, 2, 0, false), conv(2, 28, 28, 64, 96, 1, 1, 1, 0, false),
+};
+
+// Inputs of one case, seeded by a fixed number so a failure reproduces.
+class ConvCase : public OpCase {
+ public:
+  ConvCase(Conv2dParams p, OpKind kind, GradMode mode) : p_(p), kind_(kind), mode_(mode) {}
+  std::string params() const override {
+    return kind_ == OpKind::kConv2dForward ? name(p_) : name(p_) + "_" + mode_name(mode_);
+  }
+  OpKind kind() const override { return kind_; }
+  bool has_math_mode() const override { return true; }
+  backend::OpParams op_params(const Precision& prec) const override { return with_math(prec); }
+  double flops() const override { return 2.0 * static_cast<double>(p_.macs()); }
+
+ protected:
+  Conv2dParams with_math(const Precision& prec) const {
+    Conv2dParams p = p_;
+    p.math = prec.math;
+    return p;
+  }
+  Conv2dParams p_;
+  OpKind kind_;
+  GradMode mode_;
+};
+
+class ConvForward final : public ConvCase {
+ public:
+  explicit ConvForward(Conv2dParams p)
+      : ConvCase(p, OpKind::kConv2dForward, GradMode::kOverwrite) {}
+  std::string op() const override { return "conv2d_forward"; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    return {input("x", p_.input_shape(), 1), input("w", p_.weight_shape(), 2),
+            input("bias", {p_.k}, 3), output("y", p_.output_shape())};
+  }
+  void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
+    be.conv2d_forward(with_math(prec), t[0], t[1], p_.bias ? t[2] : Tensor(), t[3]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    return {{3, ref::conv2d_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double()),
+             sum_tolerance(p_.r * p_.s * p_.c)}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return sum_tolerance(prec, p_.r * p_.s * p_.c + 1);
+  }
+};
+
+class ConvBackwardData final : public ConvCase {
+ public:
+  ConvBackwardData(Conv2dParams p, GradMode mode)
+      : ConvCase(p, OpKind::kConv2dBackwardData, mode) {}
+  std::string op() const override { return "conv2d_backward_data"; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    return {input("dy", p_.output_shape(), 4), input("w", p_.weight_shape(), 2),
+            grad_output("dx", p_.input_shape(), mode_, 5)};
+  }
+  void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
+    be.conv2d_backward_data(with_math(prec), t[0], t[1], t[2], mode_);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const Vec dx = ref::conv2d_backward_data(p_, t[0].as_double(), t[1].as_double());
+    return {{2, expected_grad(mode_, t[2], dx), sum_tolerance(p_.r * p_.s * p_.k)}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return sum_tolerance(prec, p_.r * p_.s * p_.k + 1);
+  }
+};
+
+class ConvBackwardWeights final : public ConvCase {
+ public:
+  ConvBackwardWeights(Conv2dParams p, GradMode mode)
+      : ConvCase(p, OpKind::kConv2dBackwardWeights, mode) {}
+  std::string op() const override { return "conv2d_backward_weights"; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> t = {input("x", p_.input_shape(), 1), input("dy", p_.output_shape(), 4),
+                                 grad_output("dw", p_.weight_shape(), mode_, 6)};
+    if (p_.bias) t.push_back(grad_output("dbias", {p_.k}, mode_, 7));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
+    be.conv2d_backward_weights(with_math(prec), t[0], t[1], t[2], p_.bias ? t[3] : Tensor(), mode_);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const ref::WeightGrads g = ref::conv2d_backward_weights(p_, t[0].as_double(), t[1].as_double());
+    const Tolerance tol = sum_tolerance(pixels());
+    std::vector<Check> checks = {{2, expected_grad(mode_, t[2], g.dw), tol}};
+    if (p_.bias) checks.push_back({3, expected_grad(mode_, t[3], g.dbias), tol});
+    return checks;
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return sum_tolerance(prec, pixels() + 1);
+  }
+
+ private:
+  std::int64_t pixels() const { return p_.n * p_.out_h() * p_.out_w(); }
+};
+
+// ResNet-50's convolutions (side, c, k, window, stride; padding window / 2) at kPerfBatch.
+struct ResNetConv {
+  std::int64_t side, c, k, window;
+  int stride;
+};
+const ResNetConv kResNetConvs[] = {
+    {224, 3, 64, 7, 2},    {56, 64, 64, 1, 1},    {56, 64, 256, 1, 1},    {56, 256, 64, 1, 1},
+    {56, 64, 64, 3, 1},    {56, 256, 128, 1, 1},  {56, 256, 512, 1, 2},   {56, 128, 128, 3, 2},
+    {28, 128, 512, 1, 1},  {28, 512, 128, 1, 1},  {28, 128, 128, 3, 1},   {28, 512, 256, 1, 1},
+    {28, 512, 1024, 1, 2}, {28, 256, 256, 3, 2},  {14, 256, 1024, 1, 1},  {14, 1024, 256, 1, 1},
+    {14, 256, 256, 3, 1},  {14, 1024, 512, 1, 1}, {14, 1024, 2048, 1, 2}, {14, 512, 512, 3, 2},
+    {7, 512, 2048, 1, 1},  {7, 2048, 512, 1, 1},  {7, 512, 512, 3, 1}};
+
+CaseList cases() {
+  CaseList out;
+  for (const ResNetConv& r : kResNetConvs) {
+    const Conv2dParams p = conv(kPerfBatch, r.side, r.side, r.c, r.k, r.window, r.window, r.stride,
+                                static_cast<int>(r.window / 2), false);
+    out.push_back(std::make_unique<PerfCase>(std::make_unique<ConvForward>(p)));
+    out.push_back(
+        std::make_unique<PerfCase>(std::make_unique<ConvBackwardData>(p, GradMode::kOverwrite)));
+    out.push_back(
+        std::make_unique<PerfCase>(std::make_unique<ConvBackwardWeights>(p, GradMode::kOverwrite)));
+  }
+  for (const Conv2dParams& p : kShapes) out.push_back(std::make_unique<ConvForward>(p));
+  for (const Conv2dParams& p : kShapes)
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate}) {
+      out.push_back(std::make_unique<ConvBackwardData>(p, m));
+      out.push_back(std::make_unique<ConvBackwardWeights>(p, m));
+    }
+  return out;
+}
+DLBENCH_OP_CASES(cases);
+
+// dx, dw and dbias of a small convolution at strides 1 and 2.
+std::vector<GradCase> grad_cases() {
+  std::vector<GradCase> out;
+  for (int stride : {1, 2}) {
+    Conv2dParams p;
+    p.n = 2, p.h = 5, p.w = 4, p.c = 3, p.k = 2, p.r = 3, p.s = 3;
+    p.stride_h = p.stride_w = stride, p.pad_h = p.pad_w = 1, p.bias = true;
+    GradCase g;
+    g.op = "conv2d";
+    g.params = name(p);
+    g.kind = OpKind::kConv2dBackwardData;
+    g.op_params = p;
+    g.tensors = {input("x", p.input_shape(), 81), input("w", p.weight_shape(), 82),
+                 input("bias", {p.k}, 83),        input("dy", p.output_shape(), 84),
+                 output("dx", p.input_shape()),   output("dw", p.weight_shape()),
+                 output("dbias", {p.k})};
+    g.wrt = {{0, 4}, {1, 5}, {2, 6}};
+    g.weight = 3;
+    g.forward = [p](const std::vector<Vec>& t) { return ref::conv2d_forward(p, t[0], t[1], t[2]); };
+    g.reference_backward = [p](const std::vector<Vec>& t) {
+      ref::WeightGrads w = ref::conv2d_backward_weights(p, t[0], t[3]);
+      return std::vector<Vec>{ref::conv2d_backward_data(p, t[3], t[1]), w.dw, w.dbias};
+    };
+    g.backward = [p](backend::Backend& be, std::span<const Tensor> t) {
+      be.conv2d_backward_data(p, t[3], t[1], t[4], GradMode::kOverwrite);
+      be.conv2d_backward_weights(p, t[0], t[3], t[5], t[6], GradMode::kOverwrite);
+    };
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+DLBENCH_GRAD_CASES(grad_cases);
+
+}  // namespace
+}  // namespace dlbench::op_harness

@@ -1,0 +1,176 @@
+// ReLU and identity forward and backward, add and accumulate: the CPU backend against the
+// float64 reference, every other backend against the CPU in every float dtype and both
+// gradient modes; and finite differences of ReLU.
+#include <sstream>
+
+#include "tests/ops/harness/op_case.h"
+#include "tests/ops/harness/reference.h"
+
+namespace dlbench::op_harness {
+namespace {
+
+using backend::Activation;
+using backend::OpKind;
+
+std::string shape_name(const Shape& s) {
+  std::ostringstream o;
+  for (int i = 0; i < s.rank(); ++i) o << (i ? "x" : "") << s[i];
+  return o.str();
+}
+
+// Small and odd sizes, an NHWC activation, and 7 x 1003 (not a multiple of any vector
+// width: tails run too).
+const std::vector<Shape> kShapes = {{7}, {2, 5, 5, 3}, {1000}, {4, 33}, {7, 1003}};
+
+const char* act_name(Activation a) {
+  return a == Activation::kRelu ? "relu" : "identity";
+}
+
+Vec activate(Activation a, const Vec& x) {
+  return a == Activation::kRelu ? ref::relu_forward(x) : x;
+}
+
+// Elementwise results are one f32 operation rounded once to the dtype: exact in f32 but for
+// an ulp, half an ulp of f16/bf16 otherwise.
+Tolerance elementwise_tolerance(const Precision& prec) {
+  if (prec.dtype == DType::kF32) return kElementwise;
+  return sum_tolerance(prec, 1);
+}
+
+class ActivationForward final : public OpCase {
+ public:
+  ActivationForward(Activation a, Shape s) : a_(a), s_(s) {}
+  std::string op() const override { return std::string(act_name(a_)) + "_forward"; }
+  std::string params() const override { return shape_name(s_); }
+  OpKind kind() const override { return OpKind::kActivationForward; }
+  backend::OpParams op_params(const Precision&) const override { return a_; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    return {input("x", s_, a_ == Activation::kRelu ? 41 : 42), output("y", s_)};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.activation_forward(a_, t[0], t[1]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    return {{1, activate(a_, t[0].as_double()), {0, 0}}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return elementwise_tolerance(prec);
+  }
+
+ private:
+  Activation a_;
+  Shape s_;
+};
+
+// y as the forward made it (ReLU's backward reads only y), dy, and dx under a GradMode.
+class ActivationBackward final : public OpCase {
+ public:
+  ActivationBackward(Activation a, Shape s, GradMode mode) : a_(a), s_(s), mode_(mode) {}
+  std::string op() const override { return std::string(act_name(a_)) + "_backward"; }
+  std::string params() const override { return shape_name(s_) + "_" + mode_name(mode_); }
+  OpKind kind() const override { return OpKind::kActivationBackward; }
+  backend::OpParams op_params(const Precision&) const override { return a_; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    HostTensor y = input("y", s_, 44);
+    const Vec forward = activate(a_, y.as_double());
+    y.data.assign(forward.begin(), forward.end());
+    return {y, input("dy", s_, 45), grad_output("dx", s_, mode_, 46)};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.activation_backward(a_, t[0], t[1], t[2], mode_);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const Vec dy = t[1].as_double();
+    const Vec dx = a_ == Activation::kRelu ? ref::relu_backward(t[0].as_double(), dy) : dy;
+    return {{2, expected_grad(mode_, t[2], dx), kElementwise}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return elementwise_tolerance(prec);
+  }
+
+ private:
+  Activation a_;
+  Shape s_;
+  GradMode mode_;
+};
+
+// add (y = a + b) and accumulate (b += a).
+class Sum final : public OpCase {
+ public:
+  Sum(bool accumulate, Shape s) : accumulate_(accumulate), s_(s) {}
+  std::string op() const override { return accumulate_ ? "accumulate" : "add"; }
+  std::string params() const override { return shape_name(s_); }
+  OpKind kind() const override { return accumulate_ ? OpKind::kAccumulate : OpKind::kAdd; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> t = {input("a", s_, 47), input("b", s_, 48)};
+    if (accumulate_)
+      t[1].role = Role::kInOut;
+    else
+      t.push_back(output("y", s_));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    if (accumulate_)
+      be.accumulate(t[0], t[1]);
+    else
+      be.add(t[0], t[1], t[2]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    Vec sum = t[0].as_double();
+    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += t[1].data[i];
+    return {{accumulate_ ? 1u : 2u, sum, kElementwise}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return elementwise_tolerance(prec);
+  }
+
+ private:
+  bool accumulate_;
+  Shape s_;
+};
+
+CaseList cases() {
+  CaseList out;
+  // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
+  const Shape stage1{kPerfBatch, 56, 56, 256};
+  out.push_back(
+      std::make_unique<PerfCase>(std::make_unique<ActivationForward>(Activation::kRelu, stage1)));
+  out.push_back(std::make_unique<PerfCase>(std::make_unique<Sum>(false, stage1)));
+  for (const Shape& s : kShapes) {
+    for (Activation a : {Activation::kRelu, Activation::kNone}) {
+      out.push_back(std::make_unique<ActivationForward>(a, s));
+      for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+        out.push_back(std::make_unique<ActivationBackward>(a, s, m));
+    }
+    out.push_back(std::make_unique<Sum>(false, s));
+    out.push_back(std::make_unique<Sum>(true, s));
+  }
+  return out;
+}
+DLBENCH_OP_CASES(cases);
+
+// |x| >= 0.1 (random values), so no finite-difference step crosses the kink at 0.
+std::vector<GradCase> grad_cases() {
+  const Shape s{4, 6};
+  GradCase g;
+  g.op = "relu";
+  g.params = shape_name(s);
+  g.kind = OpKind::kActivationBackward;
+  g.op_params = Activation::kRelu;
+  g.tensors = {input("x", s, 121), input("dy", s, 122), output("y", s), output("dx", s)};
+  g.wrt = {{0, 3}};
+  g.weight = 1;
+  g.forward = [](const std::vector<Vec>& t) { return ref::relu_forward(t[0]); };
+  g.reference_backward = [](const std::vector<Vec>& t) {
+    return std::vector<Vec>{ref::relu_backward(ref::relu_forward(t[0]), t[1])};
+  };
+  g.backward = [](backend::Backend& be, std::span<const Tensor> t) {
+    be.activation_forward(Activation::kRelu, t[0], t[2]);
+    be.activation_backward(Activation::kRelu, t[2], t[1], t[3], GradMode::kOverwrite);
+  };
+  return {std::move(g)};
+}
+DLBENCH_GRAD_CASES(grad_cases);
+
+}  // namespace
+}  // namespace dlbench::op_harness

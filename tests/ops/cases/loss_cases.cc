@@ -1,0 +1,187 @@
+// Softmax cross-entropy and sigmoid binary cross-entropy (loss and loss-scaled dlogits): the
+// CPU backend against the float64 reference, every other backend against the CPU in every
+// float dtype; and finite differences of each loss.
+#include <sstream>
+
+#include "tests/ops/harness/op_case.h"
+#include "tests/ops/harness/reference.h"
+
+namespace dlbench::op_harness {
+namespace {
+
+using backend::OpKind;
+
+// Labels that cover the classes in a fixed pattern.
+std::vector<std::int32_t> labels_of(std::int64_t rows, std::int64_t classes) {
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(rows));
+  for (std::int64_t i = 0; i < rows; ++i)
+    labels[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7 + 3) % classes);
+  return labels;
+}
+
+// A loss over logits [rows, width]: the loss is f32 from identical inputs on both sides (GPU
+// exp/log are f32 functions); dlogits carry the loss scale (the loss does not), so their
+// tolerance scales with the largest |dlogit|, scale / rows.
+class LossCase : public OpCase {
+ public:
+  LossCase(std::int64_t rows, float scale, float gain) : rows_(rows), scale_(scale), gain_(gain) {}
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const auto [loss, dlogits] = compute(t);
+    return {{2, {loss}, kElementwise}, {3, dlogits, {1e-7 * scale_, 1e-5}}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    if (tensor == 2) return {1e-6, 1e-5};
+    const double g = scale_ / static_cast<double>(rows_);
+    return prec.dtype == DType::kF32 ? Tolerance{1e-6 * g, 1e-5} : sum_tolerance(prec, 1, g);
+  }
+
+ protected:
+  struct Result {
+    double loss;
+    Vec dlogits;
+  };
+  virtual Result compute(const std::vector<HostTensor>& t) const = 0;
+  HostTensor logits(std::int64_t width, std::uint64_t seed) const {
+    HostTensor z = input("logits", {rows_, width}, seed);
+    for (float& v : z.data) v *= gain_;  // large gains test the max-subtraction / stable form
+    return z;
+  }
+  std::int64_t rows_;
+  float scale_, gain_;
+};
+
+class SoftmaxCrossEntropy final : public LossCase {
+ public:
+  SoftmaxCrossEntropy(std::int64_t rows, std::int64_t classes, float scale, float gain)
+      : LossCase(rows, scale, gain), classes_(classes) {}
+  std::string op() const override { return "softmax_cross_entropy"; }
+  std::string params() const override {
+    std::ostringstream o;
+    o << "rows" << rows_ << "_classes" << classes_ << "_scale" << scale_ << "_gain" << gain_;
+    return o.str();
+  }
+  OpKind kind() const override { return OpKind::kSoftmaxCrossEntropy; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    const std::vector<std::int32_t> labels = labels_of(rows_, classes_);
+    return {logits(classes_, 51),
+            {"labels",
+             {rows_},
+             Role::kIn,
+             Kind::kI32,
+             std::vector<float>(labels.begin(), labels.end())},
+            output("loss", {1}, Kind::kF32),
+            output("dlogits", {rows_, classes_})};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], scale_);
+  }
+
+ private:
+  Result compute(const std::vector<HostTensor>& t) const override {
+    const ref::SoftmaxCrossEntropy r = ref::softmax_cross_entropy(
+        rows_, classes_, t[0].as_double(), labels_of(rows_, classes_), scale_);
+    return {r.loss, r.dlogits};
+  }
+  std::int64_t classes_;
+};
+
+// Logits of both signs (|x| up to the gain: sigmoid near 0 and 1), targets 0 and 1
+// alternating (f32, as a model's data makes them).
+class SigmoidBinaryCrossEntropy final : public LossCase {
+ public:
+  using LossCase::LossCase;
+  std::string op() const override { return "sigmoid_binary_cross_entropy"; }
+  std::string params() const override {
+    std::ostringstream o;
+    o << "rows" << rows_ << "_scale" << scale_ << "_gain" << gain_;
+    return o.str();
+  }
+  OpKind kind() const override { return OpKind::kSigmoidBinaryCrossEntropy; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    HostTensor targets = output("targets", {rows_, 1}, Kind::kF32);
+    targets.role = Role::kIn;
+    for (std::int64_t i = 0; i < rows_; ++i)
+      targets.data[static_cast<std::size_t>(i)] = static_cast<float>(i % 2);
+    return {logits(1, 55), targets, output("loss", {1}, Kind::kF32), output("dlogits", {rows_, 1})};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.sigmoid_binary_cross_entropy(t[0], t[1], t[2], t[3], scale_);
+  }
+
+ private:
+  Result compute(const std::vector<HostTensor>& t) const override {
+    const ref::BinaryCrossEntropy r =
+        ref::sigmoid_binary_cross_entropy(t[0].as_double(), t[1].as_double(), scale_);
+    return {r.loss, r.dlogits};
+  }
+};
+
+CaseList cases() {
+  CaseList out;
+  // Small heads, ImageNet's 1000 classes, a loss-scaled batch, and large gains (exp would
+  // overflow without the max-subtraction).
+  for (const auto& [rows, classes, scale, gain] :
+       std::vector<std::tuple<std::int64_t, std::int64_t, float, float>>{{4, 10, 1, 1},
+                                                                         {8, 1000, 1, 3},
+                                                                         {3, 5, 128, 1},
+                                                                         {6, 7, 1, 200},
+                                                                         {4, 10, 1, 4},
+                                                                         {3, 7, 1, 4},
+                                                                         {32, 1000, 1, 4},
+                                                                         {16, 1000, 1024, 4}})
+    out.push_back(std::make_unique<SoftmaxCrossEntropy>(rows, classes, scale, gain));
+  for (const auto& [rows, scale, gain] : std::vector<std::tuple<std::int64_t, float, float>>{
+           {1, 1, 8}, {37, 1, 8}, {500, 256, 8}, {1, 1, 6}, {1000, 1, 6}, {65536, 512, 6}})
+    out.push_back(std::make_unique<SigmoidBinaryCrossEntropy>(rows, scale, gain));
+  return out;
+}
+DLBENCH_OP_CASES(cases);
+
+std::vector<GradCase> grad_cases() {
+  GradCase softmax;
+  softmax.op = "softmax_cross_entropy";
+  softmax.params = "rows3_classes5";
+  softmax.kind = OpKind::kSoftmaxCrossEntropy;
+  softmax.tensors = {input("logits", {3, 5}, 131),
+                     {"labels", {3}, Role::kIn, Kind::kI32, {4, 0, 2}},
+                     output("loss", {1}, Kind::kF32),
+                     output("dlogits", {3, 5})};
+  softmax.wrt = {{0, 3}};
+  const std::vector<std::int32_t> labels = {4, 0, 2};
+  softmax.forward = [labels](const std::vector<Vec>& t) {
+    return Vec{ref::softmax_cross_entropy(3, 5, t[0], labels, 1.0).loss};
+  };
+  softmax.reference_backward = [labels](const std::vector<Vec>& t) {
+    return std::vector<Vec>{ref::softmax_cross_entropy(3, 5, t[0], labels, 1.0).dlogits};
+  };
+  softmax.backward = [](backend::Backend& be, std::span<const Tensor> t) {
+    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], 1.0f);
+  };
+
+  GradCase bce;
+  bce.op = "sigmoid_binary_cross_entropy";
+  bce.params = "rows5";
+  bce.kind = OpKind::kSigmoidBinaryCrossEntropy;
+  bce.tensors = {input("logits", {5, 1}, 141),
+                 {"targets", {5, 1}, Role::kIn, Kind::kF32, {1, 0, 0, 1, 1}},
+                 output("loss", {1}, Kind::kF32),
+                 output("dlogits", {5, 1})};
+  bce.wrt = {{0, 3}};
+  bce.forward = [](const std::vector<Vec>& t) {
+    return Vec{ref::sigmoid_binary_cross_entropy(t[0], t[1], 1.0).loss};
+  };
+  bce.reference_backward = [](const std::vector<Vec>& t) {
+    return std::vector<Vec>{ref::sigmoid_binary_cross_entropy(t[0], t[1], 1.0).dlogits};
+  };
+  bce.backward = [](backend::Backend& be, std::span<const Tensor> t) {
+    be.sigmoid_binary_cross_entropy(t[0], t[1], t[2], t[3], 1.0f);
+  };
+  std::vector<GradCase> out;
+  out.push_back(std::move(softmax));
+  out.push_back(std::move(bce));
+  return out;
+}
+DLBENCH_GRAD_CASES(grad_cases);
+
+}  // namespace
+}  // namespace dlbench::op_harness

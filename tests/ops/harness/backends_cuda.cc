@@ -1,0 +1,89 @@
+// The CUDA variants of the op harness: the measured convolution route (the default) and the
+// two pinned routes, each checked after a convolution case ran (cuda_backend.h: ConvRoute).
+#include <cuda_runtime_api.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "engine/backend/cuda/cuda_backend.h"
+#include "tests/gpu/gpu_available.h"
+#include "tests/ops/harness/backends.h"
+
+namespace dlbench::op_harness {
+namespace {
+
+using backend::cuda::ConvRoute;
+using backend::cuda::CudaBackend;
+
+// Columns of a few KiB, so most products here run in several chunks.
+constexpr std::size_t kTestColumnBytes = 24 << 10;
+
+// The case went where the route says.
+void check_routes(backend::Backend& be, ConvRoute route) {
+  auto& gpu = static_cast<CudaBackend&>(be);
+  std::size_t gemm_count = 0;
+  for (const auto& c : gpu.conv_choices()) {
+    if (route == ConvRoute::kMeasured) {
+      EXPECT_GT(c.cudnn_ms, 0.0f);
+      EXPECT_GT(c.gemm_ms, 0.0f);
+    }
+    gemm_count += c.gemm ? 1 : 0;
+  }
+  // Some shapes and dtypes cannot run as a product (no choice is recorded then);
+  // cuda_backend_test.cc checks that the product routes do record choices.
+  if (route == ConvRoute::kCudnn) {
+    EXPECT_TRUE(gpu.conv_choices().empty());
+  }
+  if (route == ConvRoute::kGemm) {
+    EXPECT_EQ(gemm_count, gpu.conv_choices().size());
+  }
+}
+
+// Each convolution that could run as a product: cuDNN's best time, the product's, the choice.
+void print_routes(backend::Backend& be) {
+  const char* directions[] = {"fwd", "bwd-data", "bwd-weights"};
+  for (const auto& c : static_cast<CudaBackend&>(be).conv_choices()) {
+    const auto& p = c.params;
+    const double gflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
+    std::printf(
+        "conv%lldx%lld %lldx%lldx%lld->%lld s%d n%lld %-11s %-4s cudnn %8.3f ms (%5.1f "
+        "TFLOP/s)  gemm %8.3f ms (%5.1f)  -> %s\n",
+        static_cast<long long>(p.r), static_cast<long long>(p.s), static_cast<long long>(p.h),
+        static_cast<long long>(p.w), static_cast<long long>(p.c), static_cast<long long>(p.k),
+        p.stride_h, static_cast<long long>(p.n), directions[static_cast<int>(c.direction)],
+        to_string(c.dtype), c.cudnn_ms, gflop / c.cudnn_ms, c.gemm_ms, gflop / c.gemm_ms,
+        c.gemm ? "gemm" : "cudnn");
+  }
+}
+
+Variant cuda_variant(std::string name, ConvRoute route, bool conv_only) {
+  Variant v;
+  v.name = std::move(name);
+  v.conv_only = conv_only;
+  v.precisions = {kF32, kTf32, kF16, kBf16};
+  v.supports = backend::cuda::cuda_supports;
+  v.make = [route](std::string* why_not) -> std::unique_ptr<backend::Backend> {
+    if (!gpu_available()) {
+      *why_not = "no GPU (cudaGetDeviceCount failed or found none)";
+      return nullptr;
+    }
+    auto be = std::make_unique<CudaBackend>(0);
+    be->set_conv_route(route);
+    be->set_column_bytes(kTestColumnBytes);
+    return be;
+  };
+  v.conv_after = [route](backend::Backend& be) { check_routes(be, route); };
+  v.print_conv_routes = print_routes;
+  return v;
+}
+
+}  // namespace
+
+void add_cuda_variants(std::vector<Variant>& out) {
+  out.push_back(cuda_variant("cuda", ConvRoute::kMeasured, false));
+  out.push_back(cuda_variant("cuda/cudnn", ConvRoute::kCudnn, true));
+  out.push_back(cuda_variant("cuda/gemm", ConvRoute::kGemm, true));
+}
+
+}  // namespace dlbench::op_harness
