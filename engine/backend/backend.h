@@ -178,69 +178,9 @@ class Backend {
   void from_host(const void* host, const Tensor& dst);
 
  protected:
-  virtual void conv2d_forward_impl(const Conv2dParams&, const Tensor& x, const Tensor& w,
-                                   const Tensor& bias, const Tensor& y) = 0;
-  virtual void conv2d_backward_data_impl(const Conv2dParams&, const Tensor& dy, const Tensor& w,
-                                         const Tensor& dx, GradMode) = 0;
-  virtual void conv2d_backward_weights_impl(const Conv2dParams&, const Tensor& x, const Tensor& dy,
-                                            const Tensor& dw, const Tensor& dbias, GradMode) = 0;
-  virtual void batch_norm_forward_training_impl(const BatchNormParams&, const Tensor& x,
-                                                const Tensor& gamma, const Tensor& beta,
-                                                const Tensor& y, const Tensor& saved_mean,
-                                                const Tensor& saved_inv_std,
-                                                const Tensor& running_mean,
-                                                const Tensor& running_var) = 0;
-  virtual void batch_norm_forward_inference_impl(const BatchNormParams&, const Tensor& x,
-                                                 const Tensor& gamma, const Tensor& beta,
-                                                 const Tensor& running_mean,
-                                                 const Tensor& running_var, const Tensor& y) = 0;
-  virtual void batch_norm_backward_impl(const BatchNormParams&, const Tensor& x, const Tensor& dy,
-                                        const Tensor& gamma, const Tensor& saved_mean,
-                                        const Tensor& saved_inv_std, const Tensor& dx,
-                                        const Tensor& dgamma, const Tensor& dbeta, GradMode) = 0;
-  virtual void pool_forward_impl(const PoolParams&, const Tensor& x, const Tensor& y,
-                                 const Tensor& workspace) = 0;
-  virtual void pool_backward_impl(const PoolParams&, const Tensor& x, const Tensor& y,
-                                  const Tensor& dy, const Tensor& workspace, const Tensor& dx,
-                                  GradMode) = 0;
-  virtual void matmul_forward_impl(const MatmulParams&, const Tensor& x, const Tensor& w,
-                                   const Tensor& bias, const Tensor& y) = 0;
-  virtual void matmul_backward_data_impl(const MatmulParams&, const Tensor& dy, const Tensor& w,
-                                         const Tensor& dx, GradMode) = 0;
-  virtual void matmul_backward_weights_impl(const MatmulParams&, const Tensor& x, const Tensor& dy,
-                                            const Tensor& dw, const Tensor& dbias, GradMode) = 0;
-  virtual void activation_forward_impl(Activation, const Tensor& x, const Tensor& y) = 0;
-  virtual void activation_backward_impl(Activation, const Tensor& y, const Tensor& dy,
-                                        const Tensor& dx, GradMode) = 0;
-  virtual void add_impl(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
-  virtual void accumulate_impl(const Tensor& src, const Tensor& dst) = 0;
-  virtual void softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
-                                          const Tensor& loss, const Tensor& dlogits,
-                                          float scale) = 0;
-  virtual void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights,
-                                        const Tensor& grads, const Tensor& velocity) = 0;
-  virtual void embedding_forward_impl(const Tensor& table, const Tensor& ids, const Tensor& y) = 0;
-  virtual void embedding_backward_impl(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
-                                       const Tensor& dtable, const Tensor& touched, GradMode) = 0;
-  virtual void copy_columns_impl(const Tensor& src, std::int64_t src_col, const Tensor& dst,
-                                 std::int64_t dst_col, std::int64_t cols, GradMode) = 0;
-  virtual void sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
-                                                 const Tensor& loss, const Tensor& dlogits,
-                                                 float scale) = 0;
-  virtual void adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
-                                const Tensor& grads, const Tensor& m, const Tensor& v) = 0;
-  virtual void sparse_adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
-                                       const Tensor& grads, const Tensor& m, const Tensor& v,
-                                       const Tensor& touched) = 0;
-  virtual void cast_impl(const Tensor& src, const Tensor& dst) = 0;
-  virtual bool all_finite_impl(const Tensor& t) = 0;
-  virtual void fill_impl(const Tensor& t, float value) = 0;
-  virtual void copy_impl(const Tensor& src, const Tensor& dst) = 0;
-  virtual void fill_normal_impl(const Tensor& t, float mean, float stddev, std::uint64_t seed) = 0;
-  virtual void fill_uniform_int_impl(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
-                                     std::uint64_t seed) = 0;
-  virtual void to_host_impl(const Tensor& src, void* host) = 0;
-  virtual void from_host_impl(const void* host, const Tensor& dst) = 0;
+#define DLBENCH_OP(ret, op, ...) virtual ret op##_impl(__VA_ARGS__) = 0;
+#include "engine/backend/backend_ops.def"
+#undef DLBENCH_OP
 };
 
 // The backend for a device. Throws Error(kResource) when the device does not exist and

@@ -75,66 +75,9 @@ class CpuBackend final : public Backend {
   std::size_t cached_primitives() const { return primitives_.size(); }
 
  protected:
-  void conv2d_forward_impl(const Conv2dParams&, const Tensor& x, const Tensor& w,
-                           const Tensor& bias, const Tensor& y) override;
-  void conv2d_backward_data_impl(const Conv2dParams&, const Tensor& dy, const Tensor& w,
-                                 const Tensor& dx, GradMode) override;
-  void conv2d_backward_weights_impl(const Conv2dParams&, const Tensor& x, const Tensor& dy,
-                                    const Tensor& dw, const Tensor& dbias, GradMode) override;
-  void batch_norm_forward_training_impl(const BatchNormParams&, const Tensor& x,
-                                        const Tensor& gamma, const Tensor& beta, const Tensor& y,
-                                        const Tensor& saved_mean, const Tensor& saved_inv_std,
-                                        const Tensor& running_mean,
-                                        const Tensor& running_var) override;
-  void batch_norm_forward_inference_impl(const BatchNormParams&, const Tensor& x,
-                                         const Tensor& gamma, const Tensor& beta,
-                                         const Tensor& running_mean, const Tensor& running_var,
-                                         const Tensor& y) override;
-  void batch_norm_backward_impl(const BatchNormParams&, const Tensor& x, const Tensor& dy,
-                                const Tensor& gamma, const Tensor& saved_mean,
-                                const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,
-                                const Tensor& dbeta, GradMode) override;
-  void pool_forward_impl(const PoolParams&, const Tensor& x, const Tensor& y,
-                         const Tensor& workspace) override;
-  void pool_backward_impl(const PoolParams&, const Tensor& x, const Tensor& y, const Tensor& dy,
-                          const Tensor& workspace, const Tensor& dx, GradMode) override;
-  void matmul_forward_impl(const MatmulParams&, const Tensor& x, const Tensor& w,
-                           const Tensor& bias, const Tensor& y) override;
-  void matmul_backward_data_impl(const MatmulParams&, const Tensor& dy, const Tensor& w,
-                                 const Tensor& dx, GradMode) override;
-  void matmul_backward_weights_impl(const MatmulParams&, const Tensor& x, const Tensor& dy,
-                                    const Tensor& dw, const Tensor& dbias, GradMode) override;
-  void activation_forward_impl(Activation, const Tensor& x, const Tensor& y) override;
-  void activation_backward_impl(Activation, const Tensor& y, const Tensor& dy, const Tensor& dx,
-                                GradMode) override;
-  void add_impl(const Tensor& a, const Tensor& b, const Tensor& y) override;
-  void accumulate_impl(const Tensor& src, const Tensor& dst) override;
-  void softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels, const Tensor& loss,
-                                  const Tensor& dlogits, float scale) override;
-  void sgd_momentum_update_impl(const SgdParams&, const Tensor& weights, const Tensor& grads,
-                                const Tensor& velocity) override;
-  void embedding_forward_impl(const Tensor& table, const Tensor& ids, const Tensor& y) override;
-  void embedding_backward_impl(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
-                               const Tensor& dtable, const Tensor& touched, GradMode) override;
-  void copy_columns_impl(const Tensor& src, std::int64_t src_col, const Tensor& dst,
-                         std::int64_t dst_col, std::int64_t cols, GradMode) override;
-  void sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
-                                         const Tensor& loss, const Tensor& dlogits,
-                                         float scale) override;
-  void adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
-                        const Tensor& grads, const Tensor& m, const Tensor& v) override;
-  void sparse_adam_update_impl(const AdamParams&, const Tensor& step, const Tensor& weights,
-                               const Tensor& grads, const Tensor& m, const Tensor& v,
-                               const Tensor& touched) override;
-  void cast_impl(const Tensor& src, const Tensor& dst) override;
-  bool all_finite_impl(const Tensor& t) override;
-  void fill_impl(const Tensor& t, float value) override;
-  void copy_impl(const Tensor& src, const Tensor& dst) override;
-  void fill_normal_impl(const Tensor& t, float mean, float stddev, std::uint64_t seed) override;
-  void fill_uniform_int_impl(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
-                             std::uint64_t seed) override;
-  void to_host_impl(const Tensor& src, void* host) override;
-  void from_host_impl(const void* host, const Tensor& dst) override;
+#define DLBENCH_OP(ret, op, ...) ret op##_impl(__VA_ARGS__) override;
+#include "engine/backend/backend_ops.def"
+#undef DLBENCH_OP
 
  private:
   // Runs one primitive on the stream and waits, turning oneDNN failures into dlbench::Error.
