@@ -10,6 +10,7 @@
 #include "bench/store/max_batch.h"
 #include "bench/sysinfo/machine_info.h"
 #include "cli/commands.h"
+#include "cli/micro_commands.h"
 #include "cli/output_file.h"
 #include "cli/store_options.h"
 #include "cli/text_table.h"
@@ -159,12 +160,7 @@ void add_maxbatch_command(CLI::App& app, const GlobalOptions& global) {
           " on GPUs, " + std::to_string(runner::kDefaultCpuMaxBatchCap) + " on CPUs)");
   cmd->add_option("--first-batch", opts->first_batch,
                   "The first batch to try (default: the planner's prediction)");
-  cmd->add_option("--json", opts->json_path,
-                  "Write the result as JSON to FILE (stdout when FILE is '-' or left out)")
-      ->expected(0, 1)
-      ->default_str("-")
-      ->type_name("FILE");
-  cmd->add_flag("--no-store", opts->no_store, "Do not store the result in the results database");
+  add_output_flags(*cmd, opts->json_path, opts->no_store);  // --json [FILE], --no-store
   cmd->callback([opts, &global] { run_maxbatch(*opts, global); });
 }
 
