@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_text.h"
 #include "tests/store/store_test_util.h"
 #include "tests/support/run_command.h"
 
@@ -41,13 +42,13 @@ const json* attempt_at(const json& doc, std::int64_t batch) {
 
 TEST(MaxBatchCliTest, FindsTheBatchThatFitsWhileTheNextDoesNot) {
   const json doc = search("");
-  ASSERT_TRUE(doc["max_batch"].is_number()) << doc.dump(2);
+  ASSERT_TRUE(doc["max_batch"].is_number()) << dump_json(doc, 2);
   const std::int64_t b = doc["max_batch"];
   EXPECT_GT(b, 1);
   EXPECT_FALSE(doc["capped"].get<bool>());
   const json* fits = attempt_at(doc, b);
   const json* next = attempt_at(doc, b + 1);
-  ASSERT_TRUE(fits && next) << doc["attempts"].dump();
+  ASSERT_TRUE(fits && next) << dump_json(doc["attempts"]);
   EXPECT_TRUE((*fits)["fits"].get<bool>());
   EXPECT_FALSE((*next)["fits"].get<bool>());
   EXPECT_NE((*next)["error"].get<std::string>().find("out of memory"), std::string::npos);
@@ -68,12 +69,12 @@ TEST(MaxBatchCliTest, FindsTheBatchThatFitsWhileTheNextDoesNot) {
 TEST(MaxBatchCliTest, AttemptsAfterAnOutOfMemoryOneRunAndFit) {
   const json doc = search("--first-batch 64");
   const json& attempts = doc["attempts"];
-  ASSERT_GE(attempts.size(), 3u) << attempts.dump();
+  ASSERT_GE(attempts.size(), 3u) << dump_json(attempts);
   EXPECT_EQ(attempts[0]["batch"], 64);
   EXPECT_FALSE(attempts[0]["fits"].get<bool>());
   const auto later_fit = std::find_if(attempts.begin() + 1, attempts.end(),
                                       [](const json& a) { return a["fits"].get<bool>(); });
-  ASSERT_NE(later_fit, attempts.end()) << attempts.dump();
+  ASSERT_NE(later_fit, attempts.end()) << dump_json(attempts);
   EXPECT_GT((*later_fit)["throughput_samples_per_s"].get<double>(), 0);
   // The same answer as starting from the prediction.
   EXPECT_EQ(doc["max_batch"], search("")["max_batch"]);
@@ -127,8 +128,8 @@ TEST(MaxBatchCliTest, TheResultIsStoredListedAndReported) {
   for (const json& t : doc["tables"])
     if (t["id"] == "max_batch") {
       found = true;
-      ASSERT_EQ(t["rows"].size(), 1u) << t.dump();
-      EXPECT_EQ(t["rows"][0]["largest batch"], std::to_string(b)) << t.dump();
+      ASSERT_EQ(t["rows"].size(), 1u) << dump_json(t);
+      EXPECT_EQ(t["rows"][0]["largest batch"], std::to_string(b)) << dump_json(t);
       EXPECT_EQ(t["rows"][0]["mode"], "train");
     }
   EXPECT_TRUE(found) << report.out.substr(0, 2000);
