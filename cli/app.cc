@@ -159,6 +159,7 @@ int run(int argc, char** argv) {
   add_report_command(app, global);
   add_micro_command(app, global);
   add_scale_command(app, global);
+  add_maxbatch_command(app, global);
   refuse_empty_values(app);
   add_global_flags_footer(app);
 

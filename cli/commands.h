@@ -15,5 +15,6 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global);
 void add_report_command(CLI::App& app, const GlobalOptions& global);  // and compare
 void add_micro_command(CLI::App& app, GlobalOptions& global);         // micro allreduce
 void add_scale_command(CLI::App& app, const GlobalOptions& global);
+void add_maxbatch_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace dlbench::cli

@@ -8,6 +8,7 @@
 #include "bench/store/export.h"
 #include "bench/store/export_table.h"
 #include "bench/store/import.h"
+#include "bench/store/max_batch.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/store_options.h"
@@ -51,10 +52,14 @@ void list(const GlobalOptions& global, const store::RunFilter& filter) {
   for (const store::RunRecord& r : runs)
     t.rows.push_back({std::to_string(r.id), local_time(r.created_unix_s),
                       std::to_string(r.machine.id) + " " + r.machine.fingerprint.substr(0, 12),
-                      r.model, r.mode, r.precision, std::to_string(r.batch),
+                      r.model, r.mode, r.precision,
+                      // A largest-batch search that fit nothing stores batch 0.
+                      store::is_max_batch(r) && r.batch == 0 ? "none" : std::to_string(r.batch),
                       std::to_string(r.input_size), r.device,
                       // A micro benchmark has no samples: its figures are its metrics.
-                      r.measured() && r.mode != "micro" ? report::fixed(r.throughput, 2) : "",
+                      r.measured() && r.mode != "micro" && r.throughput > 0
+                          ? report::fixed(r.throughput, 2)
+                          : "",
                       r.status, r.suite ? r.suite->name : ""});
   if (runs.empty()) {
     std::cerr << "no runs in " << db->location() << "\n";

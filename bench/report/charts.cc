@@ -2,6 +2,7 @@
 
 #include "bench/report/chart_spec.h"
 #include "bench/report/framework_table.h"
+#include "bench/report/max_batch_view.h"
 #include "bench/report/names.h"
 #include "bench/report/relative_view.h"
 #include "bench/report/scaling_table.h"
@@ -247,6 +248,7 @@ json report_charts(const ReportData& d) {
   const MachineSuffix suffix(d);
   throughput_charts(d, suffix, charts);
   framework_chart(d, suffix, charts);
+  max_batch_charts(d, charts);
   speedup_charts(d, suffix, charts);
   memory_and_energy_charts(d, charts);
   telemetry_charts(d, charts);

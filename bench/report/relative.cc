@@ -9,6 +9,7 @@
 
 #include "bench/report/scaling_table.h"
 #include "bench/store/import.h"
+#include "bench/store/max_batch.h"
 #include "engine/core/error.h"
 
 namespace dlbench::report {
@@ -85,7 +86,8 @@ RelativePerformance relative_performance(const std::vector<store::RunRecord>& ru
   // The newest completed run of each workload on the reference side.
   std::map<std::string, const store::RunRecord*> ref;
   for (const store::RunRecord& r : reference.runs) {
-    if (r.status != "ok" || !(r.throughput > 0) || r.mode == "micro") continue;
+    if (r.status != "ok" || !(r.throughput > 0) || r.mode == "micro" || store::is_max_batch(r))
+      continue;
     const std::string key = workload_configuration(r);
     if (!ref.count(key) || ref[key]->created_unix_s <= r.created_unix_s) ref[key] = &r;
     machines.insert(machine_text(r.machine));
@@ -96,7 +98,8 @@ RelativePerformance relative_performance(const std::vector<store::RunRecord>& ru
   std::vector<std::string> order;
   std::map<std::string, const store::RunRecord*> mine;
   for (const store::RunRecord& r : runs) {
-    if (r.status != "ok" || !(r.throughput > 0) || r.mode == "micro") continue;
+    if (r.status != "ok" || !(r.throughput > 0) || r.mode == "micro" || store::is_max_batch(r))
+      continue;
     const std::string key = workload_configuration(r);
     if (!mine.count(key)) order.push_back(key);
     if (!mine.count(key) || mine[key]->created_unix_s <= r.created_unix_s) mine[key] = &r;

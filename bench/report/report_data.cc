@@ -9,11 +9,13 @@
 
 #include "bench/report/framework_table.h"
 #include "bench/report/machine_card.h"
+#include "bench/report/max_batch_view.h"
 #include "bench/report/names.h"
 #include "bench/report/relative_view.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/telemetry_view.h"
 #include "bench/result/repeats.h"
+#include "bench/store/max_batch.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"
 
@@ -165,7 +167,10 @@ ReportData load_report(store::Store& store, const Selection& s) {
     std::optional<RunRecord> full = store.get_run(it->id);
     if (!full) continue;  // deleted meanwhile
     if (machine_ids.insert(full->machine.id).second) data.machines.push_back(full->machine);
-    (full->mode == "micro" ? data.micro_runs : data.runs).push_back(std::move(*full));
+    (full->mode == "micro"        ? data.micro_runs
+     : store::is_max_batch(*full) ? data.max_batch_runs
+                                  : data.runs)
+        .push_back(std::move(*full));
   }
   for (const store::MachineRecord& m : data.machines) data.measured[m.id] = measured_on(store, m);
   data.title = "dlbench report: " + data.scope;
@@ -232,6 +237,7 @@ std::vector<Table> report_tables(const ReportData& d) {
     for (auto& row : runs.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
   }
   tables.push_back(runs);
+  tables.push_back(max_batch_table(d));
 
   // Against strict FP32 and against TF32 (what Ampere and Hopper run by default).
   Table speedup{"speedup",

@@ -43,6 +43,9 @@ struct ReportData {
   // `dlbench micro` results (mode "micro"): not workloads, so no workload table shows them;
   // the machine's measured peaks and bandwidth come from here. Oldest first.
   std::vector<store::RunRecord> micro_runs;
+  // `dlbench maxbatch` results (mode "maxbatch train", "maxbatch infer": store/max_batch.h):
+  // the "Largest batch" table and chart. Oldest first.
+  std::vector<store::RunRecord> max_batch_runs;
   std::vector<store::MachineRecord> machines;  // of these runs, by id
   // Per machine id: what its own micro benchmarks measured, the newest of each in the store
   // whatever the selection (machine_card.h); the machine card shows it.

@@ -1,6 +1,7 @@
 // One benchmark run: a model, a mode, a batch, a precision, a device, how long to measure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,6 +51,9 @@ struct RunConfig {
   // Whole measurements of this configuration (bench/result/repeats.h): the result is their
   // median, with their spread.
   int repeat = 1;
+  // > 0: the device's allocator refuses to hold more than this (DeviceAllocator::set_limit), as
+  // if it had only this much memory; dlbench maxbatch --memory-limit. 0: the device's own.
+  std::size_t memory_limit_bytes = 0;
 };
 
 // Bounds on what a user may ask for. Beyond them no run is meaningful, and within them no size

@@ -163,6 +163,7 @@ nlohmann::json to_json(const RunResult& r) {
                             {"replicas_identical", dp.replicas_identical},
                             {"replica_seconds", dp.replica_seconds}};
   }
+  if (c.memory_limit_bytes > 0) doc["config"]["memory_limit_bytes"] = c.memory_limit_bytes;
   if (!r.peer.is_null()) doc["peer"] = r.peer;
   if (!r.interrupted.empty()) doc["interrupted"] = r.interrupted;
   if (r.measured_steps == 0) {

@@ -13,6 +13,7 @@
 #include "bench/runner/launch_plan.h"
 #include "bench/runner/layer_profiler.h"
 #include "bench/runner/peak_rss.h"
+#include "bench/runner/trainer_setup.h"
 #include "bench/runner/validated_config.h"
 #include "bench/sysinfo/interconnect.h"
 #include "bench/sysinfo/machine_info.h"
@@ -111,26 +112,12 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
                               const RunHooks& hooks) {
   const bool rss_reset = reset_peak_rss();  // this run's peak, not an earlier run's
   const models::ModelSpec& model = models::find_model(config.model);
-  models::ModelConfig mc;
-  mc.batch = *config.batch;
-  mc.size = config.input_size;
-  mc.compute = compute_dtype(config.precision);
-  mc = models::resolve(model, mc);
+  const models::ModelConfig mc = model_config(model, config, *config.batch);
   const std::int64_t samples_per_step = models::samples_per_step(model, mc);
 
   backend::Backend& be = replica.backend;
-  nn::TrainerConfig nc;
-  nc.mode = config.mode;
-  nc.precision = config.precision;
-  nc.seed = config.seed;
-  nc.optimizer = model.default_optimizer;
-  nc.optimizer.learning_rate = config.learning_rate;
-  nc.optimizer.momentum = config.momentum;
-  nc.communicator = replica.communicator;
-  nc.device_graphs = config.graphs;
-  nc.fusion = config.fusion ? nn::Fusion::kOn : nn::Fusion::kOff;
-  nc.bucket_bytes = static_cast<std::size_t>(config.bucket_mb * 1024 * 1024);
-  nn::Trainer net(model.build(mc), be, nc);
+  if (config.memory_limit_bytes > 0) be.allocator().set_limit(config.memory_limit_bytes);
+  nn::Trainer net(model.build(mc), be, trainer_config(model, config, replica.communicator));
   // Each replica reads its own part of the data, as a distributed sampler would give it.
   data::SyntheticSource source(net.graph().input_specs(),
                                config.seed + 7 + static_cast<std::uint64_t>(replica.rank));

@@ -9,15 +9,31 @@
 
 namespace dlbench {
 
+namespace {
+
+std::string gib(std::size_t bytes) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%.2f GiB", bytes / double(1 << 30));
+  return size;
+}
+
+}  // namespace
+
 void* HostAllocator::allocate(std::size_t bytes) {
   void* ptr = std::aligned_alloc(kMemoryAlignment, align_up(bytes == 0 ? 1 : bytes));
-  if (ptr == nullptr) {
-    char size[32];
-    std::snprintf(size, sizeof size, "%.2f GiB", bytes / double(1 << 30));
-    throw Error(ErrorKind::kResource, std::string("out of host memory: asked for ") + size,
+  if (ptr == nullptr)
+    throw Error(ErrorKind::kResource, "out of host memory: asked for " + gib(bytes),
                 "use a smaller batch or free memory", {Setting::kBatch, ""});
-  }
   return ptr;
+}
+
+void DeviceAllocator::check_limit(std::size_t bytes) const {
+  const std::size_t held = in_use_.load();
+  if (limit_ == 0 || (bytes <= limit_ && held <= limit_ - bytes)) return;
+  throw Error(ErrorKind::kResource,
+              to_string(device()) + " is out of memory: asked for " + gib(bytes) + " with " +
+                  gib(held) + " in use of its " + gib(limit_) + " limit",
+              "use a smaller batch or a higher memory limit", {Setting::kBatch, ""});
 }
 
 void HostAllocator::deallocate(void* ptr) noexcept {
@@ -32,7 +48,9 @@ void DeviceAllocator::count_allocated(std::size_t bytes) noexcept {
 }
 
 Buffer::Buffer(DeviceAllocator& allocator, std::size_t bytes)
-    : allocator_(&allocator), data_(allocator.allocate(bytes)), bytes_(bytes) {
+    : allocator_(&allocator),
+      data_((allocator.check_limit(bytes), allocator.allocate(bytes))),
+      bytes_(bytes) {
   allocator.count_allocated(bytes);
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 #include "engine/core/device.h"
 
@@ -24,6 +25,15 @@ class DeviceAllocator {
   virtual Device device() const = 0;
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* ptr) noexcept = 0;
+  // Bytes the device has free now, where it can say (a GPU); nullopt for host memory.
+  virtual std::optional<std::size_t> free_bytes() const { return std::nullopt; }
+
+  // A cap on what Buffers may hold at once on this allocator; 0 (the default) for none. A
+  // Buffer beyond it fails with the same Error(kResource) an exhausted device gives, before
+  // anything is allocated: a smaller device imitated, so a max-batch search can run (and be
+  // tested) on a CPU with a few hundred MiB.
+  void set_limit(std::size_t bytes) { limit_ = bytes; }
+  std::size_t limit() const { return limit_; }
 
   // Bytes that Buffers hold on this allocator now, and the most they ever held at once: the
   // peak a run reports (like a framework allocator's peak; a CUDA context is not in it).
@@ -35,10 +45,12 @@ class DeviceAllocator {
 
  private:
   friend class Buffer;
+  void check_limit(std::size_t bytes) const;
   void count_allocated(std::size_t bytes) noexcept;
   void count_freed(std::size_t bytes) noexcept { in_use_ -= bytes; }
   std::atomic<std::size_t> in_use_{0};
   std::atomic<std::size_t> peak_{0};
+  std::size_t limit_ = 0;
 };
 
 // Host memory, kMemoryAlignment-aligned.

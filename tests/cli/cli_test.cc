@@ -57,7 +57,7 @@ TEST(CliTest, DidYouMeanNeverSuggestsTheFlagThatWasTyped) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.find("did you mean '--device'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("hint: 'dlbench scale' has no --device (run, compare, micro allreduce, "
-                       "micro gemm, micro bandwidth, micro transfer have it)"),
+                       "micro gemm, micro bandwidth, micro transfer, maxbatch have it)"),
             std::string::npos)
       << r.err;
 }

@@ -134,6 +134,13 @@ void CudaAllocator::deallocate(void* ptr) noexcept {
   if (ptr != nullptr) CUDA_CHECK_NOTHROW(cudaFree(ptr));
 }
 
+std::optional<std::size_t> CudaAllocator::free_bytes() const {
+  CUDA_CHECK(cudaSetDevice(index_));
+  std::size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 void* CudaBackend::workspace(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   if (workspace_.bytes() < bytes) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ class CudaAllocator final : public DeviceAllocator {
   Device device() const override { return Device::cuda(index_); }
   void* allocate(std::size_t bytes) override;
   void deallocate(void* ptr) noexcept override;
+  std::optional<std::size_t> free_bytes() const override;  // cudaMemGetInfo
 
  private:
   int index_;

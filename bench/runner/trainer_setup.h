@@ -1,0 +1,22 @@
+// A run's configuration in the engine's terms: the model's configuration and the trainer's
+// settings. Shared by the workload runner and the max-batch search's planner probes, so a probe
+// plans exactly the trainer an attempt builds.
+#pragma once
+
+#include <cstdint>
+
+#include "bench/result/run_config.h"
+#include "engine/dist/communicator.h"
+#include "engine/models/model_spec.h"
+#include "engine/nn/trainer.h"
+
+namespace dlbench::runner {
+
+// The model at `batch` (input size and compute dtype from the configuration), resolved.
+models::ModelConfig model_config(const models::ModelSpec& model, const result::RunConfig& config,
+                                 std::int64_t batch);
+// The model's default optimizer with the run's learning rate and momentum.
+nn::TrainerConfig trainer_config(const models::ModelSpec& model, const result::RunConfig& config,
+                                 dist::Communicator* communicator);
+
+}  // namespace dlbench::runner
