@@ -49,6 +49,10 @@ void print_prediction(const result::MaxBatchResult& r, std::ostream& out) {
   if (!r.predicted)
     out << "# planner: even batch " << runner::kProbeBatchSmall
         << " does not fit; trying it anyway\n";
+  else if (r.prediction.per_sample_bytes <= 0 && r.predicted_batch == runner::kProbeBatchSmall)
+    out << "# planner: batch " << runner::kProbeBatchSmall << " needs "
+        << format_bytes(r.prediction.fixed_bytes) << ", batch " << runner::kProbeBatchLarge
+        << " does not fit -> predicted batch " << r.predicted_batch << "\n";
   else
     out << "# planner: " << format_bytes(r.prediction.fixed_bytes) << " fixed + "
         << format_bytes(r.prediction.per_sample_bytes) << " per sample -> predicted batch "

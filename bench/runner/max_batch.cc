@@ -113,7 +113,9 @@ result::MaxBatchResult find_max_batch(const MaxBatchSearch& search, const MaxBat
   r.config.profile_steps = 0;
   r.config.seconds = 0;
   r.config.launch.mode = LaunchMode::kSingle;
-  r.config.input_size = validated(search.config).input_size;  // the model's default filled in
+  // The size the model is built at (0 in the configuration means the model's default).
+  r.config.input_size =
+      model_config(models::find_model(r.config.model), validated(r.config), 1).size;
   r.max_batch_cap = search.max_batch_cap > 0                          ? search.max_batch_cap
                     : r.config.launch.device.type == DeviceType::kCpu ? kDefaultCpuMaxBatchCap
                                                                       : kDefaultMaxBatchCap;

@@ -93,6 +93,16 @@ TEST(MaxBatchCliTest, SaysWhenNotEvenBatchOneFits) {
   EXPECT_FALSE(doc["attempts"][0]["fits"].get<bool>());
 }
 
+TEST(MaxBatchCliTest, SaysTheSizeTheModelIsBuiltAt) {
+  auto r =
+      dlbench("maxbatch resnet50 --device cpu --memory-limit 8M --steps 1 --warmup 0 --no-store");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(", input 224\n"), std::string::npos) << r.out;  // the model's default
+  r = dlbench(kSearch + "--memory-limit 8M --no-store");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(", input 32\n"), std::string::npos) << r.out;
+}
+
 TEST(MaxBatchCliTest, TheCapEndsASearchThatStillFits) {
   const json doc = search("--max-batch 3");
   EXPECT_EQ(doc["max_batch"], 3);

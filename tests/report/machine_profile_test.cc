@@ -38,7 +38,7 @@ ReportData one_h100_run() {
 
 TEST(MachineProfileReportTest, MfuStandsBesideTheAchievedTflops) {
   const std::vector<Table> tables = report_tables(one_h100_run());
-  const Table& runs = table(tables, "runs");
+  const Table runs = table(tables, "runs");
   EXPECT_EQ(cell(runs, 0, "TFLOP/s"), "24.60");
   EXPECT_EQ(cell(runs, 0, "MFU %"), "41.0");
 }
@@ -46,7 +46,7 @@ TEST(MachineProfileReportTest, MfuStandsBesideTheAchievedTflops) {
 TEST(MachineProfileReportTest, EnergyTableHasSamplesPerJouleAndMeanPower) {
   // 1000 samples/s for 5 s = 5000 samples; 3200 J; the counter's mean rate 640 W.
   const std::vector<Table> tables = report_tables(one_h100_run());
-  const Table& energy = table(tables, "energy");
+  const Table energy = table(tables, "energy");
   EXPECT_EQ(cell(energy, 0, "energy J"), "3200.0");
   EXPECT_EQ(cell(energy, 0, "J/sample"), "0.640");
   EXPECT_EQ(cell(energy, 0, "samples/J"), "1.56");
