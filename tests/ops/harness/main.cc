@@ -1,4 +1,4 @@
-// dlbench_ops: every registered op case, on every backend variant and precision, as gtest
+// dlbench_ops: every registered op and layer case, on every backend variant and precision, as gtest
 // tests named ops/<mode>/<op>.<params>/<backend>/<precision> (registered at run time with
 // ::testing::RegisterTest, so the names come from the cases).
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/ops/harness/layer_case.h"
 #include "tests/ops/harness/modes.h"
 #include "tests/ops/harness/perf.h"
 
@@ -59,6 +60,17 @@ void register_all() {
         if (v.conv_only && !is_conv(c->kind)) continue;
         register_test("ops/grad/" + c->op, c->params + "/" + v.name + "/f32",
                       [c, v] { run_grad_mode(*c, v); });
+      }
+    }
+  }
+  // Layers run on the default route of each backend (a pinned convolution route is an op's).
+  for (LayerCaseMaker make : layer_makers()) {
+    for (LayerCase& l : make()) {
+      auto c = std::make_shared<LayerCase>(std::move(l));
+      for (const Variant& v : all) {
+        if (v.conv_only) continue;
+        register_test("ops/layer/" + c->layer, c->params + "/" + v.name + "/f32",
+                      [c, v] { run_layer_mode(*c, v); });
       }
     }
   }

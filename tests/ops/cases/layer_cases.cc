@@ -1,0 +1,125 @@
+// Layer cases: every layer's backward against central finite differences of its forward
+// (tests/ops/harness/layer_case.h), on tiny shapes: convolution, batch norm, ReLU, pooling,
+// Add, Linear, and the layers of the sparse-ids contract (Embedding with repeated ids,
+// SplitColumns, the SigmoidBinaryCrossEntropy loss).
+#include <memory>
+
+#include "engine/nn/layers/add.h"
+#include "engine/nn/layers/batch_norm.h"
+#include "engine/nn/layers/conv2d.h"
+#include "engine/nn/layers/embedding.h"
+#include "engine/nn/layers/linear.h"
+#include "engine/nn/layers/pool.h"
+#include "engine/nn/layers/relu.h"
+#include "engine/nn/layers/split_columns.h"
+#include "engine/nn/losses/sigmoid_binary_cross_entropy.h"
+#include "tests/ops/harness/layer_case.h"
+
+namespace dlbench::op_harness {
+namespace {
+
+using nn::Layer;
+
+backend::Conv2dParams conv(int n, int h, int c, int k, int r, int stride, int pad, bool bias) {
+  backend::Conv2dParams p;
+  p.n = n, p.h = p.w = h, p.c = c, p.k = k, p.r = p.s = r;
+  p.stride_h = p.stride_w = stride, p.pad_h = p.pad_w = pad, p.bias = bias;
+  return p;
+}
+
+template <typename L, typename... Args>
+std::function<std::unique_ptr<Layer>()> make(Args... args) {
+  return [=] { return std::unique_ptr<Layer>(std::make_unique<L>(args...)); };
+}
+
+std::vector<LayerCase> dense_layers() {
+  std::vector<LayerCase> out;
+  out.push_back({"conv2d",
+                 "3x3_padded",
+                 make<nn::Conv2d>(conv(2, 5, 3, 4, 3, 1, 1, false)),
+                 {{2, 5, 5, 3}},
+                 {},
+                 {},
+                 false});
+  out.push_back({"conv2d",
+                 "strided_with_bias",
+                 make<nn::Conv2d>(conv(2, 6, 2, 3, 3, 2, 1, true)),
+                 {{2, 6, 6, 2}},
+                 {},
+                 {},
+                 true});
+
+  backend::BatchNormParams bn;
+  bn.rows = 2 * 3 * 3, bn.channels = 4;
+  out.push_back({"batch_norm", "training", make<nn::BatchNorm>(bn), {{2, 3, 3, 4}}, {}, {}, true});
+
+  out.push_back({"relu", "3x7", make<nn::Relu>(), {{3, 7}}, {}, {}, true});
+
+  backend::PoolParams max;
+  max.kind = backend::PoolKind::kMax;
+  max.n = 2, max.h = max.w = 5, max.c = 3, max.window_h = max.window_w = 3;
+  max.stride_h = max.stride_w = 2, max.pad_h = max.pad_w = 1;
+  out.push_back({"pool", "max_3x3_stride2", make<nn::Pool>(max), {{2, 5, 5, 3}}, {}, {}, true});
+  out.push_back({"pool",
+                 "global_average",
+                 make<nn::Pool>(backend::PoolParams::global_average(2, 3, 3, 4)),
+                 {{2, 3, 3, 4}},
+                 {},
+                 {},
+                 false});
+
+  // The gradient goes to both inputs.
+  out.push_back({"add", "two_inputs", make<nn::Add>(), {{2, 3, 4}, {2, 3, 4}}, {}, {}, true});
+
+  backend::MatmulParams fc;
+  fc.m = 3, fc.k = 5, fc.n = 4, fc.bias = true;
+  out.push_back({"linear", "with_bias", make<nn::Linear>(fc), {{3, 5}}, {}, {}, true});
+  backend::MatmulParams flat;
+  flat.m = 2, flat.k = 2 * 2 * 3, flat.n = 3, flat.bias = true;
+  out.push_back(
+      {"linear", "flattens_an_nhwc_input", make<nn::Linear>(flat), {{2, 2, 2, 3}}, {}, {}, false});
+  return out;
+}
+DLBENCH_LAYER_CASES(dense_layers);
+
+// Every probed gradient of these tiny f32 layers agrees with central differences this closely.
+constexpr double kGradientTolerance = 1e-2;
+
+std::vector<LayerCase> sparse_layers() {
+  std::vector<LayerCase> out;
+  // Two lookups of one table, left {0, 2, 2, 1} then right {2, 3, 0, 2}, as one of 8 ids: row 4
+  // is read by no id (its gradient must stay 0); rows 0 and 2 more than once, across the two
+  // lookups too. Accumulate: a later user of the shared table adds its rows' gradients.
+  LayerCase embedding{"embedding",
+                      "shared_table_repeated_ids",
+                      make<nn::Embedding>(nn::EmbeddingShape{8, 5, 3}, DType::kF32, 0.5f),
+                      {{8}},
+                      {{0, {0, 2, 2, 1, 2, 3, 0, 2}}},
+                      {0},
+                      true,
+                      kGradientTolerance};
+  out.push_back(std::move(embedding));
+  // A node with two outputs: both blocks' gradients go back into their columns of dx.
+  out.push_back({"split_columns",
+                 "2_4_of_6",
+                 make<nn::SplitColumns>(std::vector<std::int64_t>{2, 4}),
+                 {{4, 6}},
+                 {},
+                 {},
+                 true,
+                 kGradientTolerance});
+  // The loss of logits [4, 1] against targets of both kinds.
+  out.push_back({"sigmoid_binary_cross_entropy",
+                 "4_rows",
+                 make<nn::SigmoidBinaryCrossEntropy>(),
+                 {{4, 1}, {4, 1}},
+                 {{1, {1, 0, 0, 1}}},
+                 {},
+                 false,
+                 kGradientTolerance});
+  return out;
+}
+DLBENCH_LAYER_CASES(sparse_layers);
+
+}  // namespace
+}  // namespace dlbench::op_harness
