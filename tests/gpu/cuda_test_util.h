@@ -71,7 +71,6 @@ class GpuOpTest : public ::testing::Test {
 template <class Param>
 class GpuOpTestP : public GpuOpTest, public ::testing::WithParamInterface<Param> {};
 
-
 // Compare a GPU output with the CPU's; prints the first mismatching indices.
 inline ::testing::AssertionResult gpu_close(const std::string& what, const std::vector<float>& gpu,
                                             const std::vector<float>& cpu, Tolerance tol) {
