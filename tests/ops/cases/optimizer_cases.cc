@@ -136,6 +136,17 @@ class AdamCase final : public OpCase {
             {2, state.m, kAdamTolerance},
             {3, state.v, kAdamVTolerance}};
   }
+  // A lazy update leaves the rows no id touched exactly as they were: weights and moments.
+  std::vector<Unchanged> unchanged() const override {
+    if (!sparse_) return {};
+    std::vector<std::size_t> elements;
+    const std::vector<float> marks = touched();
+    for (std::int64_t r = 0; r < rows_; ++r)
+      if (marks[static_cast<std::size_t>(r)] == 0.0f)
+        for (std::int64_t col = 0; col < cols_; ++col)
+          elements.push_back(static_cast<std::size_t>(r * cols_ + col));
+    return {{1, elements}, {2, elements}, {3, elements}};
+  }
   // The CPU and CUDA powf of the bias corrections may differ by an ulp: rtol 1e-6.
   Tolerance against_cpu(const Precision&, std::size_t tensor) const override {
     return tensor == 0 ? Tolerance{0, 0} : tensor == 3 ? kAdamVTolerance : kAdamTolerance;

@@ -161,6 +161,8 @@ class PoolBackward final : public OpCase {
   OpKind kind() const override { return OpKind::kPoolBackward; }
   backend::OpParams op_params(const Precision&) const override { return s_.p; }
   bool against_reference() const override { return true; }
+  // Overwriting, each dx gathers its windows in a fixed order.
+  bool repeatable() const override { return mode_ == GradMode::kOverwrite; }
   std::vector<HostTensor> tensors(const backend::Backend& be) const override {
     HostTensor y = output("y", s_.p.output_shape());
     y.role = Role::kScratch;

@@ -1,5 +1,8 @@
 #include "tests/ops/harness/modes.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -17,6 +20,36 @@ bool written(const HostTensor& t) {
   return t.role == Role::kOut || t.role == Role::kInOut;
 }
 
+bool same_bits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// The checks no tolerance may soften: elements that must stay as they were, and a second run
+// on the same inputs that must write the same bits.
+void expect_bitwise(const OpCase& c, backend::Backend& be, const std::vector<HostTensor>& host,
+                    const Precision& p, const DeviceTensors& dev) {
+  for (const Unchanged& u : c.unchanged()) {
+    const std::vector<float> got = dev.download(u.tensor);
+    const std::vector<float>& before = host[u.tensor].data;
+    for (std::size_t e : u.elements)
+      ASSERT_TRUE(same_bits(got[e], before[e]))
+          << host[u.tensor].name << "[" << e << "] was " << before[e] << ", is " << got[e]
+          << ": the op changed an element it must leave alone";
+  }
+  if (!c.repeatable()) return;
+  DeviceTensors again(be, host, p);
+  c.run(be, p, again.tensors());
+  be.synchronize();
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    if (!written(host[i])) continue;
+    const std::vector<float> first = dev.download(i), second = again.download(i);
+    const auto [a, b] =
+        std::mismatch(first.begin(), first.end(), second.begin(), second.end(), same_bits);
+    EXPECT_TRUE(a == first.end()) << host[i].name << "[" << (a - first.begin()) << "] is " << *a
+                                  << " in one run and " << *b << " in the next: not repeatable";
+  }
+}
+
 }  // namespace
 
 void run_test_mode(const OpCase& c, const Variant& v, const Precision& p) {
@@ -32,6 +65,7 @@ void run_test_mode(const OpCase& c, const Variant& v, const Precision& p) {
   DeviceTensors dev(*be, host, p);
   c.run(*be, p, dev.tensors());
   be->synchronize();
+  expect_bitwise(c, *be, host, p, dev);
 
   if (v.is_cpu) {
     for (const Check& check : c.reference(host)) {

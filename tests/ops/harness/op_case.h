@@ -30,6 +30,13 @@ struct Check {
   Tolerance tol;
 };
 
+// Elements of a written tensor the op must leave bit for bit as they were (the rows a sparse
+// update did not touch): a tolerance would let a backend nudge them.
+struct Unchanged {
+  std::size_t tensor;
+  std::vector<std::size_t> elements;
+};
+
 class OpCase {
  public:
   virtual ~OpCase() = default;
@@ -54,6 +61,10 @@ class OpCase {
   // When true, the CPU's f32 result is rounded to the precision before the comparison: what
   // another backend must produce when it rounds once (with an exact tolerance).
   virtual bool round_cpu_result() const { return false; }
+  // When true, running the case again on the same inputs must write the same bits on every
+  // backend (a gather in a fixed order, no atomics): what training's repeatability rests on.
+  virtual bool repeatable() const { return false; }
+  virtual std::vector<Unchanged> unchanged() const { return {}; }
   // Perf mode: the floating-point operations of one run() (0: not counted), and whether the
   // case is perf-sized (ResNet-50 shapes: run by --perf only, never as a test).
   virtual double flops() const { return 0; }
