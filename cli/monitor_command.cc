@@ -14,6 +14,7 @@
 #include "bench/telemetry/samples_csv.h"
 #include "bench/telemetry/sources.h"
 #include "bench/telemetry/telemetry_json.h"
+#include "bench/telemetry/window.h"
 #include "cli/child_process.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
@@ -65,18 +66,17 @@ std::string headline(const MonitorOptions& o, const ChildExit& exit, const telem
 }
 
 nlohmann::json monitor_json(const MonitorOptions& o, const ChildExit& exit,
-                            const telemetry::Summary& summary,
-                            const telemetry::SourceSet& sources) {
-  nlohmann::json j = telemetry::to_json(summary);
+                            const telemetry::Recording& recording) {
+  nlohmann::json j = telemetry::to_json(recording.summary);
   j["command"] = o.command;
   j["exit_code"] = exit.code;
   j["signal"] = exit.signal ? nlohmann::json(exit.signal) : nlohmann::json(nullptr);
   nlohmann::json gpus = nlohmann::json::array();
-  for (const telemetry::GpuIdentity& gpu : sources.gpus) gpus.push_back(telemetry::to_json(gpu));
+  for (const telemetry::GpuIdentity& gpu : recording.gpus) gpus.push_back(telemetry::to_json(gpu));
   j["gpus"] = gpus;
-  j["gpus_none_reason"] = sources.gpus_none_reason.empty()
+  j["gpus_none_reason"] = recording.gpus_none_reason.empty()
                               ? nlohmann::json(nullptr)
-                              : nlohmann::json(sources.gpus_none_reason);
+                              : nlohmann::json(recording.gpus_none_reason);
   return j;
 }
 
@@ -89,12 +89,12 @@ int run_monitor(const MonitorOptions& o, const GlobalOptions& global) {
   auto json_out = open_output(o.json_path);
   auto csv_out = open_output(o.csv_path);
 
-  std::shared_ptr<const nvml::Nvml> nvml = nvml::Nvml::open();
   SignalForwarder forwarder;
   ChildProcess child(o.command);
-  telemetry::SourceSet sources = telemetry::make_sources({child.pid(), gpus, nvml});
-  std::vector<std::string> notes = sources.notes;
-  telemetry::Sampler sampler(std::move(sources.sources), o.interval_s);
+  // The same window the runners measure with, from the command's start to its exit. It begins
+  // before the command is released, so a GPU that is not there stops the command before it ran.
+  telemetry::MeasuredWindow window(true, child.pid(), o.interval_s, nvml::Nvml::open(), gpus);
+  window.begin();
 
   forwarder.forward_to(child.pid());
   if (int error = child.release()) {
@@ -108,20 +108,18 @@ int run_monitor(const MonitorOptions& o, const GlobalOptions& global) {
               << "\n";
     return missing ? kCommandNotFound : kCommandNotExecutable;
   }
-  sampler.start();
   child.wait_exited();
-  sampler.stop();
+  window.end();
   ChildExit exit = child.reap();
   forwarder.forward_to(0);
 
-  telemetry::Summary summary = sampler.summary();
-  summary.notes.insert(summary.notes.begin(), notes.begin(), notes.end());
-  nlohmann::json json = monitor_json(o, exit, summary, sources);
+  const telemetry::Recording recording = *window.take();
+  nlohmann::json json = monitor_json(o, exit, recording);
   if (json_out) json_out->stream() << dump_json(json, 2) << "\n";
-  if (csv_out) telemetry::write_csv(csv_out->stream(), sampler.metrics(), sampler.samples());
+  if (csv_out) telemetry::write_csv(csv_out->stream(), recording.metrics, recording.samples);
   // The table goes to stderr, like time(1), so the command's stdout passes through untouched.
-  std::cerr << "\n" << headline(o, exit, summary) << "\n\n";
-  print_telemetry_table(std::cerr, summary, sources.gpus);
+  std::cerr << "\n" << headline(o, exit, recording.summary) << "\n\n";
+  print_telemetry_table(std::cerr, recording.summary, recording.gpus);
   if (global.json) std::cout << dump_json(json, 2) << "\n";
   for (OutputFile* out : {json_out.get(), csv_out.get()})
     if (out) out->commit();

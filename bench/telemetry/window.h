@@ -1,6 +1,7 @@
 // The telemetry of one measured phase, written once for every runner: the native workload
 // runner samples its own process during its measured steps, the peer runner a framework
-// worker's process tree from its first measured step on. Both get the same Recording.
+// worker's process tree from its first measured step on, `dlbench monitor` a command's from
+// its start to its exit. All get the same Recording.
 //
 //   MeasuredWindow window(config.telemetry, getpid(), config.telemetry_interval_s, nvml);
 //   window.begin();            // the first call starts the sampler; later calls do nothing
@@ -19,6 +20,7 @@
 #include "bench/nvml/nvml.h"
 #include "bench/telemetry/metric.h"
 #include "bench/telemetry/nvml_source.h"
+#include "bench/telemetry/sources.h"
 #include "bench/telemetry/summary.h"
 
 namespace dlbench::telemetry {
@@ -32,14 +34,16 @@ struct Recording {
   std::vector<MetricSpec> metrics;
   std::vector<Sample> samples;
   std::vector<GpuIdentity> gpus;
+  std::string gpus_none_reason;  // why no GPU was sampled; empty when some were
 };
 
 class MeasuredWindow {
  public:
-  // Samples the process tree of `root`, the system and every GPU NVML sees, every interval_s;
-  // does nothing at all when !enabled. The interval is checked by begin() (Error kUsage).
+  // Samples the process tree of `root`, the system and the selected GPUs (every one NVML sees
+  // by default), every interval_s; does nothing at all when !enabled. begin() checks the
+  // interval (Error kUsage) and the selection (Error kResource for a GPU that is not there).
   MeasuredWindow(bool enabled, pid_t root, double interval_s,
-                 std::shared_ptr<const nvml::Nvml> nvml);
+                 std::shared_ptr<const nvml::Nvml> nvml, GpuSelection gpus = {});
   ~MeasuredWindow();  // stops a running sampler; never throws
   MeasuredWindow(const MeasuredWindow&) = delete;
   MeasuredWindow& operator=(const MeasuredWindow&) = delete;
@@ -56,9 +60,11 @@ class MeasuredWindow {
   pid_t root_;
   double interval_s_;
   std::shared_ptr<const nvml::Nvml> nvml_;
+  GpuSelection selection_;
   bool began_ = false;
   std::unique_ptr<Sampler> sampler_;
   std::vector<GpuIdentity> gpus_;
+  std::string gpus_none_reason_;
   std::vector<std::string> notes_;  // the sources' own (a GPU NVML could not read, no cgroup)
 };
 

@@ -179,7 +179,7 @@ RunResult contended_run(double throughput) {
     return m;
   };
   s.metrics = {cpu("process.cpu", 90), cpu("cgroup.cpu", 200)};
-  r.telemetry = telemetry::Recording{s, {}, {}, {}};
+  r.telemetry = telemetry::Recording{s, {}, {}, {}, {}};
   r.environment = {{"host", {{"hostname", "box"}}}};
   add_timing_metrics(r, "their wall time", "none");
   return r;
