@@ -20,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -132,6 +133,11 @@ class CudaBackend final : public Backend {
   void set_conv_route(ConvRoute route) { conv_route_ = route; }
   // Bytes of im2col columns built at once (tests make it small to cut a product in chunks).
   void set_column_bytes(std::size_t bytes) { column_bytes_ = std::max<std::size_t>(bytes, 1); }
+  // The most bytes an activation operand of one cuDNN call may hold; a convolution over more
+  // runs in slices of the batch (cuda_conv.cc says why; tests make it small to force slices).
+  void set_conv_slice_bytes(std::size_t bytes) {
+    conv_slice_bytes_ = std::max<std::size_t>(bytes, 1);
+  }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
 
  protected:
@@ -151,6 +157,11 @@ class CudaBackend final : public Backend {
                    GradMode mode, const char* op);
   const ConvPlan& conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
                             const ConvOperands& operands, GradMode output_mode);
+  // Calls run(slice params, slice operands, first) for slices of the batch that keep x and y
+  // within conv_slice_bytes_ (one slice, the whole call, in the usual case).
+  void for_each_batch_slice(
+      const Conv2dParams& p, DType dtype, const ConvOperands& o,
+      const std::function<void(const Conv2dParams&, const ConvOperands&, bool)>& run);
   // Runs a planned convolution on cuDNN: out = conv + beta * out (forward: beta 0).
   void run_cudnn_conv(ConvDirection direction, const ConvPlan& plan, const ConvOperands& o,
                       void* workspace, float beta);
@@ -183,6 +194,7 @@ class CudaBackend final : public Backend {
   // values, so 7,000+ rows a chunk in f32), small enough to keep the workspace modest next to
   // the activations.
   std::size_t column_bytes_ = std::size_t{128} << 20;
+  std::size_t conv_slice_bytes_ = (std::size_t{1} << 31) - 1;
   std::string device_name_;
 };
 

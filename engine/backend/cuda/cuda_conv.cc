@@ -18,11 +18,20 @@
 //
 // Each is then also timed as a cuBLASLt matrix product (cuda_conv_gemm.cu, im2col) against
 // cuDNN's pick, both with CUDA events on the stream, and runs on whichever was faster.
+//
+// Large batches run in slices of the batch. cuDNN describes a tensor with 32-bit numbers, so
+// one of 2^31 elements or more cannot be described at all (VGG16 fp16 at batch 2511 failed in
+// cudnnSetTensor4dDescriptor), and in fp16 an operand past 2^31 bytes leaves cuDNN 9.14 only
+// slow engines: ResNet-50's stem backward-weights took 2.7 ms at batch 1280 and 3.1 s at 1344
+// (H100, 2026-11-27). Samples are independent in forward and backward-data; backward-weights
+// sums over them, so each later slice accumulates into dw (cuDNN's beta = 1).
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "engine/backend/batch_slices.h"
 #include "engine/backend/cuda/cuda_backend.h"
 
 namespace dlbench::backend::cuda {
@@ -218,6 +227,25 @@ void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
   }
 }
 
+void CudaBackend::for_each_batch_slice(
+    const Conv2dParams& p, DType dtype, const ConvOperands& o,
+    const std::function<void(const Conv2dParams&, const ConvOperands&, bool)>& run) {
+  const std::size_t x_sample = size_of(dtype) * static_cast<std::size_t>(p.c * p.h * p.w);
+  const std::size_t y_sample =
+      size_of(dtype) * static_cast<std::size_t>(p.k * p.out_h() * p.out_w());
+  const std::vector<std::int64_t> slices =
+      batch_slices(p.n, std::max(x_sample, y_sample), conv_slice_bytes_);
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    Conv2dParams ps = p;
+    ps.n = slices[i];
+    const ConvOperands os = {static_cast<char*>(o.x) + first * x_sample, o.w,
+                             static_cast<char*>(o.y) + first * y_sample};
+    run(ps, os, i == 0);
+    first += static_cast<std::size_t>(ps.n);
+  }
+}
+
 void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
                                       const Tensor& bias, const Tensor& y) {
   const char* op = "conv2d_forward";
@@ -225,16 +253,19 @@ void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, co
   require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
   require_here(y, op, "y");
   if (p.bias) require_here(bias, op, "bias");
-  const ConvOperands o = {x.data(), w.data(), y.data()};
-  const ConvPlan& plan = conv_plan(ConvDirection::kForward, p, x.dtype(), o, GradMode::kOverwrite);
-  if (plan.gemm) {  // the bias rides in cuBLASLt's epilogue
-    conv_gemm(ConvDirection::kForward, p, x.dtype(), o, p.bias ? bias.data() : nullptr, kZero);
-    return;
-  }
-  run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
-  // y += b broadcast over N, H, W (the bias descriptor is 1 x K x 1 x 1).
-  if (p.bias)
-    CUDNN_CHECK(cudnnAddTensor(cudnn_, &kOne, plan.bias, bias.data(), &kOne, plan.y, y.data()));
+  const DType dtype = x.dtype();
+  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, bool) {
+    const ConvPlan& plan = conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite);
+    if (plan.gemm) {  // the bias rides in cuBLASLt's epilogue
+      conv_gemm(ConvDirection::kForward, ps, dtype, o, p.bias ? bias.data() : nullptr, kZero);
+      return;
+    }
+    run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
+    // y += b broadcast over N, H, W (the bias descriptor is 1 x K x 1 x 1).
+    if (p.bias)
+      CUDNN_CHECK(cudnnAddTensor(cudnn_, &kOne, plan.bias, bias.data(), &kOne, plan.y, o.y));
+  };
+  for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data()}, slice);
 }
 
 void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& dy,
@@ -243,14 +274,17 @@ void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor&
   activate();
   require_float(dy, op, "dy"), require_here(dy, op, "dy"), require_here(w, op, "w");
   require_here(dx, op, "dx");
-  // Operands in forward naming: x is the output here (dx), y the input (dy).
-  const ConvOperands o = {dx.data(), w.data(), dy.data()};
-  const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, p, dy.dtype(), o, mode);
+  const DType dtype = dy.dtype();
   const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
-  if (plan.gemm)
-    conv_gemm(ConvDirection::kBackwardData, p, dy.dtype(), o, nullptr, beta);
-  else
-    run_cudnn_conv(ConvDirection::kBackwardData, plan, o, workspace(plan.workspace_bytes), beta);
+  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, bool) {
+    const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, ps, dtype, o, mode);
+    if (plan.gemm)
+      conv_gemm(ConvDirection::kBackwardData, ps, dtype, o, nullptr, beta);
+    else
+      run_cudnn_conv(ConvDirection::kBackwardData, plan, o, workspace(plan.workspace_bytes), beta);
+  };
+  // Operands in forward naming: x is the output here (dx), y the input (dy).
+  for_each_batch_slice(p, dtype, {dx.data(), w.data(), dy.data()}, slice);
 }
 
 void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tensor& x,
@@ -260,13 +294,19 @@ void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tens
   activate();
   require_float(x, op, "x"), require_same_dtype(x, dw, op, "dw");
   require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dw, op, "dw");
-  const ConvOperands o = {x.data(), dw.data(), dy.data()};
-  const ConvPlan& plan = conv_plan(ConvDirection::kBackwardFilter, p, x.dtype(), o, mode);
-  const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
-  if (plan.gemm)
-    conv_gemm(ConvDirection::kBackwardFilter, p, x.dtype(), o, nullptr, beta);
-  else
-    run_cudnn_conv(ConvDirection::kBackwardFilter, plan, o, workspace(plan.workspace_bytes), beta);
+  const DType dtype = x.dtype();
+  // The first slice writes dw as the call asks; every later one adds its samples' share.
+  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, bool first) {
+    const GradMode slice_mode = first ? mode : GradMode::kAccumulate;
+    const ConvPlan& plan = conv_plan(ConvDirection::kBackwardFilter, ps, dtype, o, slice_mode);
+    const float beta = slice_mode == GradMode::kAccumulate ? kOne : kZero;
+    if (plan.gemm)
+      conv_gemm(ConvDirection::kBackwardFilter, ps, dtype, o, nullptr, beta);
+    else
+      run_cudnn_conv(ConvDirection::kBackwardFilter, plan, o, workspace(plan.workspace_bytes),
+                     beta);
+  };
+  for_each_batch_slice(p, dtype, {x.data(), dw.data(), dy.data()}, slice);
   if (p.bias) {
     require_here(dbias, op, "dbias");
     column_sums(dy, p.n * p.out_h() * p.out_w(), p.k, dbias, mode, op);

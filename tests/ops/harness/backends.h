@@ -1,7 +1,8 @@
 // The backend variants the op harness runs every case on: cpu; and, in a CUDA build, cuda (the
 // convolution route measured per shape), cuda/cudnn and cuda/gemm (the route pinned; the last
-// with 24 KiB of im2col columns, so most products run in several chunks). A variant that needs
-// a GPU says why it cannot run when there is none, and the test skips.
+// with 24 KiB of im2col columns, so most products run in several chunks) and cuda/sliced
+// (convolutions in one-sample slices of the batch). A variant that needs a GPU says why it
+// cannot run when there is none, and the test skips.
 #pragma once
 
 #include <functional>
@@ -17,7 +18,7 @@
 namespace dlbench::op_harness {
 
 struct Variant {
-  std::string name;  // "cpu", "cuda", "cuda/cudnn", "cuda/gemm"
+  std::string name;  // "cpu", "cuda", "cuda/cudnn", "cuda/gemm", "cuda/sliced"
   bool is_cpu = false;
   bool conv_only = false;  // a route of convolutions: other ops run on "cuda" alone
   std::vector<Precision> precisions;

@@ -1,5 +1,7 @@
-// The CUDA variants of the op harness: the measured convolution route (the default) and the
-// two pinned routes, each checked after a convolution case ran (cuda_backend.h: ConvRoute).
+// The CUDA variants of the op harness: the measured convolution route (the default), the
+// two pinned routes, each checked after a convolution case ran (cuda_backend.h: ConvRoute),
+// and convolutions cut into one-sample slices of the batch (what batches past cuDNN's 2^31
+// limits run as).
 #include <cuda_runtime_api.h>
 
 #include <gtest/gtest.h>
@@ -57,13 +59,14 @@ void print_routes(backend::Backend& be) {
   }
 }
 
-Variant cuda_variant(std::string name, ConvRoute route, bool conv_only) {
+Variant cuda_variant(std::string name, ConvRoute route, bool conv_only,
+                     std::size_t conv_slice_bytes = 0) {
   Variant v;
   v.name = std::move(name);
   v.conv_only = conv_only;
   v.precisions = {kF32, kTf32, kF16, kBf16};
   v.supports = backend::cuda::cuda_supports;
-  v.make = [route](std::string* why_not) -> std::unique_ptr<backend::Backend> {
+  v.make = [route, conv_slice_bytes](std::string* why_not) -> std::unique_ptr<backend::Backend> {
     if (!gpu_available()) {
       *why_not = "no GPU (cudaGetDeviceCount failed or found none)";
       return nullptr;
@@ -71,6 +74,7 @@ Variant cuda_variant(std::string name, ConvRoute route, bool conv_only) {
     auto be = std::make_unique<CudaBackend>(0);
     be->set_conv_route(route);
     be->set_column_bytes(kTestColumnBytes);
+    if (conv_slice_bytes > 0) be->set_conv_slice_bytes(conv_slice_bytes);
     return be;
   };
   v.conv_after = [route](backend::Backend& be) { check_routes(be, route); };
@@ -84,6 +88,8 @@ void add_cuda_variants(std::vector<Variant>& out) {
   out.push_back(cuda_variant("cuda", ConvRoute::kMeasured, false));
   out.push_back(cuda_variant("cuda/cudnn", ConvRoute::kCudnn, true));
   out.push_back(cuda_variant("cuda/gemm", ConvRoute::kGemm, true));
+  // Any limit below one sample's bytes makes a slice of every sample.
+  out.push_back(cuda_variant("cuda/sliced", ConvRoute::kMeasured, true, 1));
 }
 
 }  // namespace dlbench::op_harness
