@@ -29,6 +29,7 @@ void Backend::conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tenso
 
 void Backend::conv2d_backward_data(const Conv2dParams& p, const Tensor& dy, const Tensor& w,
                                    const Tensor& dx, GradMode mode) {
+  DLBENCH_CHECK(p.activation == Activation::kNone, "run the activation's backward first");
   check(dy, p.output_shape(), dy.dtype(), "conv2d_backward_data", "dy");
   check(w, p.weight_shape(), dy.dtype(), "conv2d_backward_data", "w");
   check(dx, p.input_shape(), dy.dtype(), "conv2d_backward_data", "dx");
@@ -37,6 +38,7 @@ void Backend::conv2d_backward_data(const Conv2dParams& p, const Tensor& dy, cons
 
 void Backend::conv2d_backward_weights(const Conv2dParams& p, const Tensor& x, const Tensor& dy,
                                       const Tensor& dw, const Tensor& dbias, GradMode mode) {
+  DLBENCH_CHECK(p.activation == Activation::kNone, "run the activation's backward first");
   check(x, p.input_shape(), x.dtype(), "conv2d_backward_weights", "x");
   check(dy, p.output_shape(), x.dtype(), "conv2d_backward_weights", "dy");
   check(dw, p.weight_shape(), dw.dtype(), "conv2d_backward_weights", "dw");

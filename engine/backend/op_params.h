@@ -16,6 +16,10 @@ enum class MathMode { kStrict, kTf32 };
 // accumulate). An enum, never a bool, so a call site says which one it means.
 enum class GradMode { kOverwrite, kAccumulate };
 
+// An activation applied to an op's output in the same op (an epilogue), after its bias. Only
+// the forward op takes one: the backward ops take kNone, the activation's backward runs first.
+enum class Activation { kNone, kRelu };
+
 struct Conv2dParams {
   std::int64_t n = 1, h = 1, w = 1, c = 1;  // input
   std::int64_t k = 1, r = 1, s = 1;         // output channels, filter height and width
@@ -23,6 +27,7 @@ struct Conv2dParams {
   int pad_h = 0, pad_w = 0;
   int dilation_h = 1, dilation_w = 1;
   bool bias = false;
+  Activation activation = Activation::kNone;  // where the backend fuses it (Backend::supports)
   MathMode math = MathMode::kStrict;
 
   std::int64_t out_h() const { return (h + 2 * pad_h - dilation_h * (r - 1) - 1) / stride_h + 1; }
@@ -64,8 +69,6 @@ struct PoolParams {
     return p;
   }
 };
-
-enum class Activation { kNone, kRelu };
 
 // y[m, n] = act(x[m, k] · W[n, k]ᵀ + b[n]); the epilogue is fused where the backend can.
 struct MatmulParams {

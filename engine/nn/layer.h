@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -105,6 +106,13 @@ struct StepContext {
   const Tensor& output_grad() const { return output_grads[0]; }
 };
 
+// The op a layer runs its forward with when it takes a ReLU into it as an epilogue, with the
+// parameters to ask Backend::supports about.
+struct ReluEpilogue {
+  backend::OpKind op;
+  backend::OpParams params;
+};
+
 class Layer {
  public:
   virtual ~Layer() = default;
@@ -134,6 +142,11 @@ class Layer {
     (void)skip_input_grad;
     return 0;
   }
+
+  // The ReLU-epilogue passes: the op this layer would run with a ReLU folded into it (nullopt
+  // when it cannot, or already has one), and folding it in.
+  virtual std::optional<ReluEpilogue> relu_epilogue() const { return std::nullopt; }
+  virtual void fuse_relu() {}
 
   // fp32 strict or TF32 for the layer's matrix products (convolution, matmul).
   virtual void set_math(backend::MathMode) {}

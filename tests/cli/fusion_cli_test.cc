@@ -26,14 +26,17 @@ json run_vgg(const std::string& flags, std::string* text) {
   return json::parse(in);
 }
 
-TEST(FusionCliTest, VggRunsWithItsClassifierReluFusedByDefault) {
+TEST(FusionCliTest, VggRunsWithEveryReluFusedByDefault) {
   std::string text;
   const json doc = run_vgg("", &text);
   EXPECT_EQ(doc["config"]["fusion"], true);
-  ASSERT_EQ(doc["passes"].size(), 1u) << doc["passes"];
+  ASSERT_EQ(doc["passes"].size(), 2u) << doc["passes"];
   EXPECT_EQ(doc["passes"][0]["pass"], "fuse_matmul_relu");
   EXPECT_EQ(doc["passes"][0]["rewrites"], 2);
-  EXPECT_NE(text.find("fuse_matmul_relu 2 rewrites"), std::string::npos) << text;
+  EXPECT_EQ(doc["passes"][1]["pass"], "fuse_conv_relu");
+  EXPECT_EQ(doc["passes"][1]["rewrites"], 13);
+  EXPECT_NE(text.find("fuse_matmul_relu 2 rewrites, fuse_conv_relu 13 rewrites"), std::string::npos)
+      << text;
 }
 
 TEST(FusionCliTest, NoFusionRunsTheGraphAsBuilt) {

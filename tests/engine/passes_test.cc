@@ -1,5 +1,6 @@
-// Graph passes: what FuseMatmulRelu rewrites and what it leaves alone, and the fused graph
-// against the reference (Fusion::kOff): the same losses, gradients and weights.
+// Graph passes: what the ReLU-epilogue passes (fuse_matmul_relu, fuse_conv_relu) rewrite and
+// what they leave alone, and the fused graph against the reference (Fusion::kOff): the same
+// losses, gradients and weights.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,22 +46,26 @@ std::vector<float> host(backend::Backend& be, const Tensor& t) {
   return out;
 }
 
-TEST(FuseMatmulReluTest, FoldsVggsClassifierReluIntoItsMatmuls) {
+TEST(FuseReluTest, FoldsEveryVggReluIntoItsMatmulOrConvolution) {
   auto be = backend::make_backend(Device::cpu());
   nn::Graph g = vgg16();
   const std::size_t nodes = g.nodes().size();
   const std::int64_t parameters = nn::parameter_count(g), macs = nn::forward_macs(g);
   const nn::PassReport report = nn::apply_passes(g, {*be, Mode::kTrain}, nn::Fusion::kOn);
-  ASSERT_EQ(report.rewrites.size(), 1u);
+  ASSERT_EQ(report.rewrites.size(), 2u);
   EXPECT_EQ(report.rewrites[0].first, "fuse_matmul_relu");
   EXPECT_EQ(report.rewrites[0].second, 2);  // fc1 and fc2; fc3 feeds the loss, not a ReLU
-  EXPECT_EQ(g.nodes().size(), nodes - 2);
+  EXPECT_EQ(report.rewrites[1].first, "fuse_conv_relu");
+  EXPECT_EQ(report.rewrites[1].second, 13);  // every convolution
+  EXPECT_EQ(g.nodes().size(), nodes - 15);
   const std::vector<std::string> names = node_names(g);
   EXPECT_TRUE(has(names, "fc1+fc1.relu"));
   EXPECT_TRUE(has(names, "fc2+fc2.relu"));
   EXPECT_FALSE(has(names, "fc1.relu"));
   EXPECT_TRUE(has(names, "fc3"));
-  EXPECT_TRUE(has(names, "conv1.relu"));  // a convolution's ReLU is not this pass's
+  EXPECT_TRUE(has(names, "conv1+conv1.relu"));
+  EXPECT_TRUE(has(names, "conv13+conv13.relu"));
+  EXPECT_FALSE(has(names, "conv1.relu"));
   // The same parameters in the same order, and the same work.
   EXPECT_EQ(nn::parameter_count(g), parameters);
   EXPECT_EQ(nn::forward_macs(g), macs);
@@ -69,7 +74,7 @@ TEST(FuseMatmulReluTest, FoldsVggsClassifierReluIntoItsMatmuls) {
   EXPECT_EQ(g.value(g.outputs()[0]).name, "fc3");
 }
 
-TEST(FuseMatmulReluTest, FusionOffLeavesTheGraphAsBuilt) {
+TEST(FuseReluTest, FusionOffLeavesTheGraphAsBuilt) {
   auto be = backend::make_backend(Device::cpu());
   nn::Graph g = vgg16();
   const std::vector<std::string> before = node_names(g);
@@ -77,8 +82,8 @@ TEST(FuseMatmulReluTest, FusionOffLeavesTheGraphAsBuilt) {
   EXPECT_EQ(node_names(g), before);
 }
 
-// The CPU backend runs matmuls in f32 only: an f16 graph is left alone there.
-TEST(FuseMatmulReluTest, OnlyWhatTheBackendSupports) {
+// The CPU backend runs matmuls and convolutions in f32 only: an f16 graph is left alone there.
+TEST(FuseReluTest, OnlyWhatTheBackendSupports) {
   auto be = backend::make_backend(Device::cpu());
   nn::Graph g = vgg16(DType::kF16);
   const std::size_t nodes = g.nodes().size();
@@ -88,7 +93,7 @@ TEST(FuseMatmulReluTest, OnlyWhatTheBackendSupports) {
 
 // x -> fc -> relu, where fc's output is also read elsewhere (or is a marked output): the
 // pre-activation value is still needed, so nothing is fused.
-TEST(FuseMatmulReluTest, LeavesALinearWhoseOutputHasOtherReaders) {
+TEST(FuseReluTest, LeavesALinearWhoseOutputHasOtherReaders) {
   auto be = backend::make_backend(Device::cpu());
   for (bool marked : {false, true}) {
     nn::Graph g;
@@ -145,7 +150,7 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, cons
 
 // The fused graph computes what the reference computes: three training steps (so the fused
 // backward's in-place ReLU gradient reaches the weights) and inference.
-TEST(FuseMatmulReluTest, FusedVggTrainsAndInfersAsTheReference) {
+TEST(FuseReluTest, FusedVggTrainsAndInfersAsTheReference) {
   const Steps fused = train(nn::Fusion::kOn), reference = train(nn::Fusion::kOff);
   expect_close(fused.losses, reference.losses, "loss");
   expect_close(fused.grads, reference.grads, "gradients");
@@ -153,15 +158,19 @@ TEST(FuseMatmulReluTest, FusedVggTrainsAndInfersAsTheReference) {
   expect_close(fused.logits, reference.logits, "logits");
 }
 
-TEST(FuseMatmulReluTest, TheTrainerReportsWhatItFused) {
+TEST(FuseReluTest, TheTrainerReportsWhatItFused) {
   auto be = backend::make_backend(Device::cpu());
   nn::TrainerConfig c;
   c.fusion = nn::Fusion::kOn;
   nn::Trainer net(vgg16(), *be, c);
-  EXPECT_EQ(net.passes().total(), 2);
-  int fused_layers = 0;
-  for (const nn::LayerSummary& l : net.layer_summaries()) fused_layers += l.kind == "linear+relu";
-  EXPECT_EQ(fused_layers, 2);
+  EXPECT_EQ(net.passes().total(), 15);
+  int fused_linear = 0, fused_conv = 0;
+  for (const nn::LayerSummary& l : net.layer_summaries()) {
+    fused_linear += l.kind == "linear+relu";
+    fused_conv += l.kind == "conv2d+relu";
+  }
+  EXPECT_EQ(fused_linear, 2);
+  EXPECT_EQ(fused_conv, 13);
   c.fusion = nn::Fusion::kOff;
   EXPECT_EQ(nn::Trainer(vgg16(), *be, c).passes().total(), 0);
 }

@@ -44,16 +44,23 @@ ConvDescs conv_descs(const Conv2dParams& p) {
   return d;
 }
 
-PrimitiveKey conv_key(PrimitiveKind kind, const Conv2dParams& p, std::int64_t extra = 0) {
+PrimitiveKey conv_key(PrimitiveKind kind, const Conv2dParams& p) {
   return {{static_cast<std::int64_t>(kind), p.n, p.h, p.w, p.c, p.k, p.r, p.s, p.stride_h,
-           p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w, p.bias ? 1 : 0, extra}};
+           p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w, p.bias ? 1 : 0,
+           static_cast<std::int64_t>(p.activation)}};
 }
 
-// The forward descriptor; backward primitives need its primitive descriptor as a hint.
+// The forward descriptor, with a ReLU epilogue as a oneDNN post-op (applied after the bias);
+// backward primitives need its primitive descriptor as a hint, and take the one without.
 dnnl::convolution_forward::primitive_desc forward_pd(const Conv2dParams& p,
-                                                     const dnnl::engine& engine,
-                                                     const dnnl::primitive_attr& attr = {}) {
+                                                     const dnnl::engine& engine) {
   const ConvDescs d = conv_descs(p);
+  dnnl::primitive_attr attr;
+  if (p.activation == Activation::kRelu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
   const auto desc =
       p.bias ? dnnl::convolution_forward::desc(
                    dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, d.src,

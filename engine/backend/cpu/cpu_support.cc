@@ -1,7 +1,8 @@
 // What the CPU backend runs: every op in f32 (oneDNN and our loops compute in f32 only), fills
 // and copies also of i32 (labels, token ids), and the matmul's ReLU epilogue (a oneDNN post-op).
 // The dtype asked about is the op's float dtype: embeddings take i32 ids and Adam an i32 step
-// and i32 row marks beside f32 tensors, which is what "f32" means for them.
+// and i32 row marks beside f32 tensors, which is what "f32" means for them. The convolution's
+// ReLU epilogue is a oneDNN post-op too.
 #include "engine/backend/cpu/cpu_backend.h"
 
 namespace dlbench::backend::cpu {

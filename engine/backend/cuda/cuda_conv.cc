@@ -249,6 +249,8 @@ void CudaBackend::for_each_batch_slice(
 void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
                                       const Tensor& bias, const Tensor& y) {
   const char* op = "conv2d_forward";
+  DLBENCH_CHECK(p.activation == Activation::kNone,
+                "the CUDA backend has no fused activation (cuda_supports says so)");
   activate();
   require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
   require_here(y, op, "y");

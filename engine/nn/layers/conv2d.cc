@@ -22,12 +22,20 @@ void Conv2d::forward(const StepContext& ctx) {
   ctx.backend.conv2d_forward(p_, ctx.inputs[0], ctx.params[0], bias, ctx.output());
 }
 
+std::optional<ReluEpilogue> Conv2d::relu_epilogue() const {
+  if (fused_relu()) return std::nullopt;
+  backend::Conv2dParams p = p_;
+  p.activation = backend::Activation::kRelu;
+  return ReluEpilogue{backend::OpKind::kConv2dForward, p};
+}
+
 void Conv2d::backward(const StepContext& ctx) {
-  Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
-  ctx.backend.conv2d_backward_weights(p_, ctx.inputs[0], ctx.output_grad(), ctx.param_grads[0],
+  const backend::Conv2dParams p = without_relu_epilogue(ctx, p_);
+  Tensor dbias = p.bias ? ctx.param_grads[1] : Tensor();
+  ctx.backend.conv2d_backward_weights(p, ctx.inputs[0], ctx.output_grad(), ctx.param_grads[0],
                                       dbias, one_param_grad_mode(ctx));
   if (ctx.input_grads[0].defined())
-    ctx.backend.conv2d_backward_data(p_, ctx.output_grad(), ctx.params[0], ctx.input_grads[0],
+    ctx.backend.conv2d_backward_data(p, ctx.output_grad(), ctx.params[0], ctx.input_grads[0],
                                      ctx.input_grad_modes[0]);
 }
 

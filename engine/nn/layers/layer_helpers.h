@@ -18,4 +18,17 @@ void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, Gra
 // shared weight beside a bias of its own), the overwritten ones are zeroed and all accumulate.
 GradMode one_param_grad_mode(const StepContext& ctx);
 
+// Where a layer's forward ran with a ReLU epilogue, its backward starts here: the output
+// gradient (this node is its only reader) becomes the pre-activation's gradient in place, as
+// the unfused ReLU's backward would have written it. Returns the op's parameters without the
+// epilogue, as the backward ops take them.
+template <class OpParams>
+OpParams without_relu_epilogue(const StepContext& ctx, OpParams p) {
+  if (p.activation == backend::Activation::kNone) return p;
+  ctx.backend.activation_backward(backend::Activation::kRelu, ctx.output(), ctx.output_grad(),
+                                  ctx.output_grad(), GradMode::kOverwrite);
+  p.activation = backend::Activation::kNone;
+  return p;
+}
+
 }  // namespace dlbench::nn

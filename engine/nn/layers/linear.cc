@@ -28,15 +28,15 @@ void Linear::forward(const StepContext& ctx) {
   ctx.backend.matmul_forward(p_, flat(ctx.inputs[0], p_.m), ctx.params[0], bias, ctx.output());
 }
 
-void Linear::backward(const StepContext& ctx) {
+std::optional<ReluEpilogue> Linear::relu_epilogue() const {
+  if (fused_relu()) return std::nullopt;
   backend::MatmulParams p = p_;
-  if (fused_relu()) {
-    // The output gradient has this node as its only reader: it becomes the pre-activation's
-    // gradient in place, as the unfused ReLU's backward would have written it.
-    ctx.backend.activation_backward(backend::Activation::kRelu, ctx.output(), ctx.output_grad(),
-                                    ctx.output_grad(), GradMode::kOverwrite);
-    p.activation = backend::Activation::kNone;
-  }
+  p.activation = backend::Activation::kRelu;
+  return ReluEpilogue{backend::OpKind::kMatmulForward, p};
+}
+
+void Linear::backward(const StepContext& ctx) {
+  const backend::MatmulParams p = without_relu_epilogue(ctx, p_);
   Tensor dbias = p.bias ? ctx.param_grads[1] : Tensor();
   ctx.backend.matmul_backward_weights(p, flat(ctx.inputs[0], p.m), ctx.output_grad(),
                                       ctx.param_grads[0], dbias, one_param_grad_mode(ctx));

@@ -8,7 +8,7 @@ namespace dlbench::nn {
 
 // y = x · Wᵀ + b over x flattened to [rows, features] (NHWC order). Weights start normal with
 // init_stddev, or Kaiming-normal when it is 0 (models pick what their reference uses).
-// fuse_relu() (the FuseMatmulRelu pass) makes it y = relu(x · Wᵀ + b) in one op; its backward
+// fuse_relu() (the fuse_matmul_relu pass) makes it y = relu(x · Wᵀ + b) in one op; its backward
 // then applies the ReLU's backward to the output gradient in place first.
 class Linear final : public Layer {
  public:
@@ -21,7 +21,8 @@ class Linear final : public Layer {
     return fused_relu() ? SavedForBackward{{0}, {0}} : SavedForBackward{{0}, {}};
   }
   const backend::MatmulParams& matmul() const { return p_; }
-  void fuse_relu() { p_.activation = backend::Activation::kRelu; }
+  std::optional<ReluEpilogue> relu_epilogue() const override;
+  void fuse_relu() override { p_.activation = backend::Activation::kRelu; }
   bool fused_relu() const { return p_.activation == backend::Activation::kRelu; }
   std::int64_t forward_macs() const override { return p_.macs(); }
   std::int64_t backward_macs(bool skip_input_grad) const override {

@@ -1,7 +1,7 @@
 #include <memory>
 
 #include "engine/core/error.h"
-#include "engine/nn/passes/fuse_matmul_relu.h"
+#include "engine/nn/passes/fuse_relu.h"
 #include "engine/nn/passes/pass.h"
 
 namespace dlbench::nn {
@@ -26,7 +26,9 @@ int PassReport::total() const {
 PassReport apply_passes(Graph& graph, const PassContext& context, Fusion fusion) {
   PassReport report;
   if (fusion == Fusion::kOff) return report;
-  const std::unique_ptr<GraphPass> passes[] = {std::make_unique<FuseMatmulRelu>()};
+  const std::unique_ptr<GraphPass> passes[] = {
+      std::make_unique<FuseRelu>("fuse_matmul_relu", backend::OpKind::kMatmulForward),
+      std::make_unique<FuseRelu>("fuse_conv_relu", backend::OpKind::kConv2dForward)};
   for (const auto& pass : passes)
     report.rewrites.emplace_back(pass->name(), pass->run(graph, context));
   return report;

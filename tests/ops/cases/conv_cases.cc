@@ -29,7 +29,8 @@ std::string name(const Conv2dParams& p) {
   std::ostringstream o;
   o << "n" << p.n << "_" << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_" << p.r << "x"
     << p.s << "_s" << p.stride_h << "_p" << p.pad_h << "_d" << p.dilation_h
-    << (p.bias ? "_bias" : "_nobias");
+    << (p.bias ? "_bias" : "_nobias")
+    << (p.activation == backend::Activation::kRelu ? "_relu" : "");
   return o.str();
 }
 
@@ -167,6 +168,11 @@ CaseList cases() {
         std::make_unique<PerfCase>(std::make_unique<ConvBackwardWeights>(p, GradMode::kOverwrite)));
   }
   for (const Conv2dParams& p : kShapes) out.push_back(std::make_unique<ConvForward>(p));
+  // The ReLU epilogue (fuse_conv_relu) after a bias and without one, on the stem and a 3x3.
+  for (Conv2dParams p : {kShapes[2], kShapes[3], kShapes[4], kShapes[5]}) {
+    p.activation = backend::Activation::kRelu;
+    out.push_back(std::make_unique<ConvForward>(p));
+  }
   for (const Conv2dParams& p : kShapes)
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate}) {
       out.push_back(std::make_unique<ConvBackwardData>(p, m));

@@ -32,6 +32,26 @@ std::function<std::unique_ptr<Layer>()> make(Args... args) {
   return [=] { return std::unique_ptr<Layer>(std::make_unique<L>(args...)); };
 }
 
+// The layer with a ReLU folded into its op, as the fuse_*_relu passes leave it.
+template <typename L, typename OpParams>
+LayerCase with_relu_epilogue(const char* layer, const char* params, OpParams p, Shape input,
+                             backend::OpKind op) {
+  LayerCase c{layer,
+              params,
+              [p] {
+                auto l = std::make_unique<L>(p);
+                l->fuse_relu();
+                return std::unique_ptr<Layer>(std::move(l));
+              },
+              {std::move(input)},
+              {},
+              {},
+              true};
+  p.activation = backend::Activation::kRelu;
+  c.needs = nn::ReluEpilogue{op, p};
+  return c;
+}
+
 std::vector<LayerCase> dense_layers() {
   std::vector<LayerCase> out;
   out.push_back({"conv2d",
@@ -78,6 +98,14 @@ std::vector<LayerCase> dense_layers() {
   flat.m = 2, flat.k = 2 * 2 * 3, flat.n = 3, flat.bias = true;
   out.push_back(
       {"linear", "flattens_an_nhwc_input", make<nn::Linear>(flat), {{2, 2, 2, 3}}, {}, {}, false});
+
+  // A ReLU epilogue: the ReLU's backward runs in place on the output gradient first. Few
+  // outputs, each a sum of many taps, so none sits within a probe's step of the ReLU's kink.
+  out.push_back(with_relu_epilogue<nn::Conv2d>("conv2d+relu", "3x3_deep_with_bias",
+                                               conv(1, 3, 8, 2, 3, 1, 1, true), {1, 3, 3, 8},
+                                               backend::OpKind::kConv2dForward));
+  out.push_back(with_relu_epilogue<nn::Linear>("linear+relu", "with_bias", fc, {3, 5},
+                                               backend::OpKind::kMatmulForward));
   return out;
 }
 DLBENCH_LAYER_CASES(dense_layers);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct LayerCase {
   bool accumulate = false;
   // When > 0, each probe is also held to |numeric - analytic| <= it * max(1e-2, |numeric|).
   double probe_tolerance = 0;
+  // An op the layer runs that not every backend has (a fused ReLU epilogue): where
+  // Backend::supports says no (asked at f32), the case skips with the backend's reason.
+  std::optional<nn::ReluEpilogue> needs = std::nullopt;
 };
 
 using LayerCaseMaker = std::vector<LayerCase> (*)();

@@ -205,6 +205,10 @@ void run_layer_mode(const LayerCase& c, const Variant& v) {
   std::string why_not;
   std::unique_ptr<backend::Backend> be = v.make(&why_not);
   if (!be) GTEST_SKIP() << why_not;
+  if (c.needs) {
+    const backend::Support support = v.supports(c.needs->op, c.needs->params, DType::kF32);
+    if (!support) GTEST_SKIP() << support.reason;
+  }
   LayerRunner runner(c, *be);
   runner.expect_gradients_match();
   if (c.accumulate) runner.expect_accumulate_adds();

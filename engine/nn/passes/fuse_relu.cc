@@ -1,8 +1,7 @@
-#include "engine/nn/passes/fuse_matmul_relu.h"
+#include "engine/nn/passes/fuse_relu.h"
 
 #include <map>
 
-#include "engine/nn/layers/linear.h"
 #include "engine/nn/layers/relu.h"
 
 namespace dlbench::nn {
@@ -17,26 +16,26 @@ std::vector<int> readers(const Graph& g) {
   return count;
 }
 
-// The graph again, node by node, with each fused ReLU left out and its Linear carrying the
-// epilogue. Inputs and parameters keep their order and names, so the parameter store lays the
+// The graph again, node by node, with each fused ReLU left out and the layer before it carrying
+// the epilogue. Inputs and parameters keep their order and names, so the parameter store lays the
 // weights out (and seeds them) exactly as for the unfused graph.
-Graph rebuilt(Graph& old, const std::map<std::size_t, std::size_t>& relu_of_linear) {
+Graph rebuilt(Graph& old, const std::map<std::size_t, std::size_t>& relu_of_op) {
   Graph g(old.compute_dtype());
   std::vector<ValueId> map(old.values().size(), -1);
   for (std::size_t i = 0; i < old.inputs().size(); ++i)
     map[static_cast<std::size_t>(old.inputs()[i])] = g.add_input(old.input_specs()[i]);
   for (const ParamInfo& p : old.params()) g.add_parameter(p.name, p.decl);
   std::vector<bool> dropped(old.nodes().size(), false);
-  for (const auto& [linear, relu] : relu_of_linear) dropped[relu] = true;
+  for (const auto& [op, relu] : relu_of_op) dropped[relu] = true;
   for (std::size_t i = 0; i < old.nodes().size(); ++i) {
     if (dropped[i]) continue;
     Node& n = old.nodes()[i];
     std::vector<ValueId> inputs;
     for (ValueId v : n.inputs) inputs.push_back(map[static_cast<std::size_t>(v)]);
     std::string name = n.name;
-    const auto fused = relu_of_linear.find(i);
-    if (fused != relu_of_linear.end()) {
-      static_cast<Linear&>(*n.layer).fuse_relu();
+    const auto fused = relu_of_op.find(i);
+    if (fused != relu_of_op.end()) {
+      n.layer->fuse_relu();
       name += "+" + old.nodes()[fused->second].name;
     }
     // add() names its one output as the node; add_multi() numbers them: keep the old names.
@@ -46,7 +45,7 @@ Graph rebuilt(Graph& old, const std::map<std::size_t, std::size_t>& relu_of_line
                : g.add_multi(name, std::move(n.layer), std::move(inputs), n.params);
     for (std::size_t k = 0; k < outs.size(); ++k)
       map[static_cast<std::size_t>(n.outputs[k])] = outs[k];
-    if (fused != relu_of_linear.end())
+    if (fused != relu_of_op.end())
       map[static_cast<std::size_t>(old.nodes()[fused->second].output())] = outs[0];
   }
   for (ValueId v : old.outputs()) g.mark_output(map[static_cast<std::size_t>(v)]);
@@ -55,29 +54,26 @@ Graph rebuilt(Graph& old, const std::map<std::size_t, std::size_t>& relu_of_line
 
 }  // namespace
 
-int FuseMatmulRelu::run(Graph& graph, const PassContext& context) const {
+int FuseRelu::run(Graph& graph, const PassContext& context) const {
   const std::vector<int> read = readers(graph);
   const std::vector<Node>& nodes = graph.nodes();
   std::vector<int> producer(graph.values().size(), -1);
   for (std::size_t i = 0; i < nodes.size(); ++i)
     for (ValueId v : nodes[i].outputs) producer[static_cast<std::size_t>(v)] = static_cast<int>(i);
-  std::map<std::size_t, std::size_t> relu_of_linear;
+  std::map<std::size_t, std::size_t> relu_of_op;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (dynamic_cast<const Relu*>(nodes[i].layer.get()) == nullptr) continue;
     const ValueId x = nodes[i].inputs[0];
     const int j = producer[static_cast<std::size_t>(x)];
     if (j < 0 || read[static_cast<std::size_t>(x)] != 1) continue;
-    const auto* linear =
-        dynamic_cast<const Linear*>(nodes[static_cast<std::size_t>(j)].layer.get());
-    if (linear == nullptr || linear->fused_relu()) continue;
-    backend::MatmulParams p = linear->matmul();
-    p.activation = backend::Activation::kRelu;
-    if (!context.backend.supports(backend::OpKind::kMatmulForward, p, graph.value(x).dtype))
-      continue;
-    relu_of_linear[static_cast<std::size_t>(j)] = i;
+    const std::optional<ReluEpilogue> epilogue =
+        nodes[static_cast<std::size_t>(j)].layer->relu_epilogue();
+    if (!epilogue || epilogue->op != op_) continue;
+    if (!context.backend.supports(epilogue->op, epilogue->params, graph.value(x).dtype)) continue;
+    relu_of_op[static_cast<std::size_t>(j)] = i;
   }
-  if (!relu_of_linear.empty()) graph = rebuilt(graph, relu_of_linear);
-  return static_cast<int>(relu_of_linear.size());
+  if (!relu_of_op.empty()) graph = rebuilt(graph, relu_of_op);
+  return static_cast<int>(relu_of_op.size());
 }
 
 }  // namespace dlbench::nn
