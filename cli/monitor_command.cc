@@ -91,10 +91,12 @@ int run_monitor(const MonitorOptions& o, const GlobalOptions& global) {
 
   SignalForwarder forwarder;
   ChildProcess child(o.command);
-  // The same window the runners measure with, from the command's start to its exit. It begins
-  // before the command is released, so a GPU that is not there stops the command before it ran.
+  // The same window the runners measure with, from the command's start to its exit. Its
+  // sources are found before the command is released, so a GPU that is not there stops the
+  // command before it ran; sampling starts once the command runs (a sample of the forked
+  // dlbench before its exec would count dlbench's own memory as the command's peak).
   telemetry::MeasuredWindow window(true, child.pid(), o.interval_s, nvml::Nvml::open(), gpus);
-  window.begin();
+  window.prepare();
 
   forwarder.forward_to(child.pid());
   if (int error = child.release()) {
@@ -108,6 +110,7 @@ int run_monitor(const MonitorOptions& o, const GlobalOptions& global) {
               << "\n";
     return missing ? kCommandNotFound : kCommandNotExecutable;
   }
+  window.begin();
   child.wait_exited();
   window.end();
   ChildExit exit = child.reap();

@@ -15,14 +15,20 @@ MeasuredWindow::MeasuredWindow(bool enabled, pid_t root, double interval_s,
 
 MeasuredWindow::~MeasuredWindow() = default;  // ~Sampler stops it without throwing
 
+void MeasuredWindow::prepare() {
+  if (!enabled_ || began_ || sources_) return;
+  sources_ = std::make_unique<SourceSet>(make_sources({root_, selection_, nvml_}));
+}
+
 void MeasuredWindow::begin() {
   if (!enabled_ || began_) return;
+  prepare();
   began_ = true;
-  SourceSet sources = make_sources({root_, selection_, nvml_});
-  gpus_ = std::move(sources.gpus);
-  gpus_none_reason_ = std::move(sources.gpus_none_reason);
-  notes_ = std::move(sources.notes);
-  sampler_ = std::make_unique<Sampler>(std::move(sources.sources), interval_s_);
+  gpus_ = std::move(sources_->gpus);
+  gpus_none_reason_ = std::move(sources_->gpus_none_reason);
+  notes_ = std::move(sources_->notes);
+  sampler_ = std::make_unique<Sampler>(std::move(sources_->sources), interval_s_);
+  sources_.reset();
   sampler_->start();
 }
 

@@ -48,6 +48,9 @@ class MeasuredWindow {
   MeasuredWindow(const MeasuredWindow&) = delete;
   MeasuredWindow& operator=(const MeasuredWindow&) = delete;
 
+  // Finds the sources (the GPUs of the selection, the process tree) without sampling yet, so a
+  // GPU that is not there fails before the work to watch starts; begin() does it when not done.
+  void prepare();
   void begin();  // starts the window once: a later call, or one after end(), does nothing
   void end();    // ends it (a sample is taken now); does nothing when not running
   bool began() const { return began_; }
@@ -62,6 +65,7 @@ class MeasuredWindow {
   std::shared_ptr<const nvml::Nvml> nvml_;
   GpuSelection selection_;
   bool began_ = false;
+  std::unique_ptr<SourceSet> sources_;  // prepared, not yet sampling
   std::unique_ptr<Sampler> sampler_;
   std::vector<GpuIdentity> gpus_;
   std::string gpus_none_reason_;

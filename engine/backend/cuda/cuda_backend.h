@@ -157,11 +157,11 @@ class CudaBackend final : public Backend {
                    GradMode mode, const char* op);
   const ConvPlan& conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
                             const ConvOperands& operands, GradMode output_mode);
-  // Calls run(slice params, slice operands, first) for slices of the batch that keep x and y
-  // within conv_slice_bytes_ (one slice, the whole call, in the usual case).
+  // Calls run(slice params, slice operands, slice index) for slices of the batch that keep x
+  // and y within conv_slice_bytes_ (one slice, index 0, the whole call, in the usual case).
   void for_each_batch_slice(
       const Conv2dParams& p, DType dtype, const ConvOperands& o,
-      const std::function<void(const Conv2dParams&, const ConvOperands&, bool)>& run);
+      const std::function<void(const Conv2dParams&, const ConvOperands&, std::size_t)>& run);
   // Runs a planned convolution on cuDNN: out = conv + beta * out (forward: beta 0).
   void run_cudnn_conv(ConvDirection direction, const ConvPlan& plan, const ConvOperands& o,
                       void* workspace, float beta);

@@ -124,7 +124,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
                        p.dilation_h,
                        p.dilation_w,
                        p.bias ? 1 : 0,
-                       0};
+                       static_cast<std::int64_t>(p.activation)};
   if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
 
   std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
@@ -229,7 +229,7 @@ void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
 
 void CudaBackend::for_each_batch_slice(
     const Conv2dParams& p, DType dtype, const ConvOperands& o,
-    const std::function<void(const Conv2dParams&, const ConvOperands&, bool)>& run) {
+    const std::function<void(const Conv2dParams&, const ConvOperands&, std::size_t)>& run) {
   const std::size_t x_sample = size_of(dtype) * static_cast<std::size_t>(p.c * p.h * p.w);
   const std::size_t y_sample =
       size_of(dtype) * static_cast<std::size_t>(p.k * p.out_h() * p.out_w());
@@ -241,7 +241,7 @@ void CudaBackend::for_each_batch_slice(
     ps.n = slices[i];
     const ConvOperands os = {static_cast<char*>(o.x) + first * x_sample, o.w,
                              static_cast<char*>(o.y) + first * y_sample};
-    run(ps, os, i == 0);
+    run(ps, os, i);
     first += static_cast<std::size_t>(ps.n);
   }
 }
@@ -256,7 +256,7 @@ void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, co
   require_here(y, op, "y");
   if (p.bias) require_here(bias, op, "bias");
   const DType dtype = x.dtype();
-  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, bool) {
+  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t) {
     const ConvPlan& plan = conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite);
     if (plan.gemm) {  // the bias rides in cuBLASLt's epilogue
       conv_gemm(ConvDirection::kForward, ps, dtype, o, p.bias ? bias.data() : nullptr, kZero);
@@ -278,7 +278,7 @@ void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor&
   require_here(dx, op, "dx");
   const DType dtype = dy.dtype();
   const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
-  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, bool) {
+  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t) {
     const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, ps, dtype, o, mode);
     if (plan.gemm)
       conv_gemm(ConvDirection::kBackwardData, ps, dtype, o, nullptr, beta);
@@ -298,8 +298,8 @@ void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tens
   require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dw, op, "dw");
   const DType dtype = x.dtype();
   // The first slice writes dw as the call asks; every later one adds its samples' share.
-  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, bool first) {
-    const GradMode slice_mode = first ? mode : GradMode::kAccumulate;
+  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
+    const GradMode slice_mode = index == 0 ? mode : GradMode::kAccumulate;
     const ConvPlan& plan = conv_plan(ConvDirection::kBackwardFilter, ps, dtype, o, slice_mode);
     const float beta = slice_mode == GradMode::kAccumulate ? kOne : kZero;
     if (plan.gemm)
