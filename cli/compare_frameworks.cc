@@ -58,7 +58,7 @@ std::shared_ptr<FrameworkCompareOptions> add_framework_compare_options(CLI::App&
   auto o = std::make_shared<FrameworkCompareOptions>();
   c.add_option("--frameworks", o->frameworks,
                "Run MODEL (the first argument) in these frameworks back to back: e.g. "
-               "native,pytorch,jax");
+               "native,pytorch,pytorch-compile,jax");
   c.add_option("--mode", o->mode, "With --frameworks: train or infer")->capture_default_str();
   c.add_option("--batch", o->batch, "With --frameworks: samples per step");
   c.add_option("--precision", o->precision, "With --frameworks: fp32, tf32, fp16 or bf16")

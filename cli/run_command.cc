@@ -148,6 +148,10 @@ void print_text(const result::RunResult& r, std::ostream& out,
   }
   if (const auto* m = find_metric(r, "memory/peak_gib"))
     s.row("Memory", format_bytes(m->value * (1 << 30)) + " peak in the framework's allocator");
+  if (const auto* c = find_metric(r, "compile/seconds"))
+    s.row("Compilation", fixed(c->value, 1) +
+                             " s (the first step, before the warm-up; not in the "
+                             "throughput)");
   if (r.data_parallel) {
     const result::DataParallel& dp = *r.data_parallel;
     const char* launch = dp.launch == "mpi" ? "a process each" : "a thread each";
@@ -235,7 +239,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   run->add_flag("--no-store", opts->no_store, "Do not store the result in the results database");
   run->add_option("--framework", opts->framework,
                   "native (dlbench's engine), or a peer run by peers/FRAMEWORK_worker.py: "
-                  "pytorch, jax")
+                  "pytorch, pytorch-compile (torch.compile), jax")
       ->capture_default_str();
   add_peer_options(*run, opts->peer);
   run->add_option("--repeat", opts->repeat,

@@ -226,6 +226,9 @@ MODELS = ("resnet50", "vgg16")
 
 def run(channel, args):
     protocol.check_model(channel, args, MODELS)
+    if args.compile:
+        channel.fail("usage", "the JAX worker always compiles its step with XLA: there is no "
+                              "separate compiled variant (run --framework jax)")
     classes = protocol.classes(channel, args)
     jax = protocol.require(channel, "jax")
     jnp = jax.numpy

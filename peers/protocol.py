@@ -23,7 +23,12 @@ and writes JSON lines on its stdout, in this order:
     {"type": "measure"}                                 the measured phase begins
     {"type": "step", "index": 0, "duration_ms": 81.2}   one per measured step
     {"type": "summary", "steps": 20, "measured_seconds": 1.63,
-     "peak_memory_bytes": 21474836480, "first_loss": 6.9, "last_loss": 6.8}
+     "peak_memory_bytes": 21474836480, "first_loss": 6.9, "last_loss": 6.8,
+     "compile_seconds": 41.7}
+
+compile_seconds only from a worker run with --compile (`--framework pytorch-compile`): the
+wall time of one step run before the warm-up, compilation included, which no measured step
+contains.
 
 or, instead of whatever would come next, one error line and a non-zero exit:
 
@@ -90,6 +95,9 @@ def parse_args(framework):
     p.add_argument("--lr", type=float, default=0.001)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--expect-parameters", type=int, default=0)
+    p.add_argument("--compile", action="store_true",
+                   help="compile the step first (pytorch: torch.compile); workers that have "
+                        "no compiler of their own fail with a usage error")
     return p.parse_args()
 
 

@@ -13,9 +13,13 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
     channels-last. cudnn.benchmark on (PyTorch's autotuner, as dlbench measures algorithms).
   - training: cross-entropy, SGD with the run's lr and momentum, zero_grad(set_to_none=True).
   - inference: model.eval() under torch.no_grad().
+  - --compile (`dlbench run --framework pytorch-compile`): the model under torch.compile
+    (inductor, default mode), as users who care about speed run PyTorch. One step runs before
+    the warm-up and compiles; its wall time is reported as compile_seconds.
 """
 
 import sys
+import time
 
 import protocol
 
@@ -85,6 +89,8 @@ def run(channel, args):
 
     memory_format = torch.channels_last if channels_last else torch.contiguous_format
     model = model.to(device, memory_format=memory_format)
+    if args.compile:
+        model = torch.compile(model)
     images = torch.randn(args.batch, 3, args.input, args.input, device=device)
     images = images.contiguous(memory_format=memory_format)
     labels = torch.randint(0, classes, (args.batch,), device=device)
@@ -109,7 +115,13 @@ def run(channel, args):
             torch.cuda.synchronize(device)
 
     model.train(train)
+    compile_seconds = None
     with torch.enable_grad() if train else torch.no_grad():
+        if args.compile:
+            start = time.perf_counter()
+            step()
+            synchronize()
+            compile_seconds = time.perf_counter() - start
         # The peak counts the measured steps, not the warm-up's autotuning workspaces.
         for _ in range(args.warmup):
             step()
@@ -120,6 +132,8 @@ def run(channel, args):
         summary = protocol.measure(channel, warmed, step, synchronize)
     if device.type == "cuda":
         summary["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
+    if compile_seconds is not None:
+        summary["compile_seconds"] = compile_seconds
     channel.send("summary", **summary)
 
 

@@ -120,6 +120,10 @@ void add_metrics(result::RunResult& r, const Summary& s) {
   result::add_timing_metrics(
       r, "the worker's synchronized wall time of them",
       "2 x multiply-accumulates of the architecture per sample per step (dlbench's count)");
+  if (s.compile_seconds)
+    add("compile/seconds", *s.compile_seconds, "s",
+        "the first step, compilation included (torch.compile), before the warm-up; not in the "
+        "measured steps");
   if (s.peak_memory_bytes)
     add("memory/peak_gib", *s.peak_memory_bytes / kGiB, "GiB",
         "the framework allocator's peak during the measured steps (not its cached pool)");
@@ -142,7 +146,16 @@ void check_framework(const std::string& name) {
   for (const char* f : kFrameworks)
     if (name == f) return;
   throw Error(ErrorKind::kUsage, "unknown framework '" + name + "'",
-              "use --framework native, pytorch or jax");
+              "use --framework native, pytorch, pytorch-compile or jax");
+}
+
+std::string worker_framework(const std::string& framework) {
+  return framework.substr(0, framework.find('-'));
+}
+
+std::string variant_flag(const std::string& framework) {
+  const std::size_t dash = framework.find('-');
+  return dash == std::string::npos ? "" : "--" + framework.substr(dash + 1);
 }
 
 bool is_peer(const std::string& framework) {
@@ -184,7 +197,8 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   const double macs = static_cast<double>(train ? nn::train_macs(graph) : nn::forward_macs(graph));
 
   std::string worker_path =
-      options.worker.empty() ? peers_dir() + "/" + config.framework + "_worker.py" : options.worker;
+      options.worker.empty() ? peers_dir() + "/" + worker_framework(config.framework) + "_worker.py"
+                             : options.worker;
   if (!fs::exists(worker_path))
     throw Error(ErrorKind::kExternal, "no " + config.framework + " worker at " + worker_path,
                 "set DLBENCH_PEERS_DIR to the peers/ folder of the dlbench source tree");
@@ -198,8 +212,10 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   auto nvml = nvml::Nvml::open();
   const Clock::time_point deadline =
       Clock::now() + std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000));
-  WorkerProcess worker(
-      worker_argv(config, options, worker_path, inputs_argument(graph.input_specs()), parameters));
+  std::vector<std::string> argv =
+      worker_argv(config, options, worker_path, inputs_argument(graph.input_specs()), parameters);
+  if (const std::string flag = variant_flag(config.framework); !flag.empty()) argv.push_back(flag);
+  WorkerProcess worker(argv);
 
   // The worker's process tree and every GPU, from its first measured step on.
   telemetry::MeasuredWindow window(config.telemetry, worker.pid(), config.telemetry_interval_s,

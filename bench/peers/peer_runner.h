@@ -11,8 +11,10 @@
 
 namespace dlbench::peers {
 
-// The frameworks `--framework` accepts; "native" is dlbench's own engine.
-inline constexpr const char* kFrameworks[] = {"native", "pytorch", "jax"};
+// The frameworks `--framework` accepts; "native" is dlbench's own engine. A name with a dash is
+// a variant: "pytorch-compile" runs the pytorch worker with --compile (torch.compile), so it is
+// stored, compared and charted as a framework of its own.
+inline constexpr const char* kFrameworks[] = {"native", "pytorch", "pytorch-compile", "jax"};
 // Default for --peer-timeout: the whole worker session, start-up and warm-up included
 // (framework import, cuDNN autotuning and XLA compilation take tens of seconds).
 constexpr double kDefaultPeerTimeoutS = 600;
@@ -20,6 +22,10 @@ constexpr double kDefaultPeerTimeoutS = 600;
 // Error (usage) unless `name` is one of kFrameworks.
 void check_framework(const std::string& name);
 bool is_peer(const std::string& framework);  // anything but "native"
+// The worker a framework runs ("pytorch" for "pytorch-compile"), and its variant's flag
+// ("--compile"; empty for a plain framework).
+std::string worker_framework(const std::string& framework);
+std::string variant_flag(const std::string& framework);
 
 struct PeerOptions {
   std::string python = "python3";  // the interpreter that runs the worker

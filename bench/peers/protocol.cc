@@ -89,6 +89,7 @@ Message parse_message(const std::string& line, int n) {
     m.summary.peak_memory_bytes = optional_number(j, "peak_memory_bytes");
     m.summary.first_loss = optional_number(j, "first_loss");
     m.summary.last_loss = optional_number(j, "last_loss");
+    m.summary.compile_seconds = optional_number(j, "compile_seconds");
   } else if (type == "error") {
     m.type = MessageType::kError;
     m.error.message = text(j, "message", n, line);

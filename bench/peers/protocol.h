@@ -9,7 +9,8 @@
 //   {"type": "measure"}                                  the measured phase begins (optional)
 //   {"type": "step", "index": 0, "duration_ms": 81.2}    one per measured step, synchronized
 //   {"type": "summary", "steps": 20, "measured_seconds": 1.63, "peak_memory_bytes": ...,
-//    "first_loss": 6.9, "last_loss": 6.8}
+//    "first_loss": 6.9, "last_loss": 6.8, "compile_seconds": 41.7}    (the last only with
+//    --compile)
 //
 // or, at any point, {"type": "error", "kind": "missing_package", "package": "torch",
 // "message": "..."} and exit. The worker reports only what it timed; the harness computes
@@ -55,6 +56,9 @@ struct Summary {
   double measured_seconds = 0;
   std::optional<double> peak_memory_bytes;  // the framework's own allocator peak
   std::optional<double> first_loss, last_loss;
+  // A compiling worker (pytorch --compile): its first step, compilation included, which runs
+  // before the warm-up and is in no measured step.
+  std::optional<double> compile_seconds;
 };
 
 // Kinds a worker may name; anything else is treated as kRuntime.

@@ -20,8 +20,10 @@ std::string workload_key(const RunRecord& r) {
 std::string version(const RunRecord& r) {
   const nlohmann::json& doc = r.result;
   if (doc.contains("peer") && doc["peer"].contains("versions")) {
+    // A variant ("pytorch-compile") reports its framework's version ("pytorch").
+    const std::string framework = r.framework.substr(0, r.framework.find('-'));
     const nlohmann::json& v = doc["peer"]["versions"];
-    if (v.contains(r.framework) && v[r.framework].is_string()) return v[r.framework];
+    if (v.contains(framework) && v[framework].is_string()) return v[framework];
   }
   if (r.framework == "native" && doc.contains("dlbench") && doc["dlbench"].is_object())
     return "dlbench " + doc["dlbench"].value("version", "");

@@ -1,7 +1,8 @@
 """A stand-in framework worker for the harness tests: takes the real workers' flags and plays
 the scenario named by $DLBENCH_FAKE_PEER (stdlib only, no framework, no GPU):
 
-  valid      hello, measure, one step line per --steps (10 ms each), summary
+  valid      hello, measure, one step line per --steps (10 ms each), summary (with
+             compile_seconds 1.5 when run with --compile)
   malformed  hello, then a line that is not JSON (line 2)
   crash      hello and one step, a traceback on stderr, exit 1
   hang       hello, then sleeps with a child process holding stdout open; writes both pids to
@@ -36,8 +37,9 @@ def session(args):
     for i in range(args.steps):
         time.sleep(step_s)
         send(type="step", index=i, duration_ms=step_s * 1e3)
+    extra = {"compile_seconds": 1.5} if args.compile else {}
     send(type="summary", steps=args.steps, measured_seconds=args.steps * step_s * 1.02,
-         peak_memory_bytes=3 * 2 ** 30, first_loss=6.9, last_loss=6.8)
+         peak_memory_bytes=3 * 2 ** 30, first_loss=6.9, last_loss=6.8, **extra)
 
 
 def main():
@@ -46,6 +48,7 @@ def main():
                  "--momentum"):
         p.add_argument(flag)
     p.add_argument("--inputs", type=json.loads, required=True)
+    p.add_argument("--compile", action="store_true")
     for flag in ("--batch", "--input", "--warmup", "--steps", "--seed",
                  "--expect-parameters"):
         p.add_argument(flag, type=int, default=0)

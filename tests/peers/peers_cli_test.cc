@@ -68,6 +68,28 @@ TEST(PeersCliTest, ValidSessionIsMeasuredByTheHarnessAndStoredWithItsFramework) 
   EXPECT_TRUE(contains(show.out, "pytorch")) << show.out;
 }
 
+// pytorch-compile runs the pytorch worker with --compile, and is stored as a framework of its
+// own; the compilation the worker timed is reported apart from the measured steps.
+TEST(PeersCliTest, PytorchCompileRunsThePytorchWorkerCompiledAndReportsItsCompilation) {
+  std::string db = temp_dir("compile") + "/r.db";
+  auto r = fake("valid", "--db " + db + " run " + kTiny + " --framework pytorch-compile --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(r.out);
+  EXPECT_EQ(doc["config"]["framework"], "pytorch-compile");
+  bool reported = false;
+  for (const json& m : doc["metrics"])
+    if (m["tag"] == "compile/seconds") reported = m["value"].get<double>() == 1.5;
+  EXPECT_TRUE(reported) << doc["metrics"];
+  // The measured steps are the worker's own, compilation not among them.
+  EXPECT_NEAR(doc["throughput_samples_per_s"].get<double>(), 6 / (3 * 0.01 * 1.02), 0.01);
+  EXPECT_EQ(runs_json(db)["runs"][0]["framework"], "pytorch-compile");
+  auto text = fake("valid", "run " + kTiny + " --framework pytorch-compile --no-store");
+  EXPECT_TRUE(contains(text.out, "Compilation       1.5 s")) << text.out;
+  // Without the variant the worker is not asked to compile, and says nothing of it.
+  auto plain = fake("valid", "run " + kTiny + " --framework pytorch --no-store");
+  EXPECT_FALSE(contains(plain.out, "Compilation")) << plain.out;
+}
+
 TEST(PeersCliTest, StderrChatterDoesNotDisturbTheProtocol) {
   auto r =
       fake("noisy", "run " + kTiny + " --framework jax --no-store", "DLBENCH_FAKE_FRAMEWORK=jax");
