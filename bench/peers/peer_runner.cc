@@ -11,6 +11,7 @@
 #include "bench/peers/protocol.h"
 #include "bench/peers/worker_process.h"
 #include "bench/result/efficiency.h"
+#include "bench/result/run_config.h"
 #include "bench/runner/validated_config.h"
 #include "bench/sysinfo/machine_info.h"
 #include "bench/telemetry/window.h"
@@ -149,10 +150,6 @@ void check_framework(const std::string& name) {
               "use --framework native, pytorch, pytorch-compile or jax");
 }
 
-std::string worker_framework(const std::string& framework) {
-  return framework.substr(0, framework.find('-'));
-}
-
 std::string variant_flag(const std::string& framework) {
   const std::size_t dash = framework.find('-');
   return dash == std::string::npos ? "" : "--" + framework.substr(dash + 1);
@@ -197,8 +194,9 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   const double macs = static_cast<double>(train ? nn::train_macs(graph) : nn::forward_macs(graph));
 
   std::string worker_path =
-      options.worker.empty() ? peers_dir() + "/" + worker_framework(config.framework) + "_worker.py"
-                             : options.worker;
+      options.worker.empty()
+          ? peers_dir() + "/" + result::base_framework(config.framework) + "_worker.py"
+          : options.worker;
   if (!fs::exists(worker_path))
     throw Error(ErrorKind::kExternal, "no " + config.framework + " worker at " + worker_path,
                 "set DLBENCH_PEERS_DIR to the peers/ folder of the dlbench source tree");

@@ -22,9 +22,8 @@ constexpr double kDefaultPeerTimeoutS = 600;
 // Error (usage) unless `name` is one of kFrameworks.
 void check_framework(const std::string& name);
 bool is_peer(const std::string& framework);  // anything but "native"
-// The worker a framework runs ("pytorch" for "pytorch-compile"), and its variant's flag
-// ("--compile"; empty for a plain framework).
-std::string worker_framework(const std::string& framework);
+// The flag a variant's worker runs with ("--compile" for "pytorch-compile"; empty for a plain
+// framework). The worker itself is result::base_framework's.
 std::string variant_flag(const std::string& framework);
 
 struct PeerOptions {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "bench/report/names.h"
+#include "bench/result/run_config.h"
 
 namespace dlbench::report {
 namespace {
@@ -20,8 +21,7 @@ std::string workload_key(const RunRecord& r) {
 std::string version(const RunRecord& r) {
   const nlohmann::json& doc = r.result;
   if (doc.contains("peer") && doc["peer"].contains("versions")) {
-    // A variant ("pytorch-compile") reports its framework's version ("pytorch").
-    const std::string framework = r.framework.substr(0, r.framework.find('-'));
+    const std::string framework = result::base_framework(r.framework);
     const nlohmann::json& v = doc["peer"]["versions"];
     if (v.contains(framework) && v[framework].is_string()) return v[framework];
   }

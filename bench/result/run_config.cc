@@ -14,4 +14,8 @@ Mode parse_mode(const std::string& text) {
   throw ConfigError("mode", "must be train or infer, not '" + text + "'", "train");
 }
 
+std::string base_framework(const std::string& framework) {
+  return framework.substr(0, framework.find('-'));
+}
+
 }  // namespace dlbench::result

@@ -18,7 +18,8 @@ constexpr int kDefaultMeasuredSteps = 20;
 
 struct RunConfig {
   std::string model = "resnet50";
-  // "native" (dlbench's engine) or a peer framework run by bench/peers: "pytorch", "jax".
+  // "native" (dlbench's engine) or a peer framework run by bench/peers: "pytorch", "jax", or
+  // a variant of one, named framework-variant ("pytorch-compile").
   std::string framework = "native";
   Mode mode = Mode::kTrain;
   std::optional<std::int64_t> batch;  // unset: the model spec's default for the mode
@@ -80,5 +81,9 @@ class ConfigError : public Error {
 };
 
 Mode parse_mode(const std::string& text);  // ConfigError on anything but train/infer
+
+// The framework a framework name belongs to: "pytorch" for its variant "pytorch-compile"; its
+// worker runs the variant, and its library version is the variant's.
+std::string base_framework(const std::string& framework);
 
 }  // namespace dlbench::result

@@ -23,10 +23,7 @@ void Conv2d::forward(const StepContext& ctx) {
 }
 
 std::optional<ReluEpilogue> Conv2d::relu_epilogue() const {
-  if (fused_relu()) return std::nullopt;
-  backend::Conv2dParams p = p_;
-  p.activation = backend::Activation::kRelu;
-  return ReluEpilogue{backend::OpKind::kConv2dForward, p};
+  return with_relu_epilogue(backend::OpKind::kConv2dForward, p_);
 }
 
 void Conv2d::backward(const StepContext& ctx) {

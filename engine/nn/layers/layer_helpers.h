@@ -18,6 +18,15 @@ void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, Gra
 // shared weight beside a bias of its own), the overwritten ones are zeroed and all accumulate.
 GradMode one_param_grad_mode(const StepContext& ctx);
 
+// Layer::relu_epilogue of a layer whose forward op takes `p`: that op with a ReLU epilogue, or
+// nullopt when it has one already.
+template <class OpParams>
+std::optional<ReluEpilogue> with_relu_epilogue(backend::OpKind op, OpParams p) {
+  if (p.activation != backend::Activation::kNone) return std::nullopt;
+  p.activation = backend::Activation::kRelu;
+  return ReluEpilogue{op, p};
+}
+
 // Where a layer's forward ran with a ReLU epilogue, its backward starts here: the output
 // gradient (this node is its only reader) becomes the pre-activation's gradient in place, as
 // the unfused ReLU's backward would have written it. Returns the op's parameters without the

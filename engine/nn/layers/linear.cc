@@ -29,10 +29,7 @@ void Linear::forward(const StepContext& ctx) {
 }
 
 std::optional<ReluEpilogue> Linear::relu_epilogue() const {
-  if (fused_relu()) return std::nullopt;
-  backend::MatmulParams p = p_;
-  p.activation = backend::Activation::kRelu;
-  return ReluEpilogue{backend::OpKind::kMatmulForward, p};
+  return with_relu_epilogue(backend::OpKind::kMatmulForward, p_);
 }
 
 void Linear::backward(const StepContext& ctx) {
