@@ -14,6 +14,11 @@ With --baseline OTHER_DLBENCH, every row also runs that binary (say, a build of 
 change), right after the new one on the same GPU, and the table adds its images/s and the ratio
 new/base: "within 2 % of before, measured in one call" is one command.
 
+With --compiled, the headline rows (COMPILED_ROWS) also run compiled PyTorch through dlbench's own
+worker (`dlbench run --framework pytorch-compile`, torch.compile before the warm-up, its
+compile time not in the throughput), and the table adds its images/s and the ratio
+dlbench/compiled: about a minute of compiling per row.
+
 Rows the peer did not print (a missing package, a crash) show "-" and the script exits 1.
 """
 import argparse
@@ -42,14 +47,22 @@ ROWS = [
     ("vgg16", "train", "tf32", 128, ("vgg16", "train", "float32", 128)),
 ]
 
+# The rows #17 holds dlbench to compiled PyTorch on: training and inference of ResNet-50 in the
+# half precisions, and VGG16 training.
+COMPILED_ROWS = {("resnet50", "train", "fp16", 256), ("resnet50", "train", "bf16", 256),
+                 ("resnet50", "infer", "fp16", 256), ("resnet50", "infer", "bf16", 256),
+                 ("vgg16", "train", "fp16", 128)}
+
 PRECISION_NAMES = {"fp32": "fp32 strict", "tf32": "tf32", "fp16": "fp16", "bf16": "bf16"}
 
 
-def run_dlbench(args, binary, model, mode, precision, batch, workdir):
-    out = os.path.join(workdir, f"{model}_{mode}_{precision}_{batch}.json")
+def run_dlbench(args, binary, model, mode, precision, batch, workdir, framework="native"):
+    out = os.path.join(workdir, f"{model}_{mode}_{precision}_{batch}_{framework}.json")
     cmd = [binary, "run", model, "--mode", mode, "--precision", precision, "--batch",
            str(batch), "--device", args.device, "--warmup",
            str(args.warmup), "--steps", str(args.steps), "--no-store", "--json", out]
+    if framework != "native":
+        cmd += ["--framework", framework]
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         print(f"dlbench failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}",
@@ -84,6 +97,8 @@ def main():
     parser.add_argument("--peer", default=os.path.join(here, "..", "..", "..", "shared",
                                                        "reference", "torch_peer.py"))
     parser.add_argument("--baseline", help="a second dlbench binary to compare with, row by row")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also run compiled PyTorch (torch.compile) on the headline rows")
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--warmup", type=int, default=10, help="as the peer: 10")
     parser.add_argument("--steps", type=int, default=30, help="as the peer: 30")
@@ -95,19 +110,23 @@ def main():
         if not os.path.exists(path):
             sys.exit(f"peer_table: no {what} at {path}")
 
-    ours, base = {}, {}
+    ours, base, compiled = {}, {}, {}
     with tempfile.TemporaryDirectory() as workdir:
         for model, mode, precision, batch, _ in ROWS:
             row = (model, mode, precision, batch)
             ours[row] = run_dlbench(args, args.dlbench, *row, workdir)
             if args.baseline:
                 base[row] = run_dlbench(args, args.baseline, *row, workdir)
+            if args.compiled and row in COMPILED_ROWS:
+                compiled[row] = run_dlbench(args, args.dlbench, *row, workdir, "pytorch-compile")
     peer = run_peer(args)
 
     extra_head = " baseline img/s | new/base |" if args.baseline else ""
+    extra_head += " compiled img/s | vs compiled |" if args.compiled else ""
+    extra_columns = 2 * (bool(args.baseline) + bool(args.compiled))
     print("| model | mode | precision | batch | dlbench img/s | PyTorch img/s | ratio "
           "| dlbench GiB | PyTorch GiB |" + extra_head)
-    print("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.baseline else ""))
+    print("|---|---|---|---|---|---|---|---|---|" + "---|" * extra_columns)
     complete = True
     for model, mode, precision, batch, key in ROWS:
         mine, theirs = ours[(model, mode, precision, batch)], peer.get(key)
@@ -117,6 +136,12 @@ def main():
             extra = (f" {before[0]:.0f} |" if before else " - |") + (
                 f" {mine[0] / before[0]:.3f} |" if mine and before else " - |")
             complete = complete and before is not None
+        if args.compiled:
+            row = (model, mode, precision, batch)
+            fast = compiled.get(row)
+            extra += (f" {fast[0]:.0f} |" if fast else " - |") + (
+                f" {mine[0] / fast[0]:.2f} |" if mine and fast else " - |")
+            complete = complete and (row not in COMPILED_ROWS or fast is not None)
         speed = f"{mine[0]:.0f}" if mine else "-"
         memory = f"{mine[1]:.1f}" if mine and mine[1] is not None else "-"
         peer_speed = f"{theirs['img_per_s']:.0f}" if theirs else "-"

@@ -16,6 +16,19 @@ void check_same(const Tensor& a, const Tensor& b, const char* op, const char* wh
   check(b, a.shape(), a.dtype(), op, what);
 }
 
+// A batch norm's tail tensors: present exactly when the parameters ask for them.
+void check_residual(const BatchNormParams& p, const Tensor& x, const Tensor& residual,
+                    const char* op, const char* what) {
+  DLBENCH_CHECK(residual.defined() == p.residual, "a residual tensor exactly when p.residual");
+  if (p.residual) check_same(x, residual, op, what);
+}
+
+void check_mask(const BatchNormParams& p, const Tensor& mask, const char* op) {
+  const bool relu = p.activation == Activation::kRelu;
+  DLBENCH_CHECK(mask.defined() == relu, "a ReLU mask exactly when the tail has a ReLU");
+  if (relu) check(mask, {p.mask_words()}, DType::kI32, op, "relu_mask");
+}
+
 }  // namespace
 
 void Backend::conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w,
@@ -49,39 +62,48 @@ void Backend::conv2d_backward_weights(const Conv2dParams& p, const Tensor& x, co
 void Backend::batch_norm_forward_training(const BatchNormParams& p, const Tensor& x,
                                           const Tensor& gamma, const Tensor& beta, const Tensor& y,
                                           const Tensor& saved_mean, const Tensor& saved_inv_std,
-                                          const Tensor& running_mean, const Tensor& running_var) {
+                                          const Tensor& running_mean, const Tensor& running_var,
+                                          const Tensor& residual, const Tensor& relu_mask) {
   const char* op = "batch_norm_forward_training";
   DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
   check_same(x, y, op, "y");
   for (const Tensor* t : {&gamma, &beta, &saved_mean, &saved_inv_std, &running_mean, &running_var})
     check(*t, {p.channels}, kF32, op, "per-channel tensor");
+  check_residual(p, x, residual, op, "residual");
+  check_mask(p, relu_mask, op);
   batch_norm_forward_training_impl(p, x, gamma, beta, y, saved_mean, saved_inv_std, running_mean,
-                                   running_var);
+                                   running_var, residual, relu_mask);
 }
 
 void Backend::batch_norm_forward_inference(const BatchNormParams& p, const Tensor& x,
                                            const Tensor& gamma, const Tensor& beta,
                                            const Tensor& running_mean, const Tensor& running_var,
-                                           const Tensor& y) {
+                                           const Tensor& y, const Tensor& residual) {
   const char* op = "batch_norm_forward_inference";
   DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
   check_same(x, y, op, "y");
   for (const Tensor* t : {&gamma, &beta, &running_mean, &running_var})
     check(*t, {p.channels}, kF32, op, "per-channel tensor");
-  batch_norm_forward_inference_impl(p, x, gamma, beta, running_mean, running_var, y);
+  check_residual(p, x, residual, op, "residual");
+  batch_norm_forward_inference_impl(p, x, gamma, beta, running_mean, running_var, y, residual);
 }
 
 void Backend::batch_norm_backward(const BatchNormParams& p, const Tensor& x, const Tensor& dy,
                                   const Tensor& gamma, const Tensor& saved_mean,
                                   const Tensor& saved_inv_std, const Tensor& dx,
-                                  const Tensor& dgamma, const Tensor& dbeta, GradMode mode) {
+                                  const Tensor& dgamma, const Tensor& dbeta, GradMode mode,
+                                  const Tensor& relu_mask, const Tensor& dresidual,
+                                  GradMode residual_mode) {
   const char* op = "batch_norm_backward";
   DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
   check_same(x, dy, op, "dy");
   check_same(x, dx, op, "dx");
   for (const Tensor* t : {&gamma, &saved_mean, &saved_inv_std, &dgamma, &dbeta})
     check(*t, {p.channels}, kF32, op, "per-channel tensor");
-  batch_norm_backward_impl(p, x, dy, gamma, saved_mean, saved_inv_std, dx, dgamma, dbeta, mode);
+  check_residual(p, x, dresidual, op, "dresidual");
+  check_mask(p, relu_mask, op);
+  batch_norm_backward_impl(p, x, dy, gamma, saved_mean, saved_inv_std, dx, dgamma, dbeta, mode,
+                           relu_mask, dresidual, residual_mode);
 }
 
 void Backend::pool_forward(const PoolParams& p, const Tensor& x, const Tensor& y,

@@ -58,19 +58,27 @@ class Backend {
 
   // --- batch norm (x as [rows, channels]; per-channel gamma, beta, stats) -------------------
   // Normalizes with batch statistics, saves mean and 1/sqrt(var + eps) for backward, and
-  // updates the running mean and (unbiased) running variance.
+  // updates the running mean and (unbiased) running variance. With a tail (p.residual,
+  // p.activation) it adds `residual` (shaped as x) and applies the ReLU, writing its bit mask
+  // to `relu_mask` (i32, p.mask_words()).
   void batch_norm_forward_training(const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                                    const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
                                    const Tensor& saved_inv_std, const Tensor& running_mean,
-                                   const Tensor& running_var);
+                                   const Tensor& running_var, const Tensor& residual = {},
+                                   const Tensor& relu_mask = {});
   void batch_norm_forward_inference(const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                                     const Tensor& beta, const Tensor& running_mean,
-                                    const Tensor& running_var, const Tensor& y);
-  // dx (mode), dgamma and dbeta (overwritten).
+                                    const Tensor& running_var, const Tensor& y,
+                                    const Tensor& residual = {});
+  // dx (mode), dgamma and dbeta (overwritten). dy is the gradient of the op's output: with a
+  // ReLU tail, `relu_mask` (from forward) turns it into the pre-activation's gradient on the
+  // fly; with a residual, that gradient also goes to `dresidual` (residual_mode).
   void batch_norm_backward(const BatchNormParams& p, const Tensor& x, const Tensor& dy,
                            const Tensor& gamma, const Tensor& saved_mean,
                            const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,
-                           const Tensor& dbeta, GradMode mode);
+                           const Tensor& dbeta, GradMode mode, const Tensor& relu_mask = {},
+                           const Tensor& dresidual = {},
+                           GradMode residual_mode = GradMode::kOverwrite);
 
   // --- pooling ---------------------------------------------------------------------------
   virtual std::size_t pool_workspace_bytes(const PoolParams& p) const = 0;

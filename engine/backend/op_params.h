@@ -40,11 +40,21 @@ struct Conv2dParams {
 };
 
 // Batch norm over the channels of an NHWC tensor viewed as [rows = N*H*W, channels].
+// With a tail (where the backend fuses it, Backend::supports): y = act(bn(x) + residual), a
+// residual block's BN + add + ReLU in one op. Training with a ReLU writes the ReLU's mask as
+// bits (bit e % 32 of 32-bit word e / 32 is 1 where element e passed), and backward reads it,
+// so the activation's backward never reads a full-size tensor.
 struct BatchNormParams {
   std::int64_t rows = 1;
   std::int64_t channels = 1;
   float epsilon = 1e-5f;
   float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
+  bool residual = false;  // adds a second input after normalizing
+  Activation activation = Activation::kNone;
+
+  bool has_tail() const { return residual || activation != Activation::kNone; }
+  // The ReLU mask's size in 32-bit words.
+  std::int64_t mask_words() const { return (rows * channels + 31) / 32; }
 };
 
 enum class PoolKind { kMax, kAverage };

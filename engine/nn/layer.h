@@ -144,9 +144,10 @@ class Layer {
   }
 
   // The ReLU-epilogue passes: the op this layer would run with a ReLU folded into it (nullopt
-  // when it cannot, or already has one), and folding it in.
+  // when it cannot, or already has one), and folding it in for a graph that runs in `mode`
+  // (training keeps what the ReLU's backward needs).
   virtual std::optional<ReluEpilogue> relu_epilogue() const { return std::nullopt; }
-  virtual void fuse_relu() {}
+  virtual void fuse_relu(Mode mode) { (void)mode; }
 
   // fp32 strict or TF32 for the layer's matrix products (convolution, matmul).
   virtual void set_math(backend::MathMode) {}

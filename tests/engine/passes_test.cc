@@ -1,6 +1,7 @@
-// Graph passes: what the ReLU-epilogue passes (fuse_matmul_relu, fuse_conv_relu) rewrite and
-// what they leave alone, and the fused graph against the reference (Fusion::kOff): the same
-// losses, gradients and weights.
+// Graph passes: what the fusion passes (fuse_bn_add_relu, and the ReLU epilogues fuse_bn_relu,
+// fuse_matmul_relu, fuse_conv_relu) rewrite and what they leave alone, and the fused graph
+// against the reference (Fusion::kOff): the same losses, gradients, weights and logits, for
+// VGG16 and ResNet-50.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,14 +21,29 @@
 namespace dlbench {
 namespace {
 
-nn::Graph vgg16(DType compute = DType::kF32) {
-  const models::ModelSpec& spec = models::find_model("vgg16");
+nn::Graph tiny(const char* model, DType compute = DType::kF32) {
+  const models::ModelSpec& spec = models::find_model(model);
   models::ModelConfig mc;
   mc.batch = 2;
   mc.size = 32;
   mc.width_divisor = 16;
   mc.compute = compute;
   return spec.build(models::resolve(spec, mc));
+}
+
+nn::Graph vgg16(DType compute = DType::kF32) {
+  return tiny("vgg16", compute);
+}
+
+nn::Graph resnet50() {
+  return tiny("resnet50");
+}
+
+// The rewrites a pass made, by name; -1 when it did not run.
+int rewrites(const nn::PassReport& report, const std::string& pass) {
+  for (const auto& [name, count] : report.rewrites)
+    if (name == pass) return count;
+  return -1;
 }
 
 std::vector<std::string> node_names(const nn::Graph& g) {
@@ -52,11 +68,10 @@ TEST(FuseReluTest, FoldsEveryVggReluIntoItsMatmulOrConvolution) {
   const std::size_t nodes = g.nodes().size();
   const std::int64_t parameters = nn::parameter_count(g), macs = nn::forward_macs(g);
   const nn::PassReport report = nn::apply_passes(g, {*be, Mode::kTrain}, nn::Fusion::kOn);
-  ASSERT_EQ(report.rewrites.size(), 2u);
-  EXPECT_EQ(report.rewrites[0].first, "fuse_matmul_relu");
-  EXPECT_EQ(report.rewrites[0].second, 2);  // fc1 and fc2; fc3 feeds the loss, not a ReLU
-  EXPECT_EQ(report.rewrites[1].first, "fuse_conv_relu");
-  EXPECT_EQ(report.rewrites[1].second, 13);  // every convolution
+  EXPECT_EQ(rewrites(report, "fuse_matmul_relu"), 2);  // fc1 and fc2; fc3 feeds the loss
+  EXPECT_EQ(rewrites(report, "fuse_conv_relu"), 13);   // every convolution
+  EXPECT_EQ(rewrites(report, "fuse_bn_relu"), 0);      // VGG16 has no batch norm
+  EXPECT_EQ(report.total(), 15);
   EXPECT_EQ(g.nodes().size(), nodes - 15);
   const std::vector<std::string> names = node_names(g);
   EXPECT_TRUE(has(names, "fc1+fc1.relu"));
@@ -72,6 +87,55 @@ TEST(FuseReluTest, FoldsEveryVggReluIntoItsMatmulOrConvolution) {
   EXPECT_EQ(g.params().front().name, "conv1.weight");
   EXPECT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.value(g.outputs()[0]).name, "fc3");
+}
+
+// Every residual tail (bn3 + add + relu3) becomes one batch norm with the shortcut as its second
+// input, and every other BN -> ReLU one batch norm with a ReLU: the stem's and two per block.
+TEST(FuseBatchNormTest, FoldsEveryResnetTailAndRelu) {
+  auto be = backend::make_backend(Device::cpu());
+  nn::Graph g = resnet50();
+  const std::size_t nodes = g.nodes().size();
+  const std::int64_t parameters = nn::parameter_count(g), macs = nn::forward_macs(g);
+  const nn::PassReport report = nn::apply_passes(g, {*be, Mode::kTrain}, nn::Fusion::kOn);
+  EXPECT_EQ(rewrites(report, "fuse_bn_add_relu"), 16);
+  EXPECT_EQ(rewrites(report, "fuse_bn_relu"), 1 + 2 * 16);
+  EXPECT_EQ(rewrites(report, "fuse_conv_relu"), 0);  // every convolution feeds a batch norm
+  EXPECT_EQ(g.nodes().size(), nodes - 2 * 16 - 33);
+  const std::vector<std::string> names = node_names(g);
+  EXPECT_TRUE(has(names, "bn1+relu"));
+  EXPECT_TRUE(has(names, "layer1.0.bn1+layer1.0.relu1"));
+  EXPECT_TRUE(has(names, "layer1.0.bn3+layer1.0.add+layer1.0.relu3"));
+  EXPECT_TRUE(has(names, "layer4.2.bn3+layer4.2.add+layer4.2.relu3"));
+  // A downsampling block's shortcut batch norm stays plain and feeds the tail as its residual.
+  EXPECT_TRUE(has(names, "layer1.0.downsample.bn"));
+  for (const nn::Node& n : g.nodes()) {
+    if (n.name != "layer1.0.bn3+layer1.0.add+layer1.0.relu3") continue;
+    ASSERT_EQ(n.inputs.size(), 2u);
+    EXPECT_EQ(g.value(n.inputs[1]).name, "layer1.0.downsample.bn");
+    EXPECT_STREQ(n.layer->kind(), "batch_norm+add+relu");
+  }
+  EXPECT_FALSE(has(names, "layer1.0.add"));
+  EXPECT_EQ(nn::parameter_count(g), parameters);
+  EXPECT_EQ(nn::forward_macs(g), macs);
+}
+
+// Training keeps each fused ReLU's bit mask as the batch norm's state; inference does not.
+TEST(FuseBatchNormTest, OnlyTrainingKeepsTheReluMask) {
+  auto be = backend::make_backend(Device::cpu());
+  for (Mode mode : {Mode::kTrain, Mode::kInfer}) {
+    nn::Graph g = resnet50();
+    nn::apply_passes(g, {*be, mode}, nn::Fusion::kOn);
+    for (const nn::Node& n : g.nodes()) {
+      if (n.name != "bn1+relu") continue;
+      const std::vector<nn::StateDecl> state = n.layer->state(*be);
+      ASSERT_EQ(state.size(), mode == Mode::kTrain ? 5u : 4u);
+      if (mode == Mode::kTrain) {
+        EXPECT_EQ(state.back().name, "relu_mask");
+        const Shape out = g.value(n.output()).shape;
+        EXPECT_EQ(state.back().bytes, static_cast<std::size_t>((out.numel() + 31) / 32 * 4));
+      }
+    }
+  }
 }
 
 TEST(FuseReluTest, FusionOffLeavesTheGraphAsBuilt) {
@@ -117,13 +181,13 @@ struct Steps {
   std::vector<float> losses, weights, grads, logits;
 };
 
-Steps train(nn::Fusion fusion) {
+Steps train(nn::Graph (*model)(), nn::Fusion fusion) {
   auto be = backend::make_backend(Device::cpu());
   nn::TrainerConfig c;
   c.fusion = fusion;
   c.optimizer.learning_rate = 0.01f;
   c.optimizer.weight_decay = 1e-4f;
-  nn::Trainer net(vgg16(), *be, c);
+  nn::Trainer net(model(), *be, c);
   data::SyntheticSource source(net.graph().input_specs(), 7);
   Steps s;
   for (int i = 0; i < 3; ++i) {
@@ -135,7 +199,7 @@ Steps train(nn::Fusion fusion) {
   s.grads = host(*be, net.flat_grads());
   nn::TrainerConfig ic = c;
   ic.mode = Mode::kInfer;
-  nn::Trainer infer(vgg16(), *be, ic);
+  nn::Trainer infer(model(), *be, ic);
   source.fill(*be, infer.inputs());
   infer.infer_step();
   s.logits = host(*be, infer.logits());
@@ -150,12 +214,22 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, cons
 
 // The fused graph computes what the reference computes: three training steps (so the fused
 // backward's in-place ReLU gradient reaches the weights) and inference.
-TEST(FuseReluTest, FusedVggTrainsAndInfersAsTheReference) {
-  const Steps fused = train(nn::Fusion::kOn), reference = train(nn::Fusion::kOff);
+void expect_fused_as_reference(nn::Graph (*model)()) {
+  const Steps fused = train(model, nn::Fusion::kOn), reference = train(model, nn::Fusion::kOff);
   expect_close(fused.losses, reference.losses, "loss");
   expect_close(fused.grads, reference.grads, "gradients");
   expect_close(fused.weights, reference.weights, "weights");
   expect_close(fused.logits, reference.logits, "logits");
+}
+
+TEST(FuseReluTest, FusedVggTrainsAndInfersAsTheReference) {
+  expect_fused_as_reference([] { return vgg16(); });
+}
+
+// The batch norms' tails: the mask-driven backward and the residual's gradient reach the
+// weights as the unfused ReLU, add and batch norm backward do.
+TEST(FuseBatchNormTest, FusedResnetTrainsAndInfersAsTheReference) {
+  expect_fused_as_reference(resnet50);
 }
 
 TEST(FuseReluTest, TheTrainerReportsWhatItFused) {

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -37,13 +38,15 @@ struct StepResult {
 
 StepResult one_step(const Device& device, Precision precision, const models::ModelConfig& mc,
                     const char* model,
-                    backend::cuda::ConvRoute route = backend::cuda::ConvRoute::kMeasured) {
+                    backend::cuda::ConvRoute route = backend::cuda::ConvRoute::kMeasured,
+                    nn::Fusion fusion = nn::Fusion::kOn) {
   auto be = backend::make_backend(device);
   if (device.type == DeviceType::kCuda)
     static_cast<backend::cuda::CudaBackend&>(*be).set_conv_route(route);
   const models::ModelSpec& info = models::find_model(model);
   nn::TrainerConfig nc;
   nc.precision = precision;
+  nc.fusion = fusion;
   models::ModelConfig built = mc;
   built.compute = compute_dtype(precision);
   nn::Graph graph = info.build(models::resolve(info, built));
@@ -117,6 +120,32 @@ TEST(NetworkGpuTest, ResNet50Fp32StepMatchesTheCpu) {
               worst_bn_noise);
   // The CPU is no further from the GPU than the GPU's two routes are from each other.
   EXPECT_LE(worst_bn, kNoiseFactor * worst_bn_noise + kTolerance);
+}
+
+// The fused graph (batch norm with its ReLU and residual tails, the ReLU masks as bits) against
+// the graph as built, on the GPU: one strict fp32 step gives the same loss and every parameter's
+// gradient within the tolerances the CPU comparison above holds the GPU to.
+TEST(NetworkGpuTest, FusedResNet50StepMatchesTheUnfused) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  models::ModelConfig mc;
+  mc.batch = 4;
+  mc.size = 224;
+  using backend::cuda::ConvRoute;
+  StepResult fused = one_step(Device::cuda(0), Precision::kFp32, mc, "resnet50",
+                              ConvRoute::kMeasured, nn::Fusion::kOn);
+  StepResult plain = one_step(Device::cuda(0), Precision::kFp32, mc, "resnet50",
+                              ConvRoute::kMeasured, nn::Fusion::kOff);
+  std::printf("loss: fused %.6f unfused %.6f\n", fused.loss, plain.loss);
+  EXPECT_NEAR(fused.loss, plain.loss, 1e-4 * std::fabs(plain.loss));
+  ASSERT_EQ(fused.slices.size(), plain.slices.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < plain.slices.size(); ++i) {
+    const double rel = relative_difference(plain, fused, i);
+    worst = std::max(worst, rel);
+    EXPECT_LT(rel, is_batch_norm(plain.slices[i].name) ? kBatchNormTolerance : kTolerance)
+        << plain.slices[i].name;
+  }
+  std::printf("worst relative difference of gradient norms, fused vs unfused: %.2e\n", worst);
 }
 
 void expect_mixed_precision_learns(Precision precision) {

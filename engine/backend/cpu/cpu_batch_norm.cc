@@ -9,10 +9,16 @@
 //            dbeta_c = sum_r dy,  dgamma_c = sum_r dy xhat
 //            dx = gamma_c inv_std_c (dy - dbeta_c / R - xhat dgamma_c / R)
 //
+// Tail (p.residual, p.activation): y = relu(bn(x) + residual), one pass over y after oneDNN's
+// normalization, writing the ReLU's bits; backward turns dy into the pre-activation's gradient
+// with the bits in one pass, hands it to the residual, and runs oneDNN's backward on it.
+//
 // oneDNN outputs the biased variance, not inv_std; we save inv_std (what backward formulas
 // and the CUDA backend use) and rebuild var = 1/inv_std^2 - eps for oneDNN's backward. Only
 // var + eps enters its math, and that is rebuilt to within a few ulps.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -53,6 +59,42 @@ dnnl::batch_normalization_forward::primitive_desc training_pd(const BatchNormPar
   return dnnl::batch_normalization_forward::primitive_desc(desc, engine);
 }
 
+// y = act(y + residual) in place, and the ReLU's bits where a mask is given. The mask's words
+// are each written whole by one thread.
+void apply_tail(const BatchNormParams& p, const Tensor& residual, const Tensor& mask,
+                const Tensor& y) {
+  float* out = y.data_as<float>();
+  const float* add = p.residual ? residual.data_as<float>() : nullptr;
+  const bool relu = p.activation == Activation::kRelu;
+  auto* bits = mask.defined() ? mask.data_as<std::uint32_t>() : nullptr;
+  const std::int64_t n = p.rows * p.channels, words = (n + 31) / 32;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t w = 0; w < words; ++w) {
+    std::uint32_t word = 0;
+    for (std::int64_t e = w * 32; e < std::min(n, w * 32 + 32); ++e) {
+      float v = add ? out[e] + add[e] : out[e];
+      if (relu) {
+        if (v > 0.0f) word |= std::uint32_t{1} << (e % 32);
+        v = std::max(v, 0.0f);
+      }
+      out[e] = v;
+    }
+    if (bits) bits[w] = word;
+  }
+}
+
+// The pre-activation's gradient: dy where the ReLU passed, 0 elsewhere (dy itself without one).
+const float* tail_gradient(const BatchNormParams& p, const Tensor& dy, const Tensor& mask,
+                           float* dz) {
+  if (p.activation != Activation::kRelu) return dy.data_as<float>();
+  const float* g = dy.data_as<float>();
+  const auto* bits = mask.data_as<std::uint32_t>();
+  const std::int64_t n = p.rows * p.channels;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < n; ++e) dz[e] = (bits[e / 32] >> (e % 32)) & 1u ? g[e] : 0.0f;
+  return dz;
+}
+
 }  // namespace
 
 void CpuBackend::batch_norm_forward_training_impl(const BatchNormParams& p, const Tensor& x,
@@ -60,7 +102,8 @@ void CpuBackend::batch_norm_forward_training_impl(const BatchNormParams& p, cons
                                                   const Tensor& y, const Tensor& saved_mean,
                                                   const Tensor& saved_inv_std,
                                                   const Tensor& running_mean,
-                                                  const Tensor& running_var) {
+                                                  const Tensor& running_var, const Tensor& residual,
+                                                  const Tensor& relu_mask) {
   const char* op = "batch_norm_forward_training";
   require_f32(x, op, "x"), require_f32(y, op, "y");
   const memory::desc data = data_desc(p), channel = channel_desc(p);
@@ -93,12 +136,14 @@ void CpuBackend::batch_norm_forward_training_impl(const BatchNormParams& p, cons
     run_mean[c] = (1.0f - m) * run_mean[c] + m * mean[c];
     run_var[c] = (1.0f - m) * run_var[c] + m * var[c] * unbias;
   }
+  if (p.has_tail()) apply_tail(p, residual, relu_mask, y);
 }
 
 void CpuBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, const Tensor& x,
                                                    const Tensor& gamma, const Tensor& beta,
                                                    const Tensor& running_mean,
-                                                   const Tensor& running_var, const Tensor& y) {
+                                                   const Tensor& running_var, const Tensor& y,
+                                                   const Tensor& residual) {
   const char* op = "batch_norm_forward_inference";
   require_f32(x, op, "x"), require_f32(y, op, "y");
   const memory::desc data = data_desc(p), channel = channel_desc(p);
@@ -121,15 +166,27 @@ void CpuBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, con
   } catch (const dnnl::error& e) {
     rethrow_dnnl_error(e, op);
   }
+  if (p.has_tail()) apply_tail(p, residual, Tensor(), y);
 }
 
 void CpuBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor& x,
                                           const Tensor& dy, const Tensor& gamma,
                                           const Tensor& saved_mean, const Tensor& saved_inv_std,
                                           const Tensor& dx, const Tensor& dgamma,
-                                          const Tensor& dbeta, GradMode mode) {
+                                          const Tensor& dbeta, GradMode mode,
+                                          const Tensor& relu_mask, const Tensor& dresidual,
+                                          GradMode residual_mode) {
   const char* op = "batch_norm_backward";
   require_f32(x, op, "x"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
+  const std::int64_t n = p.rows * p.channels;
+  const float* dz = tail_gradient(p, dy, relu_mask, scratch_.floats(3, n));
+  if (p.residual) {
+    float* dr = dresidual.data_as<float>();
+    if (residual_mode == GradMode::kAccumulate)
+      add_into(dr, dz, n);
+    else
+      std::copy(dz, dz + n, dr);
+  }
   const memory::desc data = data_desc(p), channel = channel_desc(p);
   float* var = scratch_.floats(0, p.channels);
   // oneDNN's backward asks for the shift too, though beta does not enter any gradient.
@@ -151,7 +208,7 @@ void CpuBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor
     });
     execute(op, entry.primitive,
             {{DNNL_ARG_SRC, mem(data, x)},
-             {DNNL_ARG_DIFF_DST, mem(data, dy)},
+             {DNNL_ARG_DIFF_DST, wrap(data, engine_, const_cast<float*>(dz))},
              {DNNL_ARG_SCALE, mem(channel, gamma)},
              {DNNL_ARG_SHIFT, wrap(channel, engine_, unused_shift)},
              {DNNL_ARG_MEAN, mem(channel, saved_mean)},

@@ -1,6 +1,7 @@
 // Batch norm on our own kernels: launch geometry and the backend's three batch norm ops. The math,
 // the kernels and why they sum the way they do are in cuda_batch_norm_kernels.cuh.
 #include <initializer_list>
+#include <string>
 #include <type_traits>
 
 #include "engine/backend/cuda/cuda_batch_norm_kernels.cuh"
@@ -61,7 +62,7 @@ void dispatch_bn(DType dtype, std::int64_t channels, std::initializer_list<const
     using T = typename decltype(tag)::type;
     constexpr int kWide = 16 / sizeof(T);
     bool wide = channels % kWide == 0;
-    for (const void* ptr : data) wide = wide && aligned16(ptr);
+    for (const void* ptr : data) wide = wide && (ptr == nullptr || aligned16(ptr));
     if (wide)
       f(tag, std::integral_constant<int, kWide>{});
     else
@@ -69,108 +70,166 @@ void dispatch_bn(DType dtype, std::int64_t channels, std::initializer_list<const
   });
 }
 
+// A tail needs whole mask bytes per row (see cuda_batch_norm_kernels.cuh): supports() says no
+// to other shapes, so a pass never asks for one.
+void require_tail_channels(const BatchNormParams& p, const char* op) {
+  DLBENCH_CHECK(!p.has_tail() || p.channels % 8 == 0,
+                std::string(op) + ": a fused residual or ReLU needs channels in multiples of 8");
+}
+
+template <class T>
+ForwardTail<T> forward_tail(const BatchNormParams& p, const Tensor& residual, const Tensor& mask) {
+  return {p.residual ? static_cast<const T*>(residual.data()) : nullptr,
+          p.activation == Activation::kRelu,
+          mask.defined() ? static_cast<unsigned char*>(mask.data()) : nullptr};
+}
+
+// Calls f(integral_constant<bool, p.has_tail()>): the plain kernels keep no tail code.
+template <class F>
+void with_tail(const BatchNormParams& p, F&& f) {
+  if (p.has_tail())
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
 }  // namespace
 
-void CudaBackend::batch_norm_forward_training_impl(const BatchNormParams& p, const Tensor& x,
-                                                   const Tensor& gamma, const Tensor& beta,
-                                                   const Tensor& y, const Tensor& saved_mean,
-                                                   const Tensor& saved_inv_std,
-                                                   const Tensor& running_mean,
-                                                   const Tensor& running_var) {
+void CudaBackend::batch_norm_forward_training_impl(
+    const BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+    const Tensor& y, const Tensor& saved_mean, const Tensor& saved_inv_std,
+    const Tensor& running_mean, const Tensor& running_var, const Tensor& residual,
+    const Tensor& relu_mask) {
   const char* op = "batch_norm_forward_training";
   activate();
   require_float(x, op, "x");
+  require_tail_channels(p, op);
   for (const Tensor* t :
        {&x, &gamma, &beta, &y, &saved_mean, &saved_inv_std, &running_mean, &running_var})
     require_here(*t, op, "operand");
+  for (const Tensor* t : {&residual, &relu_mask})
+    if (t->defined()) require_here(*t, op, "tail operand");
   if (p.rows == 0 || p.channels == 0) return;
-  dispatch_bn(x.dtype(), p.channels, {x.data(), y.data()}, op, [&](auto tag, auto vec) {
-    using T = typename decltype(tag)::type;
-    constexpr int kVec = decltype(vec)::value;
-    const Tiling t = tiling(p, kVec);
-    const Chunking k = chunking(p, t);
-    auto* coef =
-        static_cast<float*>(workspace(sizeof(float) * p.channels * (kCoefficients + 2 * k.chunks)));
-    float* partial = coef + kCoefficients * p.channels;
-    const auto* px = static_cast<const T*>(x.data());
-    bn_partial_kernel<T, kVec, SumKind::kForward>
-        <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
-            px, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk, partial);
-    CUDA_CHECK_LAUNCH();
-    const ForwardChannels ch{gamma.data_as<float>(),        beta.data_as<float>(),
-                             saved_mean.data_as<float>(),   saved_inv_std.data_as<float>(),
-                             running_mean.data_as<float>(), running_var.data_as<float>()};
-    bn_forward_finalize_kernel<T>
-        <<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0, stream_>>>(
-            partial, k.chunks, px, p.rows, p.channels, p, ch, coef);
-    CUDA_CHECK_LAUNCH();
-    bn_forward_apply_kernel<T, kVec><<<apply_grid(t, index_), t.block, 0, stream_>>>(
-        px, coef, p.rows, p.channels, static_cast<T*>(y.data()));
-    CUDA_CHECK_LAUNCH();
-  });
+  dispatch_bn(
+      x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op, [&](auto tag, auto vec) {
+        using T = typename decltype(tag)::type;
+        constexpr int kVec = decltype(vec)::value;
+        const Tiling t = tiling(p, kVec);
+        const Chunking k = chunking(p, t);
+        auto* coef = static_cast<float*>(
+            workspace(sizeof(float) * p.channels * (kCoefficients + 2 * k.chunks)));
+        float* partial = coef + kCoefficients * p.channels;
+        const auto* px = static_cast<const T*>(x.data());
+        bn_partial_kernel<T, kVec, SumKind::kForward>
+            <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
+                px, nullptr, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk, partial);
+        CUDA_CHECK_LAUNCH();
+        const ForwardChannels ch{gamma.data_as<float>(),        beta.data_as<float>(),
+                                 saved_mean.data_as<float>(),   saved_inv_std.data_as<float>(),
+                                 running_mean.data_as<float>(), running_var.data_as<float>()};
+        bn_forward_finalize_kernel<T>
+            <<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0, stream_>>>(
+                partial, k.chunks, px, p.rows, p.channels, p, ch, coef);
+        CUDA_CHECK_LAUNCH();
+        with_tail(p, [&](auto tail) {
+          bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
+              <<<apply_grid(t, index_), t.block, 0, stream_>>>(
+                  px, coef, p.rows, p.channels, forward_tail<T>(p, residual, relu_mask),
+                  static_cast<T*>(y.data()));
+          CUDA_CHECK_LAUNCH();
+        });
+      });
 }
 
 void CudaBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, const Tensor& x,
                                                     const Tensor& gamma, const Tensor& beta,
                                                     const Tensor& running_mean,
-                                                    const Tensor& running_var, const Tensor& y) {
+                                                    const Tensor& running_var, const Tensor& y,
+                                                    const Tensor& residual) {
   const char* op = "batch_norm_forward_inference";
   activate();
   require_float(x, op, "x");
+  require_tail_channels(p, op);
   for (const Tensor* t : {&x, &gamma, &beta, &y, &running_mean, &running_var})
     require_here(*t, op, "operand");
+  if (residual.defined()) require_here(residual, op, "residual");
   if (p.rows == 0 || p.channels == 0) return;
   auto* coef = static_cast<float*>(workspace(sizeof(float) * p.channels * kCoefficients));
   bn_inference_coefficients_kernel<<<grid_for(p.channels), kBlock, 0, stream_>>>(
       gamma.data_as<float>(), beta.data_as<float>(), running_mean.data_as<float>(),
       running_var.data_as<float>(), p.channels, p.epsilon, coef);
   CUDA_CHECK_LAUNCH();
-  dispatch_bn(x.dtype(), p.channels, {x.data(), y.data()}, op, [&](auto tag, auto vec) {
-    using T = typename decltype(tag)::type;
-    constexpr int kVec = decltype(vec)::value;
-    const Tiling t = tiling(p, kVec);
-    bn_forward_apply_kernel<T, kVec><<<apply_grid(t, index_), t.block, 0, stream_>>>(
-        static_cast<const T*>(x.data()), coef, p.rows, p.channels, static_cast<T*>(y.data()));
-    CUDA_CHECK_LAUNCH();
-  });
+  dispatch_bn(x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op,
+              [&](auto tag, auto vec) {
+                using T = typename decltype(tag)::type;
+                constexpr int kVec = decltype(vec)::value;
+                const Tiling t = tiling(p, kVec);
+                with_tail(p, [&](auto tail) {
+                  bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
+                      <<<apply_grid(t, index_), t.block, 0, stream_>>>(
+                          static_cast<const T*>(x.data()), coef, p.rows, p.channels,
+                          forward_tail<T>(p, residual, Tensor()), static_cast<T*>(y.data()));
+                  CUDA_CHECK_LAUNCH();
+                });
+              });
 }
 
 void CudaBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor& x,
                                            const Tensor& dy, const Tensor& gamma,
                                            const Tensor& saved_mean, const Tensor& saved_inv_std,
                                            const Tensor& dx, const Tensor& dgamma,
-                                           const Tensor& dbeta, GradMode grad_mode) {
+                                           const Tensor& dbeta, GradMode grad_mode,
+                                           const Tensor& relu_mask, const Tensor& dresidual,
+                                           GradMode residual_mode) {
   const char* op = "batch_norm_backward";
   activate();
   require_float(x, op, "x");
+  require_tail_channels(p, op);
   for (const Tensor* t : {&x, &dy, &gamma, &saved_mean, &saved_inv_std, &dx, &dgamma, &dbeta})
     require_here(*t, op, "operand");
+  for (const Tensor* t : {&relu_mask, &dresidual})
+    if (t->defined()) require_here(*t, op, "tail operand");
   if (p.rows == 0 || p.channels == 0) return;
-  dispatch_bn(x.dtype(), p.channels, {x.data(), dy.data(), dx.data()}, op, [&](auto tag, auto vec) {
-    using T = typename decltype(tag)::type;
-    constexpr int kVec = decltype(vec)::value;
-    const Tiling t = tiling(p, kVec);
-    const Chunking k = chunking(p, t);
-    auto* coef =
-        static_cast<float*>(workspace(sizeof(float) * p.channels * (kCoefficients + 2 * k.chunks)));
-    float* partial = coef + kCoefficients * p.channels;
-    const auto* px = static_cast<const T*>(x.data());
-    const auto* pdy = static_cast<const T*>(dy.data());
-    bn_partial_kernel<T, kVec, SumKind::kBackward>
-        <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
-            px, pdy, saved_mean.data_as<float>(), p.rows, p.channels, k.rows_per_chunk, partial);
-    CUDA_CHECK_LAUNCH();
-    const BackwardChannels ch{gamma.data_as<float>(), saved_mean.data_as<float>(),
-                              saved_inv_std.data_as<float>(), dgamma.data_as<float>(),
-                              dbeta.data_as<float>()};
-    bn_backward_finalize_kernel<<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0, stream_>>>(
-        partial, k.chunks, p.rows, p.channels, ch, coef);
-    CUDA_CHECK_LAUNCH();
-    bn_backward_apply_kernel<T, kVec><<<apply_grid(t, index_), t.block, 0, stream_>>>(
-        px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate,
-        static_cast<T*>(dx.data()));
-    CUDA_CHECK_LAUNCH();
-  });
+  const auto* mask = static_cast<const unsigned char*>(relu_mask.data());
+  dispatch_bn(
+      x.dtype(), p.channels, {x.data(), dy.data(), dx.data(), dresidual.data()}, op,
+      [&](auto tag, auto vec) {
+        using T = typename decltype(tag)::type;
+        constexpr int kVec = decltype(vec)::value;
+        const Tiling t = tiling(p, kVec);
+        const Chunking k = chunking(p, t);
+        auto* coef = static_cast<float*>(
+            workspace(sizeof(float) * p.channels * (kCoefficients + 2 * k.chunks)));
+        float* partial = coef + kCoefficients * p.channels;
+        const auto* px = static_cast<const T*>(x.data());
+        const auto* pdy = static_cast<const T*>(dy.data());
+        const dim3 partial_grid(t.tiles, static_cast<unsigned>(k.chunks));
+        if (mask != nullptr)
+          bn_partial_kernel<T, kVec, SumKind::kBackward, true>
+              <<<partial_grid, t.block, 0, stream_>>>(px, pdy, saved_mean.data_as<float>(), mask,
+                                                      p.rows, p.channels, k.rows_per_chunk,
+                                                      partial);
+        else
+          bn_partial_kernel<T, kVec, SumKind::kBackward><<<partial_grid, t.block, 0, stream_>>>(
+              px, pdy, saved_mean.data_as<float>(), nullptr, p.rows, p.channels, k.rows_per_chunk,
+              partial);
+        CUDA_CHECK_LAUNCH();
+        const BackwardChannels ch{gamma.data_as<float>(), saved_mean.data_as<float>(),
+                                  saved_inv_std.data_as<float>(), dgamma.data_as<float>(),
+                                  dbeta.data_as<float>()};
+        bn_backward_finalize_kernel<<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0,
+                                      stream_>>>(partial, k.chunks, p.rows, p.channels, ch, coef);
+        CUDA_CHECK_LAUNCH();
+        const BackwardTail<T> tail_out{mask, static_cast<T*>(dresidual.data()),
+                                       residual_mode == GradMode::kAccumulate};
+        with_tail(p, [&](auto tail) {
+          bn_backward_apply_kernel<T, kVec, decltype(tail)::value>
+              <<<apply_grid(t, index_), t.block, 0, stream_>>>(
+                  px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate, tail_out,
+                  static_cast<T*>(dx.data()));
+          CUDA_CHECK_LAUNCH();
+        });
+      });
 }
 
 }  // namespace dlbench::backend::cuda

@@ -21,6 +21,13 @@
 //   3. apply: y (or dx) elementwise from x (and dy) and the coefficients.
 // The number of chunks depends on the shape, not on the GPU, so every GPU sums the same way.
 //
+// The tail (BatchNormParams::residual, ::activation): forward apply adds the residual and
+// applies the ReLU before its one store, and writes the ReLU's bits (bit e % 8 of byte e / 8,
+// the same memory as the i32 words of op_params.h on this little-endian GPU); backward reads
+// the bits to zero dy where the ReLU did not pass, in both the partial sums and apply, and apply
+// also writes that gradient to the residual. The tail needs channels % 8 == 0, so each byte of
+// the mask lies in one row and is owned by the lanes of one group of neighbouring threads.
+//
 // Variance from plain sums of x and x^2 cancels catastrophically when |mean| >> std, so the
 // forward sums x - shift_c with shift_c = x[0, c], a sample of the channel: the sums then have
 // the size of the spread and var = S2/R - (S1/R)^2 keeps its digits. Backward sums dy (x - mean)
@@ -56,6 +63,53 @@ __device__ __forceinline__ void store(T* p, const float (&in)[kVec]) {
 
 enum class SumKind { kForward, kBackward };
 
+// --- the ReLU mask ---------------------------------------------------------------------------
+
+// Writes the ReLU bits of elements e0 .. e0 + kVec - 1 (bit j of `bits` for element e0 + j).
+// With fewer than 8 elements per thread, the kGroup neighbouring lanes that share a byte OR
+// their bits together and the first writes it: they hold the same row and all run this.
+template <int kVec>
+__device__ __forceinline__ void store_mask(unsigned char* mask, std::int64_t e0, unsigned bits) {
+  static_assert(kVec == 1 || kVec == 2 || kVec == 4 || kVec == 8, "a byte holds whole packs");
+  if constexpr (kVec == 8) {
+    mask[e0 / 8] = static_cast<unsigned char>(bits);
+  } else {
+    constexpr unsigned kGroup = 8 / kVec;
+    const unsigned lane = (threadIdx.y * blockDim.x + threadIdx.x) % 32;
+    const unsigned group = ((1u << kGroup) - 1) << (lane & ~(kGroup - 1));
+    bits <<= static_cast<unsigned>(e0 % 8);
+#pragma unroll
+    for (unsigned k = 1; k < kGroup; k *= 2) bits |= __shfl_xor_sync(group, bits, k);
+    if (e0 % 8 == 0) mask[e0 / 8] = static_cast<unsigned char>(bits);
+  }
+}
+
+// g (the gradient of the ReLU's output) becomes the gradient of its input: 0 where it did not pass.
+template <int kVec>
+__device__ __forceinline__ void mask_gradient(const unsigned char* mask, std::int64_t e0,
+                                              float (&g)[kVec]) {
+  const unsigned bits = static_cast<unsigned>(mask[e0 / 8]) >> static_cast<unsigned>(e0 % 8);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j)
+    if (((bits >> j) & 1u) == 0) g[j] = 0.0f;
+}
+
+// What a forward apply adds after normalizing (BatchNormParams' tail).
+template <class T>
+struct ForwardTail {
+  const T* residual;  // null without one
+  bool relu;
+  unsigned char* mask;  // null when the bits are not kept (inference)
+};
+
+// What a backward apply does besides dx: the residual's gradient (null without one).
+template <class T>
+struct BackwardTail {
+  const unsigned char* mask;  // null without a ReLU
+  T* dresidual;
+  bool accumulate_residual;
+};
+
 // Blocks of the partial kernel: a shape-only number, so the summation order is the same on
 // every GPU; about one wave on an H100 (132 SMs), enough to keep its memory busy.
 constexpr std::int64_t kPartialBlocks = 1024;
@@ -69,10 +123,11 @@ constexpr std::int64_t kCoefficients = 4;
 //         Backward: a = sum dy, b = sum dy (x - mean).
 // partial is [chunks][2][channels]. blockDim.x threads across channel packs, blockDim.y (a
 // power of two) down the rows.
-template <class T, int kVec, SumKind kKind>
+template <class T, int kVec, SumKind kKind, bool kRelu = false>
 __global__ void __launch_bounds__(kBlock)
-    bn_partial_kernel(const T* x, const T* dy, const float* mean, std::int64_t rows,
-                      std::int64_t channels, std::int64_t rows_per_chunk, float* partial) {
+    bn_partial_kernel(const T* x, const T* dy, const float* mean, const unsigned char* mask,
+                      std::int64_t rows, std::int64_t channels, std::int64_t rows_per_chunk,
+                      float* partial) {
   __shared__ float sums[2][kVec][kBlock];
   const int t = threadIdx.y * blockDim.x + threadIdx.x;
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
@@ -101,6 +156,7 @@ __global__ void __launch_bounds__(kBlock)
       } else {
         float g[kVec];
         load<T, kVec>(dy + r * channels + c0, g);
+        if constexpr (kRelu) mask_gradient<kVec>(mask, r * channels + c0, g);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           a[j] += g[j];
@@ -232,10 +288,10 @@ __global__ void bn_backward_finalize_kernel(const float* partial, std::int64_t c
 
 // Step 3, forward: y = (x - mean) scale + beta. Each thread keeps its channels' coefficients
 // in registers and strides down the rows.
-template <class T, int kVec>
+template <class T, int kVec, bool kTail>
 __global__ void __launch_bounds__(kBlock)
     bn_forward_apply_kernel(const T* x, const float* coef, std::int64_t rows, std::int64_t channels,
-                            T* y) {
+                            ForwardTail<T> tail, T* y) {
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (c0 >= channels) return;
   float mean[kVec], scale[kVec], beta[kVec];
@@ -247,19 +303,37 @@ __global__ void __launch_bounds__(kBlock)
 #pragma unroll 4
   for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
        r += step) {
+    const std::int64_t i = r * channels + c0;
     float v[kVec];
-    load<T, kVec>(x + r * channels + c0, v);
+    load<T, kVec>(x + i, v);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = fmaf(v[j] - mean[j], scale[j], beta[j]);
-    store<T, kVec>(y + r * channels + c0, v);
+    if constexpr (kTail) {
+      if (tail.residual != nullptr) {
+        float add[kVec];
+        load<T, kVec>(tail.residual + i, add);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) v[j] += add[j];
+      }
+      if (tail.relu) {
+        unsigned bits = 0;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          if (v[j] > 0.0f) bits |= 1u << j;
+          v[j] = fmaxf(v[j], 0.0f);
+        }
+        if (tail.mask != nullptr) store_mask<kVec>(tail.mask, i, bits);
+      }
+    }
+    store<T, kVec>(y + i, v);
   }
 }
 
-// Step 3, backward: dx (+)= a (dy - k2 - (x - mean) k3).
-template <class T, int kVec>
+// Step 3, backward: dx (+)= a (dy - k2 - (x - mean) k3), dy masked by the ReLU's bits first.
+template <class T, int kVec, bool kTail>
 __global__ void __launch_bounds__(kBlock)
     bn_backward_apply_kernel(const T* x, const T* dy, const float* coef, std::int64_t rows,
-                             std::int64_t channels, bool accumulate, T* dx) {
+                             std::int64_t channels, bool accumulate, BackwardTail<T> tail, T* dx) {
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (c0 >= channels) return;
   float mean[kVec], a[kVec], k2[kVec], k3[kVec];
@@ -276,6 +350,16 @@ __global__ void __launch_bounds__(kBlock)
     float xv[kVec], g[kVec], old[kVec] = {};
     load<T, kVec>(x + i, xv);
     load<T, kVec>(dy + i, g);
+    if constexpr (kTail) {
+      if (tail.mask != nullptr) mask_gradient<kVec>(tail.mask, i, g);
+      if (tail.dresidual != nullptr) {
+        float dr[kVec] = {};
+        if (tail.accumulate_residual) load<T, kVec>(tail.dresidual + i, dr);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) dr[j] += g[j];
+        store<T, kVec>(tail.dresidual + i, dr);
+      }
+    }
     if (accumulate) load<T, kVec>(dx + i, old);
 #pragma unroll
     for (int j = 0; j < kVec; ++j)

@@ -4,13 +4,19 @@
 
 namespace dlbench::nn {
 
-// --- BatchNorm: y = γ (x - μ) / sqrt(σ² + ε) + β ------------------------------------------
-enum BatchNormState { kRunningMean, kRunningVar, kSavedMean, kSavedInvStd };
+// --- BatchNorm: y = γ (x - μ) / sqrt(σ² + ε) + β (then + r, then ReLU, with a tail) --------
+enum BatchNormState { kRunningMean, kRunningVar, kSavedMean, kSavedInvStd, kReluMask };
+
+const char* BatchNorm::kind() const {
+  if (p_.residual) return "batch_norm+add+relu";
+  return p_.activation == backend::Activation::kRelu ? "batch_norm+relu" : "batch_norm";
+}
 
 Shape BatchNorm::output_shape(std::span<const Shape> inputs) const {
   if (inputs[0].numel() != p_.rows * p_.channels || inputs[0][inputs[0].rank() - 1] != p_.channels)
     throw Error(ErrorKind::kInternal,
                 "batch_norm: input " + inputs[0].str() + " does not have the layer's channels");
+  if (p_.residual) expect_shape(inputs[1], inputs[0], "batch_norm's residual");
   return inputs[0];
 }
 
@@ -22,32 +28,77 @@ std::vector<ParamDecl> BatchNorm::params() const {
 
 std::vector<StateDecl> BatchNorm::state(backend::Backend&) const {
   std::size_t bytes = static_cast<std::size_t>(p_.channels) * sizeof(float);
-  return {{"running_mean", bytes, Init::kZeros},
-          {"running_var", bytes, Init::kOnes},
-          {"saved_mean", bytes, Init::kZeros},
-          {"saved_inv_std", bytes, Init::kZeros}};
+  std::vector<StateDecl> state = {{"running_mean", bytes, Init::kZeros},
+                                  {"running_var", bytes, Init::kOnes},
+                                  {"saved_mean", bytes, Init::kZeros},
+                                  {"saved_inv_std", bytes, Init::kZeros}};
+  if (keeps_mask_)
+    state.push_back({"relu_mask", static_cast<std::size_t>(p_.mask_words()) * 4, Init::kZeros});
+  return state;
+}
+
+std::optional<ReluEpilogue> BatchNorm::relu_epilogue() const {
+  if (p_.has_tail()) return std::nullopt;
+  return with_relu_epilogue(backend::OpKind::kBatchNormTraining, p_);
+}
+
+void BatchNorm::fuse_relu(Mode mode) {
+  p_.activation = backend::Activation::kRelu;
+  keeps_mask_ = mode == Mode::kTrain;
+}
+
+std::optional<ReluEpilogue> BatchNorm::residual_relu_epilogue() const {
+  if (p_.has_tail()) return std::nullopt;
+  backend::BatchNormParams p = p_;
+  p.residual = true;
+  p.activation = backend::Activation::kRelu;
+  return ReluEpilogue{backend::OpKind::kBatchNormTraining, p};
+}
+
+void BatchNorm::fuse_residual_relu(Mode mode) {
+  p_.residual = true;
+  fuse_relu(mode);
 }
 
 void BatchNorm::forward(const StepContext& ctx) {
   auto per_channel = [&](int i) { return ctx.state[i].reshaped({p_.channels}); };
   Tensor x = flat(ctx.inputs[0], p_.rows), y = flat(ctx.output(), p_.rows);
-  if (ctx.mode == Mode::kTrain)
-    ctx.backend.batch_norm_forward_training(p_, x, ctx.params[0], ctx.params[1], y,
-                                            per_channel(kSavedMean), per_channel(kSavedInvStd),
-                                            per_channel(kRunningMean), per_channel(kRunningVar));
-  else
+  Tensor residual = p_.residual ? flat(ctx.inputs[1], p_.rows) : Tensor();
+  if (ctx.mode == Mode::kTrain) {
+    DLBENCH_CHECK(keeps_mask_ || p_.activation == backend::Activation::kNone,
+                  "a ReLU tail fused for inference does not train");
+    Tensor mask = keeps_mask_ ? as_i32(ctx.state[kReluMask], p_.mask_words()) : Tensor();
+    ctx.backend.batch_norm_forward_training(
+        p_, x, ctx.params[0], ctx.params[1], y, per_channel(kSavedMean), per_channel(kSavedInvStd),
+        per_channel(kRunningMean), per_channel(kRunningVar), residual, mask);
+  } else {
     ctx.backend.batch_norm_forward_inference(p_, x, ctx.params[0], ctx.params[1],
-                                             per_channel(kRunningMean), per_channel(kRunningVar),
-                                             y);
+                                             per_channel(kRunningMean), per_channel(kRunningVar), y,
+                                             residual);
+  }
 }
 
+// With a tail, the output gradient is the ReLU's; the mask turns it into the normalization's
+// (and the residual's) inside batch_norm_backward. A residual that needs no gradient (a graph
+// input) is left out of the backward op.
 void BatchNorm::backward(const StepContext& ctx) {
   auto per_channel = [&](int i) { return ctx.state[i].reshaped({p_.channels}); };
   DLBENCH_CHECK(ctx.input_grads[0].defined(), "batch norm always passes a gradient on");
-  ctx.backend.batch_norm_backward(
-      p_, flat(ctx.inputs[0], p_.rows), flat(ctx.output_grad(), p_.rows), ctx.params[0],
-      per_channel(kSavedMean), per_channel(kSavedInvStd), flat(ctx.input_grads[0], p_.rows),
-      ctx.param_grads[0], ctx.param_grads[1], ctx.input_grad_modes[0]);
+  backend::BatchNormParams p = p_;
+  Tensor dresidual;
+  GradMode residual_mode = GradMode::kOverwrite;
+  if (p_.residual && ctx.input_grads[1].defined()) {
+    dresidual = flat(ctx.input_grads[1], p_.rows);
+    residual_mode = ctx.input_grad_modes[1];
+  } else {
+    p.residual = false;
+  }
+  Tensor mask = keeps_mask_ ? as_i32(ctx.state[kReluMask], p_.mask_words()) : Tensor();
+  ctx.backend.batch_norm_backward(p, flat(ctx.inputs[0], p_.rows), flat(ctx.output_grad(), p_.rows),
+                                  ctx.params[0], per_channel(kSavedMean), per_channel(kSavedInvStd),
+                                  flat(ctx.input_grads[0], p_.rows), ctx.param_grads[0],
+                                  ctx.param_grads[1], ctx.input_grad_modes[0], mask, dresidual,
+                                  residual_mode);
 }
 
 }  // namespace dlbench::nn

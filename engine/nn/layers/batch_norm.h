@@ -8,21 +8,31 @@ namespace dlbench::nn {
 
 // Batch norm over channels (last dimension). Training uses batch statistics and updates the
 // running ones; inference uses the running ones.
+// The fusion passes give it a tail: fuse_relu() (fuse_bn_relu) makes it y = relu(bn(x)), and
+// fuse_residual_relu() (fuse_bn_add_relu) y = relu(bn(x) + r) with r a second input, a residual
+// block's tail. Training then keeps the ReLU's mask as bits (state), which backward reads.
 class BatchNorm final : public Layer {
  public:
   explicit BatchNorm(const backend::BatchNormParams& p) : p_(p) {}
   // batch_norm_backward overwrites dgamma and dbeta: its parameters cannot be shared.
   bool accumulates_param_grads() const override { return false; }
-  const char* kind() const override { return "batch_norm"; }
+  const char* kind() const override;
+  int num_inputs() const override { return p_.residual ? 2 : 1; }
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<ParamDecl> params() const override;
   std::vector<StateDecl> state(backend::Backend&) const override;
   SavedForBackward saved_for_backward() const override { return {{0}, {}}; }
+  std::optional<ReluEpilogue> relu_epilogue() const override;
+  void fuse_relu(Mode mode) override;
+  // Whether the residual tail could be fused, asked as relu_epilogue() is; and fusing it.
+  std::optional<ReluEpilogue> residual_relu_epilogue() const;
+  void fuse_residual_relu(Mode mode);
   void forward(const StepContext& ctx) override;
   void backward(const StepContext& ctx) override;
 
  private:
   backend::BatchNormParams p_;
+  bool keeps_mask_ = false;  // training with a ReLU tail: the mask is the last state
 };
 
 }  // namespace dlbench::nn

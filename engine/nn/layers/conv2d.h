@@ -19,7 +19,7 @@ class Conv2d final : public Layer {
     return fused_relu() ? SavedForBackward{{0}, {0}} : SavedForBackward{{0}, {}};
   }
   std::optional<ReluEpilogue> relu_epilogue() const override;
-  void fuse_relu() override { p_.activation = backend::Activation::kRelu; }
+  void fuse_relu(Mode) override { p_.activation = backend::Activation::kRelu; }
   bool fused_relu() const { return p_.activation == backend::Activation::kRelu; }
   std::int64_t forward_macs() const override { return p_.macs(); }
   std::int64_t backward_macs(bool skip_input_grad) const override {

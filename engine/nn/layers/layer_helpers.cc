@@ -15,6 +15,11 @@ Tensor flat(const Tensor& t, std::int64_t rows) {
   return t.reshaped({rows, t.numel() / rows});
 }
 
+Tensor as_i32(const Tensor& state, std::int64_t words) {
+  DLBENCH_CHECK(state.numel() >= words, "the state holds the mask");
+  return Tensor(state.data(), {words}, DType::kI32, state.device());
+}
+
 void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, GradMode mode) {
   if (!dx.defined()) return;
   if (mode == GradMode::kOverwrite)

@@ -22,7 +22,7 @@ class Linear final : public Layer {
   }
   const backend::MatmulParams& matmul() const { return p_; }
   std::optional<ReluEpilogue> relu_epilogue() const override;
-  void fuse_relu() override { p_.activation = backend::Activation::kRelu; }
+  void fuse_relu(Mode) override { p_.activation = backend::Activation::kRelu; }
   bool fused_relu() const { return p_.activation == backend::Activation::kRelu; }
   std::int64_t forward_macs() const override { return p_.macs(); }
   std::int64_t backward_macs(bool skip_input_grad) const override {

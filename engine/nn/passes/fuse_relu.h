@@ -1,7 +1,8 @@
 // Op -> ReLU becomes one op with a ReLU epilogue, so the ReLU's read and write of the
 // activation disappear in forward and backward:
 //   fuse_matmul_relu: Linear -> ReLU (oneDNN's post-op, cuBLASLt's RELU_BIAS);
-//   fuse_conv_relu:   Conv2d -> ReLU (oneDNN's post-op; not on CUDA yet).
+//   fuse_conv_relu:   Conv2d -> ReLU (oneDNN's post-op; not on CUDA yet);
+//   fuse_bn_relu:     BatchNorm -> ReLU (the ReLU and its bit mask in batch norm's own kernels).
 // Rewritten only where the op's output has no other reader and is not a marked output (the
 // pre-activation value is gone afterwards), and where the backend supports the epilogue
 // (Layer::relu_epilogue says what to ask).
@@ -14,7 +15,8 @@ namespace dlbench::nn {
 
 class FuseRelu final : public GraphPass {
  public:
-  // Folds ReLUs into the layers whose epilogue op is `op` (kMatmulForward, kConv2dForward).
+  // Folds ReLUs into the layers whose epilogue op is `op` (kMatmulForward, kConv2dForward,
+  // kBatchNormTraining).
   FuseRelu(const char* name, backend::OpKind op) : name_(name), op_(op) {}
   const char* name() const override { return name_; }
   int run(Graph& graph, const PassContext& context) const override;

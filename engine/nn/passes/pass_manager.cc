@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "engine/core/error.h"
+#include "engine/nn/passes/fuse_bn_add_relu.h"
 #include "engine/nn/passes/fuse_relu.h"
 #include "engine/nn/passes/pass.h"
 
@@ -26,7 +27,10 @@ int PassReport::total() const {
 PassReport apply_passes(Graph& graph, const PassContext& context, Fusion fusion) {
   PassReport report;
   if (fusion == Fusion::kOff) return report;
+  // The largest pattern first: a batch norm that took a residual tail is offered nothing else.
   const std::unique_ptr<GraphPass> passes[] = {
+      std::make_unique<FuseBatchNormAddRelu>(),
+      std::make_unique<FuseRelu>("fuse_bn_relu", backend::OpKind::kBatchNormTraining),
       std::make_unique<FuseRelu>("fuse_matmul_relu", backend::OpKind::kMatmulForward),
       std::make_unique<FuseRelu>("fuse_conv_relu", backend::OpKind::kConv2dForward)};
   for (const auto& pass : passes)

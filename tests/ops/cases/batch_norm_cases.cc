@@ -213,8 +213,185 @@ class BnBackward final : public BnCase {
   }
 };
 
+// --- the tail: y = relu(bn(x) [+ residual]), the ReLU's bits kept for backward -----------
+
+// The reference's forward with a tail: the normalized values, then the pre-activation.
+struct TailForward {
+  ref::BatchNormTraining bn;
+  Vec pre;  // bn.y + residual
+};
+
+TailForward tail_forward(const BatchNormParams& p, const std::vector<HostTensor>& t,
+                         const HostTensor* residual) {
+  TailForward f{
+      ref::batch_norm_forward_training(p, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                       t[3].as_double(), t[4].as_double()),
+      {}};
+  f.pre = f.bn.y;
+  if (residual)
+    for (std::size_t i = 0; i < f.pre.size(); ++i) f.pre[i] += residual->data[i];
+  return f;
+}
+
+std::string tail_name(const BatchNormParams& p) {
+  return name(p) + (p.residual ? "_add_relu" : "_relu");
+}
+
+HostTensor mask_scratch(const BatchNormParams& p) {
+  return {"relu_mask",
+          {p.mask_words()},
+          Role::kScratch,
+          Kind::kI32,
+          std::vector<float>(static_cast<std::size_t>(p.mask_words()), 0.0f)};
+}
+
+// Forward training with a tail: x, gamma, beta, the running statistics, the residual (read only
+// with p.residual), y, the saved statistics, and the mask (checked through BnTailBackward).
+class BnTailTraining final : public BnCase {
+ public:
+  explicit BnTailTraining(BatchNormParams p)
+      : BnCase(p, OpKind::kBatchNormTraining, GradMode::kOverwrite) {}
+  std::string op() const override { return "batch_norm_forward_training"; }
+  std::string params() const override { return tail_name(p_); }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> t = forward_inputs();
+    t[3].role = t[4].role = Role::kInOut;
+    t.push_back(input("residual", {p_.rows, p_.channels}, 18));
+    if (!p_.residual) t[5].role = Role::kScratch;
+    t.push_back(output("y", {p_.rows, p_.channels}));
+    t.push_back(output("saved_mean", {p_.channels}, Kind::kF32));
+    t.push_back(output("saved_inv_std", {p_.channels}, Kind::kF32));
+    t.push_back(mask_scratch(p_));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.batch_norm_forward_training(p_, t[0], t[1], t[2], t[6], t[7], t[8], t[3], t[4],
+                                   p_.residual ? t[5] : Tensor(), t[9]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const TailForward f = tail_forward(p_, t, p_.residual ? &t[5] : nullptr);
+    Vec y = f.pre;
+    for (double& v : y) v = std::max(v, 0.0);
+    const Tolerance tol = bn_tolerance(p_);
+    return {{6, y, tol},
+            {7, f.bn.mean, tol},
+            {8, f.bn.inv_std, tol},
+            {3, f.bn.running_mean, tol},
+            {4, f.bn.running_var, tol}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    return bn_tolerance(prec, p_, tensor == 6);
+  }
+};
+
+class BnTailInference final : public BnCase {
+ public:
+  explicit BnTailInference(BatchNormParams p)
+      : BnCase(p, OpKind::kBatchNormInference, GradMode::kOverwrite) {}
+  std::string op() const override { return "batch_norm_forward_inference"; }
+  std::string params() const override { return tail_name(p_); }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> t = forward_inputs();
+    t.push_back(input("residual", {p_.rows, p_.channels}, 18));
+    if (!p_.residual) t[5].role = Role::kScratch;
+    t.push_back(output("y", {p_.rows, p_.channels}));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.batch_norm_forward_inference(p_, t[0], t[1], t[2], t[3], t[4], t[6],
+                                    p_.residual ? t[5] : Tensor());
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    Vec y = ref::batch_norm_forward_inference(p_, t[0].as_double(), t[1].as_double(),
+                                              t[2].as_double(), t[3].as_double(), t[4].as_double());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      y[i] = std::max(y[i] + (p_.residual ? t[5].data[i] : 0.0), 0.0);
+    return {{6, y, kElementwise}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return bn_tolerance(prec, p_, true);
+  }
+};
+
+// Forward training (for the mask and the statistics), then backward: dx, the residual's
+// gradient (both in the case's mode), dgamma and dbeta, where only elements whose
+// pre-activation was positive pass dy on.
+class BnTailBackward final : public BnCase {
+ public:
+  BnTailBackward(BatchNormParams p, GradMode mode) : BnCase(p, OpKind::kBatchNormBackward, mode) {}
+  std::string op() const override { return "batch_norm_backward"; }
+  std::string params() const override { return tail_name(p_) + "_" + mode_name(mode_); }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> t = forward_inputs();
+    t[3].role = t[4].role = Role::kScratch;
+    const Shape data{p_.rows, p_.channels}, channel{p_.channels};
+    t.push_back(input("residual", data, 18));
+    t.push_back(input("dy", data, 16));
+    t.push_back(output("y", data));
+    t[7].role = Role::kScratch;
+    t.push_back(output("saved_mean", channel, Kind::kF32));
+    t.push_back(output("saved_inv_std", channel, Kind::kF32));
+    t[8].role = t[9].role = Role::kScratch;
+    t.push_back(mask_scratch(p_));
+    t.push_back(grad_output("dx", data, mode_, 17));
+    t.push_back(grad_output("dresidual", data, mode_, 19));
+    if (!p_.residual) t[5].role = t[12].role = Role::kScratch;
+    t.push_back(output("dgamma", channel, Kind::kF32));
+    t.push_back(output("dbeta", channel, Kind::kF32));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    const Tensor residual = p_.residual ? t[5] : Tensor(),
+                 dresidual = p_.residual ? t[12] : Tensor();
+    be.batch_norm_forward_training(p_, t[0], t[1], t[2], t[7], t[8], t[9], t[3], t[4], residual,
+                                   t[10]);
+    be.batch_norm_backward(p_, t[0], t[6], t[1], t[8], t[9], t[11], t[13], t[14], mode_, t[10],
+                           dresidual, mode_);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const TailForward f = tail_forward(p_, t, p_.residual ? &t[5] : nullptr);
+    Vec dz = t[6].as_double();
+    for (std::size_t i = 0; i < dz.size(); ++i)
+      if (!(f.pre[i] > 0)) dz[i] = 0;
+    const ref::BatchNormGrads g = ref::batch_norm_backward(
+        p_, t[0].as_double(), dz, t[1].as_double(), f.bn.mean, f.bn.inv_std);
+    std::vector<Check> checks = {
+        {11, expected_grad(mode_, t[11], g.dx), {sum_tolerance(p_.rows).atol, 1e-4}},
+        {13, g.dgamma, sum_tolerance(p_.rows)},
+        {14, g.dbeta, sum_tolerance(p_.rows)}};
+    if (p_.residual) checks.push_back({12, expected_grad(mode_, t[12], dz), kElementwise});
+    return checks;
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    const bool per_element = tensor == 11 || tensor == 12;
+    if (per_element || prec.dtype == DType::kF32) return bn_tolerance(prec, p_, true);
+    return bn_tolerance(prec, p_, false);
+  }
+};
+
+BatchNormParams with_tail(BatchNormParams p, bool residual) {
+  p.residual = residual;
+  p.activation = backend::Activation::kRelu;
+  return p;
+}
+
+// Small shapes only: an element whose pre-activation lies within rounding of zero may pass the
+// ReLU on one side and not the other, and at these sizes none does. Channels come in multiples
+// of 8 (the CUDA kernels' byte of mask per 8 channels); 24 leaves a tail of packs in a tile.
+const std::vector<BatchNormParams> kTailShapes = {bn(2 * 4 * 4, 8), bn(3, 64), bn(2 * 9 * 9, 24),
+                                                  bn(4 * 6 * 6, 32)};
+
 CaseList cases() {
   CaseList out;
+  for (const BatchNormParams& shape : kTailShapes) {
+    for (bool residual : {false, true}) {
+      const BatchNormParams p = with_tail(shape, residual);
+      out.push_back(std::make_unique<BnTailTraining>(p));
+      out.push_back(std::make_unique<BnTailInference>(p));
+      for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+        out.push_back(std::make_unique<BnTailBackward>(p, m));
+    }
+  }
   // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
   const BatchNormParams stage1 = bn(kPerfBatch * 56 * 56, 256);
   out.push_back(std::make_unique<PerfCase>(std::make_unique<BnTraining>(stage1)));

@@ -1,7 +1,7 @@
 // Layer cases: every layer's backward against central finite differences of its forward
-// (tests/ops/harness/layer_case.h), on tiny shapes: convolution, batch norm, ReLU, pooling,
-// Add, Linear, and the layers of the sparse-ids contract (Embedding with repeated ids,
-// SplitColumns, the SigmoidBinaryCrossEntropy loss).
+// (tests/ops/harness/layer_case.h), on tiny shapes: convolution, batch norm (also with its
+// fused tails), ReLU, pooling, Add, Linear, and the layers of the sparse-ids contract (Embedding
+// with repeated ids, SplitColumns, the SigmoidBinaryCrossEntropy loss).
 #include <memory>
 
 #include "engine/nn/layers/add.h"
@@ -40,7 +40,7 @@ LayerCase with_relu_epilogue(const char* layer, const char* params, OpParams p, 
               params,
               [p] {
                 auto l = std::make_unique<L>(p);
-                l->fuse_relu();
+                l->fuse_relu(Mode::kTrain);
                 return std::unique_ptr<Layer>(std::move(l));
               },
               {std::move(input)},
@@ -106,6 +106,28 @@ std::vector<LayerCase> dense_layers() {
                                                backend::OpKind::kConv2dForward));
   out.push_back(with_relu_epilogue<nn::Linear>("linear+relu", "with_bias", fc, {3, 5},
                                                backend::OpKind::kMatmulForward));
+
+  // Batch norm's tails (fuse_bn_relu, fuse_bn_add_relu): backward reads the ReLU's bits. Eight
+  // channels, as the CUDA kernels need. A probe of gamma or beta moves a whole channel, and one
+  // that carries an output across the ReLU's kink (0 +- the probe's step) measures the kink, not
+  // the gradient: these inputs have no output that close (at [2, 2, 2, 8] one has).
+  backend::BatchNormParams bn8;
+  bn8.rows = 2 * 3 * 3, bn8.channels = 8;
+  out.push_back(with_relu_epilogue<nn::BatchNorm>("batch_norm+relu", "training", bn8, {2, 3, 3, 8},
+                                                  backend::OpKind::kBatchNormTraining));
+  LayerCase tail{"batch_norm+add+relu",
+                 "training",
+                 [bn8] {
+                   auto l = std::make_unique<nn::BatchNorm>(bn8);
+                   l->fuse_residual_relu(Mode::kTrain);
+                   return std::unique_ptr<Layer>(std::move(l));
+                 },
+                 {{2, 3, 3, 8}, {2, 3, 3, 8}},
+                 {},
+                 {},
+                 true};
+  tail.needs = nn::BatchNorm(bn8).residual_relu_epilogue();
+  out.push_back(std::move(tail));
   return out;
 }
 DLBENCH_LAYER_CASES(dense_layers);

@@ -1,0 +1,71 @@
+#include "engine/nn/passes/rewrite.h"
+
+#include <string>
+#include <utility>
+
+namespace dlbench::nn {
+
+std::vector<int> readers(const Graph& g) {
+  std::vector<int> count(g.values().size(), 0);
+  for (const Node& n : g.nodes())
+    for (ValueId v : n.inputs) ++count[static_cast<std::size_t>(v)];
+  for (ValueId v : g.outputs()) ++count[static_cast<std::size_t>(v)];
+  return count;
+}
+
+std::vector<int> producers(const Graph& g) {
+  std::vector<int> producer(g.values().size(), -1);
+  for (std::size_t i = 0; i < g.nodes().size(); ++i)
+    for (ValueId v : g.nodes()[i].outputs)
+      producer[static_cast<std::size_t>(v)] = static_cast<int>(i);
+  return producer;
+}
+
+Graph rebuilt(Graph& old, const std::map<std::size_t, Absorption>& absorptions,
+              const std::function<void(std::size_t, Layer&)>& fuse) {
+  Graph g(old.compute_dtype());
+  std::vector<ValueId> map(old.values().size(), -1);
+  auto mapped = [&](ValueId v) { return map[static_cast<std::size_t>(v)]; };
+  for (std::size_t i = 0; i < old.inputs().size(); ++i)
+    map[static_cast<std::size_t>(old.inputs()[i])] = g.add_input(old.input_specs()[i]);
+  for (const ParamInfo& p : old.params()) g.add_parameter(p.name, p.decl);
+  // Which absorbing node is emitted in place of each absorbed node that comes last.
+  std::vector<bool> dropped(old.nodes().size(), false);
+  std::map<std::size_t, std::size_t> emit_at;
+  for (const auto& [into, a] : absorptions) {
+    std::size_t last = into;
+    for (std::size_t k : a.absorbed) dropped[k] = true, last = std::max(last, k);
+    emit_at[last] = into;
+  }
+  auto emit = [&](std::size_t i) {
+    Node& n = old.nodes()[i];
+    std::vector<ValueId> inputs;
+    for (ValueId v : n.inputs) inputs.push_back(mapped(v));
+    std::string name = n.name;
+    const auto a = absorptions.find(i);
+    if (a != absorptions.end()) {
+      fuse(i, *n.layer);
+      for (ValueId v : a->second.extra_inputs) inputs.push_back(mapped(v));
+      for (std::size_t k : a->second.absorbed) name += "+" + old.nodes()[k].name;
+    }
+    // add() names its one output as the node; add_multi() numbers them: keep the old names.
+    const bool single = n.outputs.size() == 1 && old.value(n.outputs[0]).name == n.name;
+    const std::vector<ValueId> outs =
+        single ? std::vector<ValueId>{g.add(name, std::move(n.layer), std::move(inputs), n.params)}
+               : g.add_multi(name, std::move(n.layer), std::move(inputs), n.params);
+    for (std::size_t k = 0; k < outs.size(); ++k)
+      map[static_cast<std::size_t>(n.outputs[k])] = outs[k];
+    if (a != absorptions.end()) map[static_cast<std::size_t>(a->second.result)] = outs[0];
+  };
+  for (std::size_t i = 0; i < old.nodes().size(); ++i) {
+    const auto at = emit_at.find(i);
+    if (at != emit_at.end())
+      emit(at->second);
+    else if (!dropped[i] && absorptions.count(i) == 0)
+      emit(i);
+  }
+  for (ValueId v : old.outputs()) g.mark_output(mapped(v));
+  return g;
+}
+
+}  // namespace dlbench::nn

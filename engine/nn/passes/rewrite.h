@@ -1,0 +1,35 @@
+// What the fusion passes share: who reads and who writes each value of a graph, and rebuilding
+// the graph with some nodes folded into others.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "engine/nn/graph.h"
+
+namespace dlbench::nn {
+
+// How many nodes read each value; a marked output counts as a reader too.
+std::vector<int> readers(const Graph& g);
+// The node that writes each value, -1 for graph inputs.
+std::vector<int> producers(const Graph& g);
+
+// A node taking the nodes after it into its op: they leave the graph, it gains `extra_inputs`
+// (values of the old graph) after its own, its name gains theirs ("bn3+add+relu3"), and its
+// output stands for `result` (the last absorbed node's output) from then on. It moves to where
+// the last absorbed node was, so that every input it gained is computed before it.
+struct Absorption {
+  std::vector<std::size_t> absorbed;
+  std::vector<ValueId> extra_inputs;
+  ValueId result = -1;
+};
+
+// The graph again, node by node, with each absorption made and `fuse(node, layer)` called on
+// the absorbing layer first. Inputs and parameters keep their order and names, so the parameter
+// store lays the weights out (and seeds them) exactly as for the unfused graph.
+Graph rebuilt(Graph& old, const std::map<std::size_t, Absorption>& absorptions,
+              const std::function<void(std::size_t, Layer&)>& fuse);
+
+}  // namespace dlbench::nn
