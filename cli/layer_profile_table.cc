@@ -21,11 +21,16 @@ std::string millis(double ms) {
   return text;
 }
 
+// Column widths: layer names and kinds ("batch_norm+add+relu") as long as the longest.
+struct Widths {
+  int name, kind;
+};
+
 // One row: a name, a kind and right-aligned columns.
-void row(std::ostream& out, int width, const std::string& name, const std::string& kind,
+void row(std::ostream& out, Widths w, const std::string& name, const std::string& kind,
          const std::vector<std::string>& columns) {
   char text[512];
-  std::snprintf(text, sizeof text, "  %-*s  %-11s", width, name.c_str(), kind.c_str());
+  std::snprintf(text, sizeof text, "  %-*s  %-*s", w.name, name.c_str(), w.kind, kind.c_str());
   out << text;
   for (const std::string& c : columns) {
     std::snprintf(text, sizeof text, "  %11s", c.c_str());
@@ -39,10 +44,13 @@ void row(std::ostream& out, int width, const std::string& name, const std::strin
 void print_layer_profile(std::ostream& out, const result::LayerProfile& p) {
   const bool train = std::any_of(p.parts.begin(), p.parts.end(),
                                  [](const result::PartTime& part) { return part.name == "loss"; });
-  std::size_t width = 24;
-  for (const auto& l : p.layers) width = std::max(width, l.name.size());
+  std::size_t width = 24, kind_width = 11;
+  for (const auto& l : p.layers)
+    width = std::max(width, l.name.size()), kind_width = std::max(kind_width, l.kind.size());
   for (const auto& g : p.gaps) width = std::max(width, g.name.size());
-  const int w = static_cast<int>(width);
+  const Widths w{static_cast<int>(width), static_cast<int>(kind_width)};
+  // The by-kind table names kinds in its first column and has no kind column.
+  const Widths by_kind{static_cast<int>(kind_width), 0};
 
   // Inference has no backward column.
   auto columns = [train](std::string forward, std::string backward, std::string total,
@@ -74,9 +82,9 @@ void print_layer_profile(std::ostream& out, const result::LayerProfile& p) {
          "throughput.\n";
 
   out << "\nTime by kind\n";
-  row(out, w, "kind", "", {"layers", "total ms", "share"});
+  row(out, by_kind, "kind", "", {"layers", "total ms", "share"});
   for (const auto& k : p.kinds)
-    row(out, w, k.kind, "",
+    row(out, by_kind, k.kind, "",
         {k.count > 0 ? std::to_string(k.count) : "", millis(k.ms), percent(k.share, 1)});
 
   std::vector<result::LayerTime> top = p.layers;

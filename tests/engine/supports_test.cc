@@ -46,16 +46,25 @@ TEST(SupportsTest, CudaRunsEveryFloatDtypeAndKeepsTheOptimizerInF32) {
   EXPECT_FALSE(cuda::cuda_supports(OpKind::kMatmulForward, relu_matmul(), DType::kI32));
 }
 
-// The convolution's ReLU epilogue needs cuDNN's fused graphs (#17): not yet, so the
-// fuse_conv_relu pass leaves CUDA graphs as they are.
-TEST(SupportsTest, CudaHasNoConvolutionEpilogueYet) {
+// The convolution's ReLU epilogue runs in every float dtype; batch norm's tails need channels
+// in multiples of 8 (a byte of ReLU mask per 8 channels of a row).
+TEST(SupportsTest, CudaFusesConvolutionReluAndBatchNormTails) {
   Conv2dParams conv;
-  EXPECT_TRUE(cuda::cuda_supports(OpKind::kConv2dForward, conv, DType::kF16));
   conv.activation = Activation::kRelu;
-  const Support relu = cuda::cuda_supports(OpKind::kConv2dForward, conv, DType::kF16);
-  EXPECT_FALSE(relu);
-  EXPECT_NE(relu.reason.find("no convolution with a fused activation"), std::string::npos)
-      << relu.reason;
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
+    EXPECT_TRUE(cuda::cuda_supports(OpKind::kConv2dForward, conv, t)) << to_string(t);
+  BatchNormParams bn;
+  bn.channels = 64;
+  bn.residual = true;
+  bn.activation = Activation::kRelu;
+  EXPECT_TRUE(cuda::cuda_supports(OpKind::kBatchNormTraining, bn, DType::kF16));
+  bn.channels = 12;
+  const Support odd = cuda::cuda_supports(OpKind::kBatchNormTraining, bn, DType::kF16);
+  EXPECT_FALSE(odd);
+  EXPECT_NE(odd.reason.find("multiples of 8"), std::string::npos) << odd.reason;
+  bn.residual = false;
+  bn.activation = Activation::kNone;  // a plain batch norm: any channels
+  EXPECT_TRUE(cuda::cuda_supports(OpKind::kBatchNormTraining, bn, DType::kF16));
 }
 #endif
 

@@ -122,30 +122,34 @@ TEST(NetworkGpuTest, ResNet50Fp32StepMatchesTheCpu) {
   EXPECT_LE(worst_bn, kNoiseFactor * worst_bn_noise + kTolerance);
 }
 
-// The fused graph (batch norm with its ReLU and residual tails, the ReLU masks as bits) against
-// the graph as built, on the GPU: one strict fp32 step gives the same loss and every parameter's
-// gradient within the tolerances the CPU comparison above holds the GPU to.
-TEST(NetworkGpuTest, FusedResNet50StepMatchesTheUnfused) {
+// The fused graph against the graph as built, on the GPU: ResNet-50 (batch norm with its ReLU
+// and residual tails, the ReLU masks as bits) and VGG16 (every convolution with its ReLU). One
+// strict fp32 step gives the same loss and every parameter's gradient within the tolerances the
+// CPU comparison above holds the GPU to.
+TEST(NetworkGpuTest, FusedStepMatchesTheUnfused) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   models::ModelConfig mc;
   mc.batch = 4;
   mc.size = 224;
   using backend::cuda::ConvRoute;
-  StepResult fused = one_step(Device::cuda(0), Precision::kFp32, mc, "resnet50",
-                              ConvRoute::kMeasured, nn::Fusion::kOn);
-  StepResult plain = one_step(Device::cuda(0), Precision::kFp32, mc, "resnet50",
-                              ConvRoute::kMeasured, nn::Fusion::kOff);
-  std::printf("loss: fused %.6f unfused %.6f\n", fused.loss, plain.loss);
-  EXPECT_NEAR(fused.loss, plain.loss, 1e-4 * std::fabs(plain.loss));
-  ASSERT_EQ(fused.slices.size(), plain.slices.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < plain.slices.size(); ++i) {
-    const double rel = relative_difference(plain, fused, i);
-    worst = std::max(worst, rel);
-    EXPECT_LT(rel, is_batch_norm(plain.slices[i].name) ? kBatchNormTolerance : kTolerance)
-        << plain.slices[i].name;
+  for (const char* model : {"resnet50", "vgg16"}) {
+    StepResult fused = one_step(Device::cuda(0), Precision::kFp32, mc, model, ConvRoute::kMeasured,
+                                nn::Fusion::kOn);
+    StepResult plain = one_step(Device::cuda(0), Precision::kFp32, mc, model, ConvRoute::kMeasured,
+                                nn::Fusion::kOff);
+    std::printf("%s loss: fused %.6f unfused %.6f\n", model, fused.loss, plain.loss);
+    EXPECT_NEAR(fused.loss, plain.loss, 1e-4 * std::fabs(plain.loss)) << model;
+    ASSERT_EQ(fused.slices.size(), plain.slices.size()) << model;
+    double worst = 0;
+    for (std::size_t i = 0; i < plain.slices.size(); ++i) {
+      const double rel = relative_difference(plain, fused, i);
+      worst = std::max(worst, rel);
+      EXPECT_LT(rel, is_batch_norm(plain.slices[i].name) ? kBatchNormTolerance : kTolerance)
+          << model << " " << plain.slices[i].name;
+    }
+    std::printf("%s: worst relative difference of gradient norms, fused vs unfused %.2e\n", model,
+                worst);
   }
-  std::printf("worst relative difference of gradient norms, fused vs unfused: %.2e\n", worst);
 }
 
 void expect_mixed_precision_learns(Precision precision) {

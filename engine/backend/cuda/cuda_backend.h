@@ -56,7 +56,7 @@ enum class ConvRoute { kMeasured, kCudnn, kGemm };
 // How one convolution shape and direction runs: its descriptors, the algorithm the
 // measurement chose (cuDNN's enum of that direction, stored as an int), and its workspace.
 struct ConvPlan {
-  TensorDesc x, y, bias;
+  TensorDesc x, y;
   FilterDesc w;
   ConvDesc conv;
   int algorithm = 0;
@@ -152,6 +152,10 @@ class CudaBackend final : public Backend {
   void* workspace(std::size_t bytes);
   // Throws unless t lives on this backend's GPU.
   void require_here(const Tensor& t, const char* op, const char* what) const;
+  // y[r, c] = act(y[r, c] + bias[c]) in place over [rows, channels] (bias may be null): the
+  // epilogue of a convolution cuDNN ran, in one pass.
+  void bias_activation(void* y, const void* bias, std::int64_t rows, std::int64_t channels,
+                       Activation activation, DType dtype);
   // out[c] (+)= sum_r in[r, c] over a [rows, cols] tensor, in f32, in a fixed order.
   void column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols, const Tensor& out,
                    GradMode mode, const char* op);

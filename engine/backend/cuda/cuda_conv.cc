@@ -4,6 +4,8 @@
 //   dx[n, h, w, c] = sum over the (p, q, r, s, k) that read x[n, h, w, c] of dy[n, p, q, k] w[k, r,
 //   s, c] dw[k, r, s, c] = sum_{n, p, q} dy[n, p, q, k] x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
 //   db[k]          = sum_{n, p, q} dy[n, p, q, k]
+// A ReLU epilogue (Conv2dParams::activation) applies max(y, 0) after the bias: in cuBLASLt's
+// epilogue on the matrix-product route, in the same pass as the bias after cuDNN.
 //
 // cuDNN names dimensions logically (N, C, H, W; K, C, R, S) whatever the memory order; the
 // format CUDNN_TENSOR_NHWC says our activations are NHWC and our KRSC weights are a filter in
@@ -81,7 +83,6 @@ std::unique_ptr<ConvPlan> make_descriptors(const Conv2dParams& p, DType dtype) {
   auto plan = std::make_unique<ConvPlan>();
   set_nhwc(plan->x, t, p.n, p.c, p.h, p.w);
   set_nhwc(plan->y, t, p.n, p.k, p.out_h(), p.out_w());
-  set_nhwc(plan->bias, t, 1, p.k, 1, 1);
   CUDNN_CHECK(cudnnSetFilter4dDescriptor(plan->w, t, CUDNN_TENSOR_NHWC, static_cast<int>(p.k),
                                          static_cast<int>(p.c), static_cast<int>(p.r),
                                          static_cast<int>(p.s)));
@@ -249,8 +250,6 @@ void CudaBackend::for_each_batch_slice(
 void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
                                       const Tensor& bias, const Tensor& y) {
   const char* op = "conv2d_forward";
-  DLBENCH_CHECK(p.activation == Activation::kNone,
-                "the CUDA backend has no fused activation (cuda_supports says so)");
   activate();
   require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
   require_here(y, op, "y");
@@ -258,14 +257,14 @@ void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, co
   const DType dtype = x.dtype();
   auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t) {
     const ConvPlan& plan = conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite);
-    if (plan.gemm) {  // the bias rides in cuBLASLt's epilogue
+    if (plan.gemm) {  // the bias and the ReLU ride in cuBLASLt's epilogue
       conv_gemm(ConvDirection::kForward, ps, dtype, o, p.bias ? bias.data() : nullptr, kZero);
       return;
     }
     run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
-    // y += b broadcast over N, H, W (the bias descriptor is 1 x K x 1 x 1).
-    if (p.bias)
-      CUDNN_CHECK(cudnnAddTensor(cudnn_, &kOne, plan.bias, bias.data(), &kOne, plan.y, o.y));
+    // Then the bias and the ReLU together, in one pass over y.
+    bias_activation(o.y, p.bias ? bias.data() : nullptr, ps.n * ps.out_h() * ps.out_w(), ps.k,
+                    p.activation, dtype);
   };
   for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data()}, slice);
 }

@@ -274,6 +274,7 @@ void CudaBackend::conv_gemm(ConvDirection direction, const Conv2dParams& p, DTyp
   MatmulParams mp;
   mp.k = depth, mp.n = p.k, mp.math = p.math;
   mp.bias = direction == ConvDirection::kForward && bias != nullptr;
+  if (direction == ConvDirection::kForward) mp.activation = p.activation;
 
   if (direction == ConvDirection::kBackwardData) {
     conv_gemm_backward_data(p, dtype, o, beta);

@@ -3,6 +3,7 @@
 //   ReLU:        y = max(x, 0);   dx (+)= dy where y > 0, else 0 (from y, so x need not be kept)
 //   add:         y = a + b;       accumulate: dst += src
 //   column sums: out[c] (+)= sum_r in[r, c]   (bias gradients of conv and matmul)
+//   epilogue:    y[r, c] = act(y[r, c] + b[c]) in place (a cuDNN convolution's bias and ReLU)
 //   cast:        dst = round_to_nearest_even(src) in dst's dtype
 // Elementwise ops see tensors as flat arrays and move 16 bytes per thread and step when every
 // pointer is 16-byte aligned (8 halves or 4 floats), so these memory-bound passes run at the
@@ -71,6 +72,28 @@ void map2(const Tensor& a, const Tensor& b, const Tensor& out, Op op, bool accum
       map2_kernel<T, 1><<<grid_for(n), kBlock, 0, stream>>>(pa, pb, po, n, op, accumulate);
     CUDA_CHECK_LAUNCH();
   });
+}
+
+// y[r, c] = act(y[r, c] (+ b[c])) over [rows, channels], kVec channels at a time (channels a
+// multiple of kVec, so a pack never straddles two rows).
+template <class T, int kVec>
+__global__ void epilogue_kernel(T* y, const T* bias, std::int64_t packs, std::int64_t channels,
+                                bool relu) {
+  using P = Pack<T, kVec>;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < packs;
+       i += stride) {
+    P v = reinterpret_cast<const P*>(y)[i];
+    const std::int64_t c0 = i * kVec % channels;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      float r = to_f32(v.v[j]);
+      if (bias != nullptr) r += to_f32(bias[c0 + j]);
+      if (relu) r = fmaxf(r, 0.0f);
+      v.v[j] = from_f32<T>(r);
+    }
+    reinterpret_cast<P*>(y)[i] = v;
+  }
 }
 
 // Pass 1 of the column sums: block (x, y) sums columns [32 x, 32 x + 32) over its chunk of
@@ -162,6 +185,25 @@ void CudaBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {
   activate();
   require_here(src, "accumulate", "src"), require_here(dst, "accumulate", "dst");
   map2(src, src, dst, Identity{}, true, stream_, "accumulate");
+}
+
+void CudaBackend::bias_activation(void* y, const void* bias, std::int64_t rows,
+                                  std::int64_t channels, Activation activation, DType dtype) {
+  const std::int64_t n = rows * channels;
+  if (n == 0 || (bias == nullptr && activation == Activation::kNone)) return;
+  const bool relu = activation == Activation::kRelu;
+  dispatch_float(dtype, "conv2d_forward epilogue", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int kVec = 16 / sizeof(T);
+    auto* py = static_cast<T*>(y);
+    const auto* pb = static_cast<const T*>(bias);
+    if (channels % kVec == 0 && aligned16(py))
+      epilogue_kernel<T, kVec>
+          <<<grid_for(n / kVec), kBlock, 0, stream_>>>(py, pb, n / kVec, channels, relu);
+    else
+      epilogue_kernel<T, 1><<<grid_for(n), kBlock, 0, stream_>>>(py, pb, n, channels, relu);
+    CUDA_CHECK_LAUNCH();
+  });
 }
 
 void CudaBackend::column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols,

@@ -1,19 +1,17 @@
 // What the CUDA backend runs: compute ops in f32, f16 and bf16 (accumulating in f32), the
 // optimizers on their f32 master buffers only (i32 step counters and row marks aside), embedding
 // lookups and their gradients of any float table (i32 ids), fills and copies also of i32, and the
-// matmul's ReLU epilogue (cuBLASLt's RELU_BIAS or RELU), and batch norm with a residual add and
+// matmul's ReLU epilogue (cuBLASLt's RELU_BIAS or RELU), a convolution's ReLU (in cuBLASLt's
+// epilogue on the matrix-product route; after cuDNN, one pass with the bias: cuDNN's own fused
+// epilogue through its graph API is still to come, #17), and batch norm with a residual add and
 // ReLU in its tail (our own kernels) where the channels come in multiples of 8. Which algorithm
-// runs a convolution (cuDNN or a cuBLASLt product) is the backend's own choice, measured; it never
-// decides support. A convolution with a ReLU epilogue is not here yet (it needs cuDNN's fused
-// graphs, #17).
+// runs a convolution (cuDNN or a cuBLASLt product) is the backend's own choice, measured; it
+// never decides support.
 #include "engine/backend/cuda/cuda_backend.h"
 
 namespace dlbench::backend::cuda {
 
 Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
-  if (const auto* conv = std::get_if<Conv2dParams>(&params);
-      conv && conv->activation != Activation::kNone)
-    return Support::no("the CUDA backend has no convolution with a fused activation yet");
   if (const auto* bn = std::get_if<BatchNormParams>(&params);
       bn && bn->has_tail() && bn->channels % 8 != 0)
     return Support::no("a batch norm's fused residual or ReLU needs channels in multiples of 8");

@@ -1,7 +1,8 @@
 // Op -> ReLU becomes one op with a ReLU epilogue, so the ReLU's read and write of the
 // activation disappear in forward and backward:
 //   fuse_matmul_relu: Linear -> ReLU (oneDNN's post-op, cuBLASLt's RELU_BIAS);
-//   fuse_conv_relu:   Conv2d -> ReLU (oneDNN's post-op; not on CUDA yet);
+//   fuse_conv_relu:   Conv2d -> ReLU (oneDNN's post-op; on CUDA cuBLASLt's epilogue, or one
+//                     bias+ReLU pass after cuDNN);
 //   fuse_bn_relu:     BatchNorm -> ReLU (the ReLU and its bit mask in batch norm's own kernels).
 // Rewritten only where the op's output has no other reader and is not a marked output (the
 // pre-activation value is gone afterwards), and where the backend supports the epilogue
