@@ -1,0 +1,177 @@
+// The graph conv -> (+ bias) -> (relu) and the choice of its engine; see cudnn_fused_conv.h.
+//
+// cuDNN names dimensions logically (N, C, H, W for activations, K, C, R, S for filters) and
+// takes the memory order from the strides, so NHWC activations and KRSC weights are the same
+// channels-last strides, and the bias is a [1, K, 1, 1] tensor that the ADD broadcasts over N,
+// H and W.
+#include "engine/backend/cuda/cudnn_fused_conv.h"
+
+#include <array>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "engine/core/error.h"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+// The graph's tensors, as the variant pack names them. Virtual ones never get a pointer.
+constexpr std::int64_t kUidX = 1;
+constexpr std::int64_t kUidW = 2;
+constexpr std::int64_t kUidBias = 3;
+constexpr std::int64_t kUidY = 4;
+constexpr std::int64_t kUidConvOut = 101;
+constexpr std::int64_t kUidBiasOut = 102;
+
+// Mode A ranks engines by a trained model and knows the runtime-fusion engines; fallback adds
+// the engines that support the most graphs, slower, for when none of A's finalize.
+constexpr std::array<cudnnBackendHeurMode_t, 2> kHeuristicModes = {CUDNN_HEUR_MODE_A,
+                                                                   CUDNN_HEUR_MODE_FALLBACK};
+
+// Strict f32 means fp32 products and sums: engines on tensor cores read f32 as TF32 (10
+// mantissa bits), which cuDNN notes as tensor-core and down-converting.
+bool uses_reduced_precision(const EngineInfo& info) {
+  return info.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE) ||
+         info.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) ||
+         info.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION);
+}
+
+bool is_aligned(const void* pointer) {
+  return reinterpret_cast<std::uintptr_t>(pointer) % kTensorAlignment == 0;
+}
+
+}  // namespace
+
+std::string ChosenEngine::describe() const {
+  return std::string("engine ") + std::to_string(engine_global_index) + " (heuristic " + heuristic +
+         " config " + std::to_string(config_index) + ", notes " + numerical_notes + ")";
+}
+
+FusedConvForward::FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype)
+    : params_(params), dtype_(dtype) {
+  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
+    unsupported_reason_ =
+        std::string("the fused convolution takes f32, f16 or bf16, not ") + to_string(dtype);
+    return;
+  }
+  DLBENCH_CHECK(params.out_h() > 0 && params.out_w() > 0,
+                "the convolution's output is empty: check the padding, filter and strides");
+  build_graph(handle);
+}
+
+const BackendDescriptor& FusedConvForward::keep(BackendDescriptor descriptor) {
+  return parts_.emplace_back(std::move(descriptor));
+}
+
+void FusedConvForward::build_graph(cudnnHandle_t handle) {
+  const Conv2dParams& p = params_;
+  const cudnnDataType_t io = graph_data_type(dtype_);
+  const std::array<std::int64_t, 4> x_dims{p.n, p.c, p.h, p.w};
+  const std::array<std::int64_t, 4> w_dims{p.k, p.c, p.r, p.s};
+  const std::array<std::int64_t, 4> y_dims{p.n, p.k, p.out_h(), p.out_w()};
+  const std::array<std::int64_t, 4> bias_dims{1, p.k, 1, 1};
+  auto tensor = [&](const char* name, std::int64_t uid, const std::array<std::int64_t, 4>& dims,
+                    cudnnDataType_t type, Storage storage) -> const BackendDescriptor& {
+    return keep(make_tensor({name, uid, std::vector<std::int64_t>(dims.begin(), dims.end()),
+                             channels_last_strides(dims), type, storage}));
+  };
+
+  const bool relu = p.activation == Activation::kRelu;
+  const BackendDescriptor& x = tensor("x", kUidX, x_dims, io, Storage::kMemory);
+  const BackendDescriptor& w = tensor("w", kUidW, w_dims, io, Storage::kMemory);
+  const BackendDescriptor& y = tensor("y", kUidY, y_dims, io, Storage::kMemory);
+  // The last operation writes y; the ones before it write virtual f32 intermediates.
+  const BackendDescriptor& conv_out = p.bias || relu ? tensor("conv output", kUidConvOut, y_dims,
+                                                              CUDNN_DATA_FLOAT, Storage::kVirtual)
+                                                     : y;
+  const BackendDescriptor& conv = keep(
+      make_convolution({p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w}));
+
+  std::vector<const BackendDescriptor*> operations;
+  operations.push_back(&keep(make_conv_forward_op(conv, x, w, conv_out)));
+  const BackendDescriptor* current = &conv_out;
+  if (p.bias) {
+    const BackendDescriptor& bias = tensor("bias", kUidBias, bias_dims, io, Storage::kMemory);
+    const BackendDescriptor& sum =
+        relu ? tensor("conv + bias", kUidBiasOut, y_dims, CUDNN_DATA_FLOAT, Storage::kVirtual) : y;
+    const BackendDescriptor& add = keep(make_pointwise(CUDNN_POINTWISE_ADD));
+    operations.push_back(&keep(make_pointwise_op(add, *current, &bias, sum)));
+    current = &sum;
+  }
+  if (relu) {
+    const BackendDescriptor& relu_fwd = keep(make_pointwise(CUDNN_POINTWISE_RELU_FWD));
+    operations.push_back(&keep(make_pointwise_op(relu_fwd, *current, nullptr, y)));
+  }
+
+  Refusable graph = make_operation_graph(handle, operations);
+  if (!graph.descriptor) {
+    unsupported_reason_ = "cuDNN has no pattern for this graph: " + graph.refusal;
+    return;
+  }
+  choose_engine(handle, keep(std::move(*graph.descriptor)));
+}
+
+void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescriptor& graph) {
+  const bool strict = dtype_ == DType::kF32 && params_.math == MathMode::kStrict;
+  std::string proposed;
+  int skipped_for_strict = 0;
+  std::map<std::string, int> refusals;  // status name -> how many plans failed with it
+  std::string last_refusal;
+  for (cudnnBackendHeurMode_t mode : kHeuristicModes) {
+    auto [configs, heuristic_refusal] = engine_configs(graph, mode);
+    proposed += std::string(proposed.empty() ? "" : ", ") + heuristic_name(mode) + " " +
+                std::to_string(configs.size());
+    if (!heuristic_refusal.empty()) proposed += " (" + heuristic_refusal + ")";
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const EngineInfo info = engine_info(configs[i]);
+      if (strict && uses_reduced_precision(info)) {
+        ++skipped_for_strict;
+        continue;
+      }
+      Refusable plan = make_execution_plan(handle, configs[i]);
+      if (!plan.descriptor) {
+        ++refusals[cudnnGetErrorString(plan.status)];
+        last_refusal = "engine " + std::to_string(info.global_index) + ": " + plan.refusal;
+        continue;
+      }
+      const std::int64_t bytes = plan_workspace_bytes(*plan.descriptor);
+      DLBENCH_CHECK(bytes >= 0, "cuDNN reported a negative workspace size");
+      workspace_bytes_ = static_cast<std::size_t>(bytes);
+      chosen_ = {heuristic_name(mode), static_cast<int>(i), info.global_index,
+                 to_string(info.numerical_notes)};
+      keep(std::move(configs[i]));
+      plan_ = std::move(plan.descriptor);
+      return;
+    }
+  }
+  std::string reason = "no engine runs this graph (configs proposed: " + proposed;
+  if (skipped_for_strict > 0)
+    reason += "; " + std::to_string(skipped_for_strict) +
+              " skipped as TF32 or reduced precision under strict f32";
+  for (const auto& [status, count] : refusals)
+    reason += "; " + std::to_string(count) + " refused with " + status;
+  if (!last_refusal.empty()) reason += "; last: " + last_refusal;
+  unsupported_reason_ = reason + ")";
+}
+
+void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
+                           void* y, void* workspace) const {
+  DLBENCH_CHECK(ok(), "FusedConvForward::run without an engine: " + unsupported_reason_);
+  DLBENCH_CHECK((bias != nullptr) == params_.bias,
+                "pass a bias exactly when the convolution has one");
+  DLBENCH_CHECK(workspace != nullptr || workspace_bytes_ == 0,
+                "the fused convolution needs a workspace of workspace_bytes()");
+  DLBENCH_CHECK(is_aligned(x) && is_aligned(w) && is_aligned(bias) && is_aligned(y),
+                "the fused convolution's tensors must be 16-byte aligned");
+  // The pointers are read-only to cuDNN; the variant pack's C API takes them non-const.
+  std::vector<std::int64_t> uids{kUidX, kUidW, kUidY};
+  std::vector<void*> pointers{const_cast<void*>(x), const_cast<void*>(w), y};
+  if (params_.bias) {
+    uids.push_back(kUidBias);
+    pointers.push_back(const_cast<void*>(bias));
+  }
+  execute(handle, *plan_, uids, pointers, workspace);
+}
+
+}  // namespace dlbench::backend::cuda

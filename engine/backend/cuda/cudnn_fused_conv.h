@@ -1,0 +1,74 @@
+// A fused convolution forward on cuDNN's graph API: y = relu(conv(x, w) + b), the bias and the
+// ReLU each optional, in one execution plan. Activations NHWC, weights KRSC, bias [K]; f32
+// (strict or TF32), f16 or bf16 tensors, computing in f32.
+//
+//   y[n, p, q, k] = relu(b[k] + sum_{r, s, c} x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
+//                                              w[k, r, s, c])
+//
+// The intermediates (conv output, conv + bias) are virtual f32 tensors: they never reach memory
+// and are not rounded to the output dtype between the steps.
+//
+// Built once per (shape, dtype, math): the constructor asks cuDNN's heuristics (mode A, then
+// fallback) for engine configurations and keeps the first whose execution plan finalizes. For
+// strict f32 it skips engines noted as tensor-core, down-converting or reduced-precision (TF32).
+// No engine is an answer, not an error: ok() is false and unsupported_reason() says why, so a
+// caller can fall back to the unfused path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "engine/backend/cuda/cudnn_graph.h"
+#include "engine/backend/op_params.h"
+#include "engine/core/dtype.h"
+
+namespace dlbench::backend::cuda {
+
+// Which engine a FusedConvForward runs, for logs and failing tests.
+struct ChosenEngine {
+  const char* heuristic = "";  // the heuristic mode that proposed it ("A", "fallback")
+  int config_index = -1;       // its position in that mode's list, best first
+  std::int64_t engine_global_index = -1;
+  std::string numerical_notes;  // "tensor_core,down_convert_inputs" or "none"
+  std::string describe() const;
+};
+
+class FusedConvForward {
+ public:
+  // Throws only for malformed input or a cuDNN failure other than "not supported".
+  FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype);
+
+  bool ok() const { return plan_.has_value(); }
+  const std::string& unsupported_reason() const { return unsupported_reason_; }
+  const ChosenEngine& chosen() const { return chosen_; }
+  std::size_t workspace_bytes() const { return workspace_bytes_; }
+  const Conv2dParams& params() const { return params_; }
+  DType dtype() const { return dtype_; }
+
+  // Runs on the handle's stream (any handle on the device the plan was built on). Every
+  // pointer 16-byte aligned; bias non-null exactly when params().bias; workspace at least
+  // workspace_bytes() (null when that is 0).
+  void run(cudnnHandle_t handle, const void* x, const void* w, const void* bias, void* y,
+           void* workspace) const;
+
+ private:
+  const BackendDescriptor& keep(BackendDescriptor descriptor);
+  void build_graph(cudnnHandle_t handle);
+  void choose_engine(cudnnHandle_t handle, const BackendDescriptor& graph);
+
+  Conv2dParams params_;
+  DType dtype_;
+  // Every descriptor the plan was built from (tensors, operations, graph, engine config), alive
+  // as long as the plan: cuDNN copies what it needs, but nothing promises that for every
+  // version. A deque, so references to earlier ones stay valid as more are added.
+  std::deque<BackendDescriptor> parts_;
+  std::optional<BackendDescriptor> plan_;
+  std::size_t workspace_bytes_ = 0;
+  ChosenEngine chosen_;
+  std::string unsupported_reason_;
+};
+
+}  // namespace dlbench::backend::cuda

@@ -1,0 +1,221 @@
+// The backend descriptors behind cudnn_graph.h: the owner, errors, tensors and operations.
+// Attribute names and element types follow cuDNN's "Backend Descriptor Types" reference; a
+// scalar attribute is passed as an array of one element.
+#include "engine/backend/cuda/cudnn_graph.h"
+
+#include <array>
+#include <utility>
+
+#include "engine/backend/cuda/cuda_check.h"
+#include "engine/core/error.h"
+
+namespace dlbench::backend::cuda {
+namespace {
+
+// Long enough for cuDNN's longest messages, which name the failing check and its values.
+constexpr std::size_t kLastErrorChars = 2048;
+
+}  // namespace
+
+// --- the descriptor -----------------------------------------------------------------------
+
+BackendDescriptor::BackendDescriptor(cudnnBackendDescriptorType_t type, std::string name)
+    : name_(std::move(name)) {
+  const cudnnStatus_t status = cudnnBackendCreateDescriptor(type, &descriptor_);
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw_graph_error("creating the " + name_ + " descriptor (type " + std::to_string(type) + ")",
+                      status);
+}
+
+BackendDescriptor::~BackendDescriptor() {
+  if (descriptor_ != nullptr) CUDNN_CHECK_NOTHROW(cudnnBackendDestroyDescriptor(descriptor_));
+}
+
+BackendDescriptor::BackendDescriptor(BackendDescriptor&& other) noexcept
+    : descriptor_(std::exchange(other.descriptor_, nullptr)), name_(std::move(other.name_)) {}
+
+BackendDescriptor& BackendDescriptor::operator=(BackendDescriptor&& other) noexcept {
+  if (this != &other) {
+    if (descriptor_ != nullptr) CUDNN_CHECK_NOTHROW(cudnnBackendDestroyDescriptor(descriptor_));
+    descriptor_ = std::exchange(other.descriptor_, nullptr);
+    name_ = std::move(other.name_);
+  }
+  return *this;
+}
+
+BackendDescriptor& BackendDescriptor::set(cudnnBackendAttributeName_t attribute,
+                                          cudnnBackendAttributeType_t type, std::int64_t count,
+                                          const void* values) {
+  const cudnnStatus_t status =
+      cudnnBackendSetAttribute(descriptor_, attribute, type, count, values);
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw_graph_error("setting attribute " + std::to_string(attribute) + " (type " +
+                          std::to_string(type) + ") of the " + name_ + " descriptor",
+                      status);
+  return *this;
+}
+
+BackendDescriptor& BackendDescriptor::set_int64(cudnnBackendAttributeName_t attribute,
+                                                std::int64_t value) {
+  return set(attribute, CUDNN_TYPE_INT64, 1, &value);
+}
+BackendDescriptor& BackendDescriptor::set_int64s(cudnnBackendAttributeName_t attribute,
+                                                 std::span<const std::int64_t> values) {
+  return set(attribute, CUDNN_TYPE_INT64, static_cast<std::int64_t>(values.size()), values.data());
+}
+BackendDescriptor& BackendDescriptor::set_float(cudnnBackendAttributeName_t attribute,
+                                                float value) {
+  return set(attribute, CUDNN_TYPE_FLOAT, 1, &value);
+}
+BackendDescriptor& BackendDescriptor::set_double(cudnnBackendAttributeName_t attribute,
+                                                 double value) {
+  return set(attribute, CUDNN_TYPE_DOUBLE, 1, &value);
+}
+BackendDescriptor& BackendDescriptor::set_bool(cudnnBackendAttributeName_t attribute, bool value) {
+  return set(attribute, CUDNN_TYPE_BOOLEAN, 1, &value);
+}
+BackendDescriptor& BackendDescriptor::set_data_type(cudnnBackendAttributeName_t attribute,
+                                                    cudnnDataType_t value) {
+  return set(attribute, CUDNN_TYPE_DATA_TYPE, 1, &value);
+}
+BackendDescriptor& BackendDescriptor::set_handle(cudnnBackendAttributeName_t attribute,
+                                                 cudnnHandle_t handle) {
+  return set(attribute, CUDNN_TYPE_HANDLE, 1, &handle);
+}
+BackendDescriptor& BackendDescriptor::set_descriptor(cudnnBackendAttributeName_t attribute,
+                                                     const BackendDescriptor& value) {
+  cudnnBackendDescriptor_t raw = value.get();
+  return set(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw);
+}
+BackendDescriptor& BackendDescriptor::set_descriptors(
+    cudnnBackendAttributeName_t attribute, std::span<const BackendDescriptor* const> values) {
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const BackendDescriptor* value : values) raw.push_back(value->get());
+  return set(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(raw.size()),
+             raw.data());
+}
+BackendDescriptor& BackendDescriptor::set_pointers(cudnnBackendAttributeName_t attribute,
+                                                   std::span<void* const> values) {
+  return set(attribute, CUDNN_TYPE_VOID_PTR, static_cast<std::int64_t>(values.size()),
+             values.data());
+}
+
+void BackendDescriptor::finalize() {
+  const cudnnStatus_t status = try_finalize();
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw_graph_error("finalizing the " + name_ + " descriptor", status);
+}
+
+cudnnStatus_t BackendDescriptor::try_finalize() {
+  return cudnnBackendFinalize(descriptor_);
+}
+
+// --- errors and dtypes --------------------------------------------------------------------
+
+std::string describe_status(cudnnStatus_t status) {
+  std::string text = cudnnGetErrorString(status);
+  std::array<char, kLastErrorChars> last{};
+  cudnnGetLastErrorString(last.data(), last.size());
+  if (last[0] != '\0') text += std::string(": ") + last.data();
+  return text;
+}
+
+void throw_graph_error(const std::string& action, cudnnStatus_t status) {
+  const std::string message = "cuDNN graph: " + action + " failed with " + describe_status(status);
+  if (is_out_of_memory(status))
+    throw Error(ErrorKind::kResource, message,
+                "use a smaller batch or a lower precision, or free the GPU of other processes");
+  throw Error(ErrorKind::kExternal, message,
+              "check the driver and library versions with `dlbench info`");
+}
+
+cudnnDataType_t graph_data_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return CUDNN_DATA_FLOAT;
+    case DType::kF16:
+      return CUDNN_DATA_HALF;
+    case DType::kBF16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      DLBENCH_CHECK(false, "the cuDNN graph takes f32, f16 or bf16 tensors");
+  }
+  return CUDNN_DATA_FLOAT;
+}
+
+// --- tensors and operations ---------------------------------------------------------------
+
+std::vector<std::int64_t> channels_last_strides(std::span<const std::int64_t, 4> nchw) {
+  const std::int64_t c = nchw[1], h = nchw[2], w = nchw[3];
+  return {h * w * c, 1, w * c, c};
+}
+
+BackendDescriptor make_tensor(const TensorSpec& spec) {
+  DLBENCH_CHECK(spec.dims.size() == spec.strides.size(), "tensor '" + spec.name + "'");
+  BackendDescriptor tensor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor '" + spec.name + "'");
+  tensor.set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, spec.uid)
+      .set_data_type(CUDNN_ATTR_TENSOR_DATA_TYPE, spec.data_type)
+      .set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, spec.dims)
+      .set_int64s(CUDNN_ATTR_TENSOR_STRIDES, spec.strides)
+      .set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, kTensorAlignment)
+      .set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, spec.storage == Storage::kVirtual)
+      .finalize();
+  return tensor;
+}
+
+BackendDescriptor make_convolution(const Conv2dGeometry& g) {
+  constexpr std::int64_t kSpatialDims = 2;
+  const std::array<std::int64_t, 2> pads{g.pad_h, g.pad_w};
+  const std::array<std::int64_t, 2> strides{g.stride_h, g.stride_w};
+  const std::array<std::int64_t, 2> dilations{g.dilation_h, g.dilation_w};
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  BackendDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution");
+  conv.set_data_type(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_DATA_FLOAT)
+      .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
+      .set_int64(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, kSpatialDims)
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, pads)
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, pads)
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, strides)
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_DILATIONS, dilations)
+      .finalize();
+  return conv;
+}
+
+BackendDescriptor make_pointwise(cudnnPointwiseMode_t mode) {
+  BackendDescriptor pointwise(CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
+                              "pointwise mode " + std::to_string(mode));
+  pointwise.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
+      .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT)
+      .finalize();
+  return pointwise;
+}
+
+BackendDescriptor make_conv_forward_op(const BackendDescriptor& convolution,
+                                       const BackendDescriptor& x, const BackendDescriptor& w,
+                                       const BackendDescriptor& y) {
+  // alpha and beta are float because the compute type is (double only for double compute).
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                       "convolution forward operation");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, convolution)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, 1.0f)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, 0.0f)
+      .finalize();
+  return op;
+}
+
+BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const BackendDescriptor& x,
+                                    const BackendDescriptor* b, const BackendDescriptor& y) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                       "pointwise operation (" + pointwise.name() + ")");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pointwise)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+  if (b != nullptr) op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+  op.finalize();
+  return op;
+}
+
+}  // namespace dlbench::backend::cuda

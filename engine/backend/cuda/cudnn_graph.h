@@ -1,0 +1,155 @@
+// cuDNN's graph API through its backend descriptors, in small pieces that later fused patterns
+// (conv + genstats, scale-bias-relu prologues) reuse. A graph is tensors (each named by a unique
+// id), operations that read and write them, an operation graph over the operations, engine
+// configurations proposed by cuDNN's heuristics, and an execution plan for one of them; a
+// variant pack binds the unique ids to device pointers for one execution.
+//
+// Every call is checked. A failure that can only be our mistake (a tensor or operation
+// descriptor that does not finalize) throws Error(kExternal) naming the descriptor, the status
+// and cuDNN's own last error message. cuDNN refusing a graph or a plan for lack of support is an
+// answer, not an error: those helpers return the refusal so callers can fall back.
+//
+// cudnn_graph.cc has the descriptor owner, tensors and operations; cudnn_graph_plan.cc the
+// operation graph, heuristics, engines, plans and execution.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <cudnn_graph.h>
+
+#include "engine/core/dtype.h"
+
+namespace dlbench::backend::cuda {
+
+// cuDNN needs each tensor's base address aligned this far; cudaMalloc gives 256 bytes, and the
+// vectorized engines want 16.
+constexpr std::int64_t kTensorAlignment = 16;
+
+// Owns one backend descriptor. The name is only for messages ("conv output", "execution plan").
+class BackendDescriptor {
+ public:
+  BackendDescriptor(cudnnBackendDescriptorType_t type, std::string name);
+  ~BackendDescriptor();
+  BackendDescriptor(BackendDescriptor&& other) noexcept;
+  BackendDescriptor& operator=(BackendDescriptor&& other) noexcept;
+  BackendDescriptor(const BackendDescriptor&) = delete;
+  BackendDescriptor& operator=(const BackendDescriptor&) = delete;
+
+  cudnnBackendDescriptor_t get() const { return descriptor_; }
+  const std::string& name() const { return name_; }
+
+  // Each setter throws on failure; they return *this so a descriptor is set up in one chain.
+  BackendDescriptor& set(cudnnBackendAttributeName_t attribute, cudnnBackendAttributeType_t type,
+                         std::int64_t count, const void* values);
+  BackendDescriptor& set_int64(cudnnBackendAttributeName_t attribute, std::int64_t value);
+  BackendDescriptor& set_int64s(cudnnBackendAttributeName_t attribute,
+                                std::span<const std::int64_t> values);
+  BackendDescriptor& set_float(cudnnBackendAttributeName_t attribute, float value);
+  BackendDescriptor& set_double(cudnnBackendAttributeName_t attribute, double value);
+  BackendDescriptor& set_bool(cudnnBackendAttributeName_t attribute, bool value);
+  BackendDescriptor& set_data_type(cudnnBackendAttributeName_t attribute, cudnnDataType_t value);
+  BackendDescriptor& set_handle(cudnnBackendAttributeName_t attribute, cudnnHandle_t handle);
+  BackendDescriptor& set_descriptor(cudnnBackendAttributeName_t attribute,
+                                    const BackendDescriptor& value);
+  BackendDescriptor& set_descriptors(cudnnBackendAttributeName_t attribute,
+                                     std::span<const BackendDescriptor* const> values);
+  BackendDescriptor& set_pointers(cudnnBackendAttributeName_t attribute,
+                                  std::span<void* const> values);
+
+  // Throws Error(kExternal) naming this descriptor.
+  void finalize();
+  // Returns the status instead; the caller decides whether a failure is a refusal.
+  cudnnStatus_t try_finalize();
+
+ private:
+  cudnnBackendDescriptor_t descriptor_ = nullptr;
+  std::string name_;
+};
+
+// "CUDNN_STATUS_...: cuDNN's last error message", the message cuDNN keeps per thread saying
+// which check failed; the first thing to read when a GPU run fails.
+std::string describe_status(cudnnStatus_t status);
+// Throws Error(kResource) for out of memory, else Error(kExternal): "cuDNN graph: <action>
+// failed with <describe_status>".
+[[noreturn]] void throw_graph_error(const std::string& action, cudnnStatus_t status);
+
+// f32, f16 and bf16; anything else is an internal error (callers check first).
+cudnnDataType_t graph_data_type(DType dtype);
+
+// A tensor by its logical dimensions (N, C, H, W for activations; K, C, R, S for filters) and
+// strides that say the memory order. A virtual tensor lives only inside a fused kernel.
+enum class Storage { kMemory, kVirtual };
+struct TensorSpec {
+  std::string name;
+  std::int64_t uid = 0;
+  std::vector<std::int64_t> dims;
+  std::vector<std::int64_t> strides;
+  cudnnDataType_t data_type = CUDNN_DATA_FLOAT;
+  Storage storage = Storage::kMemory;
+};
+BackendDescriptor make_tensor(const TensorSpec& spec);
+// Strides of logical [N, C, H, W] dims laid out as NHWC (also KRSC for [K, C, R, S]).
+std::vector<std::int64_t> channels_last_strides(std::span<const std::int64_t, 4> nchw);
+
+// A 2D cross-correlation (deep learning's convolution: no filter flip), computing in f32.
+struct Conv2dGeometry {
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t dilation_h = 1, dilation_w = 1;
+};
+BackendDescriptor make_convolution(const Conv2dGeometry& geometry);
+// A pointwise function (ADD, RELU_FWD, ...) computing in f32.
+BackendDescriptor make_pointwise(cudnnPointwiseMode_t mode);
+
+// y = conv(x, w): alpha 1, beta 0 (y is overwritten).
+BackendDescriptor make_conv_forward_op(const BackendDescriptor& convolution,
+                                       const BackendDescriptor& x, const BackendDescriptor& w,
+                                       const BackendDescriptor& y);
+// y = f(x) for a unary mode, y = f(x, b) for a binary one (b broadcast where its dims are 1).
+BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const BackendDescriptor& x,
+                                    const BackendDescriptor* b, const BackendDescriptor& y);
+
+// A descriptor cuDNN finalized, or why it refused to.
+struct Refusable {
+  std::optional<BackendDescriptor> descriptor;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  std::string refusal;  // describe_status(status), empty when it finalized
+};
+// cuDNN refuses a graph it has no pattern for (a NOT_SUPPORTED status); any other failure
+// means the graph is malformed, and throws.
+Refusable make_operation_graph(cudnnHandle_t handle,
+                               std::span<const BackendDescriptor* const> operations);
+
+// The engine configurations cuDNN's heuristics propose for a finalized graph, best first. The
+// heuristics failing (other than for memory) is a refusal like an empty list: it says why.
+struct EngineConfigs {
+  std::vector<BackendDescriptor> configs;
+  std::string refusal;
+};
+EngineConfigs engine_configs(const BackendDescriptor& graph, cudnnBackendHeurMode_t mode);
+const char* heuristic_name(cudnnBackendHeurMode_t mode);
+
+// The engine behind a configuration: its global index (stable within a cuDNN version, the
+// number cuDNN's logs and cudnn-frontend print) and its numerical notes.
+struct EngineInfo {
+  std::int64_t global_index = -1;
+  std::vector<cudnnBackendNumericalNote_t> numerical_notes;
+  bool has(cudnnBackendNumericalNote_t note) const;
+};
+EngineInfo engine_info(const BackendDescriptor& engine_config);
+std::string to_string(std::span<const cudnnBackendNumericalNote_t> notes);
+
+// Any failure is a refusal: engines reject shapes, alignments and dtypes at this step.
+Refusable make_execution_plan(cudnnHandle_t handle, const BackendDescriptor& engine_config);
+std::int64_t plan_workspace_bytes(const BackendDescriptor& plan);
+
+// Binds the graph's memory tensors (by uid) to device pointers, and runs the plan on the
+// handle's stream.
+void execute(cudnnHandle_t handle, const BackendDescriptor& plan,
+             std::span<const std::int64_t> uids, std::span<void* const> pointers, void* workspace);
+
+}  // namespace dlbench::backend::cuda

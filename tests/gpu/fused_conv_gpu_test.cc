@@ -1,0 +1,285 @@
+// FusedConvForward (cuDNN's graph API: y = relu(conv(x, w) + b)) against a float64 loop over
+// NHWC / KRSC, on three layer shapes, each with and without bias and ReLU, in strict f32, TF32,
+// f16 and bf16. Labelled gpu; skips without one. Each case prints the engine cuDNN ran, so a
+// failure on a new cuDNN names the engine to look at.
+//
+// Tolerance: |got - ref| <= atol + rtol * sum|terms|, where sum|terms| is the sum of |x w| over
+// the window plus |b|. Any summation order's rounding is bounded by a multiple of it, while
+// |ref| alone can be near zero after cancellation. The inputs are rounded to the dtype on the
+// host first, so the reference sees exactly what the GPU reads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "engine/backend/cuda/cuda_check.h"
+#include "engine/backend/cuda/cuda_handles.h"
+#include "engine/backend/cuda/cudnn_fused_conv.h"
+#include "tests/gpu/gpu_available.h"
+#include "tests/ops/harness/tensors.h"
+
+namespace dlbench::op_harness {
+// Static: argument lookup finds it in Precision's namespace, and it stays in this file.
+static void PrintTo(const Precision& precision, std::ostream* os) {
+  *os << precision.name;
+}
+}  // namespace dlbench::op_harness
+
+namespace dlbench::backend::cuda {
+namespace {
+
+using op_harness::Precision;
+
+// f32 sums of up to a few thousand terms: a handful of ulps of sum|terms|.
+constexpr double kStrictRtol = 1e-5;
+// TF32 reads inputs with 10 mantissa bits: each product is off by up to 2^-10 of itself.
+constexpr double kTf32Rtol = 5e-3;
+// f16/bf16 outputs round to 11/8 bits (bf16: 2^-9 of |y| <= 2^-9 sum|terms|), and some kernels
+// keep partial sums in the low precision.
+constexpr double kHalfRtol = 1e-2;
+constexpr double kAtol = 1e-6;
+constexpr int kMismatchesShown = 5;
+
+struct Shape2d {
+  const char* name;
+  Conv2dParams params;
+  std::int64_t real_channels;  // channels past this are zero padding (an RGB stem padded to 8)
+};
+
+Conv2dParams conv(std::int64_t n, std::int64_t hw, std::int64_t c, std::int64_t k, std::int64_t rs,
+                  int stride, int pad) {
+  Conv2dParams p;
+  p.n = n, p.h = hw, p.w = hw, p.c = c, p.k = k, p.r = rs, p.s = rs;
+  p.stride_h = p.stride_w = stride;
+  p.pad_h = p.pad_w = pad;
+  return p;
+}
+
+// f16 engines want channels in multiples of 8 (16 bytes), hence the stem's 3 channels padded.
+const Shape2d kShapes[] = {
+    {"Vgg3x3", conv(2, 8, 16, 32, 3, 1, 1), 16},
+    {"Pointwise1x1", conv(2, 8, 32, 16, 1, 1, 0), 32},
+    {"Stem7x7s2", conv(2, 16, 8, 16, 7, 2, 3), 3},
+};
+
+enum class Epilogue { kNone, kBias, kRelu, kBiasRelu };
+const char* epilogue_name(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone:
+      return "Plain";
+    case Epilogue::kBias:
+      return "Bias";
+    case Epilogue::kRelu:
+      return "Relu";
+    case Epilogue::kBiasRelu:
+      return "BiasRelu";
+  }
+  return "?";
+}
+
+double rtol_of(const Precision& p) {
+  if (p.dtype != DType::kF32) return kHalfRtol;
+  return p.math == MathMode::kStrict ? kStrictRtol : kTf32Rtol;
+}
+
+struct Reference {
+  std::vector<double> value;
+  std::vector<double> magnitude;  // sum |terms|, the tolerance's scale
+};
+
+// y[n, p, q, k] = relu(b[k] + sum_{r, s, c} x[n, ih, iw, c] w[k, r, s, c]) in float64.
+Reference reference(const Conv2dParams& p, const std::vector<float>& x, const std::vector<float>& w,
+                    const std::vector<float>& b) {
+  const std::int64_t oh = p.out_h(), ow = p.out_w();
+  Reference ref;
+  ref.value.resize(static_cast<std::size_t>(p.n * oh * ow * p.k));
+  ref.magnitude.resize(ref.value.size());
+  std::size_t out = 0;
+  for (std::int64_t n = 0; n < p.n; ++n)
+    for (std::int64_t op = 0; op < oh; ++op)
+      for (std::int64_t oq = 0; oq < ow; ++oq)
+        for (std::int64_t k = 0; k < p.k; ++k, ++out) {
+          double sum = 0, magnitude = 0;
+          for (std::int64_t r = 0; r < p.r; ++r)
+            for (std::int64_t s = 0; s < p.s; ++s) {
+              const std::int64_t ih = op * p.stride_h - p.pad_h + r * p.dilation_h;
+              const std::int64_t iw = oq * p.stride_w - p.pad_w + s * p.dilation_w;
+              if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+              for (std::int64_t c = 0; c < p.c; ++c) {
+                const double term = double(x[((n * p.h + ih) * p.w + iw) * p.c + c]) *
+                                    double(w[((k * p.r + r) * p.s + s) * p.c + c]);
+                sum += term;
+                magnitude += std::fabs(term);
+              }
+            }
+          if (p.bias) sum += b[k], magnitude += std::fabs(b[k]);
+          if (p.activation == Activation::kRelu) sum = std::max(sum, 0.0);
+          ref.value[out] = sum;
+          ref.magnitude[out] = magnitude;
+        }
+  return ref;
+}
+
+// Random values rounded to the dtype; channels from real_channels on are zero.
+std::vector<float> values(std::int64_t count, std::uint64_t seed, DType dtype,
+                          std::int64_t channels = 1, std::int64_t real_channels = 1) {
+  std::vector<float> v = op_harness::random_values(count, seed);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const bool padding = static_cast<std::int64_t>(i) % channels >= real_channels;
+    v[i] = padding ? 0.0f : op_harness::round_to(dtype, v[i]);
+  }
+  return v;
+}
+
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    if (bytes > 0) CUDA_CHECK(cudaMalloc(&data_, bytes));
+  }
+  ~DeviceBuffer() {
+    if (data_ != nullptr) CUDA_CHECK_NOTHROW(cudaFree(data_));
+  }
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), bytes_(other.bytes_) {}
+  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
+  void* get() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_;
+};
+
+DeviceBuffer upload(const std::vector<float>& v, DType dtype) {
+  DeviceBuffer buffer(v.size() * size_of(dtype));
+  if (dtype == DType::kF32) {
+    CUDA_CHECK(cudaMemcpy(buffer.get(), v.data(), buffer.bytes(), cudaMemcpyHostToDevice));
+    return buffer;
+  }
+  std::vector<std::uint16_t> bits(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    bits[i] = dtype == DType::kF16 ? op_harness::f32_to_f16_bits(v[i])
+                                   : op_harness::f32_to_bf16_bits(v[i]);
+  CUDA_CHECK(cudaMemcpy(buffer.get(), bits.data(), buffer.bytes(), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+std::vector<float> download(const DeviceBuffer& buffer, DType dtype) {
+  std::vector<float> v(buffer.bytes() / size_of(dtype));
+  if (dtype == DType::kF32) {
+    CUDA_CHECK(cudaMemcpy(v.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+    return v;
+  }
+  std::vector<std::uint16_t> bits(v.size());
+  CUDA_CHECK(cudaMemcpy(bits.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = dtype == DType::kF16 ? op_harness::f16_bits_to_f32(bits[i])
+                                : op_harness::bf16_bits_to_f32(bits[i]);
+  return v;
+}
+
+// Elementwise check that prints the first mismatches by their NHWC index.
+::testing::AssertionResult matches(const Conv2dParams& p, const std::vector<float>& got,
+                                   const Reference& ref, double rtol) {
+  int bad = 0;
+  std::string shown;
+  double worst_share = 0;  // largest |error| / allowed, to show the room left
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double allowed = kAtol + rtol * ref.magnitude[i];
+    const double error = std::fabs(double(got[i]) - ref.value[i]);
+    if (!std::isnan(error)) worst_share = std::max(worst_share, error / allowed);
+    if (error <= allowed) continue;  // NaN compares false, so fails here
+    if (bad++ < kMismatchesShown) {
+      const auto e = static_cast<std::int64_t>(i);
+      const std::int64_t k = e % p.k, q = e / p.k % p.out_w(), row = e / p.k / p.out_w();
+      shown += "\n  y[n=" + std::to_string(row / p.out_h()) +
+               ", p=" + std::to_string(row % p.out_h()) + ", q=" + std::to_string(q) +
+               ", k=" + std::to_string(k) + "] = " + std::to_string(got[i]) + ", expected " +
+               std::to_string(ref.value[i]) + " (allowed error " + std::to_string(allowed) + ")";
+    }
+  }
+  std::printf("  largest error: %.3g of the tolerance\n", worst_share);
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << got.size() << " outputs differ from the float64 reference" << shown;
+}
+
+using Case = std::tuple<Shape2d, Epilogue, Precision>;
+
+// Readable GetParam() in test listings and failures (gtest finds these by argument lookup).
+void PrintTo(const Shape2d& shape, std::ostream* os) {
+  *os << shape.name;
+}
+void PrintTo(Epilogue epilogue, std::ostream* os) {
+  *os << epilogue_name(epilogue);
+}
+
+class FusedConvGpuTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FusedConvGpuTest, MatchesTheFloat64Reference) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU";
+  const auto& [shape, epilogue, precision] = GetParam();
+  Conv2dParams p = shape.params;
+  p.bias = epilogue == Epilogue::kBias || epilogue == Epilogue::kBiasRelu;
+  p.activation = epilogue == Epilogue::kRelu || epilogue == Epilogue::kBiasRelu ? Activation::kRelu
+                                                                                : Activation::kNone;
+  p.math = precision.math;
+  const DType dtype = precision.dtype;
+
+  CudnnHandle handle;
+  const FusedConvForward fused(handle, p, dtype);
+  if (!fused.ok()) {
+    // f16/bf16 fused graphs run on the runtime-fusion engines and a plain convolution on any
+    // engine; strict (and TF32) f32 with an epilogue may have none, and callers fall back.
+    const bool must_run = dtype != DType::kF32 || epilogue == Epilogue::kNone;
+    if (must_run) FAIL() << "no engine: " << fused.unsupported_reason();
+    GTEST_SKIP() << "cuDNN has no engine (callers fall back): " << fused.unsupported_reason();
+  }
+  std::printf("  %s, workspace %zu bytes\n", fused.chosen().describe().c_str(),
+              fused.workspace_bytes());
+
+  const std::vector<float> x = values(p.n * p.h * p.w * p.c, 1, dtype, p.c, shape.real_channels);
+  const std::vector<float> w = values(p.k * p.r * p.s * p.c, 2, dtype, p.c, shape.real_channels);
+  const std::vector<float> b = values(p.k, 3, dtype);
+  const DeviceBuffer dx = upload(x, dtype), dw = upload(w, dtype), db = upload(b, dtype);
+  DeviceBuffer dy(static_cast<std::size_t>(p.n * p.out_h() * p.out_w() * p.k) * size_of(dtype));
+  CUDA_CHECK(cudaMemset(dy.get(), 0xFF, dy.bytes()));  // NaN in every dtype: nothing left unset
+  DeviceBuffer workspace(fused.workspace_bytes());
+
+  fused.run(handle, dx.get(), dw.get(), p.bias ? db.get() : nullptr, dy.get(), workspace.get());
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  EXPECT_TRUE(matches(p, download(dy, dtype), reference(p, x, w, b), rtol_of(precision)))
+      << fused.chosen().describe();
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const auto& [shape, epilogue, precision] = info.param;
+  return std::string(shape.name) + "_" + epilogue_name(epilogue) + "_" + precision.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FusedConvGpuTest,
+                         ::testing::Combine(::testing::ValuesIn(kShapes),
+                                            ::testing::Values(Epilogue::kNone, Epilogue::kBias,
+                                                              Epilogue::kRelu, Epilogue::kBiasRelu),
+                                            ::testing::Values(op_harness::kF32, op_harness::kTf32,
+                                                              op_harness::kF16, op_harness::kBf16)),
+                         case_name);
+
+// Needs no GPU: an integer dtype is refused with a reason before cuDNN is asked anything.
+TEST(FusedConvTest, RefusesAnIntegerDtypeWithAReason) {
+  const FusedConvForward fused(nullptr, conv(1, 4, 8, 8, 3, 1, 1), DType::kI32);
+  EXPECT_FALSE(fused.ok());
+  EXPECT_NE(fused.unsupported_reason().find("i32"), std::string::npos)
+      << fused.unsupported_reason();
+}
+
+}  // namespace
+}  // namespace dlbench::backend::cuda
