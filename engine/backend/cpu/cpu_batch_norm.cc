@@ -17,9 +17,11 @@
 // and the CUDA backend use) and rebuild var = 1/inv_std^2 - eps for oneDNN's backward. Only
 // var + eps enters its math, and that is rebuilt to within a few ulps.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "engine/backend/cpu/cpu_backend.h"
 
@@ -59,27 +61,50 @@ dnnl::batch_normalization_forward::primitive_desc training_pd(const BatchNormPar
   return dnnl::batch_normalization_forward::primitive_desc(desc, engine);
 }
 
-// y = act(y + residual) in place, and the ReLU's bits where a mask is given. The mask's words
-// are each written whole by one thread.
+// The tail over one word's elements (at most 32): y = act(y + residual), returning the ReLU's
+// bits. Called with a constant count for whole words, so the compiler unrolls it into vector
+// code (with a variable count, the shifts and the OR chain ran one element at a time, 5x slower).
+template <class Count>
+std::uint32_t tail_word(float* y, const float* add, bool relu, Count count) {
+  if (add)
+    for (int j = 0; j < count; ++j) y[j] += add[j];
+  if (!relu) return 0;
+  std::uint32_t word = 0;
+  for (int j = 0; j < count; ++j) word |= static_cast<std::uint32_t>(y[j] > 0.0f) << j;
+  for (int j = 0; j < count; ++j) y[j] = std::max(y[j], 0.0f);
+  return word;
+}
+
+// dz = dy where the word's bits say the ReLU passed, else 0: a select by masking the bits, not a
+// branch (the bits are as random as the data: a branch mispredicted half the time).
+template <class Count>
+void masked_word(const float* g, std::uint32_t word, float* dz, Count count) {
+  for (int j = 0; j < count; ++j) {
+    const std::uint32_t keep = 0u - ((word >> j) & 1u);
+    dz[j] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(g[j]) & keep);
+  }
+}
+
+using WholeWord = std::integral_constant<int, 32>;
+
+// y = act(y + residual) in place, and the ReLU's bits where a mask is given: one thread per
+// 32-element word of the mask, which it writes whole.
 void apply_tail(const BatchNormParams& p, const Tensor& residual, const Tensor& mask,
                 const Tensor& y) {
   float* out = y.data_as<float>();
   const float* add = p.residual ? residual.data_as<float>() : nullptr;
   const bool relu = p.activation == Activation::kRelu;
   auto* bits = mask.defined() ? mask.data_as<std::uint32_t>() : nullptr;
-  const std::int64_t n = p.rows * p.channels, words = (n + 31) / 32;
+  const std::int64_t n = p.rows * p.channels, whole = n / 32;
+  const auto at = [&](const float* base, std::int64_t w) { return base ? base + w * 32 : nullptr; };
 #pragma omp parallel for schedule(static)
-  for (std::int64_t w = 0; w < words; ++w) {
-    std::uint32_t word = 0;
-    for (std::int64_t e = w * 32; e < std::min(n, w * 32 + 32); ++e) {
-      float v = add ? out[e] + add[e] : out[e];
-      if (relu) {
-        if (v > 0.0f) word |= std::uint32_t{1} << (e % 32);
-        v = std::max(v, 0.0f);
-      }
-      out[e] = v;
-    }
+  for (std::int64_t w = 0; w < whole; ++w) {
+    const std::uint32_t word = tail_word(out + w * 32, at(add, w), relu, WholeWord{});
     if (bits) bits[w] = word;
+  }
+  if (const int rest = static_cast<int>(n - whole * 32); rest > 0) {
+    const std::uint32_t word = tail_word(out + whole * 32, at(add, whole), relu, rest);
+    if (bits) bits[whole] = word;
   }
 }
 
@@ -89,9 +114,12 @@ const float* tail_gradient(const BatchNormParams& p, const Tensor& dy, const Ten
   if (p.activation != Activation::kRelu) return dy.data_as<float>();
   const float* g = dy.data_as<float>();
   const auto* bits = mask.data_as<std::uint32_t>();
-  const std::int64_t n = p.rows * p.channels;
+  const std::int64_t n = p.rows * p.channels, whole = n / 32;
 #pragma omp parallel for schedule(static)
-  for (std::int64_t e = 0; e < n; ++e) dz[e] = (bits[e / 32] >> (e % 32)) & 1u ? g[e] : 0.0f;
+  for (std::int64_t w = 0; w < whole; ++w)
+    masked_word(g + w * 32, bits[w], dz + w * 32, WholeWord{});
+  if (const int rest = static_cast<int>(n - whole * 32); rest > 0)
+    masked_word(g + whole * 32, bits[whole], dz + whole * 32, rest);
   return dz;
 }
 
