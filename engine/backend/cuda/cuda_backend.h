@@ -29,6 +29,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/backend/cuda/cuda_handles.h"
+#include "engine/backend/cuda/cudnn_fused_conv.h"
 
 namespace dlbench::backend::cuda {
 
@@ -65,6 +66,10 @@ struct ConvPlan {
   // (cuda_conv_gemm.cu) when that measured faster than cuDNN's best; both times are kept.
   bool gemm = false;
   float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (pinned route, or no product possible)
+  // A forward with a bias or ReLU runs as one cuDNN graph (cudnn_fused_conv.h) where cuDNN has
+  // an engine for it and that measured faster than the route above plus its epilogue pass.
+  std::unique_ptr<FusedConvForward> fused;
+  float unfused_ms = 0, fused_ms = 0;  // 0: not measured
 };
 using ConvKey = std::array<std::int64_t, 18>;
 
@@ -166,6 +171,12 @@ class CudaBackend final : public Backend {
   void for_each_batch_slice(
       const Conv2dParams& p, DType dtype, const ConvOperands& o,
       const std::function<void(const Conv2dParams&, const ConvOperands&, std::size_t)>& run);
+  // A planned forward with its bias and activation, on whichever route the plan chose.
+  void run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype, const ConvOperands& o,
+                   const void* bias);
+  // Measures the fused graph-API forward against the plan's route + epilogue; keeps the faster.
+  void choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DType dtype,
+                            const ConvOperands& o);
   // Runs a planned convolution on cuDNN: out = conv + beta * out (forward: beta 0).
   void run_cudnn_conv(ConvDirection direction, const ConvPlan& plan, const ConvOperands& o,
                       void* workspace, float beta);

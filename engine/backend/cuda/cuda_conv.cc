@@ -5,7 +5,9 @@
 //   s, c] dw[k, r, s, c] = sum_{n, p, q} dy[n, p, q, k] x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
 //   db[k]          = sum_{n, p, q} dy[n, p, q, k]
 // A ReLU epilogue (Conv2dParams::activation) applies max(y, 0) after the bias: in cuBLASLt's
-// epilogue on the matrix-product route, in the same pass as the bias after cuDNN.
+// epilogue on the matrix-product route, in the same pass as the bias after cuDNN's legacy
+// forward, or inside one cuDNN graph-API plan (conv + bias + ReLU, cudnn_fused_conv.h) where
+// cuDNN has an engine for the shape and it measured faster than either.
 //
 // cuDNN names dimensions logically (N, C, H, W; K, C, R, S) whatever the memory order; the
 // format CUDNN_TENSOR_NHWC says our activations are NHWC and our KRSC weights are a filter in
@@ -28,6 +30,7 @@
 // (H100, 2026-11-27). Samples are independent in forward and backward-data; backward-weights
 // sums over them, so each later slice accumulates into dw (cuDNN's beta = 1).
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -202,7 +205,44 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
     }
     conv_choices_.push_back({direction, p, dtype, plan->cudnn_ms, plan->gemm_ms, plan->gemm});
   }
+  if (direction == ConvDirection::kForward && (p.bias || p.activation != Activation::kNone) &&
+      conv_route_ == ConvRoute::kMeasured)
+    choose_fused_forward(*plan, p, dtype, o);
   return *conv_plans_.emplace(key, std::move(plan)).first->second;
+}
+
+// The route chosen above plus its epilogue pass against cuDNN's fused graph, where it has one;
+// the bias values do not change the time, so a scratch bias stands in.
+void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DType dtype,
+                                       const ConvOperands& o) {
+  auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype);
+  if (!fused->ok()) return;
+  Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
+  const void* b = p.bias ? bias.data() : nullptr;
+  plan.unfused_ms = mean_device_ms(stream_, [&] { run_forward(plan, p, dtype, o, b); });
+  plan.fused_ms = mean_device_ms(
+      stream_, [&] { fused->run(cudnn_, o.x, o.w, b, o.y, workspace(fused->workspace_bytes())); });
+  if (plan.fused_ms < plan.unfused_ms) plan.fused = std::move(fused);
+}
+
+void CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype,
+                              const ConvOperands& o, const void* bias) {
+  // The fused plan wants 16-byte aligned tensors; a later batch slice of an odd-sized sample
+  // may start elsewhere, and takes the plan's other route.
+  const auto aligned = [](const void* ptr) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
+  };
+  if (plan.fused && aligned(o.x) && aligned(o.w) && aligned(o.y) && aligned(bias)) {
+    plan.fused->run(cudnn_, o.x, o.w, bias, o.y, workspace(plan.fused->workspace_bytes()));
+    return;
+  }
+  if (plan.gemm) {  // the bias and the ReLU ride in cuBLASLt's epilogue
+    conv_gemm(ConvDirection::kForward, p, dtype, o, bias, kZero);
+    return;
+  }
+  run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
+  // Then the bias and the ReLU together, in one pass over y.
+  bias_activation(o.y, bias, p.n * p.out_h() * p.out_w(), p.k, p.activation, dtype);
 }
 
 void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
@@ -257,14 +297,7 @@ void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, co
   const DType dtype = x.dtype();
   auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t) {
     const ConvPlan& plan = conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite);
-    if (plan.gemm) {  // the bias and the ReLU ride in cuBLASLt's epilogue
-      conv_gemm(ConvDirection::kForward, ps, dtype, o, p.bias ? bias.data() : nullptr, kZero);
-      return;
-    }
-    run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
-    // Then the bias and the ReLU together, in one pass over y.
-    bias_activation(o.y, p.bias ? bias.data() : nullptr, ps.n * ps.out_h() * ps.out_w(), ps.k,
-                    p.activation, dtype);
+    run_forward(plan, ps, dtype, o, p.bias ? bias.data() : nullptr);
   };
   for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data()}, slice);
 }
