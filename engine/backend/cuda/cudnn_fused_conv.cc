@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/backend/cuda/cuda_backend.h"
 #include "engine/core/error.h"
 
 namespace dlbench::backend::cuda {
@@ -66,7 +67,7 @@ const BackendDescriptor& FusedConvForward::keep(BackendDescriptor descriptor) {
 
 void FusedConvForward::build_graph(cudnnHandle_t handle) {
   const Conv2dParams& p = params_;
-  const cudnnDataType_t io = graph_data_type(dtype_);
+  const cudnnDataType_t io = cudnn_dtype(dtype_, "fused convolution");
   const std::array<std::int64_t, 4> x_dims{p.n, p.c, p.h, p.w};
   const std::array<std::int64_t, 4> w_dims{p.k, p.c, p.r, p.s};
   const std::array<std::int64_t, 4> y_dims{p.n, p.k, p.out_h(), p.out_w()};

@@ -129,20 +129,6 @@ void throw_graph_error(const std::string& action, cudnnStatus_t status) {
               "check the driver and library versions with `dlbench info`");
 }
 
-cudnnDataType_t graph_data_type(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return CUDNN_DATA_FLOAT;
-    case DType::kF16:
-      return CUDNN_DATA_HALF;
-    case DType::kBF16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      DLBENCH_CHECK(false, "the cuDNN graph takes f32, f16 or bf16 tensors");
-  }
-  return CUDNN_DATA_FLOAT;
-}
-
 // --- tensors and operations ---------------------------------------------------------------
 
 std::vector<std::int64_t> channels_last_strides(std::span<const std::int64_t, 4> nchw) {

@@ -77,9 +77,6 @@ std::string describe_status(cudnnStatus_t status);
 // failed with <describe_status>".
 [[noreturn]] void throw_graph_error(const std::string& action, cudnnStatus_t status);
 
-// f32, f16 and bf16; anything else is an internal error (callers check first).
-cudnnDataType_t graph_data_type(DType dtype);
-
 // A tensor by its logical dimensions (N, C, H, W for activations; K, C, R, S for filters) and
 // strides that say the memory order. A virtual tensor lives only inside a fused kernel.
 enum class Storage { kMemory, kVirtual };
