@@ -1,6 +1,7 @@
-// Batch norm training (with the running-statistics update), inference and backward: the CPU
-// backend against the float64 reference, every other backend against the CPU in every float
-// dtype and both gradient modes; and finite differences of the training forward.
+// Batch norm training (with the running-statistics update), inference and backward, plain and
+// with the fused tails (ReLU, residual add + ReLU, the ReLU's bits from forward to backward):
+// the CPU backend against the float64 reference, every other backend against the CPU in every
+// float dtype and both gradient modes; and finite differences of the training forward.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -23,6 +24,7 @@ BatchNormParams bn(std::int64_t rows, std::int64_t channels, float momentum = 0.
 std::string name(const BatchNormParams& p) {
   std::ostringstream o;
   o << "rows" << p.rows << "_c" << p.channels << "_m" << static_cast<int>(p.momentum * 100);
+  if (p.activation == backend::Activation::kRelu) o << (p.residual ? "_add_relu" : "_relu");
   return o.str();
 }
 
@@ -109,6 +111,42 @@ class BnCase : public OpCase {
   GradMode mode_;
 };
 
+// --- the tail: y = relu(bn(x) [+ residual]), the ReLU's bits kept for backward -----------
+
+// The residual a tail adds; a one-element placeholder (never read) without one.
+HostTensor residual_input(const BatchNormParams& p) {
+  if (!p.residual) return {"residual", {1}, Role::kScratch, Kind::kCompute, {0.0f}};
+  return input("residual", {p.rows, p.channels}, 18);
+}
+
+// The ReLU's bits, written by forward training and read by backward: never compared itself.
+HostTensor mask_scratch(const BatchNormParams& p) {
+  const std::int64_t words = p.activation == backend::Activation::kRelu ? p.mask_words() : 1;
+  return {"relu_mask",
+          {words},
+          Role::kScratch,
+          Kind::kI32,
+          std::vector<float>(static_cast<std::size_t>(words), 0.0f)};
+}
+
+// The float64 reference's pre-activation: y + residual (y itself without a residual).
+Vec pre_activation(const BatchNormParams& p, Vec y, const HostTensor& residual) {
+  if (p.residual)
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] += residual.data[i];
+  return y;
+}
+
+// And the tail's output: relu of that where the tail has a ReLU.
+Vec apply_tail(const BatchNormParams& p, const Vec& y, const HostTensor& residual) {
+  Vec out = pre_activation(p, y, residual);
+  if (p.activation == backend::Activation::kRelu)
+    for (double& v : out) v = std::max(v, 0.0);
+  return out;
+}
+
+// x, gamma, beta, the running statistics (updated), the residual (read only with p.residual),
+// y, the saved statistics, and the ReLU mask (written with a ReLU tail; checked through
+// BnTailBackward).
 class BnTraining final : public BnCase {
  public:
   explicit BnTraining(BatchNormParams p)
@@ -116,28 +154,32 @@ class BnTraining final : public BnCase {
   std::string op() const override { return "batch_norm_forward_training"; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     std::vector<HostTensor> t = forward_inputs();
-    t[3].role = t[4].role = Role::kInOut;  // the running statistics are updated
+    t[3].role = t[4].role = Role::kInOut;
+    t.push_back(residual_input(p_));
     t.push_back(output("y", {p_.rows, p_.channels}));
     t.push_back(output("saved_mean", {p_.channels}, Kind::kF32));
     t.push_back(output("saved_inv_std", {p_.channels}, Kind::kF32));
+    t.push_back(mask_scratch(p_));
     return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.batch_norm_forward_training(p_, t[0], t[1], t[2], t[5], t[6], t[7], t[3], t[4]);
+    const bool relu = p_.activation == backend::Activation::kRelu;
+    be.batch_norm_forward_training(p_, t[0], t[1], t[2], t[6], t[7], t[8], t[3], t[4],
+                                   p_.residual ? t[5] : Tensor(), relu ? t[9] : Tensor());
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
     const ref::BatchNormTraining r =
         ref::batch_norm_forward_training(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
                                          t[3].as_double(), t[4].as_double());
     const Tolerance tol = bn_tolerance(p_);
-    return {{5, r.y, tol},
-            {6, r.mean, tol},
-            {7, r.inv_std, tol},
+    return {{6, apply_tail(p_, r.y, t[5]), tol},
+            {7, r.mean, tol},
+            {8, r.inv_std, tol},
             {3, r.running_mean, tol},
             {4, r.running_var, tol}};
   }
   Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
-    return bn_tolerance(prec, p_, tensor == 5);
+    return bn_tolerance(prec, p_, tensor == 6);
   }
 };
 
@@ -148,18 +190,19 @@ class BnInference final : public BnCase {
   std::string op() const override { return "batch_norm_forward_inference"; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     std::vector<HostTensor> t = forward_inputs();
+    t.push_back(residual_input(p_));
     t.push_back(output("y", {p_.rows, p_.channels}));
     return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.batch_norm_forward_inference(p_, t[0], t[1], t[2], t[3], t[4], t[5]);
+    be.batch_norm_forward_inference(p_, t[0], t[1], t[2], t[3], t[4], t[6],
+                                    p_.residual ? t[5] : Tensor());
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    return {
-        {5,
-         ref::batch_norm_forward_inference(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
-                                           t[3].as_double(), t[4].as_double()),
-         kElementwise}};
+    const Vec y =
+        ref::batch_norm_forward_inference(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                          t[3].as_double(), t[4].as_double());
+    return {{6, apply_tail(p_, y, t[5]), kElementwise}};
   }
   Tolerance against_cpu(const Precision& prec, std::size_t) const override {
     return bn_tolerance(prec, p_, true);
@@ -213,106 +256,6 @@ class BnBackward final : public BnCase {
   }
 };
 
-// --- the tail: y = relu(bn(x) [+ residual]), the ReLU's bits kept for backward -----------
-
-// The reference's forward with a tail: the normalized values, then the pre-activation.
-struct TailForward {
-  ref::BatchNormTraining bn;
-  Vec pre;  // bn.y + residual
-};
-
-TailForward tail_forward(const BatchNormParams& p, const std::vector<HostTensor>& t,
-                         const HostTensor* residual) {
-  TailForward f{
-      ref::batch_norm_forward_training(p, t[0].as_double(), t[1].as_double(), t[2].as_double(),
-                                       t[3].as_double(), t[4].as_double()),
-      {}};
-  f.pre = f.bn.y;
-  if (residual)
-    for (std::size_t i = 0; i < f.pre.size(); ++i) f.pre[i] += residual->data[i];
-  return f;
-}
-
-std::string tail_name(const BatchNormParams& p) {
-  return name(p) + (p.residual ? "_add_relu" : "_relu");
-}
-
-HostTensor mask_scratch(const BatchNormParams& p) {
-  return {"relu_mask",
-          {p.mask_words()},
-          Role::kScratch,
-          Kind::kI32,
-          std::vector<float>(static_cast<std::size_t>(p.mask_words()), 0.0f)};
-}
-
-// Forward training with a tail: x, gamma, beta, the running statistics, the residual (read only
-// with p.residual), y, the saved statistics, and the mask (checked through BnTailBackward).
-class BnTailTraining final : public BnCase {
- public:
-  explicit BnTailTraining(BatchNormParams p)
-      : BnCase(p, OpKind::kBatchNormTraining, GradMode::kOverwrite) {}
-  std::string op() const override { return "batch_norm_forward_training"; }
-  std::string params() const override { return tail_name(p_); }
-  std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    std::vector<HostTensor> t = forward_inputs();
-    t[3].role = t[4].role = Role::kInOut;
-    t.push_back(input("residual", {p_.rows, p_.channels}, 18));
-    if (!p_.residual) t[5].role = Role::kScratch;
-    t.push_back(output("y", {p_.rows, p_.channels}));
-    t.push_back(output("saved_mean", {p_.channels}, Kind::kF32));
-    t.push_back(output("saved_inv_std", {p_.channels}, Kind::kF32));
-    t.push_back(mask_scratch(p_));
-    return t;
-  }
-  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.batch_norm_forward_training(p_, t[0], t[1], t[2], t[6], t[7], t[8], t[3], t[4],
-                                   p_.residual ? t[5] : Tensor(), t[9]);
-  }
-  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    const TailForward f = tail_forward(p_, t, p_.residual ? &t[5] : nullptr);
-    Vec y = f.pre;
-    for (double& v : y) v = std::max(v, 0.0);
-    const Tolerance tol = bn_tolerance(p_);
-    return {{6, y, tol},
-            {7, f.bn.mean, tol},
-            {8, f.bn.inv_std, tol},
-            {3, f.bn.running_mean, tol},
-            {4, f.bn.running_var, tol}};
-  }
-  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
-    return bn_tolerance(prec, p_, tensor == 6);
-  }
-};
-
-class BnTailInference final : public BnCase {
- public:
-  explicit BnTailInference(BatchNormParams p)
-      : BnCase(p, OpKind::kBatchNormInference, GradMode::kOverwrite) {}
-  std::string op() const override { return "batch_norm_forward_inference"; }
-  std::string params() const override { return tail_name(p_); }
-  std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    std::vector<HostTensor> t = forward_inputs();
-    t.push_back(input("residual", {p_.rows, p_.channels}, 18));
-    if (!p_.residual) t[5].role = Role::kScratch;
-    t.push_back(output("y", {p_.rows, p_.channels}));
-    return t;
-  }
-  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.batch_norm_forward_inference(p_, t[0], t[1], t[2], t[3], t[4], t[6],
-                                    p_.residual ? t[5] : Tensor());
-  }
-  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    Vec y = ref::batch_norm_forward_inference(p_, t[0].as_double(), t[1].as_double(),
-                                              t[2].as_double(), t[3].as_double(), t[4].as_double());
-    for (std::size_t i = 0; i < y.size(); ++i)
-      y[i] = std::max(y[i] + (p_.residual ? t[5].data[i] : 0.0), 0.0);
-    return {{6, y, kElementwise}};
-  }
-  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
-    return bn_tolerance(prec, p_, true);
-  }
-};
-
 // Forward training (for the mask and the statistics), then backward: dx, the residual's
 // gradient (both in the case's mode), dgamma and dbeta, where only elements whose
 // pre-activation was positive pass dy on.
@@ -320,12 +263,12 @@ class BnTailBackward final : public BnCase {
  public:
   BnTailBackward(BatchNormParams p, GradMode mode) : BnCase(p, OpKind::kBatchNormBackward, mode) {}
   std::string op() const override { return "batch_norm_backward"; }
-  std::string params() const override { return tail_name(p_) + "_" + mode_name(mode_); }
+  std::string params() const override { return name(p_) + "_" + mode_name(mode_); }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     std::vector<HostTensor> t = forward_inputs();
     t[3].role = t[4].role = Role::kScratch;
     const Shape data{p_.rows, p_.channels}, channel{p_.channels};
-    t.push_back(input("residual", data, 18));
+    t.push_back(residual_input(p_));
     t.push_back(input("dy", data, 16));
     t.push_back(output("y", data));
     t[7].role = Role::kScratch;
@@ -335,7 +278,7 @@ class BnTailBackward final : public BnCase {
     t.push_back(mask_scratch(p_));
     t.push_back(grad_output("dx", data, mode_, 17));
     t.push_back(grad_output("dresidual", data, mode_, 19));
-    if (!p_.residual) t[5].role = t[12].role = Role::kScratch;
+    if (!p_.residual) t[12] = {"dresidual", {1}, Role::kScratch, Kind::kCompute, {0.0f}};
     t.push_back(output("dgamma", channel, Kind::kF32));
     t.push_back(output("dbeta", channel, Kind::kF32));
     return t;
@@ -349,12 +292,15 @@ class BnTailBackward final : public BnCase {
                            dresidual, mode_);
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    const TailForward f = tail_forward(p_, t, p_.residual ? &t[5] : nullptr);
+    const ref::BatchNormTraining f =
+        ref::batch_norm_forward_training(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                         t[3].as_double(), t[4].as_double());
+    const Vec pre = pre_activation(p_, f.y, t[5]);
     Vec dz = t[6].as_double();
     for (std::size_t i = 0; i < dz.size(); ++i)
-      if (!(f.pre[i] > 0)) dz[i] = 0;
-    const ref::BatchNormGrads g = ref::batch_norm_backward(
-        p_, t[0].as_double(), dz, t[1].as_double(), f.bn.mean, f.bn.inv_std);
+      if (!(pre[i] > 0)) dz[i] = 0;
+    const ref::BatchNormGrads g =
+        ref::batch_norm_backward(p_, t[0].as_double(), dz, t[1].as_double(), f.mean, f.inv_std);
     std::vector<Check> checks = {
         {11, expected_grad(mode_, t[11], g.dx), {sum_tolerance(p_.rows).atol, 1e-4}},
         {13, g.dgamma, sum_tolerance(p_.rows)},
@@ -386,8 +332,8 @@ CaseList cases() {
   for (const BatchNormParams& shape : kTailShapes) {
     for (bool residual : {false, true}) {
       const BatchNormParams p = with_tail(shape, residual);
-      out.push_back(std::make_unique<BnTailTraining>(p));
-      out.push_back(std::make_unique<BnTailInference>(p));
+      out.push_back(std::make_unique<BnTraining>(p));
+      out.push_back(std::make_unique<BnInference>(p));
       for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
         out.push_back(std::make_unique<BnTailBackward>(p, m));
     }
