@@ -3,12 +3,16 @@
 #include "engine/backend/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace dlbench::backend::cuda {
 namespace {
+
+// Long enough for cuDNN's longest messages, which name the failing check and its values.
+constexpr std::size_t kCudnnMessageChars = 2048;
 
 std::string mib(std::size_t bytes) {
   return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
@@ -17,6 +21,14 @@ std::string mib(std::size_t bytes) {
 }  // namespace
 
 // --- errors --------------------------------------------------------------------------------
+
+std::string status_name(cudnnStatus_t s) {
+  std::string text = cudnnGetErrorString(s);
+  std::array<char, kCudnnMessageChars> last{};
+  cudnnGetLastErrorString(last.data(), last.size());
+  if (last[0] != '\0') text += std::string(": ") + last.data();
+  return text;
+}
 
 std::string status_name(cublasStatus_t s) {
   switch (s) {
@@ -62,36 +74,6 @@ void report_library_error(const char* library, const std::string& status, const 
 }
 
 // --- dtypes and checks ---------------------------------------------------------------------
-
-cudnnDataType_t cudnn_dtype(DType t, const char* op) {
-  switch (t) {
-    case DType::kF32:
-      return CUDNN_DATA_FLOAT;
-    case DType::kF16:
-      return CUDNN_DATA_HALF;
-    case DType::kBF16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      break;
-  }
-  throw Error(ErrorKind::kUsage, std::string(op) + ": dtype " + to_string(t) +
-                                     " is not a float dtype (f32, f16, bf16)");
-}
-
-cudaDataType_t cuda_dtype(DType t, const char* op) {
-  switch (t) {
-    case DType::kF32:
-      return CUDA_R_32F;
-    case DType::kF16:
-      return CUDA_R_16F;
-    case DType::kBF16:
-      return CUDA_R_16BF;
-    default:
-      break;
-  }
-  throw Error(ErrorKind::kUsage, std::string(op) + ": dtype " + to_string(t) +
-                                     " is not a float dtype (f32, f16, bf16)");
-}
 
 void require_float(const Tensor& t, const char* op, const char* what) {
   if (t.dtype() == DType::kF32 || t.dtype() == DType::kF16 || t.dtype() == DType::kBF16) return;

@@ -29,6 +29,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/backend/cuda/cuda_handles.h"
+#include "engine/backend/cuda/cuda_types.h"
 #include "engine/backend/cuda/cudnn_fused_conv.h"
 
 namespace dlbench::backend::cuda {
@@ -213,9 +214,6 @@ class CudaBackend final : public Backend {
   std::string device_name_;
 };
 
-// Library dtypes of our float dtypes; throws Error(kUsage) for integers.
-cudnnDataType_t cudnn_dtype(DType t, const char* op);
-cudaDataType_t cuda_dtype(DType t, const char* op);
 // Throws Error(kUsage) unless t is f32, f16 or bf16.
 void require_float(const Tensor& t, const char* op, const char* what);
 // Throws Error(kUsage) unless a and b have the same dtype.

@@ -27,9 +27,9 @@ void report_library_error(const char* library, const std::string& status, const 
 inline std::string status_name(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
 }
-inline std::string status_name(cudnnStatus_t s) {
-  return cudnnGetErrorString(s);
-}
+// cuDNN's name for the status, then the message it keeps per thread saying which of its checks
+// failed (the first thing to read when a GPU run fails), where it has one.
+std::string status_name(cudnnStatus_t s);
 std::string status_name(cublasStatus_t s);
 
 inline bool is_out_of_memory(cudaError_t e) {

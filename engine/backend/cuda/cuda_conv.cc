@@ -229,10 +229,7 @@ void CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType
                               const ConvOperands& o, const void* bias) {
   // The fused plan wants 16-byte aligned tensors; a later batch slice of an odd-sized sample
   // may start elsewhere, and takes the plan's other route.
-  const auto aligned = [](const void* ptr) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
-  };
-  if (plan.fused && aligned(o.x) && aligned(o.w) && aligned(o.y) && aligned(bias)) {
+  if (plan.fused && FusedConvForward::takes(o.x, o.w, bias, o.y)) {
     plan.fused->run(cudnn_, o.x, o.w, bias, o.y, workspace(plan.fused->workspace_bytes()));
     return;
   }

@@ -84,10 +84,6 @@ inline unsigned grid_for(std::int64_t work_items) {
   return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, kMaxBlocks));
 }
 
-inline bool aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 // Sum (or max) over a block, in a fixed order for a fixed blockDim: warp shuffles, then the
 // warps' results in shared memory. Every thread gets the result. blockDim.x must be a multiple
 // of 32 and at most 1024.

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_types.h"
 #include "engine/core/error.h"
 
 namespace dlbench::backend::cuda {
@@ -36,10 +36,6 @@ bool uses_reduced_precision(const EngineInfo& info) {
   return info.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE) ||
          info.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) ||
          info.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION);
-}
-
-bool is_aligned(const void* pointer) {
-  return reinterpret_cast<std::uintptr_t>(pointer) % kTensorAlignment == 0;
 }
 
 }  // namespace
@@ -156,6 +152,11 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
   unsupported_reason_ = reason + ")";
 }
 
+bool FusedConvForward::takes(const void* x, const void* w, const void* bias, const void* y) {
+  static_assert(kTensorAlignment == 16, "the descriptors promise what aligned16 checks");
+  return aligned16(x) && aligned16(w) && aligned16(bias) && aligned16(y);
+}
+
 void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
                            void* y, void* workspace) const {
   DLBENCH_CHECK(ok(), "FusedConvForward::run without an engine: " + unsupported_reason_);
@@ -163,8 +164,7 @@ void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, c
                 "pass a bias exactly when the convolution has one");
   DLBENCH_CHECK(workspace != nullptr || workspace_bytes_ == 0,
                 "the fused convolution needs a workspace of workspace_bytes()");
-  DLBENCH_CHECK(is_aligned(x) && is_aligned(w) && is_aligned(bias) && is_aligned(y),
-                "the fused convolution's tensors must be 16-byte aligned");
+  DLBENCH_CHECK(takes(x, w, bias, y), "the fused convolution's tensors must be 16-byte aligned");
   // The pointers are read-only to cuDNN; the variant pack's C API takes them non-const.
   std::vector<std::int64_t> uids{kUidX, kUidW, kUidY};
   std::vector<void*> pointers{const_cast<void*>(x), const_cast<void*>(w), y};

@@ -48,6 +48,9 @@ class FusedConvForward {
   const Conv2dParams& params() const { return params_; }
   DType dtype() const { return dtype_; }
 
+  // Whether run() takes these pointers: the plan was built for 16-byte aligned tensors.
+  static bool takes(const void* x, const void* w, const void* bias, const void* y);
+
   // Runs on the handle's stream (any handle on the device the plan was built on). Every
   // pointer 16-byte aligned; bias non-null exactly when params().bias; workspace at least
   // workspace_bytes() (null when that is 0).

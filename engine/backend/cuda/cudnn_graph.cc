@@ -10,13 +10,6 @@
 #include "engine/core/error.h"
 
 namespace dlbench::backend::cuda {
-namespace {
-
-// Long enough for cuDNN's longest messages, which name the failing check and its values.
-constexpr std::size_t kLastErrorChars = 2048;
-
-}  // namespace
-
 // --- the descriptor -----------------------------------------------------------------------
 
 BackendDescriptor::BackendDescriptor(cudnnBackendDescriptorType_t type, std::string name)
@@ -67,10 +60,6 @@ BackendDescriptor& BackendDescriptor::set_float(cudnnBackendAttributeName_t attr
                                                 float value) {
   return set(attribute, CUDNN_TYPE_FLOAT, 1, &value);
 }
-BackendDescriptor& BackendDescriptor::set_double(cudnnBackendAttributeName_t attribute,
-                                                 double value) {
-  return set(attribute, CUDNN_TYPE_DOUBLE, 1, &value);
-}
 BackendDescriptor& BackendDescriptor::set_bool(cudnnBackendAttributeName_t attribute, bool value) {
   return set(attribute, CUDNN_TYPE_BOOLEAN, 1, &value);
 }
@@ -110,23 +99,11 @@ cudnnStatus_t BackendDescriptor::try_finalize() {
   return cudnnBackendFinalize(descriptor_);
 }
 
-// --- errors and dtypes --------------------------------------------------------------------
-
-std::string describe_status(cudnnStatus_t status) {
-  std::string text = cudnnGetErrorString(status);
-  std::array<char, kLastErrorChars> last{};
-  cudnnGetLastErrorString(last.data(), last.size());
-  if (last[0] != '\0') text += std::string(": ") + last.data();
-  return text;
-}
+// --- errors -------------------------------------------------------------------------------
 
 void throw_graph_error(const std::string& action, cudnnStatus_t status) {
-  const std::string message = "cuDNN graph: " + action + " failed with " + describe_status(status);
-  if (is_out_of_memory(status))
-    throw Error(ErrorKind::kResource, message,
-                "use a smaller batch or a lower precision, or free the GPU of other processes");
-  throw Error(ErrorKind::kExternal, message,
-              "check the driver and library versions with `dlbench info`");
+  throw_library_error("cuDNN graph", status_name(status), is_out_of_memory(status), action.c_str(),
+                      __FILE__, __LINE__);
 }
 
 // --- tensors and operations ---------------------------------------------------------------

@@ -49,7 +49,6 @@ class BackendDescriptor {
   BackendDescriptor& set_int64s(cudnnBackendAttributeName_t attribute,
                                 std::span<const std::int64_t> values);
   BackendDescriptor& set_float(cudnnBackendAttributeName_t attribute, float value);
-  BackendDescriptor& set_double(cudnnBackendAttributeName_t attribute, double value);
   BackendDescriptor& set_bool(cudnnBackendAttributeName_t attribute, bool value);
   BackendDescriptor& set_data_type(cudnnBackendAttributeName_t attribute, cudnnDataType_t value);
   BackendDescriptor& set_handle(cudnnBackendAttributeName_t attribute, cudnnHandle_t handle);
@@ -70,11 +69,8 @@ class BackendDescriptor {
   std::string name_;
 };
 
-// "CUDNN_STATUS_...: cuDNN's last error message", the message cuDNN keeps per thread saying
-// which check failed; the first thing to read when a GPU run fails.
-std::string describe_status(cudnnStatus_t status);
-// Throws Error(kResource) for out of memory, else Error(kExternal): "cuDNN graph: <action>
-// failed with <describe_status>".
+// Throws as CUDNN_CHECK does (Error(kResource) for out of memory, else Error(kExternal)), with
+// the action in place of a statement: "cuDNN graph failed with <status_name> in <action> at ...".
 [[noreturn]] void throw_graph_error(const std::string& action, cudnnStatus_t status);
 
 // A tensor by its logical dimensions (N, C, H, W for activations; K, C, R, S for filters) and
@@ -114,7 +110,7 @@ BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const Ba
 struct Refusable {
   std::optional<BackendDescriptor> descriptor;
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-  std::string refusal;  // describe_status(status), empty when it finalized
+  std::string refusal;  // status_name(status), empty when it finalized
 };
 // cuDNN refuses a graph it has no pattern for (a NOT_SUPPORTED status); any other failure
 // means the graph is malformed, and throws.

@@ -45,7 +45,7 @@ Refusable make_operation_graph(cudnnHandle_t handle,
   const cudnnStatus_t status = graph.try_finalize();
   if (status == CUDNN_STATUS_SUCCESS) return {std::move(graph), status, {}};
   if (!is_not_supported(status)) throw_graph_error("finalizing the operation graph", status);
-  return {std::nullopt, status, describe_status(status)};
+  return {std::nullopt, status, status_name(status)};
 }
 
 EngineConfigs engine_configs(const BackendDescriptor& graph, cudnnBackendHeurMode_t mode) {
@@ -55,7 +55,7 @@ EngineConfigs engine_configs(const BackendDescriptor& graph, cudnnBackendHeurMod
       .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
   const cudnnStatus_t status = heuristics.try_finalize();
   if (is_out_of_memory(status)) throw_graph_error("finalizing " + heuristics.name(), status);
-  if (status != CUDNN_STATUS_SUCCESS) return {{}, describe_status(status)};
+  if (status != CUDNN_STATUS_SUCCESS) return {{}, status_name(status)};
 
   // cuDNN fills configurations the caller created: ask for the count, create, then read.
   const std::int64_t count = get_attribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS,
@@ -138,7 +138,7 @@ Refusable make_execution_plan(cudnnHandle_t handle, const BackendDescriptor& eng
   const cudnnStatus_t status = plan.try_finalize();
   if (status == CUDNN_STATUS_SUCCESS) return {std::move(plan), status, {}};
   if (is_out_of_memory(status)) throw_graph_error("finalizing the " + plan.name(), status);
-  return {std::nullopt, status, describe_status(status)};
+  return {std::nullopt, status, status_name(status)};
 }
 
 std::int64_t plan_workspace_bytes(const BackendDescriptor& plan) {
