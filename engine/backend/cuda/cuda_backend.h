@@ -70,7 +70,6 @@ struct ConvPlan {
   // A forward with a bias or ReLU runs as one cuDNN graph (cudnn_fused_conv.h) where cuDNN has
   // an engine for it and that measured faster than the route above plus its epilogue pass.
   std::unique_ptr<FusedConvForward> fused;
-  float unfused_ms = 0, fused_ms = 0;  // 0: not measured
 };
 using ConvKey = std::array<std::int64_t, 18>;
 

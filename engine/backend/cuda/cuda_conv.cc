@@ -219,10 +219,10 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
   if (!fused->ok()) return;
   Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
   const void* b = p.bias ? bias.data() : nullptr;
-  plan.unfused_ms = mean_device_ms(stream_, [&] { run_forward(plan, p, dtype, o, b); });
-  plan.fused_ms = mean_device_ms(
+  const float unfused_ms = mean_device_ms(stream_, [&] { run_forward(plan, p, dtype, o, b); });
+  const float fused_ms = mean_device_ms(
       stream_, [&] { fused->run(cudnn_, o.x, o.w, b, o.y, workspace(fused->workspace_bytes())); });
-  if (plan.fused_ms < plan.unfused_ms) plan.fused = std::move(fused);
+  if (fused_ms < unfused_ms) plan.fused = std::move(fused);
 }
 
 void CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype,
