@@ -100,7 +100,9 @@ void Backend::batch_norm_backward(const BatchNormParams& p, const Tensor& x, con
   check_same(x, dx, op, "dx");
   for (const Tensor* t : {&gamma, &saved_mean, &saved_inv_std, &dgamma, &dbeta})
     check(*t, {p.channels}, kF32, op, "per-channel tensor");
-  check_residual(p, x, dresidual, op, "dresidual");
+  // A residual that needs no gradient (a graph input) has no dresidual.
+  DLBENCH_CHECK(p.residual || !dresidual.defined(), "a residual gradient only with p.residual");
+  if (dresidual.defined()) check_same(x, dresidual, op, "dresidual");
   check_mask(p, relu_mask, op);
   batch_norm_backward_impl(p, x, dy, gamma, saved_mean, saved_inv_std, dx, dgamma, dbeta, mode,
                            relu_mask, dresidual, residual_mode);

@@ -72,7 +72,8 @@ class Backend {
                                     const Tensor& residual = {});
   // dx (mode), dgamma and dbeta (overwritten). dy is the gradient of the op's output: with a
   // ReLU tail, `relu_mask` (from forward) turns it into the pre-activation's gradient on the
-  // fly; with a residual, that gradient also goes to `dresidual` (residual_mode).
+  // fly; with a residual, that gradient also goes to `dresidual` (residual_mode) unless it is
+  // left undefined (a residual that needs no gradient).
   void batch_norm_backward(const BatchNormParams& p, const Tensor& x, const Tensor& dy,
                            const Tensor& gamma, const Tensor& saved_mean,
                            const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,

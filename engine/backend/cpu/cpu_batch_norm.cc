@@ -208,7 +208,7 @@ void CpuBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor
   require_f32(x, op, "x"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
   const std::int64_t n = p.rows * p.channels;
   const float* dz = tail_gradient(p, dy, relu_mask, scratch_.floats(3, n));
-  if (p.residual) {
+  if (dresidual.defined()) {
     float* dr = dresidual.data_as<float>();
     if (residual_mode == GradMode::kAccumulate)
       add_into(dr, dz, n);

@@ -79,26 +79,19 @@ void BatchNorm::forward(const StepContext& ctx) {
 }
 
 // With a tail, the output gradient is the ReLU's; the mask turns it into the normalization's
-// (and the residual's) inside batch_norm_backward. A residual that needs no gradient (a graph
-// input) is left out of the backward op.
+// (and the residual's, where the residual needs one) inside batch_norm_backward.
 void BatchNorm::backward(const StepContext& ctx) {
   auto per_channel = [&](int i) { return ctx.state[i].reshaped({p_.channels}); };
   DLBENCH_CHECK(ctx.input_grads[0].defined(), "batch norm always passes a gradient on");
-  backend::BatchNormParams p = p_;
-  Tensor dresidual;
-  GradMode residual_mode = GradMode::kOverwrite;
-  if (p_.residual && ctx.input_grads[1].defined()) {
-    dresidual = flat(ctx.input_grads[1], p_.rows);
-    residual_mode = ctx.input_grad_modes[1];
-  } else {
-    p.residual = false;
-  }
+  const bool residual_grad = p_.residual && ctx.input_grads[1].defined();
+  const Tensor dresidual = residual_grad ? flat(ctx.input_grads[1], p_.rows) : Tensor();
+  const GradMode residual_mode = residual_grad ? ctx.input_grad_modes[1] : GradMode::kOverwrite;
   Tensor mask = keeps_mask_ ? as_i32(ctx.state[kReluMask], p_.mask_words()) : Tensor();
-  ctx.backend.batch_norm_backward(p, flat(ctx.inputs[0], p_.rows), flat(ctx.output_grad(), p_.rows),
-                                  ctx.params[0], per_channel(kSavedMean), per_channel(kSavedInvStd),
-                                  flat(ctx.input_grads[0], p_.rows), ctx.param_grads[0],
-                                  ctx.param_grads[1], ctx.input_grad_modes[0], mask, dresidual,
-                                  residual_mode);
+  ctx.backend.batch_norm_backward(
+      p_, flat(ctx.inputs[0], p_.rows), flat(ctx.output_grad(), p_.rows), ctx.params[0],
+      per_channel(kSavedMean), per_channel(kSavedInvStd), flat(ctx.input_grads[0], p_.rows),
+      ctx.param_grads[0], ctx.param_grads[1], ctx.input_grad_modes[0], mask, dresidual,
+      residual_mode);
 }
 
 }  // namespace dlbench::nn

@@ -261,9 +261,14 @@ class BnBackward final : public BnCase {
 // pre-activation was positive pass dy on.
 class BnTailBackward final : public BnCase {
  public:
-  BnTailBackward(BatchNormParams p, GradMode mode) : BnCase(p, OpKind::kBatchNormBackward, mode) {}
+  // residual_grad false: a residual that needs no gradient (a graph input), no dresidual given.
+  BnTailBackward(BatchNormParams p, GradMode mode, bool residual_grad = true)
+      : BnCase(p, OpKind::kBatchNormBackward, mode), residual_grad_(p.residual && residual_grad) {}
   std::string op() const override { return "batch_norm_backward"; }
-  std::string params() const override { return name(p_) + "_" + mode_name(mode_); }
+  std::string params() const override {
+    const bool dropped = p_.residual && !residual_grad_;
+    return name(p_) + "_" + mode_name(mode_) + (dropped ? "_no_dresidual" : "");
+  }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     std::vector<HostTensor> t = forward_inputs();
     t[3].role = t[4].role = Role::kScratch;
@@ -278,14 +283,14 @@ class BnTailBackward final : public BnCase {
     t.push_back(mask_scratch(p_));
     t.push_back(grad_output("dx", data, mode_, 17));
     t.push_back(grad_output("dresidual", data, mode_, 19));
-    if (!p_.residual) t[12] = {"dresidual", {1}, Role::kScratch, Kind::kCompute, {0.0f}};
+    if (!residual_grad_) t[12] = {"dresidual", {1}, Role::kScratch, Kind::kCompute, {0.0f}};
     t.push_back(output("dgamma", channel, Kind::kF32));
     t.push_back(output("dbeta", channel, Kind::kF32));
     return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
     const Tensor residual = p_.residual ? t[5] : Tensor(),
-                 dresidual = p_.residual ? t[12] : Tensor();
+                 dresidual = residual_grad_ ? t[12] : Tensor();
     be.batch_norm_forward_training(p_, t[0], t[1], t[2], t[7], t[8], t[9], t[3], t[4], residual,
                                    t[10]);
     be.batch_norm_backward(p_, t[0], t[6], t[1], t[8], t[9], t[11], t[13], t[14], mode_, t[10],
@@ -305,7 +310,7 @@ class BnTailBackward final : public BnCase {
         {11, expected_grad(mode_, t[11], g.dx), {sum_tolerance(p_.rows).atol, 1e-4}},
         {13, g.dgamma, sum_tolerance(p_.rows)},
         {14, g.dbeta, sum_tolerance(p_.rows)}};
-    if (p_.residual) checks.push_back({12, expected_grad(mode_, t[12], dz), kElementwise});
+    if (residual_grad_) checks.push_back({12, expected_grad(mode_, t[12], dz), kElementwise});
     return checks;
   }
   Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
@@ -313,6 +318,9 @@ class BnTailBackward final : public BnCase {
     if (per_element || prec.dtype == DType::kF32) return bn_tolerance(prec, p_, true);
     return bn_tolerance(prec, p_, false);
   }
+
+ private:
+  bool residual_grad_;
 };
 
 BatchNormParams with_tail(BatchNormParams p, bool residual) {
@@ -338,6 +346,8 @@ CaseList cases() {
         out.push_back(std::make_unique<BnTailBackward>(p, m));
     }
   }
+  out.push_back(std::make_unique<BnTailBackward>(with_tail(kTailShapes[0], true),
+                                                 GradMode::kOverwrite, false));
   // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
   const BatchNormParams stage1 = bn(kPerfBatch * 56 * 56, 256);
   out.push_back(std::make_unique<PerfCase>(std::make_unique<BnTraining>(stage1)));
