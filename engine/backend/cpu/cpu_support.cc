@@ -2,7 +2,8 @@
 // and copies also of i32 (labels, token ids), and the matmul's ReLU epilogue (a oneDNN post-op).
 // The dtype asked about is the op's float dtype: embeddings take i32 ids and Adam an i32 step
 // and i32 row marks beside f32 tensors, which is what "f32" means for them. The convolution's
-// ReLU epilogue is a oneDNN post-op too.
+// ReLU epilogue is a oneDNN post-op too; batch norm's residual and ReLU tail is oneDNN's batch
+// norm, then one pass of our own (cpu_batch_norm.cc).
 #include "engine/backend/cpu/cpu_backend.h"
 
 namespace dlbench::backend::cpu {
