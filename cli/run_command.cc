@@ -105,6 +105,20 @@ std::string energy_text(const result::RunResult& r) {
   return text;
 }
 
+// Time before the measured steps, as the compiled peer's compilation time is shown: building,
+// and the warm-up whose first step measures the algorithms.
+std::string start_up_text(const result::RunResult& r) {
+  const auto* build = find_metric(r, "startup/build_seconds");
+  if (build == nullptr) return "";
+  std::string text = "built in " + fixed(build->value, 2) + " s";
+  if (const auto* warmup = find_metric(r, "startup/warmup_seconds")) {
+    text += ", warm-up " + fixed(warmup->value, 2) + " s";
+    if (const auto* first = find_metric(r, "startup/first_step_seconds"))
+      text += " (first step " + fixed(first->value, 2) + " s: algorithm choice and plans)";
+  }
+  return text + "; not in the throughput";
+}
+
 void print_text(const result::RunResult& r, std::ostream& out,
                 const std::optional<store::RunMfu>& mfu) {
   const result::RunConfig& c = r.config;
@@ -148,6 +162,7 @@ void print_text(const result::RunResult& r, std::ostream& out,
   }
   if (const auto* m = find_metric(r, "memory/peak_gib"))
     s.row("Memory", format_bytes(m->value * (1 << 30)) + " peak in the framework's allocator");
+  if (const std::string start_up = start_up_text(r); !start_up.empty()) s.row("Start-up", start_up);
   if (const auto* c = find_metric(r, "compile/seconds"))
     s.row("Compilation", fixed(c->value, 1) +
                              " s (the first step, before the warm-up; not in the "

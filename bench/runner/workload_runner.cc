@@ -107,6 +107,20 @@ std::string interruption_note(const std::string& why, const result::RunConfig& c
   return by + " after " + std::to_string(measured) + " of " + count(planned, "measured step");
 }
 
+struct StartUp {
+  double build_ms = 0, first_step_ms = 0, warmup_ms = 0;
+};
+
+void add_start_up_metrics(result::RunResult& r, const StartUp& s, int warmed) {
+  result::add_metric(r, "startup/build_seconds", s.build_ms / 1000.0, "s",
+                     "building the trainer: memory plan, allocations, weight initialization");
+  if (warmed == 0) return;
+  result::add_metric(r, "startup/warmup_seconds", s.warmup_ms / 1000.0, "s",
+                     "the warm-up steps, not measured");
+  result::add_metric(r, "startup/first_step_seconds", s.first_step_ms / 1000.0, "s",
+                     "the first warm-up step: it chooses algorithms by measurement and plans");
+}
+
 // One replica's part of a run; the root replica's result is the run's.
 result::RunResult run_replica(const result::RunConfig& config, dist::Replica& replica,
                               const RunHooks& hooks) {
@@ -117,6 +131,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
 
   backend::Backend& be = replica.backend;
   if (config.memory_limit_bytes > 0) be.allocator().set_limit(config.memory_limit_bytes);
+  const Clock::time_point build_start = Clock::now();
   nn::Trainer net(model.build(mc), be, trainer_config(model, config, replica.communicator));
   // Each replica reads its own part of the data, as a distributed sampler would give it.
   data::SyntheticSource source(net.graph().input_specs(),
@@ -125,6 +140,10 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   result::RunResult r;
   r.config = config;
   r.config.input_size = mc.size;
+  // Start-up, outside the throughput: building (planning memory, initializing weights) and the
+  // warm-up, whose first step chooses every convolution's algorithm by measurement.
+  StartUp start_up;
+  start_up.build_ms = elapsed_ms(build_start);
   if (config.launch.mode == LaunchMode::kMpi) r.config.launch.device = be.device();
   r.model_description = model.description;
   r.sample_unit = models::to_string(model.unit);
@@ -152,11 +171,14 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
     return !stopped_by.empty();
   };
   int warmed = 0;
+  const Clock::time_point warmup_start = Clock::now();
   for (; warmed < config.warmup_steps && !stop_requested(); ++warmed) {
     if (hooks.on_step) hooks.on_step("warm-up", warmed + 1, config.warmup_steps);
     step();
     be.synchronize();
+    if (warmed == 0) start_up.first_step_ms = elapsed_ms(warmup_start);
   }
+  start_up.warmup_ms = elapsed_ms(warmup_start);
   be.allocator().reset_peak();
   dist::Communicator* comm = replica.communicator;
   if (comm != nullptr) comm->barrier();  // every replica starts measuring together
@@ -248,6 +270,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   if (replica.root()) {
     if (r.measured_steps > 0) {
       add_metrics(r, net.memory(), be.allocator().peak_bytes(), read_peak_rss(rss_reset));
+      add_start_up_metrics(r, start_up, warmed);
       result::add_energy_metrics(r);
     }
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
