@@ -29,6 +29,7 @@ struct MaxBatchOptions {
   std::string memory_limit;
   std::optional<std::int64_t> max_batch;    // unset: the device's default cap
   std::optional<std::int64_t> first_batch;  // unset: the prediction
+  double within_percent = runner::kDefaultWithinPercent;
   std::optional<std::string> json_path;
   bool no_store = false;
 };
@@ -77,6 +78,10 @@ void print_answer(const result::MaxBatchResult& r, std::ostream& out) {
     out << "# largest batch: " << r.batch
         << (r.capped ? " (the --max-batch cap; more may fit)" : "");
     if (r.predicted) out << " (predicted " << r.predicted_batch << ")";
+    if (r.smallest_failure > r.batch + 1)
+      out << "\n# resolution: " << r.smallest_failure << " did not fit; the "
+          << r.smallest_failure - r.batch - 1 << " batches between were not tried (--within "
+          << r.within_percent << " %)";
     out << "\n# peak at it: " << format_bytes(r.measured_peak_bytes) << " measured";
     if (r.predicted) out << " vs " << format_bytes(r.predicted_peak_bytes) << " predicted";
     out << "; " << rate_text(r.throughput) << " " << r.sample_unit << "/s";
@@ -112,6 +117,7 @@ void run_maxbatch(const MaxBatchOptions& o, const GlobalOptions& global) {
   }
   search.max_batch_cap = batch_flag(o.max_batch, "max-batch", "256");
   search.first_batch = batch_flag(o.first_batch, "first-batch", "64");
+  search.within_percent = o.within_percent;
 
   const std::string json_path = o.json_path.value_or(global.json ? "-" : "");
   OutputFile json_file(json_path);  // a mistyped path fails before the search
@@ -165,6 +171,11 @@ void add_maxbatch_command(CLI::App& app, const GlobalOptions& global) {
           " on GPUs, " + std::to_string(runner::kDefaultCpuMaxBatchCap) + " on CPUs)");
   cmd->add_option("--first-batch", opts->first_batch,
                   "The first batch to try (default: the planner's prediction)");
+  cmd->add_option("--within", opts->within_percent,
+                  "Stop once the smallest batch that failed is at most this percent above the "
+                  "largest that fit; 0 searches to the exact batch")
+      ->default_val(runner::kDefaultWithinPercent)
+      ->check(CLI::Range(0.0, 50.0));
   add_output_flags(*cmd, opts->json_path, opts->no_store);  // --json [FILE], --no-store
   cmd->callback([opts, &global] { run_maxbatch(*opts, global); });
 }

@@ -51,6 +51,8 @@ nlohmann::json to_json(const MaxBatchResult& r) {
       // null: not even batch 1 fits.
       {"max_batch", known_or_null(r.batch > 0, r.batch)},
       {"capped", r.capped},
+      {"smallest_failure", known_or_null(r.smallest_failure > 0, r.smallest_failure)},
+      {"within_percent", r.within_percent},
       {"throughput_samples_per_s", known_or_null(r.batch > 0, r.throughput)},
       {"peak_bytes",
        {{"measured", bytes_or_null(r.measured_peak_bytes)},

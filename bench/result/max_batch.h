@@ -48,6 +48,10 @@ struct MaxBatchResult {
   // The largest batch that completed its steps; 0 when batch 1 did not.
   std::int64_t batch = 0;
   bool capped = false;  // the cap itself fit: the real largest batch may be larger
+  // The smallest batch that ran out of memory (0: none did), and the resolution the search
+  // stopped at: batches between `batch` and it were not tried.
+  std::int64_t smallest_failure = 0;
+  double within_percent = 0;
   double throughput = 0;
   double measured_peak_bytes = 0;      // at `batch`, over its measured steps
   double predicted_peak_bytes = 0;     // the prediction at `batch`

@@ -150,15 +150,20 @@ result::MaxBatchResult find_max_batch(const MaxBatchSearch& search, const MaxBat
   // fit: the largest batch known to fit (0: none yet); fail: the smallest known not to.
   const std::int64_t cap = r.max_batch_cap;
   std::int64_t fit = 0, fail = cap + 1;
+  r.within_percent = search.within_percent;
+  auto settled = [&] {
+    const auto gap = static_cast<std::int64_t>(std::floor(double(fit) * r.within_percent / 100));
+    return fail - fit <= std::max<std::int64_t>(1, gap);
+  };
   std::int64_t batch = std::clamp<std::int64_t>(
       search.first_batch > 0 ? search.first_batch : r.predicted_batch, 1, cap);
   std::int64_t step = std::max<std::int64_t>(1, batch / kFirstStepDivisor);
-  while (fail - fit > 1) {
+  while (!settled()) {
     if (attempt(batch))
       fit = batch;
     else
       fail = batch;
-    if (fail - fit <= 1) break;
+    if (settled()) break;
     if (fit > 0 && fail <= cap) {
       batch = fit + (fail - fit) / 2;  // bisect
     } else if (fit > 0) {
@@ -171,6 +176,7 @@ result::MaxBatchResult find_max_batch(const MaxBatchSearch& search, const MaxBat
   }
   r.batch = fit;
   r.capped = fit == cap;
+  r.smallest_failure = fail <= cap ? fail : 0;
   r.config.batch = fit > 0 ? std::optional<std::int64_t>(fit) : std::nullopt;
   if (best) {
     r.throughput = best->throughput;

@@ -46,6 +46,7 @@ TEST(MaxBatchCliTest, FindsTheBatchThatFitsWhileTheNextDoesNot) {
   const std::int64_t b = doc["max_batch"];
   EXPECT_GT(b, 1);
   EXPECT_FALSE(doc["capped"].get<bool>());
+  EXPECT_EQ(doc["smallest_failure"], b + 1);  // small batches are searched exactly
   const json* fits = attempt_at(doc, b);
   const json* next = attempt_at(doc, b + 1);
   ASSERT_TRUE(fits && next) << dump_json(doc["attempts"]);
@@ -80,6 +81,29 @@ TEST(MaxBatchCliTest, AttemptsAfterAnOutOfMemoryOneRunAndFit) {
   EXPECT_EQ(doc["max_batch"], search("")["max_batch"]);
 }
 
+// --within stops once the gap is that share of the batch: both ends were run, the batch that
+// fit fits, the failure failed, and nothing past the gap was tried twice.
+TEST(MaxBatchCliTest, WithinStopsAtTheGivenResolution) {
+  const json doc = search("--first-batch 40 --within 25", "", "900M");
+  ASSERT_TRUE(doc["max_batch"].is_number()) << dump_json(doc, 2);
+  const auto b = doc["max_batch"].get<std::int64_t>();
+  ASSERT_TRUE(doc["smallest_failure"].is_number()) << dump_json(doc, 2);
+  const auto fail = doc["smallest_failure"].get<std::int64_t>();
+  EXPECT_EQ(doc["within_percent"], 25.0);
+  EXPECT_GT(fail, b);
+  EXPECT_LE(fail - b, std::max<std::int64_t>(1, b / 4)) << dump_json(doc["attempts"], 2);
+  ASSERT_NE(attempt_at(doc, b), nullptr);
+  EXPECT_TRUE((*attempt_at(doc, b))["fits"].get<bool>());
+  ASSERT_NE(attempt_at(doc, fail), nullptr);
+  EXPECT_FALSE((*attempt_at(doc, fail))["fits"].get<bool>());
+  // The same search to the exact batch tries more and ends between the two.
+  const json exact = search("--first-batch 40 --within 0", "", "900M");
+  const auto e = exact["max_batch"].get<std::int64_t>();
+  EXPECT_GE(e, b);
+  EXPECT_LT(e, fail);
+  EXPECT_EQ(exact["smallest_failure"], e + 1);
+}
+
 TEST(MaxBatchCliTest, SaysWhenNotEvenBatchOneFits) {
   auto r = dlbench(
       "maxbatch resnet50 --device cpu --input 32 --memory-limit 8M --steps 1 --warmup 0 "
@@ -111,9 +135,10 @@ TEST(MaxBatchCliTest, TheCapEndsASearchThatStillFits) {
 }
 
 TEST(MaxBatchCliTest, BadFlagsAreOneLineUsageErrors) {
-  for (const char* args : {"--memory-limit 12X", "--memory-limit 0", "--memory-limit -5M",
-                           "--max-batch -1", "--max-batch 0", "--first-batch -2", "--mode fly",
-                           "--precision fp8", "--steps 0", "--input 0"}) {
+  for (const char* args :
+       {"--memory-limit 12X", "--memory-limit 0", "--memory-limit -5M", "--max-batch -1",
+        "--max-batch 0", "--first-batch -2", "--mode fly", "--precision fp8", "--steps 0",
+        "--input 0", "--within -1", "--within 60", "--within lots"}) {
     auto r = dlbench(std::string("maxbatch resnet50 --device cpu --no-store ") + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_EQ(r.err.rfind("dlbench: ", 0), 0u) << args << "\n" << r.err;

@@ -28,6 +28,49 @@ TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {
   EXPECT_EQ(gpu().conv_plans_cached(), plans);
 }
 
+// Five samples in slices of 2, 2 and 1: the one-sample slice takes the two-sample slice's
+// choice instead of measuring again, and every direction matches the whole batch in one call
+// (its algorithms may differ, so within f32 summation tolerance, not bit for bit).
+TEST_F(GpuOpTest, AnUnevenSliceTakesTheLargerSlicesChoice) {
+  backend::Conv2dParams p;
+  p.n = 5, p.h = 10, p.w = 10, p.c = 16, p.k = 16, p.r = 3, p.s = 3;
+  p.pad_h = p.pad_w = 1, p.bias = true, p.activation = backend::Activation::kRelu;
+  const HostTensor hx = ops_test::random_tensor(p.input_shape(), 1);
+  const HostTensor hw = ops_test::random_tensor(p.weight_shape(), 2);
+  const HostTensor hb = ops_test::random_tensor({p.k}, 3);
+  const HostTensor hdy = ops_test::random_tensor(p.output_shape(), 4);
+  backend::cuda::CudaBackend sliced(0);
+  sliced.set_conv_slice_bytes(2 * sizeof(float) * static_cast<std::size_t>(p.h * p.w * p.c));
+
+  struct Outputs {
+    std::vector<float> y, dx, dw, db;
+  };
+  auto run = [&](backend::cuda::CudaBackend& be) {
+    GpuTensor x(be, p.input_shape(), DType::kF32), w(be, p.weight_shape(), DType::kF32);
+    GpuTensor b(be, {p.k}, DType::kF32), dy(be, p.output_shape(), DType::kF32);
+    x.upload(hx.data), w.upload(hw.data), b.upload(hb.data), dy.upload(hdy.data);
+    GpuTensor y(be, p.output_shape(), DType::kF32), dx(be, p.input_shape(), DType::kF32);
+    GpuTensor dw(be, p.weight_shape(), DType::kF32), db(be, {p.k}, DType::kF32);
+    for (GpuTensor* t : {&y, &dx, &dw, &db}) t->poison();
+    be.conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+    be.conv2d_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+    be.conv2d_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
+                               GradMode::kOverwrite);
+    return Outputs{y.download(), dx.download(), dw.download(), db.download()};
+  };
+  const Outputs whole = run(gpu());
+  const Outputs parts = run(sliced);
+  // Forward and backward-data sum c * r * s terms, backward-weights n * out_h * out_w.
+  const Tolerance window = op_harness::sum_tolerance(p.c * p.r * p.s);
+  EXPECT_TRUE(gpu_close("y", parts.y, whole.y, window));
+  EXPECT_TRUE(gpu_close("dx", parts.dx, whole.dx, op_harness::sum_tolerance(p.k * p.r * p.s)));
+  EXPECT_TRUE(gpu_close("dw", parts.dw, whole.dw, op_harness::sum_tolerance(p.n * p.h * p.w)));
+  EXPECT_TRUE(gpu_close("db", parts.db, whole.db, op_harness::sum_tolerance(p.n * p.h * p.w)));
+  // Slices of 2 and of 1 in each of the three directions; only the 2s were measured.
+  EXPECT_EQ(sliced.conv_plans_cached(), 6u);
+  EXPECT_EQ(sliced.conv_plans_measured(), 3u);
+}
+
 // A 1x1 convolution can run as a product: the measured route times both ways, the gemm
 // route takes the product every time (each harness case checks only what it ran).
 TEST_F(GpuOpTest, ConvProductRoutesRecordTheirChoices) {

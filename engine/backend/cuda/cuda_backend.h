@@ -122,8 +122,10 @@ class CudaBackend final : public Backend {
                                                  std::int64_t vocab) const override;
 
   cudaStream_t stream() const { return stream_; }
-  // How many convolution shapes were measured (tests check that a repeat measures none).
+  // How many convolution shapes have a plan, and how many of those were measured rather than
+  // taken from the slice before (tests check that a repeat or a smaller slice measures none).
   std::size_t conv_plans_cached() const { return conv_plans_.size(); }
+  std::size_t conv_plans_measured() const { return conv_plans_measured_; }
   // The convolution plans that chose between cuDNN and a matrix product, for the timing tool
   // and the tests: direction, shape, dtype, both times and the choice.
   struct ConvChoice {
@@ -164,8 +166,15 @@ class CudaBackend final : public Backend {
   // out[c] (+)= sum_r in[r, c] over a [rows, cols] tensor, in f32, in a fixed order.
   void column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols, const Tensor& out,
                    GradMode mode, const char* op);
+  // The plan of a shape, measured on first use. A later slice of a batch (index > 0) takes the
+  // choice made for a slice one sample larger where there is one (batch_slices.h sizes differ
+  // by at most one), instead of measuring every algorithm again.
   const ConvPlan& conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
-                            const ConvOperands& operands, GradMode output_mode);
+                            const ConvOperands& operands, GradMode output_mode, bool later_slice);
+  // The larger slice's choice on p's descriptors; null when cuDNN cannot run its algorithm at
+  // this size (then the shape is measured).
+  std::unique_ptr<ConvPlan> adopt_choice(ConvDirection direction, const Conv2dParams& p,
+                                         DType dtype, const ConvPlan& larger);
   // Calls run(slice params, slice operands, slice index) for slices of the batch that keep x
   // and y within conv_slice_bytes_ (one slice, index 0, the whole call, in the usual case).
   void for_each_batch_slice(
@@ -204,6 +213,7 @@ class CudaBackend final : public Backend {
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
   std::vector<ConvChoice> conv_choices_;
+  std::size_t conv_plans_measured_ = 0;
   ConvRoute conv_route_ = ConvRoute::kMeasured;
   // Big enough that each chunk's product is large (ResNet-50's widest 3x3 col row is 4608
   // values, so 7,000+ rows a chunk in f32), small enough to keep the workspace modest next to

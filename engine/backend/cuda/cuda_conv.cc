@@ -28,7 +28,9 @@
 // cudnnSetTensor4dDescriptor), and in fp16 an operand past 2^31 bytes leaves cuDNN 9.14 only
 // slow engines: ResNet-50's stem backward-weights took 2.7 ms at batch 1280 and 3.1 s at 1344
 // (H100, 2026-11-27). Samples are independent in forward and backward-data; backward-weights
-// sums over them, so each later slice accumulates into dw (cuDNN's beta = 1).
+// sums over them, so each later slice accumulates into dw (cuDNN's beta = 1). Slices differ by
+// at most one sample, and a slice one sample smaller takes the larger one's choice rather than
+// measuring every algorithm again on a tensor of a gigabyte or more.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -47,6 +49,9 @@ namespace {
 // fails where the run itself would fit.
 constexpr std::size_t kFindWorkspaceLimit = std::size_t{512} << 20;
 constexpr int kFreeShareDivisor = 4;
+
+// Where a ConvKey holds the batch (conv_plan builds keys in this order).
+constexpr std::size_t kConvKeyBatch = 3;
 
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;
@@ -110,7 +115,8 @@ const Perf& fastest(const std::vector<Perf>& results, int returned, const char* 
 }  // namespace
 
 const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
-                                       const ConvOperands& ops, GradMode output_mode) {
+                                       const ConvOperands& ops, GradMode output_mode,
+                                       bool later_slice) {
   const ConvKey key = {static_cast<std::int64_t>(direction),
                        static_cast<std::int64_t>(dtype),
                        static_cast<std::int64_t>(math_type(p, dtype)),
@@ -130,7 +136,15 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
                        p.bias ? 1 : 0,
                        static_cast<std::int64_t>(p.activation)};
   if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
+  if (later_slice) {
+    ConvKey larger = key;
+    larger[kConvKeyBatch] = p.n + 1;
+    if (auto it = conv_plans_.find(larger); it != conv_plans_.end())
+      if (std::unique_ptr<ConvPlan> adopted = adopt_choice(direction, p, dtype, *it->second))
+        return *conv_plans_.emplace(key, std::move(adopted)).first->second;
+  }
 
+  ++conv_plans_measured_;
   std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
   // One Find at a time in the process: with a thread per GPU, Finds running at once on two
   // H200s picked backward algorithms that ran 2.5x slower than those one GPU alone picks
@@ -209,6 +223,42 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
       conv_route_ == ConvRoute::kMeasured)
     choose_fused_forward(*plan, p, dtype, o);
   return *conv_plans_.emplace(key, std::move(plan)).first->second;
+}
+
+std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, const Conv2dParams& p,
+                                                    DType dtype, const ConvPlan& larger) {
+  std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  CUDNN_CHECK(cudnnGetConvolutionMathType(larger.conv, &math));
+  CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, math));
+  plan->algorithm = larger.algorithm;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  switch (direction) {
+    case ConvDirection::kForward:
+      status = cudnnGetConvolutionForwardWorkspaceSize(
+          cudnn_, plan->x, plan->w, plan->conv, plan->y,
+          static_cast<cudnnConvolutionFwdAlgo_t>(plan->algorithm), &plan->workspace_bytes);
+      break;
+    case ConvDirection::kBackwardData:
+      status = cudnnGetConvolutionBackwardDataWorkspaceSize(
+          cudnn_, plan->w, plan->y, plan->conv, plan->x,
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algorithm), &plan->workspace_bytes);
+      break;
+    case ConvDirection::kBackwardFilter:
+      status = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          cudnn_, plan->x, plan->y, plan->conv, plan->w,
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan->algorithm), &plan->workspace_bytes);
+      break;
+  }
+  if (status != CUDNN_STATUS_SUCCESS) return nullptr;
+  plan->gemm = larger.gemm;
+  plan->cudnn_ms = larger.cudnn_ms;
+  plan->gemm_ms = larger.gemm_ms;
+  if (larger.fused) {
+    auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype);
+    if (fused->ok()) plan->fused = std::move(fused);
+  }
+  return plan;
 }
 
 // The route chosen above plus its epilogue pass against cuDNN's fused graph, where it has one;
@@ -292,8 +342,9 @@ void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, co
   require_here(y, op, "y");
   if (p.bias) require_here(bias, op, "bias");
   const DType dtype = x.dtype();
-  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t) {
-    const ConvPlan& plan = conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite);
+  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
+    const ConvPlan& plan =
+        conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite, index > 0);
     run_forward(plan, ps, dtype, o, p.bias ? bias.data() : nullptr);
   };
   for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data()}, slice);
@@ -307,8 +358,8 @@ void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor&
   require_here(dx, op, "dx");
   const DType dtype = dy.dtype();
   const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
-  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t) {
-    const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, ps, dtype, o, mode);
+  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
+    const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, ps, dtype, o, mode, index > 0);
     if (plan.gemm)
       conv_gemm(ConvDirection::kBackwardData, ps, dtype, o, nullptr, beta);
     else
@@ -329,7 +380,8 @@ void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tens
   // The first slice writes dw as the call asks; every later one adds its samples' share.
   auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
     const GradMode slice_mode = index == 0 ? mode : GradMode::kAccumulate;
-    const ConvPlan& plan = conv_plan(ConvDirection::kBackwardFilter, ps, dtype, o, slice_mode);
+    const ConvPlan& plan =
+        conv_plan(ConvDirection::kBackwardFilter, ps, dtype, o, slice_mode, index > 0);
     const float beta = slice_mode == GradMode::kAccumulate ? kOne : kZero;
     if (plan.gemm)
       conv_gemm(ConvDirection::kBackwardFilter, ps, dtype, o, nullptr, beta);
