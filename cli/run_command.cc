@@ -114,7 +114,25 @@ std::string start_up_text(const result::RunResult& r) {
   if (const auto* warmup = find_metric(r, "startup/warmup_seconds")) {
     text += ", warm-up " + fixed(warmup->value, 2) + " s";
     if (const auto* first = find_metric(r, "startup/first_step_seconds"))
-      text += " (first step " + fixed(first->value, 2) + " s: algorithm choice and plans)";
+      text += " (first step " + fixed(first->value, 2) + " s)";
+  }
+  const auto* shapes = find_metric(r, "startup/planning_shapes");
+  const auto* planning = find_metric(r, "startup/planning_seconds");
+  if (shapes != nullptr && planning != nullptr) {
+    text += "; " + fixed(shapes->value, 0) + " shapes' algorithms measured in " +
+            fixed(planning->value, 2) + " s (";
+    const std::string prefix = "startup/planning/";
+    bool first_part = true;
+    for (const result::Metric& m : r.metrics) {
+      if (m.tag.rfind(prefix, 0) != 0) continue;
+      // The description is "measuring algorithms: LABEL" (workload_runner.cc).
+      const std::size_t colon = m.description.find(": ");
+      const std::string label = colon == std::string::npos ? m.tag.substr(prefix.size())
+                                                           : m.description.substr(colon + 2);
+      text += (first_part ? "" : ", ") + label + " " + fixed(m.value, 2) + " s";
+      first_part = false;
+    }
+    text += ")";
   }
   return text + "; not in the throughput";
 }

@@ -109,6 +109,7 @@ std::string interruption_note(const std::string& why, const result::RunConfig& c
 
 struct StartUp {
   double build_ms = 0, first_step_ms = 0, warmup_ms = 0;
+  backend::PlanningTime planning;  // by the end of the warm-up
 };
 
 void add_start_up_metrics(result::RunResult& r, const StartUp& s, int warmed) {
@@ -119,6 +120,14 @@ void add_start_up_metrics(result::RunResult& r, const StartUp& s, int warmed) {
                      "the warm-up steps, not measured");
   result::add_metric(r, "startup/first_step_seconds", s.first_step_ms / 1000.0, "s",
                      "the first warm-up step: it chooses algorithms by measurement and plans");
+  if (s.planning.shapes == 0) return;
+  result::add_metric(r, "startup/planning_shapes", static_cast<double>(s.planning.shapes), "shapes",
+                     "op shapes whose algorithm was chosen by measuring");
+  result::add_metric(r, "startup/planning_seconds", s.planning.seconds(), "s",
+                     "measuring those shapes' algorithms, all parts");
+  for (const backend::PlanningTime::Part& part : s.planning.parts)
+    result::add_metric(r, "startup/planning/" + part.tag + "_seconds", part.seconds, "s",
+                       "measuring algorithms: " + part.label);
 }
 
 // One replica's part of a run; the root replica's result is the run's.
@@ -179,6 +188,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
     if (warmed == 0) start_up.first_step_ms = elapsed_ms(warmup_start);
   }
   start_up.warmup_ms = elapsed_ms(warmup_start);
+  start_up.planning = be.planning_time();
   be.allocator().reset_peak();
   dist::Communicator* comm = replica.communicator;
   if (comm != nullptr) comm->barrier();  // every replica starts measuring together

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/backend/device_graph.h"
 #include "engine/backend/device_timer.h"
@@ -23,6 +24,23 @@
 #include "engine/core/tensor.h"
 
 namespace dlbench::backend {
+
+// Time a backend spent choosing how to run ops by measuring them (CUDA: each new convolution
+// shape's algorithm search), in parts; all zero where a backend measures nothing.
+struct PlanningTime {
+  struct Part {
+    std::string tag;    // "cudnn_find": a metric name's last part
+    std::string label;  // "cuDNN Find"
+    double seconds = 0;
+  };
+  std::size_t shapes = 0;  // op shapes measured
+  std::vector<Part> parts;
+  double seconds() const {
+    double s = 0;
+    for (const Part& p : parts) s += p.seconds;
+    return s;
+  }
+};
 
 class Backend {
  public:
@@ -42,6 +60,8 @@ class Backend {
   virtual void begin_capture() {}
   virtual std::unique_ptr<DeviceGraph> end_capture() { return nullptr; }
   virtual void abort_capture() noexcept {}
+  // What measuring took since the backend was made (run output's start-up row).
+  virtual PlanningTime planning_time() const { return {}; }
 
   // Whether `op` with these parameters runs here on tensors of `dtype` (the op's main float
   // dtype; the dtype filled for fills). Asked by graph passes and tests before they call an op.

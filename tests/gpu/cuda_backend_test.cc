@@ -53,8 +53,10 @@ TEST_F(GpuOpTest, AnUnevenSliceTakesTheLargerSlicesChoice) {
     GpuTensor dw(be, p.weight_shape(), DType::kF32), db(be, {p.k}, DType::kF32);
     for (GpuTensor* t : {&y, &dx, &dw, &db}) t->poison();
     be.conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
-    be.conv2d_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
-    be.conv2d_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
+    backend::Conv2dParams backward = p;  // the ReLU's own backward comes first, elsewhere
+    backward.activation = backend::Activation::kNone;
+    be.conv2d_backward_data(backward, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+    be.conv2d_backward_weights(backward, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
                                GradMode::kOverwrite);
     return Outputs{y.download(), dx.download(), dw.download(), db.download()};
   };

@@ -126,6 +126,7 @@ class CudaBackend final : public Backend {
   // taken from the slice before (tests check that a repeat or a smaller slice measures none).
   std::size_t conv_plans_cached() const { return conv_plans_.size(); }
   std::size_t conv_plans_measured() const { return conv_plans_measured_; }
+  PlanningTime planning_time() const override;
   // The convolution plans that chose between cuDNN and a matrix product, for the timing tool
   // and the tests: direction, shape, dtype, both times and the choice.
   struct ConvChoice {
@@ -214,6 +215,8 @@ class CudaBackend final : public Backend {
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
   std::vector<ConvChoice> conv_choices_;
   std::size_t conv_plans_measured_ = 0;
+  // Wall time of the measurements behind conv_plans_ (planning_time's parts).
+  double find_seconds_ = 0, product_timing_seconds_ = 0, fused_graph_seconds_ = 0;
   ConvRoute conv_route_ = ConvRoute::kMeasured;
   // Big enough that each chunk's product is large (ResNet-50's widest 3x3 col row is 4608
   // values, so 7,000+ rows a chunk in f32), small enough to keep the workspace modest next to

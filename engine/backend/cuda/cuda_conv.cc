@@ -32,6 +32,7 @@
 // at most one sample, and a slice one sample smaller takes the larger one's choice rather than
 // measuring every algorithm again on a tensor of a gigabyte or more.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -59,6 +60,17 @@ constexpr float kZero = 0.0f;
 // Runs per candidate when cuDNN and a matrix product compete for a shape, after one
 // unmeasured run (which may plan or allocate).
 constexpr int kChoiceRuns = 3;
+
+// Seconds since construction, for the planning time's parts.
+class WallTimer {
+ public:
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 // Mean device time of fn's work on the stream, in ms.
 template <class F>
@@ -145,6 +157,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   }
 
   ++conv_plans_measured_;
+  WallTimer find_timer;
   std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
   // One Find at a time in the process: with a thread per GPU, Finds running at once on two
   // H200s picked backward algorithms that ran 2.5x slower than those one GPU alone picks
@@ -207,6 +220,8 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   // keeps FMA math whatever the result says, so TF32 can never slip in.
   if (math_type(p, dtype) != CUDNN_FMA_MATH)
     CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
+  find_seconds_ += find_timer.seconds();
+  WallTimer product_timer;
   if (gemm_can_run(direction, p, dtype) && conv_route_ != ConvRoute::kCudnn) {
     if (conv_route_ == ConvRoute::kGemm) {
       plan->gemm = true;
@@ -219,9 +234,13 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
     }
     conv_choices_.push_back({direction, p, dtype, plan->cudnn_ms, plan->gemm_ms, plan->gemm});
   }
+  product_timing_seconds_ += product_timer.seconds();
   if (direction == ConvDirection::kForward && (p.bias || p.activation != Activation::kNone) &&
-      conv_route_ == ConvRoute::kMeasured)
+      conv_route_ == ConvRoute::kMeasured) {
+    WallTimer fused_timer;
     choose_fused_forward(*plan, p, dtype, o);
+    fused_graph_seconds_ += fused_timer.seconds();
+  }
   return *conv_plans_.emplace(key, std::move(plan)).first->second;
 }
 
@@ -255,10 +274,21 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
   plan->cudnn_ms = larger.cudnn_ms;
   plan->gemm_ms = larger.gemm_ms;
   if (larger.fused) {
+    WallTimer fused_timer;
     auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype);
     if (fused->ok()) plan->fused = std::move(fused);
+    fused_graph_seconds_ += fused_timer.seconds();
   }
   return plan;
+}
+
+PlanningTime CudaBackend::planning_time() const {
+  PlanningTime t;
+  t.shapes = conv_plans_measured_;
+  t.parts = {{"cudnn_find", "cuDNN Find", find_seconds_},
+             {"product_timing", "matrix-product timing", product_timing_seconds_},
+             {"fused_graphs", "fused cuDNN graphs", fused_graph_seconds_}};
+  return t;
 }
 
 // The route chosen above plus its epilogue pass against cuDNN's fused graph, where it has one;
