@@ -28,49 +28,85 @@ TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {
   EXPECT_EQ(gpu().conv_plans_cached(), plans);
 }
 
-// Five samples in slices of 2, 2 and 1: the one-sample slice takes the two-sample slice's
-// choice instead of measuring again, and every direction matches the whole batch in one call
-// (its algorithms may differ, so within f32 summation tolerance, not bit for bit).
-TEST_F(GpuOpTest, AnUnevenSliceTakesTheLargerSlicesChoice) {
+// A 3x3 convolution with bias and ReLU, its inputs, and its forward and backward results.
+struct ConvRun {
   backend::Conv2dParams p;
-  p.n = 5, p.h = 10, p.w = 10, p.c = 16, p.k = 16, p.r = 3, p.s = 3;
-  p.pad_h = p.pad_w = 1, p.bias = true, p.activation = backend::Activation::kRelu;
-  const HostTensor hx = ops_test::random_tensor(p.input_shape(), 1);
-  const HostTensor hw = ops_test::random_tensor(p.weight_shape(), 2);
-  const HostTensor hb = ops_test::random_tensor({p.k}, 3);
-  const HostTensor hdy = ops_test::random_tensor(p.output_shape(), 4);
-  backend::cuda::CudaBackend sliced(0);
-  sliced.set_conv_slice_bytes(2 * sizeof(float) * static_cast<std::size_t>(p.h * p.w * p.c));
+  HostTensor x, w, b, dy;
+  explicit ConvRun(std::int64_t n) {
+    p.n = n, p.h = 10, p.w = 10, p.c = 16, p.k = 16, p.r = 3, p.s = 3;
+    p.pad_h = p.pad_w = 1, p.bias = true, p.activation = backend::Activation::kRelu;
+    x = ops_test::random_tensor(p.input_shape(), 1),
+    w = ops_test::random_tensor(p.weight_shape(), 2);
+    b = ops_test::random_tensor({p.k}, 3), dy = ops_test::random_tensor(p.output_shape(), 4);
+  }
+  // The ReLU's own backward comes first, elsewhere: the backward calls see none.
+  backend::Conv2dParams backward() const {
+    backend::Conv2dParams q = p;
+    q.activation = backend::Activation::kNone;
+    return q;
+  }
+};
+struct ConvOutputs {
+  std::vector<float> y, dx, dw, db;
+};
 
-  struct Outputs {
-    std::vector<float> y, dx, dw, db;
-  };
-  auto run = [&](backend::cuda::CudaBackend& be) {
-    GpuTensor x(be, p.input_shape(), DType::kF32), w(be, p.weight_shape(), DType::kF32);
-    GpuTensor b(be, {p.k}, DType::kF32), dy(be, p.output_shape(), DType::kF32);
-    x.upload(hx.data), w.upload(hw.data), b.upload(hb.data), dy.upload(hdy.data);
-    GpuTensor y(be, p.output_shape(), DType::kF32), dx(be, p.input_shape(), DType::kF32);
-    GpuTensor dw(be, p.weight_shape(), DType::kF32), db(be, {p.k}, DType::kF32);
-    for (GpuTensor* t : {&y, &dx, &dw, &db}) t->poison();
-    be.conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
-    backend::Conv2dParams backward = p;  // the ReLU's own backward comes first, elsewhere
-    backward.activation = backend::Activation::kNone;
-    be.conv2d_backward_data(backward, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
-    be.conv2d_backward_weights(backward, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
-                               GradMode::kOverwrite);
-    return Outputs{y.download(), dx.download(), dw.download(), db.download()};
-  };
-  const Outputs whole = run(gpu());
-  const Outputs parts = run(sliced);
-  // Forward and backward-data sum c * r * s terms, backward-weights n * out_h * out_w.
-  const Tolerance window = op_harness::sum_tolerance(p.c * p.r * p.s);
-  EXPECT_TRUE(gpu_close("y", parts.y, whole.y, window));
-  EXPECT_TRUE(gpu_close("dx", parts.dx, whole.dx, op_harness::sum_tolerance(p.k * p.r * p.s)));
-  EXPECT_TRUE(gpu_close("dw", parts.dw, whole.dw, op_harness::sum_tolerance(p.n * p.h * p.w)));
-  EXPECT_TRUE(gpu_close("db", parts.db, whole.db, op_harness::sum_tolerance(p.n * p.h * p.w)));
+ConvOutputs run_conv(backend::cuda::CudaBackend& be, const ConvRun& c) {
+  const backend::Conv2dParams& p = c.p;
+  GpuTensor x(be, p.input_shape(), DType::kF32), w(be, p.weight_shape(), DType::kF32);
+  GpuTensor b(be, {p.k}, DType::kF32), dy(be, p.output_shape(), DType::kF32);
+  x.upload(c.x.data), w.upload(c.w.data), b.upload(c.b.data), dy.upload(c.dy.data);
+  GpuTensor y(be, p.output_shape(), DType::kF32), dx(be, p.input_shape(), DType::kF32);
+  GpuTensor dw(be, p.weight_shape(), DType::kF32), db(be, {p.k}, DType::kF32);
+  for (GpuTensor* t : {&y, &dx, &dw, &db}) t->poison();
+  be.conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+  be.conv2d_backward_data(c.backward(), dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+  be.conv2d_backward_weights(c.backward(), x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
+                             GradMode::kOverwrite);
+  return {y.download(), dx.download(), dw.download(), db.download()};
+}
+
+ConvOutputs run_conv(backend::cpu::CpuBackend& be, ConvRun c) {
+  const backend::Conv2dParams& p = c.p;
+  HostTensor y = ops_test::poisoned(p.output_shape()), dx = ops_test::poisoned(p.input_shape());
+  HostTensor dw = ops_test::poisoned(p.weight_shape()), db = ops_test::poisoned({p.k});
+  be.conv2d_forward(p, c.x.tensor(), c.w.tensor(), c.b.tensor(), y.tensor());
+  be.conv2d_backward_data(c.backward(), c.dy.tensor(), c.w.tensor(), dx.tensor(),
+                          GradMode::kOverwrite);
+  be.conv2d_backward_weights(c.backward(), c.x.tensor(), c.dy.tensor(), dw.tensor(), db.tensor(),
+                             GradMode::kOverwrite);
+  return {y.data, dx.data, dw.data, db.data};
+}
+
+// Both within f32 summation tolerance (algorithms may differ, so not bit for bit): forward and
+// backward-data sum c r s and k r s terms, backward-weights n out_h out_w.
+void expect_close(const ConvOutputs& got, const ConvOutputs& want, const backend::Conv2dParams& p) {
+  EXPECT_TRUE(gpu_close("y", got.y, want.y, op_harness::sum_tolerance(p.c * p.r * p.s)));
+  EXPECT_TRUE(gpu_close("dx", got.dx, want.dx, op_harness::sum_tolerance(p.k * p.r * p.s)));
+  EXPECT_TRUE(gpu_close("dw", got.dw, want.dw, op_harness::sum_tolerance(p.n * p.h * p.w)));
+  EXPECT_TRUE(gpu_close("db", got.db, want.db, op_harness::sum_tolerance(p.n * p.h * p.w)));
+}
+
+// Five samples in slices of 2, 2 and 1: the one-sample slice takes the two-sample slice's
+// choice instead of measuring again, and every direction matches the whole batch in one call.
+TEST_F(GpuOpTest, AnUnevenSliceTakesTheLargerSlicesChoice) {
+  const ConvRun c(5);
+  backend::cuda::CudaBackend sliced(0);
+  sliced.set_conv_slice_bytes(2 * sizeof(float) * static_cast<std::size_t>(c.p.h * c.p.w * c.p.c));
+  const ConvOutputs parts = run_conv(sliced, c);
+  expect_close(parts, run_conv(gpu(), c), c.p);
   // Slices of 2 and of 1 in each of the three directions; only the 2s were measured.
   EXPECT_EQ(sliced.conv_plans_cached(), 6u);
   EXPECT_EQ(sliced.conv_plans_measured(), 3u);
+}
+
+// A batch past kConvMeasureBatch is measured on that many samples, once per direction, and
+// the winner's results over the whole batch are the CPU's.
+TEST_F(GpuOpTest, ALargeBatchIsMeasuredOnItsHead) {
+  const ConvRun c(backend::cuda::CudaBackend::kConvMeasureBatch + 3);
+  const ConvOutputs whole = run_conv(gpu(), c);
+  expect_close(whole, run_conv(cpu(), c), c.p);
+  EXPECT_EQ(gpu().conv_plans_cached(), 6u);  // the head's plans and the whole batch's
+  EXPECT_EQ(gpu().conv_plans_measured(), 3u);
 }
 
 // A 1x1 convolution can run as a product: the measured route times both ways, the gemm

@@ -126,6 +126,8 @@ class CudaBackend final : public Backend {
   // taken from the slice before (tests check that a repeat or a smaller slice measures none).
   std::size_t conv_plans_cached() const { return conv_plans_.size(); }
   std::size_t conv_plans_measured() const { return conv_plans_measured_; }
+  // Convolutions over more samples are measured on this many (cuda_conv.cc says why).
+  static constexpr std::int64_t kConvMeasureBatch = 256;
   PlanningTime planning_time() const override;
   // The convolution plans that chose between cuDNN and a matrix product, for the timing tool
   // and the tests: direction, shape, dtype, both times and the choice.
@@ -169,7 +171,8 @@ class CudaBackend final : public Backend {
                    GradMode mode, const char* op);
   // The plan of a shape, measured on first use. A later slice of a batch (index > 0) takes the
   // choice made for a slice one sample larger where there is one (batch_slices.h sizes differ
-  // by at most one), instead of measuring every algorithm again.
+  // by at most one), and a batch past kConvMeasureBatch the choice measured at that batch,
+  // instead of measuring every algorithm on the whole.
   const ConvPlan& conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
                             const ConvOperands& operands, GradMode output_mode, bool later_slice);
   // The larger slice's choice on p's descriptors; null when cuDNN cannot run its algorithm at

@@ -23,6 +23,11 @@
 // Each is then also timed as a cuBLASLt matrix product (cuda_conv_gemm.cu, im2col) against
 // cuDNN's pick, both with CUDA events on the stream, and runs on whichever was faster.
 //
+// A batch of more than kConvMeasureBatch samples is measured on its first kConvMeasureBatch
+// (Find, the product's timing, the fused graph), and the winner runs the whole batch: past a
+// few hundred samples of these layers the GPU is full and the ranking holds, while Find's time
+// grows with the batch (VGG16 fp16 at batch 2354 spent 107 s in Find, H100, 2026-11-27).
+//
 // Large batches run in slices of the batch. cuDNN describes a tensor with 32-bit numbers, so
 // one of 2^31 elements or more cannot be described at all (VGG16 fp16 at batch 2511 failed in
 // cudnnSetTensor4dDescriptor), and in fp16 an operand past 2^31 bytes leaves cuDNN 9.14 only
@@ -155,6 +160,13 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
       if (std::unique_ptr<ConvPlan> adopted = adopt_choice(direction, p, dtype, *it->second))
         return *conv_plans_.emplace(key, std::move(adopted)).first->second;
   }
+  if (p.n > kConvMeasureBatch) {
+    Conv2dParams head = p;
+    head.n = kConvMeasureBatch;
+    const ConvPlan& measured = conv_plan(direction, head, dtype, ops, output_mode, false);
+    if (std::unique_ptr<ConvPlan> adopted = adopt_choice(direction, p, dtype, measured))
+      return *conv_plans_.emplace(key, std::move(adopted)).first->second;
+  }
 
   ++conv_plans_measured_;
   WallTimer find_timer;
@@ -270,7 +282,7 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
       break;
   }
   if (status != CUDNN_STATUS_SUCCESS) return nullptr;
-  plan->gemm = larger.gemm;
+  plan->gemm = larger.gemm && gemm_can_run(direction, p, dtype);  // else cuDNN's best
   plan->cudnn_ms = larger.cudnn_ms;
   plan->gemm_ms = larger.gemm_ms;
   if (larger.fused) {
