@@ -63,6 +63,9 @@ struct ConvPlan {
   ConvDesc conv;
   int algorithm = 0;
   std::size_t workspace_bytes = 0;  // cuDNN's, for `algorithm`
+  // Find's successful results, fastest first (algorithm, math type): a larger batch that takes
+  // this plan's choice takes the first whose workspace at its size stays in Find's limit.
+  std::vector<std::pair<int, cudnnMathType_t>> ranked;
   // The convolution runs as a cuBLASLt matrix product over its pixels instead
   // (cuda_conv_gemm.cu) when that measured faster than cuDNN's best; both times are kept.
   bool gemm = false;

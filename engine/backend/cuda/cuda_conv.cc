@@ -118,6 +118,39 @@ std::unique_ptr<ConvPlan> make_descriptors(const Conv2dParams& p, DType dtype) {
   return plan;
 }
 
+// cuDNN's workspace for `algorithm` on the plan's descriptors; an error status where the
+// algorithm cannot run them.
+cudnnStatus_t workspace_size(cudnnHandle_t cudnn, ConvDirection direction, const ConvPlan& plan,
+                             int algorithm, std::size_t* bytes) {
+  switch (direction) {
+    case ConvDirection::kForward:
+      return cudnnGetConvolutionForwardWorkspaceSize(
+          cudnn, plan.x, plan.w, plan.conv, plan.y,
+          static_cast<cudnnConvolutionFwdAlgo_t>(algorithm), bytes);
+    case ConvDirection::kBackwardData:
+      return cudnnGetConvolutionBackwardDataWorkspaceSize(
+          cudnn, plan.w, plan.y, plan.conv, plan.x,
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(algorithm), bytes);
+    case ConvDirection::kBackwardFilter:
+      return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          cudnn, plan.x, plan.y, plan.conv, plan.w,
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algorithm), bytes);
+  }
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
+// Find's results that ran, fastest first.
+template <class Perf>
+std::vector<std::pair<int, cudnnMathType_t>> ranked(const std::vector<Perf>& results,
+                                                    int returned) {
+  std::vector<std::pair<int, cudnnMathType_t>> out;
+  for (int i = 0; i < returned; ++i) {
+    const Perf& r = results[static_cast<std::size_t>(i)];
+    if (r.status == CUDNN_STATUS_SUCCESS) out.emplace_back(static_cast<int>(r.algo), r.mathType);
+  }
+  return out;
+}
+
 // The fastest algorithm Find returned that ran successfully; perf results come sorted by time.
 template <class Perf>
 const Perf& fastest(const std::vector<Perf>& results, int returned, const char* what) {
@@ -203,6 +236,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
         cudnn_, plan->x, o.x, plan->w, o.w, plan->conv, plan->y, o.y,
         static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
     const auto& best = fastest(results, returned, "forward");
+    plan->ranked = ranked(results, returned);
     plan->algorithm = static_cast<int>(best.algo);
     plan->workspace_bytes = best.memory;
     chosen_math = best.mathType;
@@ -213,6 +247,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
         cudnn_, plan->w, o.w, plan->y, o.y, plan->conv, plan->x, o.x,
         static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
     const auto& best = fastest(results, returned, "backward-data");
+    plan->ranked = ranked(results, returned);
     plan->algorithm = static_cast<int>(best.algo);
     plan->workspace_bytes = best.memory;
     chosen_math = best.mathType;
@@ -224,6 +259,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
         cudnn_, plan->x, o.x, plan->y, o.y, plan->conv, plan->w, o.w,
         static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
     const auto& best = fastest(results, returned, "backward-weights");
+    plan->ranked = ranked(results, returned);
     plan->algorithm = static_cast<int>(best.algo);
     plan->workspace_bytes = best.memory;
     chosen_math = best.mathType;
@@ -259,36 +295,37 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
 std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, const Conv2dParams& p,
                                                     DType dtype, const ConvPlan& larger) {
   std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  CUDNN_CHECK(cudnnGetConvolutionMathType(larger.conv, &math));
-  CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, math));
-  plan->algorithm = larger.algorithm;
-  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-  switch (direction) {
-    case ConvDirection::kForward:
-      status = cudnnGetConvolutionForwardWorkspaceSize(
-          cudnn_, plan->x, plan->w, plan->conv, plan->y,
-          static_cast<cudnnConvolutionFwdAlgo_t>(plan->algorithm), &plan->workspace_bytes);
-      break;
-    case ConvDirection::kBackwardData:
-      status = cudnnGetConvolutionBackwardDataWorkspaceSize(
-          cudnn_, plan->w, plan->y, plan->conv, plan->x,
-          static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algorithm), &plan->workspace_bytes);
-      break;
-    case ConvDirection::kBackwardFilter:
-      status = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          cudnn_, plan->x, plan->y, plan->conv, plan->w,
-          static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan->algorithm), &plan->workspace_bytes);
-      break;
+  // Find kept to kFindWorkspaceLimit at its size; an algorithm whose workspace grows with the
+  // batch may pass it here, so the fastest that stays within it wins.
+  std::vector<std::pair<int, cudnnMathType_t>> candidates = larger.ranked;
+  if (candidates.empty()) {
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    CUDNN_CHECK(cudnnGetConvolutionMathType(larger.conv, &math));
+    candidates.emplace_back(larger.algorithm, math);
   }
-  if (status != CUDNN_STATUS_SUCCESS) return nullptr;
+  bool chosen = false;
+  for (const auto& [algorithm, math] : candidates) {
+    if (math_type(p, dtype) != CUDNN_FMA_MATH)
+      CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, math));
+    std::size_t bytes = 0;
+    if (workspace_size(cudnn_, direction, *plan, algorithm, &bytes) != CUDNN_STATUS_SUCCESS ||
+        bytes > kFindWorkspaceLimit)
+      continue;
+    plan->algorithm = algorithm;
+    plan->workspace_bytes = bytes;
+    chosen = true;
+    break;
+  }
+  if (!chosen) return nullptr;
+  plan->ranked = std::move(candidates);
   plan->gemm = larger.gemm && gemm_can_run(direction, p, dtype);  // else cuDNN's best
   plan->cudnn_ms = larger.cudnn_ms;
   plan->gemm_ms = larger.gemm_ms;
   if (larger.fused) {
     WallTimer fused_timer;
     auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype);
-    if (fused->ok()) plan->fused = std::move(fused);
+    if (fused->ok() && fused->workspace_bytes() <= kFindWorkspaceLimit)
+      plan->fused = std::move(fused);
     fused_graph_seconds_ += fused_timer.seconds();
   }
   return plan;
