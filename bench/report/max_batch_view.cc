@@ -47,6 +47,13 @@ std::string batch_text(const RunRecord& r) {
   return std::to_string(r.batch) + (capped(r) ? " (cap)" : "");
 }
 
+// The smallest batch that ran out of memory; empty when none did (or an older search).
+std::string failure_text(const RunRecord& r) {
+  const auto it = r.result.find("smallest_failure");
+  return it != r.result.end() && it->is_number_integer() ? std::to_string(it->get<std::int64_t>())
+                                                         : "";
+}
+
 std::string number_or_empty(double v, int digits) {
   return std::isfinite(v) ? fixed(v, digits) : "";
 }
@@ -55,28 +62,30 @@ std::string number_or_empty(double v, int digits) {
 
 Table max_batch_table(const ReportData& d) {
   const std::map<std::int64_t, std::string> names = machine_names(d.machines);
-  Table t{
-      "max_batch",
-      "Largest batch",
-      "the largest batch that completed its warm-up and measured steps without running out "
-      "of memory (dlbench maxbatch); predicted: from the planner's memory (fixed + per "
-      "sample) and the budget; peak: the allocator's peak over the measured steps at that "
-      "batch; (cap): the --max-batch cap fit, so a larger batch may too",
-      {"model", "mode", "precision", "input", "device", "machine", "largest batch",
-       "predicted batch", "peak GiB", "predicted GiB", "samples/s", "attempts", "search s", "run"},
-      {}};
+  Table t{"max_batch",
+          "Largest batch",
+          "the largest batch that completed its warm-up and measured steps without running out "
+          "of memory (dlbench maxbatch); predicted: from the planner's memory (fixed + per "
+          "sample) and the budget; peak: the allocator's peak over the measured steps at that "
+          "batch; (cap): the --max-batch cap fit, so a larger batch may too; smallest failure: the "
+          "smallest batch that ran out of memory (batches between the two were not tried when "
+          "the search stopped within its --within percent)",
+          {"model", "mode", "precision", "input", "device", "machine", "largest batch",
+           "smallest failure", "predicted batch", "peak GiB", "predicted GiB", "samples/s",
+           "attempts", "search s", "run"},
+          {}};
   t.text_columns = {"largest batch"};
   for (const RunRecord* r : newest_searches(d)) {
     auto machine = names.find(r->machine.id);
-    t.rows.push_back({r->model, store::searched_mode(*r), r->precision,
-                      std::to_string(r->input_size), r->device,
-                      machine != names.end() ? machine->second : machine_name(r->machine),
-                      batch_text(*r), number_or_empty(metric(*r, "max_batch/predicted_batch"), 0),
-                      number_or_empty(metric(*r, "memory/allocated_peak_gib"), 2),
-                      number_or_empty(metric(*r, "memory/predicted_peak_gib"), 2),
-                      r->batch > 0 ? fixed(r->throughput, 1) : "",
-                      number_or_empty(metric(*r, "max_batch/attempts"), 0),
-                      number_or_empty(metric(*r, "max_batch/search_s"), 1), std::to_string(r->id)});
+    t.rows.push_back(
+        {r->model, store::searched_mode(*r), r->precision, std::to_string(r->input_size), r->device,
+         machine != names.end() ? machine->second : machine_name(r->machine), batch_text(*r),
+         failure_text(*r), number_or_empty(metric(*r, "max_batch/predicted_batch"), 0),
+         number_or_empty(metric(*r, "memory/allocated_peak_gib"), 2),
+         number_or_empty(metric(*r, "memory/predicted_peak_gib"), 2),
+         r->batch > 0 ? fixed(r->throughput, 1) : "",
+         number_or_empty(metric(*r, "max_batch/attempts"), 0),
+         number_or_empty(metric(*r, "max_batch/search_s"), 1), std::to_string(r->id)});
   }
   return t;
 }

@@ -165,6 +165,7 @@ TEST(MaxBatchCliTest, TheResultIsStoredListedAndReported) {
       found = true;
       ASSERT_EQ(t["rows"].size(), 1u) << dump_json(t);
       EXPECT_EQ(t["rows"][0]["largest batch"], std::to_string(b)) << dump_json(t);
+      EXPECT_EQ(t["rows"][0]["smallest failure"], b + 1) << dump_json(t);
       EXPECT_EQ(t["rows"][0]["mode"], "train");
     }
   EXPECT_TRUE(found) << report.out.substr(0, 2000);
