@@ -297,14 +297,8 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
   std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
   // Find kept to kFindWorkspaceLimit at its size; an algorithm whose workspace grows with the
   // batch may pass it here, so the fastest that stays within it wins.
-  std::vector<std::pair<int, cudnnMathType_t>> candidates = larger.ranked;
-  if (candidates.empty()) {
-    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-    CUDNN_CHECK(cudnnGetConvolutionMathType(larger.conv, &math));
-    candidates.emplace_back(larger.algorithm, math);
-  }
   bool chosen = false;
-  for (const auto& [algorithm, math] : candidates) {
+  for (const auto& [algorithm, math] : larger.ranked) {
     if (math_type(p, dtype) != CUDNN_FMA_MATH)
       CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, math));
     std::size_t bytes = 0;
@@ -317,7 +311,7 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
     break;
   }
   if (!chosen) return nullptr;
-  plan->ranked = std::move(candidates);
+  plan->ranked = larger.ranked;
   plan->gemm = larger.gemm && gemm_can_run(direction, p, dtype);  // else cuDNN's best
   plan->cudnn_ms = larger.cudnn_ms;
   plan->gemm_ms = larger.gemm_ms;
