@@ -1,8 +1,10 @@
 // dlbench maxbatch MODEL: the largest batch that trains (or infers) without running out of
 // device memory, predicted by the planner and confirmed by real steps (bench/runner/max_batch.h).
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "bench/nvml/nvml.h"
 #include "bench/runner/allreduce_bench.h"
@@ -29,7 +31,7 @@ struct MaxBatchOptions {
   std::string memory_limit;
   std::optional<std::int64_t> max_batch;    // unset: the device's default cap
   std::optional<std::int64_t> first_batch;  // unset: the prediction
-  double within_percent = runner::kDefaultWithinPercent;
+  std::string within;  // percent, runner::kDefaultWithinPercent unless given; within_percent()
   std::optional<std::string> json_path;
   bool no_store = false;
 };
@@ -103,6 +105,22 @@ std::int64_t batch_flag(const std::optional<std::int64_t>& value, const char* fi
   return value.value_or(0);
 }
 
+// --within's value: a percent from 0 to kMaxWithinPercent.
+constexpr double kMaxWithinPercent = 50;
+double within_percent(const std::string& text) {
+  std::size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(v >= 0 && v <= kMaxWithinPercent))
+    throw Error(ErrorKind::kUsage, "--within must be a percent from 0 to 50, not '" + text + "'",
+                "e.g. --within 1 (the default), or --within 0 for the exact batch");
+  return v;
+}
+
 void run_maxbatch(const MaxBatchOptions& o, const GlobalOptions& global) {
   runner::MaxBatchSearch search;
   apply_workload_options(o.workload, search.config);
@@ -117,7 +135,7 @@ void run_maxbatch(const MaxBatchOptions& o, const GlobalOptions& global) {
   }
   search.max_batch_cap = batch_flag(o.max_batch, "max-batch", "256");
   search.first_batch = batch_flag(o.first_batch, "first-batch", "64");
-  search.within_percent = o.within_percent;
+  search.within_percent = within_percent(o.within);
 
   const std::string json_path = o.json_path.value_or(global.json ? "-" : "");
   OutputFile json_file(json_path);  // a mistyped path fails before the search
@@ -151,6 +169,9 @@ void add_maxbatch_command(CLI::App& app, const GlobalOptions& global) {
   opts->workload.precision = "fp32";
   opts->workload.warmup = runner::kMaxBatchWarmupSteps;
   opts->workload.steps = runner::kMaxBatchMeasuredSteps;
+  char within[16];
+  std::snprintf(within, sizeof within, "%g", runner::kDefaultWithinPercent);
+  opts->within = within;
   CLI::App* cmd = app.add_subcommand(
       "maxbatch",
       "Find the largest batch that fits in memory: the planner's prediction, confirmed by runs");
@@ -171,11 +192,11 @@ void add_maxbatch_command(CLI::App& app, const GlobalOptions& global) {
           " on GPUs, " + std::to_string(runner::kDefaultCpuMaxBatchCap) + " on CPUs)");
   cmd->add_option("--first-batch", opts->first_batch,
                   "The first batch to try (default: the planner's prediction)");
-  cmd->add_option("--within", opts->within_percent,
-                  "Stop once the smallest batch that failed is at most this percent above the "
-                  "largest that fit; 0 searches to the exact batch")
-      ->default_val(runner::kDefaultWithinPercent)
-      ->check(CLI::Range(0.0, 50.0));
+  cmd->add_option("--within", opts->within,
+                  "Stop once the smallest batch that failed is at most this percent (0 to 50) "
+                  "above the largest that fit; 0 searches to the exact batch")
+      ->type_name("PERCENT")
+      ->capture_default_str();
   add_output_flags(*cmd, opts->json_path, opts->no_store);  // --json [FILE], --no-store
   cmd->callback([opts, &global] { run_maxbatch(*opts, global); });
 }
