@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "tests/support/isolated_home.h"
 #include "tests/support/run_command.h"
@@ -51,6 +53,41 @@ TEST(RunCliTest, JsonFileHoldsTheResultAndEnvironment) {
   for (const json& m : doc["metrics"])
     has_throughput_metric |= m["tag"] == "throughput/samples_per_s";
   EXPECT_TRUE(has_throughput_metric);
+  std::remove(path.c_str());
+}
+
+// The start-up is measured and said apart from the throughput: building, the warm-up and its
+// first step, each a stored metric; with no warm-up there is no warm-up to time.
+TEST(RunCliTest, StartUpIsReportedApartFromTheThroughput) {
+  std::string path = ::testing::TempDir() + "dlbench-start-up.json";
+  const std::string run =
+      "run resnet50 --device cpu --input 32 --batch 2 --steps 2 --no-store --json " + path;
+  auto r = dlbench(run + " --warmup 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Start-up          built in "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(first step "), std::string::npos) << r.out;
+  std::map<std::string, double> startup;
+  const json doc = json::parse(testing::read_file(path));
+  for (const json& m : doc["metrics"])
+    if (const std::string tag = m["tag"].get<std::string>(); tag.rfind("startup/", 0) == 0)
+      startup[tag] = m["value"].get<double>();
+  ASSERT_EQ(startup.count("startup/build_seconds"), 1u);
+  ASSERT_EQ(startup.count("startup/warmup_seconds"), 1u);
+  ASSERT_EQ(startup.count("startup/first_step_seconds"), 1u);
+  EXPECT_GT(startup["startup/build_seconds"], 0);
+  EXPECT_GT(startup["startup/first_step_seconds"], 0);
+  EXPECT_LE(startup["startup/first_step_seconds"], startup["startup/warmup_seconds"]);
+  // The CPU chooses no algorithm by measuring: no planning parts are made up.
+  EXPECT_EQ(startup.count("startup/planning_seconds"), 0u);
+
+  auto cold = dlbench(run + " --warmup 0");
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  const std::size_t row = cold.out.find("Start-up");
+  ASSERT_NE(row, std::string::npos) << cold.out;
+  EXPECT_EQ(cold.out.substr(row, cold.out.find('\n', row) - row).find("warm-up"), std::string::npos)
+      << cold.out;
+  const json cold_doc = json::parse(testing::read_file(path));
+  for (const json& m : cold_doc["metrics"]) EXPECT_NE(m["tag"], "startup/warmup_seconds");
   std::remove(path.c_str());
 }
 
