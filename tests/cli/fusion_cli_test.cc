@@ -16,7 +16,10 @@ using nlohmann::json;
 using testing::dlbench;
 
 json run_vgg(const std::string& flags, std::string* text) {
-  const std::string path = ::testing::TempDir() + "dlbench-fusion-test.json";
+  // A file per test: ctest runs the tests of this file at once, as separate processes.
+  const std::string path = ::testing::TempDir() + "dlbench-fusion-" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                           ".json";
   std::remove(path.c_str());
   auto r = dlbench(
       "run vgg16 --device cpu --input 32 --batch 2 --steps 1 --warmup 0 --no-store "
