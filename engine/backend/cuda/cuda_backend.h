@@ -63,13 +63,18 @@ struct ConvPlan {
   ConvDesc conv;
   int algorithm = 0;
   std::size_t workspace_bytes = 0;  // cuDNN's, for `algorithm`
-  // Find's successful results, fastest first (algorithm, math type): a larger batch that takes
-  // this plan's choice takes the first whose workspace at its size stays in Find's limit.
-  std::vector<std::pair<int, cudnnMathType_t>> ranked;
+  // Find's successful results, fastest first: a larger batch that takes this plan's choice
+  // takes the first whose workspace at its size stays in Find's limit.
+  struct Ranked {
+    int algorithm;
+    cudnnMathType_t math;
+    std::size_t workspace_bytes;  // at the size Find measured
+  };
+  std::vector<Ranked> ranked;
   // The convolution runs as a cuBLASLt matrix product over its pixels instead
-  // (cuda_conv_gemm.cu) when that measured faster than cuDNN's best; both times are kept.
+  // (cuda_conv_gemm.cu) when that measured faster than cuDNN's best (conv_choices() keeps the
+  // times).
   bool gemm = false;
-  float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (pinned route, or no product possible)
   // A forward with a bias or ReLU runs as one cuDNN graph (cudnn_fused_conv.h) where cuDNN has
   // an engine for it and that measured faster than the route above plus its epilogue pass.
   std::unique_ptr<FusedConvForward> fused;

@@ -139,27 +139,22 @@ cudnnStatus_t workspace_size(cudnnHandle_t cudnn, ConvDirection direction, const
   return CUDNN_STATUS_BAD_PARAM;
 }
 
-// Find's results that ran, fastest first.
+// The algorithms Find returned that ran successfully, fastest first (Find sorts by time); at
+// least one.
 template <class Perf>
-std::vector<std::pair<int, cudnnMathType_t>> ranked(const std::vector<Perf>& results,
-                                                    int returned) {
-  std::vector<std::pair<int, cudnnMathType_t>> out;
+std::vector<ConvPlan::Ranked> ranked(const std::vector<Perf>& results, int returned,
+                                     const char* what) {
+  std::vector<ConvPlan::Ranked> out;
   for (int i = 0; i < returned; ++i) {
     const Perf& r = results[static_cast<std::size_t>(i)];
-    if (r.status == CUDNN_STATUS_SUCCESS) out.emplace_back(static_cast<int>(r.algo), r.mathType);
+    if (r.status == CUDNN_STATUS_SUCCESS)
+      out.push_back({static_cast<int>(r.algo), r.mathType, r.memory});
   }
+  if (out.empty())
+    throw Error(ErrorKind::kExternal,
+                std::string("cuDNN has no algorithm for this ") + what + " convolution",
+                "check the cuDNN version with `dlbench info`");
   return out;
-}
-
-// The fastest algorithm Find returned that ran successfully; perf results come sorted by time.
-template <class Perf>
-const Perf& fastest(const std::vector<Perf>& results, int returned, const char* what) {
-  for (int i = 0; i < returned; ++i)
-    if (results[static_cast<std::size_t>(i)].status == CUDNN_STATUS_SUCCESS)
-      return results[static_cast<std::size_t>(i)];
-  throw Error(ErrorKind::kExternal,
-              std::string("cuDNN has no algorithm for this ") + what + " convolution",
-              "check the cuDNN version with `dlbench info`");
 }
 
 }  // namespace
@@ -228,29 +223,20 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
                                                              : o.w;
     out = scratch_out.data();
   }
-  cudnnMathType_t chosen_math = CUDNN_DEFAULT_MATH;
   if (direction == ConvDirection::kForward) {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> results(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
     int returned = 0;
     CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
         cudnn_, plan->x, o.x, plan->w, o.w, plan->conv, plan->y, o.y,
         static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
-    const auto& best = fastest(results, returned, "forward");
-    plan->ranked = ranked(results, returned);
-    plan->algorithm = static_cast<int>(best.algo);
-    plan->workspace_bytes = best.memory;
-    chosen_math = best.mathType;
+    plan->ranked = ranked(results, returned, "forward");
   } else if (direction == ConvDirection::kBackwardData) {
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> results(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
     int returned = 0;
     CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
         cudnn_, plan->w, o.w, plan->y, o.y, plan->conv, plan->x, o.x,
         static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
-    const auto& best = fastest(results, returned, "backward-data");
-    plan->ranked = ranked(results, returned);
-    plan->algorithm = static_cast<int>(best.algo);
-    plan->workspace_bytes = best.memory;
-    chosen_math = best.mathType;
+    plan->ranked = ranked(results, returned, "backward-data");
   } else {
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> results(
         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
@@ -258,29 +244,28 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
     CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
         cudnn_, plan->x, o.x, plan->y, o.y, plan->conv, plan->w, o.w,
         static_cast<int>(results.size()), &returned, results.data(), find_workspace.data(), limit));
-    const auto& best = fastest(results, returned, "backward-weights");
-    plan->ranked = ranked(results, returned);
-    plan->algorithm = static_cast<int>(best.algo);
-    plan->workspace_bytes = best.memory;
-    chosen_math = best.mathType;
+    plan->ranked = ranked(results, returned, "backward-weights");
   }
+  const ConvPlan::Ranked& best = plan->ranked.front();
+  plan->algorithm = best.algorithm;
+  plan->workspace_bytes = best.workspace_bytes;
   // cuDNN asks that the math type of the winning result be set on the descriptor; strict f32
   // keeps FMA math whatever the result says, so TF32 can never slip in.
   if (math_type(p, dtype) != CUDNN_FMA_MATH)
-    CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, best.math));
   find_seconds_ += find_timer.seconds();
   WallTimer product_timer;
   if (gemm_can_run(direction, p, dtype) && conv_route_ != ConvRoute::kCudnn) {
+    float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (the product route is pinned)
     if (conv_route_ == ConvRoute::kGemm) {
       plan->gemm = true;
     } else {
-      plan->cudnn_ms = mean_device_ms(
+      cudnn_ms = mean_device_ms(
           stream_, [&] { run_cudnn_conv(direction, *plan, o, find_workspace.data(), 0.0f); });
-      plan->gemm_ms =
-          mean_device_ms(stream_, [&] { conv_gemm(direction, p, dtype, o, nullptr, 0.0f); });
-      plan->gemm = plan->gemm_ms < plan->cudnn_ms;
+      gemm_ms = mean_device_ms(stream_, [&] { conv_gemm(direction, p, dtype, o, nullptr, 0.0f); });
+      plan->gemm = gemm_ms < cudnn_ms;
     }
-    conv_choices_.push_back({direction, p, dtype, plan->cudnn_ms, plan->gemm_ms, plan->gemm});
+    conv_choices_.push_back({direction, p, dtype, cudnn_ms, gemm_ms, plan->gemm});
   }
   product_timing_seconds_ += product_timer.seconds();
   if (direction == ConvDirection::kForward && (p.bias || p.activation != Activation::kNone) &&
@@ -298,23 +283,18 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
   // Find kept to kFindWorkspaceLimit at its size; an algorithm whose workspace grows with the
   // batch may pass it here, so the fastest that stays within it wins.
   bool chosen = false;
-  for (const auto& [algorithm, math] : larger.ranked) {
+  for (const ConvPlan::Ranked& candidate : larger.ranked) {
     if (math_type(p, dtype) != CUDNN_FMA_MATH)
-      CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, math));
-    std::size_t bytes = 0;
-    if (workspace_size(cudnn_, direction, *plan, algorithm, &bytes) != CUDNN_STATUS_SUCCESS ||
-        bytes > kFindWorkspaceLimit)
-      continue;
-    plan->algorithm = algorithm;
-    plan->workspace_bytes = bytes;
-    chosen = true;
-    break;
+      CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, candidate.math));
+    plan->algorithm = candidate.algorithm;
+    chosen = workspace_size(cudnn_, direction, *plan, candidate.algorithm,
+                            &plan->workspace_bytes) == CUDNN_STATUS_SUCCESS &&
+             plan->workspace_bytes <= kFindWorkspaceLimit;
+    if (chosen) break;
   }
   if (!chosen) return nullptr;
   plan->ranked = larger.ranked;
   plan->gemm = larger.gemm && gemm_can_run(direction, p, dtype);  // else cuDNN's best
-  plan->cudnn_ms = larger.cudnn_ms;
-  plan->gemm_ms = larger.gemm_ms;
   if (larger.fused) {
     WallTimer fused_timer;
     auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype);
