@@ -5,6 +5,14 @@
 #include "engine/core/error.h"
 
 namespace dlbench::backend::cuda {
+namespace {
+
+[[noreturn]] void not_a_float(DType t, const char* op) {
+  throw Error(ErrorKind::kUsage, std::string(op) + ": dtype " + to_string(t) +
+                                     " is not a float dtype (f32, f16, bf16)");
+}
+
+}  // namespace
 
 cudnnDataType_t cudnn_dtype(DType t, const char* op) {
   switch (t) {
@@ -17,8 +25,7 @@ cudnnDataType_t cudnn_dtype(DType t, const char* op) {
     default:
       break;
   }
-  throw Error(ErrorKind::kUsage, std::string(op) + ": dtype " + to_string(t) +
-                                     " is not a float dtype (f32, f16, bf16)");
+  not_a_float(t, op);
 }
 
 cudaDataType_t cuda_dtype(DType t, const char* op) {
@@ -32,8 +39,7 @@ cudaDataType_t cuda_dtype(DType t, const char* op) {
     default:
       break;
   }
-  throw Error(ErrorKind::kUsage, std::string(op) + ": dtype " + to_string(t) +
-                                     " is not a float dtype (f32, f16, bf16)");
+  not_a_float(t, op);
 }
 
 }  // namespace dlbench::backend::cuda
