@@ -108,6 +108,22 @@ void Backend::batch_norm_backward(const BatchNormParams& p, const Tensor& x, con
                            relu_mask, dresidual, residual_mode);
 }
 
+void Backend::batch_norm_fold(const BatchNormParams& p, const Tensor& w, const Tensor& bias,
+                              const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
+                              const Tensor& running_var, const Tensor& folded_w,
+                              const Tensor& folded_bias) {
+  const char* op = "batch_norm_fold";
+  DLBENCH_CHECK(w.defined() && w.rank() >= 1 && w.shape()[0] == p.channels,
+                "batch_norm_fold: w's first dimension must be the batch norm's channels");
+  check_same(w, folded_w, op, "folded_w");
+  check(folded_bias, {p.channels}, w.dtype(), op, "folded_bias");
+  if (bias.defined()) check(bias, {p.channels}, w.dtype(), op, "bias");
+  for (const Tensor* t : {&gamma, &beta, &running_mean, &running_var})
+    check(*t, {p.channels}, kF32, op, "per-channel tensor");
+  DLBENCH_CHECK(!p.has_tail(), "batch_norm_fold: a batch norm with a tail does not fold");
+  batch_norm_fold_impl(p, w, bias, gamma, beta, running_mean, running_var, folded_w, folded_bias);
+}
+
 void Backend::pool_forward(const PoolParams& p, const Tensor& x, const Tensor& y,
                            const Tensor& workspace) {
   check(x, p.input_shape(), x.dtype(), "pool_forward", "x");

@@ -101,6 +101,16 @@ class Backend {
                            const Tensor& dresidual = {},
                            GradMode residual_mode = GradMode::kOverwrite);
 
+  // Batch norm folded into the operator before it, for inference: with s = gamma /
+  // sqrt(running_var + eps) per output channel k (w's first dimension),
+  //   folded_w[k, ...] = w[k, ...] s[k];   folded_bias[k] = beta[k] + (bias[k] - mean[k]) s[k]
+  // so that bn(conv(x, w) + bias) = conv(x, folded_w) + folded_bias. bias is optional (zero
+  // when undefined); w, bias and the folded tensors share one float dtype, computed in f32.
+  void batch_norm_fold(const BatchNormParams& p, const Tensor& w, const Tensor& bias,
+                       const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
+                       const Tensor& running_var, const Tensor& folded_w,
+                       const Tensor& folded_bias);
+
   // --- pooling ---------------------------------------------------------------------------
   virtual std::size_t pool_workspace_bytes(const PoolParams& p) const = 0;
   void pool_forward(const PoolParams& p, const Tensor& x, const Tensor& y, const Tensor& workspace);

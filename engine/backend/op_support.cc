@@ -16,6 +16,8 @@ const char* to_string(OpKind op) {
       return "batch_norm_forward_inference";
     case OpKind::kBatchNormBackward:
       return "batch_norm_backward";
+    case OpKind::kBatchNormFold:
+      return "batch_norm_fold";
     case OpKind::kPoolForward:
       return "pool_forward";
     case OpKind::kPoolBackward:

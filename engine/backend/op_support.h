@@ -18,6 +18,7 @@ enum class OpKind {
   kBatchNormTraining,
   kBatchNormInference,
   kBatchNormBackward,
+  kBatchNormFold,
   kPoolForward,
   kPoolBackward,
   kMatmulForward,

@@ -108,6 +108,11 @@ void Executor::bind_input(ValueId input, const Tensor& tensor) {
 
 void Executor::forward() {
   Scratch scratch;
+  if (!prepared_) {
+    for (std::size_t n = 0; n < graph_.layer_count(); ++n)
+      graph_.nodes()[n].layer->prepare(context(n, scratch));
+    prepared_ = true;
+  }
   for (std::size_t n = 0; n < graph_.layer_count(); ++n) {
     ObservedPart part(observer_, StepPart::kForward, n);
     graph_.nodes()[n].layer->forward(context(n, scratch));

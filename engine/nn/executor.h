@@ -37,7 +37,7 @@ class Executor {
   // Points graph input `input` at a batch's tensor (checked against the input's shape and
   // dtype); it must stay valid while steps read it.
   void bind_input(ValueId input, const Tensor& tensor);
-  // Every layer's forward (not the losses).
+  // Every layer's forward (not the losses); the first call runs every layer's prepare() first.
   void forward();
   // Training: every loss node, writing its loss and the gradients of what it reads.
   void run_losses(float loss_scale);
@@ -78,6 +78,7 @@ class Executor {
   Buffer loss_buffer_;
   std::vector<Tensor> losses_;
   StepObserver* observer_ = nullptr;
+  bool prepared_ = false;
 };
 
 }  // namespace dlbench::nn

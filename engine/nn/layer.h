@@ -152,6 +152,11 @@ class Layer {
   // fp32 strict or TF32 for the layer's matrix products (convolution, matmul).
   virtual void set_math(backend::MathMode) {}
 
+  // Work done once, before the first forward, from the parameters and state as they are then
+  // (a batch norm folded into a convolution's weights for inference). The first forward runs
+  // eagerly, so this is never part of a device-graph recording.
+  virtual void prepare(const StepContext& ctx) { (void)ctx; }
+
   virtual void forward(const StepContext& ctx) = 0;
   virtual void backward(const StepContext& ctx) = 0;
 };

@@ -1,7 +1,7 @@
-// Graph passes: what the fusion passes (fuse_bn_add_relu, and the ReLU epilogues fuse_bn_relu,
-// fuse_matmul_relu, fuse_conv_relu) rewrite and what they leave alone, and the fused graph
-// against the reference (Fusion::kOff): the same losses, gradients, weights and logits, for
-// VGG16 and ResNet-50.
+// Graph passes: what the fusion passes (fuse_bn_add_relu, inference's fold_conv_bn, and the ReLU
+// epilogues fuse_bn_relu, fuse_matmul_relu, fuse_conv_relu) rewrite and what they leave alone,
+// and the fused graph against the reference (Fusion::kOff): the same losses, gradients, weights
+// and logits, for VGG16 and ResNet-50.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "engine/nn/losses/softmax_cross_entropy.h"
 #include "engine/nn/passes/pass.h"
 #include "engine/nn/trainer.h"
+#include "tests/engine/support/batch_norm_values.h"
 
 namespace dlbench {
 namespace {
@@ -138,6 +139,46 @@ TEST(FuseBatchNormTest, OnlyTrainingKeepsTheReluMask) {
   }
 }
 
+// Inference folds every batch norm outside a residual tail into its convolution (the stem's,
+// two per block and the four downsampling shortcuts'), and the ReLUs after them become the
+// convolutions' epilogues; training folds none.
+TEST(FoldConvBatchNormTest, FoldsEveryResnetBatchNormOutsideTheTails) {
+  auto be = backend::make_backend(Device::cpu());
+  nn::Graph g = resnet50();
+  const std::size_t nodes = g.nodes().size();
+  const std::int64_t parameters = nn::parameter_count(g), macs = nn::forward_macs(g);
+  const nn::PassReport report = nn::apply_passes(g, {*be, Mode::kInfer}, nn::Fusion::kOn);
+  EXPECT_EQ(rewrites(report, "fuse_bn_add_relu"), 16);
+  EXPECT_EQ(rewrites(report, "fold_conv_bn"), 1 + 2 * 16 + 4);
+  EXPECT_EQ(rewrites(report, "fuse_bn_relu"), 0);
+  EXPECT_EQ(rewrites(report, "fuse_conv_relu"), 1 + 2 * 16);
+  EXPECT_EQ(g.nodes().size(), nodes - 2 * 16 - 37 - 33);
+  const std::vector<std::string> names = node_names(g);
+  EXPECT_TRUE(has(names, "conv1+bn1+relu"));
+  EXPECT_TRUE(has(names, "layer1.0.conv2+layer1.0.bn2+layer1.0.relu2"));
+  EXPECT_TRUE(has(names, "layer1.0.downsample.conv+layer1.0.downsample.bn"));
+  EXPECT_TRUE(has(names, "layer1.0.conv3"));
+  EXPECT_TRUE(has(names, "layer1.0.bn3+layer1.0.add+layer1.0.relu3"));
+  for (const nn::Node& n : g.nodes()) {
+    if (n.name == "conv1+bn1+relu") {
+      EXPECT_STREQ(n.layer->kind(), "conv2d+batch_norm+relu");
+      // The convolution's weight, then the batch norm's gamma and beta.
+      ASSERT_EQ(n.params.size(), 3u);
+      EXPECT_EQ(g.params()[static_cast<std::size_t>(n.params[1])].name, "bn1.gamma");
+      EXPECT_EQ(n.layer->state(*be).size(), 4u);  // running mean, variance, folded weight, bias
+    }
+    if (n.name == "layer1.0.downsample.conv+layer1.0.downsample.bn") {
+      EXPECT_STREQ(n.layer->kind(), "conv2d+batch_norm");
+    }
+  }
+  EXPECT_EQ(nn::parameter_count(g), parameters);
+  EXPECT_EQ(nn::forward_macs(g), macs);
+
+  nn::Graph trained = resnet50();
+  EXPECT_EQ(
+      rewrites(nn::apply_passes(trained, {*be, Mode::kTrain}, nn::Fusion::kOn), "fold_conv_bn"), 0);
+}
+
 TEST(FuseReluTest, FusionOffLeavesTheGraphAsBuilt) {
   auto be = backend::make_backend(Device::cpu());
   nn::Graph g = vgg16();
@@ -230,6 +271,25 @@ TEST(FuseReluTest, FusedVggTrainsAndInfersAsTheReference) {
 // weights as the unfused ReLU, add and batch norm backward do.
 TEST(FuseBatchNormTest, FusedResnetTrainsAndInfersAsTheReference) {
   expect_fused_as_reference(resnet50);
+}
+
+// With gammas and betas away from 1 and 0, set after the trainer is built (the fold happens
+// before the first forward), the folded graph infers what the reference infers.
+TEST(FoldConvBatchNormTest, FoldedResnetInfersAsTheReference) {
+  auto be = backend::make_backend(Device::cpu());
+  std::vector<float> logits[2];
+  for (nn::Fusion fusion : {nn::Fusion::kOn, nn::Fusion::kOff}) {
+    nn::TrainerConfig c;
+    c.mode = Mode::kInfer;
+    c.fusion = fusion;
+    nn::Trainer net(resnet50(), *be, c);
+    test_support::randomize_batch_norm(*be, net, 5);
+    data::SyntheticSource source(net.graph().input_specs(), 7);
+    source.fill(*be, net.inputs());
+    net.infer_step();
+    logits[fusion == nn::Fusion::kOn ? 0 : 1] = host(*be, net.logits());
+  }
+  expect_close(logits[0], logits[1], "logits");
 }
 
 TEST(FuseReluTest, TheTrainerReportsWhatItFused) {

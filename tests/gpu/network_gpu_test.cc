@@ -16,6 +16,7 @@
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
 #include "engine/nn/trainer.h"
+#include "tests/engine/support/batch_norm_values.h"
 #include "tests/engine/support/rotating_source.h"
 
 namespace dlbench {
@@ -149,6 +150,58 @@ TEST(NetworkGpuTest, FusedStepMatchesTheUnfused) {
     }
     std::printf("%s: worst relative difference of gradient norms, fused vs unfused %.2e\n", model,
                 worst);
+  }
+}
+
+std::vector<float> resnet_logits(Precision precision, nn::Fusion fusion) {
+  auto be = backend::make_backend(Device::cuda(0));
+  const models::ModelSpec& info = models::find_model("resnet50");
+  models::ModelConfig mc;
+  mc.batch = 4;
+  mc.size = 96;
+  mc.compute = compute_dtype(precision);
+  nn::TrainerConfig nc;
+  nc.mode = Mode::kInfer;
+  nc.precision = precision;
+  nc.fusion = fusion;
+  nn::Trainer net(info.build(models::resolve(info, mc)), *be, nc);
+  test_support::randomize_batch_norm(*be, net, 5);
+  data::SyntheticSource source(net.graph().input_specs(), 11);
+  source.fill(*be, net.inputs());
+  net.infer_step();
+  const Tensor logits = net.logits();
+  std::vector<float> out(static_cast<std::size_t>(logits.numel()));
+  if (logits.dtype() == DType::kF32) {
+    be->to_host(logits, out.data());
+  } else {
+    Buffer f32(be->allocator(), out.size() * sizeof(float));
+    const Tensor wide(f32.data(), logits.shape(), DType::kF32, be->device());
+    be->cast(logits, wide);
+    be->to_host(wide, out.data());
+  }
+  return out;
+}
+
+// Inference with every batch norm outside the residual tails folded into its convolution (and
+// the ReLUs as the convolutions' epilogues) against the graph as built, with gammas and betas
+// away from 1 and 0: the logits agree to within the precision's rounding over 50 layers.
+TEST(NetworkGpuTest, FoldedInferenceMatchesTheUnfused) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  for (auto [precision, tolerance] :
+       {std::pair{Precision::kFp32, 1e-3}, {Precision::kFp16, 3e-2}}) {
+    const std::vector<float> folded = resnet_logits(precision, nn::Fusion::kOn),
+                             plain = resnet_logits(precision, nn::Fusion::kOff);
+    ASSERT_EQ(folded.size(), plain.size());
+    double largest = 0, worst = 0;
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(folded[i])) << i;
+      largest = std::max(largest, std::fabs(double{plain[i]}));
+      worst = std::max(worst, std::fabs(double{folded[i]} - plain[i]));
+    }
+    std::printf("%s: largest logit %.4f, worst difference folded vs unfused %.2e\n",
+                to_string(precision), largest, worst);
+    EXPECT_GT(largest, 0.0);
+    EXPECT_LE(worst, tolerance * largest) << to_string(precision);
   }
 }
 

@@ -5,6 +5,9 @@
 //            running_mean = (1 - m) running_mean + m mean
 //            running_var  = (1 - m) running_var  + m var R / (R - 1)   (unbiased, as PyTorch)
 // Inference: the same normalization with the running statistics.
+// Folding:   the inference normalization moved into the weights and bias of the op before it
+//            (s_c = gamma_c / sqrt(running_var_c + eps); w'[c, ...] = w s_c;
+//            b'_c = beta_c + (b_c - running_mean_c) s_c).
 // Backward:  xhat = (x - mean) inv_std
 //            dbeta_c = sum_r dy,  dgamma_c = sum_r dy xhat
 //            dx = gamma_c inv_std_c (dy - dbeta_c / R - xhat dgamma_c / R)
@@ -248,6 +251,25 @@ void CpuBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor
     rethrow_dnnl_error(e, op);
   }
   if (accumulate) add_into(dx.data_as<float>(), out, dx.numel());
+}
+
+void CpuBackend::batch_norm_fold_impl(const BatchNormParams& p, const Tensor& w, const Tensor& bias,
+                                      const Tensor& gamma, const Tensor& beta,
+                                      const Tensor& running_mean, const Tensor& running_var,
+                                      const Tensor& folded_w, const Tensor& folded_bias) {
+  const char* op = "batch_norm_fold";
+  require_f32(w, op, "w");
+  const std::int64_t per_channel = p.channels == 0 ? 0 : w.numel() / p.channels;
+  const float* in = w.data_as<float>();
+  float* out = folded_w.data_as<float>();
+  const float* b = bias.defined() ? bias.data_as<float>() : nullptr;
+  for (std::int64_t c = 0; c < p.channels; ++c) {
+    const float scale =
+        gamma.data_as<float>()[c] / std::sqrt(running_var.data_as<float>()[c] + p.epsilon);
+    for (std::int64_t i = c * per_channel; i < (c + 1) * per_channel; ++i) out[i] = in[i] * scale;
+    folded_bias.data_as<float>()[c] =
+        beta.data_as<float>()[c] + ((b ? b[c] : 0.0f) - running_mean.data_as<float>()[c]) * scale;
+  }
 }
 
 }  // namespace dlbench::backend::cpu

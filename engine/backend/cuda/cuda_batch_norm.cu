@@ -232,4 +232,27 @@ void CudaBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tenso
       });
 }
 
+void CudaBackend::batch_norm_fold_impl(const BatchNormParams& p, const Tensor& w,
+                                       const Tensor& bias, const Tensor& gamma, const Tensor& beta,
+                                       const Tensor& running_mean, const Tensor& running_var,
+                                       const Tensor& folded_w, const Tensor& folded_bias) {
+  const char* op = "batch_norm_fold";
+  activate();
+  require_float(w, op, "w");
+  for (const Tensor* t : {&w, &gamma, &beta, &running_mean, &running_var, &folded_w, &folded_bias})
+    require_here(*t, op, "operand");
+  if (bias.defined()) require_here(bias, op, "bias");
+  if (w.numel() == 0) return;
+  dispatch_float(w.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bn_fold_kernel<T><<<grid_for(w.numel()), kBlock, 0, stream_>>>(
+        static_cast<const T*>(w.data()), static_cast<const T*>(bias.data()),
+        {gamma.data_as<float>(), beta.data_as<float>(), running_mean.data_as<float>(),
+         running_var.data_as<float>()},
+        p.channels, w.numel() / p.channels, p.epsilon, static_cast<T*>(folded_w.data()),
+        static_cast<T*>(folded_bias.data()));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
 }  // namespace dlbench::backend::cuda

@@ -258,6 +258,33 @@ __global__ void bn_inference_coefficients_kernel(const float* gamma, const float
   coef[2 * channels + c] = beta[c];
 }
 
+// Batch norm folded into the weights [channels, per_channel] and bias of the op before it (see
+// Backend::batch_norm_fold); one thread per weight, the first of each channel's row also writing
+// its bias. Runs once per model, so plain loads.
+struct FoldChannels {
+  const float* gamma;
+  const float* beta;
+  const float* mean;
+  const float* var;
+};
+
+template <class T>
+__global__ void bn_fold_kernel(const T* w, const T* bias, FoldChannels bn, std::int64_t channels,
+                               std::int64_t per_channel, float epsilon, T* folded_w,
+                               T* folded_bias) {
+  const std::int64_t n = channels * per_channel;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t c = i / per_channel;
+    const float scale = bn.gamma[c] / sqrtf(bn.var[c] + epsilon);
+    folded_w[i] = from_f32<T>(to_f32(w[i]) * scale);
+    if (i % per_channel == 0) {
+      const float b = bias != nullptr ? to_f32(bias[c]) : 0.0f;
+      folded_bias[c] = from_f32<T>(bn.beta[c] + (b - bn.mean[c]) * scale);
+    }
+  }
+}
+
 struct BackwardChannels {
   const float* gamma;
   const float* mean;

@@ -14,6 +14,7 @@ namespace dlbench::nn {
 class BatchNorm final : public Layer {
  public:
   explicit BatchNorm(const backend::BatchNormParams& p) : p_(p) {}
+  const backend::BatchNormParams& batch_norm_params() const { return p_; }
   // batch_norm_backward overwrites dgamma and dbeta: its parameters cannot be shared.
   bool accumulates_param_grads() const override { return false; }
   const char* kind() const override;

@@ -1,10 +1,20 @@
 #include "engine/nn/layers/conv2d.h"
 
+#include "engine/nn/layers/batch_norm.h"
 #include "engine/nn/layers/layer_helpers.h"
 
 namespace dlbench::nn {
 
 // --- Conv2d: y = conv(x, W) + b; dx = conv_transpose(dy, W); dW = x ⋆ dy; db = Σ dy -------
+// With a batch norm folded in, the state holds its running mean and variance, then the folded
+// weight and bias in the weights' dtype.
+enum FoldedState { kRunningMean, kRunningVar, kFoldedWeight, kFoldedBias };
+
+const char* Conv2d::kind() const {
+  if (folded_) return fused_relu() ? "conv2d+batch_norm+relu" : "conv2d+batch_norm";
+  return fused_relu() ? "conv2d+relu" : "conv2d";
+}
+
 Shape Conv2d::output_shape(std::span<const Shape> inputs) const {
   expect_shape(inputs[0], p_.input_shape(), "conv2d");
   return p_.output_shape();
@@ -14,19 +24,73 @@ std::vector<ParamDecl> Conv2d::params() const {
   std::vector<ParamDecl> decls{{"weight", p_.weight_shape(), Init::kKaimingNormal,
                                 p_.r * p_.s * p_.c, ParamGroup::kDecayed}};
   if (p_.bias) decls.push_back({"bias", {p_.k}, Init::kZeros, 1, ParamGroup::kNotDecayed});
+  if (folded_)
+    for (const ParamDecl& d : BatchNorm(*folded_).params()) decls.push_back(d);
   return decls;
 }
 
+std::vector<StateDecl> Conv2d::state(backend::Backend&) const {
+  if (!folded_) return {};
+  const std::size_t channel_bytes = static_cast<std::size_t>(p_.k) * sizeof(float);
+  return {{"running_mean", channel_bytes, Init::kZeros},
+          {"running_var", channel_bytes, Init::kOnes},
+          {"folded_weight", checked_bytes(p_.weight_shape(), folded_dtype_), Init::kZeros},
+          {"folded_bias", checked_bytes({p_.k}, folded_dtype_), Init::kZeros}};
+}
+
+std::optional<backend::Conv2dParams> Conv2d::folded_forward() const {
+  if (folded_ || fused_relu()) return std::nullopt;
+  backend::Conv2dParams p = p_;
+  p.bias = true;  // the folded batch norm's shift
+  return p;
+}
+
+void Conv2d::fold_batch_norm(const backend::BatchNormParams& bn, DType dtype) {
+  DLBENCH_CHECK(folded_forward().has_value() && bn.channels == p_.k && !bn.has_tail(),
+                "conv2d: this batch norm does not fold into this convolution");
+  folded_ = bn;
+  folded_dtype_ = dtype;
+}
+
+void Conv2d::prepare(const StepContext& ctx) {
+  if (!folded_) return;
+  DLBENCH_CHECK(ctx.mode == Mode::kInfer, "a batch norm folded for inference does not train");
+  const std::size_t gamma = p_.bias ? 2 : 1;
+  ctx.backend.batch_norm_fold(
+      *folded_, ctx.params[0], p_.bias ? ctx.params[1] : Tensor(), ctx.params[gamma],
+      ctx.params[gamma + 1], ctx.state[kRunningMean].reshaped({p_.k}),
+      ctx.state[kRunningVar].reshaped({p_.k}), folded_weight(ctx), folded_bias(ctx));
+}
+
 void Conv2d::forward(const StepContext& ctx) {
-  Tensor bias = p_.bias ? ctx.params[1] : Tensor();
-  ctx.backend.conv2d_forward(p_, ctx.inputs[0], ctx.params[0], bias, ctx.output());
+  if (folded_)
+    ctx.backend.conv2d_forward(forward_params(), ctx.inputs[0], folded_weight(ctx),
+                               folded_bias(ctx), ctx.output());
+  else
+    ctx.backend.conv2d_forward(p_, ctx.inputs[0], ctx.params[0], p_.bias ? ctx.params[1] : Tensor(),
+                               ctx.output());
+}
+
+backend::Conv2dParams Conv2d::forward_params() const {
+  backend::Conv2dParams p = p_;
+  p.bias = p_.bias || folded_.has_value();
+  return p;
+}
+
+Tensor Conv2d::folded_weight(const StepContext& ctx) const {
+  return state_as(ctx.state[kFoldedWeight], p_.weight_shape(), folded_dtype_);
+}
+
+Tensor Conv2d::folded_bias(const StepContext& ctx) const {
+  return state_as(ctx.state[kFoldedBias], {p_.k}, folded_dtype_);
 }
 
 std::optional<ReluEpilogue> Conv2d::relu_epilogue() const {
-  return with_relu_epilogue(backend::OpKind::kConv2dForward, p_);
+  return with_relu_epilogue(backend::OpKind::kConv2dForward, forward_params());
 }
 
 void Conv2d::backward(const StepContext& ctx) {
+  DLBENCH_CHECK(!folded_, "a batch norm folded for inference does not train");
   const backend::Conv2dParams p = without_relu_epilogue(ctx, p_);
   Tensor dbias = p.bias ? ctx.param_grads[1] : Tensor();
   ctx.backend.conv2d_backward_weights(p, ctx.inputs[0], ctx.output_grad(), ctx.param_grads[0],

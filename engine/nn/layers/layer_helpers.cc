@@ -15,9 +15,13 @@ Tensor flat(const Tensor& t, std::int64_t rows) {
   return t.reshaped({rows, t.numel() / rows});
 }
 
+Tensor state_as(const Tensor& state, Shape shape, DType dtype) {
+  DLBENCH_CHECK(state.bytes() >= checked_bytes(shape, dtype), "the state holds the tensor");
+  return Tensor(state.data(), std::move(shape), dtype, state.device());
+}
+
 Tensor as_i32(const Tensor& state, std::int64_t words) {
-  DLBENCH_CHECK(state.numel() >= words, "the state holds the mask");
-  return Tensor(state.data(), {words}, DType::kI32, state.device());
+  return state_as(state, {words}, DType::kI32);
 }
 
 void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, GradMode mode) {

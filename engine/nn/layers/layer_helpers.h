@@ -12,7 +12,9 @@ namespace dlbench::nn {
 void expect_shape(const Shape& got, const Shape& want, const char* layer);
 // t viewed as [rows, numel / rows].
 Tensor flat(const Tensor& t, std::int64_t rows);
-// A layer's state buffer (f32 words) seen as `words` i32 words: a bit mask's storage.
+// A layer's state buffer (f32 words) seen as a tensor of another shape and dtype that fits in it.
+Tensor state_as(const Tensor& state, Shape shape, DType dtype);
+// ... as `words` i32 words: a bit mask's storage.
 Tensor as_i32(const Tensor& state, std::int64_t words);
 // Gradients that flow unchanged (residual add) are copied or accumulated.
 void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, GradMode mode);

@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "engine/core/error.h"
+#include "engine/nn/passes/fold_conv_bn.h"
 #include "engine/nn/passes/fuse_bn_add_relu.h"
 #include "engine/nn/passes/fuse_relu.h"
 #include "engine/nn/passes/pass.h"
@@ -28,8 +29,10 @@ PassReport apply_passes(Graph& graph, const PassContext& context, Fusion fusion)
   PassReport report;
   if (fusion == Fusion::kOff) return report;
   // The largest pattern first: a batch norm that took a residual tail is offered nothing else.
+  // Inference folds the other batch norms into their convolutions before a ReLU is offered to
+  // them, so that the ReLU becomes the convolution's epilogue.
   const std::unique_ptr<GraphPass> passes[] = {
-      std::make_unique<FuseBatchNormAddRelu>(),
+      std::make_unique<FuseBatchNormAddRelu>(), std::make_unique<FoldConvBatchNorm>(),
       std::make_unique<FuseRelu>("fuse_bn_relu", backend::OpKind::kBatchNormTraining),
       std::make_unique<FuseRelu>("fuse_matmul_relu", backend::OpKind::kMatmulForward),
       std::make_unique<FuseRelu>("fuse_conv_relu", backend::OpKind::kConv2dForward)};

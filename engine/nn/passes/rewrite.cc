@@ -42,17 +42,21 @@ Graph rebuilt(Graph& old, const std::map<std::size_t, Absorption>& absorptions,
     std::vector<ValueId> inputs;
     for (ValueId v : n.inputs) inputs.push_back(mapped(v));
     std::string name = n.name;
+    std::vector<ParamId> params = n.params;
     const auto a = absorptions.find(i);
     if (a != absorptions.end()) {
       fuse(i, *n.layer);
       for (ValueId v : a->second.extra_inputs) inputs.push_back(mapped(v));
-      for (std::size_t k : a->second.absorbed) name += "+" + old.nodes()[k].name;
+      for (std::size_t k : a->second.absorbed) {
+        name += "+" + old.nodes()[k].name;
+        params.insert(params.end(), old.nodes()[k].params.begin(), old.nodes()[k].params.end());
+      }
     }
     // add() names its one output as the node; add_multi() numbers them: keep the old names.
     const bool single = n.outputs.size() == 1 && old.value(n.outputs[0]).name == n.name;
     const std::vector<ValueId> outs =
-        single ? std::vector<ValueId>{g.add(name, std::move(n.layer), std::move(inputs), n.params)}
-               : g.add_multi(name, std::move(n.layer), std::move(inputs), n.params);
+        single ? std::vector<ValueId>{g.add(name, std::move(n.layer), std::move(inputs), params)}
+               : g.add_multi(name, std::move(n.layer), std::move(inputs), params);
     for (std::size_t k = 0; k < outs.size(); ++k)
       map[static_cast<std::size_t>(n.outputs[k])] = outs[k];
     if (a != absorptions.end()) map[static_cast<std::size_t>(a->second.result)] = outs[0];

@@ -17,7 +17,8 @@ std::vector<int> readers(const Graph& g);
 std::vector<int> producers(const Graph& g);
 
 // A node taking the nodes after it into its op: they leave the graph, it gains `extra_inputs`
-// (values of the old graph) after its own, its name gains theirs ("bn3+add+relu3"), and its
+// (values of the old graph) after its own and their parameters after its own (its layer declares
+// them so once fused), its name gains theirs ("bn3+add+relu3"), and its
 // output stands for `result` (the last absorbed node's output) from then on. It moves to where
 // the last absorbed node was, so that every input it gained is computed before it.
 struct Absorption {

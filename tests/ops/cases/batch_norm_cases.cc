@@ -1,5 +1,6 @@
 // Batch norm training (with the running-statistics update), inference and backward, plain and
-// with the fused tails (ReLU, residual add + ReLU, the ReLU's bits from forward to backward):
+// with the fused tails (ReLU, residual add + ReLU, the ReLU's bits from forward to backward),
+// and folded into a convolution's weights and bias for inference:
 // the CPU backend against the float64 reference, every other backend against the CPU in every
 // float dtype and both gradient modes; and finite differences of the training forward.
 #include <algorithm>
@@ -323,6 +324,57 @@ class BnTailBackward final : public BnCase {
   bool residual_grad_;
 };
 
+// Inference's batch norm folded into the convolution before it: the weights [K, R, S, C] scaled
+// per output channel and the bias shifted (Backend::batch_norm_fold).
+class BnFold final : public BnCase {
+ public:
+  BnFold(BatchNormParams p, Shape w, bool bias)
+      : BnCase(p, OpKind::kBatchNormFold, GradMode::kOverwrite), w_(std::move(w)), bias_(bias) {}
+  std::string op() const override { return "batch_norm_fold"; }
+  std::string params() const override {
+    std::ostringstream o;
+    o << "k" << w_[0] << "_" << w_[1] << "x" << w_[2] << "x" << w_[3]
+      << (bias_ ? "_bias" : "_nobias");
+    return o.str();
+  }
+  // w, bias (a one-element placeholder without one), gamma, beta, running_mean, running_var,
+  // folded_w, folded_bias.
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    std::vector<HostTensor> t = {input("w", w_, 21)};
+    t.push_back(bias_ ? input("bias", {p_.channels}, 22)
+                      : HostTensor{"bias", {1}, Role::kScratch, Kind::kCompute, {0.0f}});
+    std::vector<HostTensor> bn = forward_inputs();
+    t.insert(t.end(), bn.begin() + 1, bn.end());
+    t.push_back(output("folded_w", w_));
+    t.push_back(output("folded_bias", {p_.channels}));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.batch_norm_fold(p_, t[0], bias_ ? t[1] : Tensor(), t[2], t[3], t[4], t[5], t[6], t[7]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const std::int64_t per_channel = w_.numel() / p_.channels;
+    Vec w = t[0].as_double(), bias(static_cast<std::size_t>(p_.channels));
+    for (std::int64_t c = 0; c < p_.channels; ++c) {
+      const auto i = static_cast<std::size_t>(c);
+      const double scale = t[2].data[i] / std::sqrt(double{t[5].data[i]} + p_.epsilon);
+      for (std::int64_t j = c * per_channel; j < (c + 1) * per_channel; ++j)
+        w[static_cast<std::size_t>(j)] *= scale;
+      bias[i] = t[3].data[i] + ((bias_ ? t[1].data[i] : 0.0) - t[4].data[i]) * scale;
+    }
+    return {{6, w, kElementwise}, {7, bias, kElementwise}};
+  }
+  // One product (and for the bias one sum) per element, in f32, rounded once to the dtype;
+  // scales reach 1.5 / sqrt(0.5) and biases a few units.
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return prec.dtype == DType::kF32 ? kElementwise : sum_tolerance(prec, 1, 8.0);
+  }
+
+ private:
+  Shape w_;
+  bool bias_;
+};
+
 BatchNormParams with_tail(BatchNormParams p, bool residual) {
   p.residual = residual;
   p.activation = backend::Activation::kRelu;
@@ -348,6 +400,12 @@ CaseList cases() {
   }
   out.push_back(std::make_unique<BnTailBackward>(with_tail(kTailShapes[0], true),
                                                  GradMode::kOverwrite, false));
+  // A 3x3 convolution's weights, a 1x1's with many output channels, an odd count.
+  for (bool bias : {false, true}) {
+    out.push_back(std::make_unique<BnFold>(bn(1, 8), Shape{8, 3, 3, 4}, bias));
+    out.push_back(std::make_unique<BnFold>(bn(1, 256), Shape{256, 1, 1, 64}, bias));
+    out.push_back(std::make_unique<BnFold>(bn(1, 13), Shape{13, 1, 1, 5}, bias));
+  }
   // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
   const BatchNormParams stage1 = bn(kPerfBatch * 56 * 56, 256);
   out.push_back(std::make_unique<PerfCase>(std::make_unique<BnTraining>(stage1)));

@@ -1,0 +1,48 @@
+#include "engine/nn/passes/fold_conv_bn.h"
+
+#include <map>
+
+#include "engine/nn/layers/batch_norm.h"
+#include "engine/nn/layers/conv2d.h"
+#include "engine/nn/passes/rewrite.h"
+
+namespace dlbench::nn {
+
+int FoldConvBatchNorm::run(Graph& graph, const PassContext& context) const {
+  if (context.mode != Mode::kInfer) return 0;
+  const std::vector<int> read = readers(graph);
+  const std::vector<int> producer = producers(graph);
+  const std::vector<Node>& nodes = graph.nodes();
+  std::map<std::size_t, Absorption> absorptions;
+  struct Fold {
+    backend::BatchNormParams bn;
+    DType dtype;
+  };
+  std::map<std::size_t, Fold> folds;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto* bn = dynamic_cast<const BatchNorm*>(nodes[i].layer.get());
+    if (bn == nullptr || bn->batch_norm_params().has_tail()) continue;
+    const ValueId x = nodes[i].inputs[0];
+    const int j = producer[static_cast<std::size_t>(x)];
+    if (j < 0 || read[static_cast<std::size_t>(x)] != 1) continue;
+    const auto* conv = dynamic_cast<const Conv2d*>(nodes[static_cast<std::size_t>(j)].layer.get());
+    if (conv == nullptr) continue;
+    const std::optional<backend::Conv2dParams> op = conv->folded_forward();
+    const DType dtype = graph.value(x).dtype;
+    if (!op ||
+        !context.backend.supports(backend::OpKind::kBatchNormFold, bn->batch_norm_params(),
+                                  dtype) ||
+        !context.backend.supports(backend::OpKind::kConv2dForward, *op, dtype))
+      continue;
+    absorptions[static_cast<std::size_t>(j)] = {{i}, {}, nodes[i].output()};
+    folds[static_cast<std::size_t>(j)] = {bn->batch_norm_params(), dtype};
+  }
+  if (!absorptions.empty())
+    graph = rebuilt(graph, absorptions, [&](std::size_t node, Layer& layer) {
+      const Fold& fold = folds.at(node);
+      static_cast<Conv2d&>(layer).fold_batch_norm(fold.bn, fold.dtype);
+    });
+  return static_cast<int>(absorptions.size());
+}
+
+}  // namespace dlbench::nn
