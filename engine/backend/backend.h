@@ -68,8 +68,10 @@ class Backend {
   virtual Support supports(OpKind op, const OpParams& params, DType dtype) const = 0;
 
   // --- convolution (NHWC x, KRSC w, optional bias [k]) -----------------------------------
+  // y = act(conv(x, w) + bias + residual), the bias, residual (shaped as y; p.residual) and
+  // activation each where p asks for them.
   void conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,
-                      const Tensor& y);
+                      const Tensor& y, const Tensor& residual = {});
   void conv2d_backward_data(const Conv2dParams& p, const Tensor& dy, const Tensor& w,
                             const Tensor& dx, GradMode mode);
   // dw always; dbias when p.bias.

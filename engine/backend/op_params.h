@@ -27,6 +27,9 @@ struct Conv2dParams {
   int pad_h = 0, pad_w = 0;
   int dilation_h = 1, dilation_w = 1;
   bool bias = false;
+  // Forward only: adds a second input shaped as y after the bias, before the activation, so
+  // y = act(conv(x, w) + b + r): a residual block's tail once its batch norm is folded in.
+  bool residual = false;
   Activation activation = Activation::kNone;  // where the backend fuses it (Backend::supports)
   MathMode math = MathMode::kStrict;
 

@@ -139,27 +139,33 @@ TEST(FuseBatchNormTest, OnlyTrainingKeepsTheReluMask) {
   }
 }
 
-// Inference folds every batch norm outside a residual tail into its convolution (the stem's,
-// two per block and the four downsampling shortcuts'), and the ReLUs after them become the
-// convolutions' epilogues; training folds none.
-TEST(FoldConvBatchNormTest, FoldsEveryResnetBatchNormOutsideTheTails) {
+// Inference folds every batch norm into its convolution: the stem's, three per block (the third
+// with its residual tail, which becomes the convolution's epilogue with the shortcut as a second
+// input) and the four downsampling shortcuts'; the ReLUs after the others become the
+// convolutions' epilogues. Training folds none.
+TEST(FoldConvBatchNormTest, FoldsEveryResnetBatchNorm) {
   auto be = backend::make_backend(Device::cpu());
   nn::Graph g = resnet50();
   const std::size_t nodes = g.nodes().size();
   const std::int64_t parameters = nn::parameter_count(g), macs = nn::forward_macs(g);
   const nn::PassReport report = nn::apply_passes(g, {*be, Mode::kInfer}, nn::Fusion::kOn);
   EXPECT_EQ(rewrites(report, "fuse_bn_add_relu"), 16);
-  EXPECT_EQ(rewrites(report, "fold_conv_bn"), 1 + 2 * 16 + 4);
+  EXPECT_EQ(rewrites(report, "fold_conv_bn"), 1 + 3 * 16 + 4);
   EXPECT_EQ(rewrites(report, "fuse_bn_relu"), 0);
   EXPECT_EQ(rewrites(report, "fuse_conv_relu"), 1 + 2 * 16);
-  EXPECT_EQ(g.nodes().size(), nodes - 2 * 16 - 37 - 33);
+  EXPECT_EQ(g.nodes().size(), nodes - 2 * 16 - 53 - 33);
   const std::vector<std::string> names = node_names(g);
   EXPECT_TRUE(has(names, "conv1+bn1+relu"));
   EXPECT_TRUE(has(names, "layer1.0.conv2+layer1.0.bn2+layer1.0.relu2"));
   EXPECT_TRUE(has(names, "layer1.0.downsample.conv+layer1.0.downsample.bn"));
-  EXPECT_TRUE(has(names, "layer1.0.conv3"));
-  EXPECT_TRUE(has(names, "layer1.0.bn3+layer1.0.add+layer1.0.relu3"));
+  const std::string tail = "layer1.0.conv3+layer1.0.bn3+layer1.0.add+layer1.0.relu3";
+  EXPECT_TRUE(has(names, tail));
   for (const nn::Node& n : g.nodes()) {
+    if (n.name == tail) {
+      EXPECT_STREQ(n.layer->kind(), "conv2d+batch_norm+add+relu");
+      ASSERT_EQ(n.inputs.size(), 2u);
+      EXPECT_EQ(g.value(n.inputs[1]).name, "layer1.0.downsample.conv+layer1.0.downsample.bn");
+    }
     if (n.name == "conv1+bn1+relu") {
       EXPECT_STREQ(n.layer->kind(), "conv2d+batch_norm+relu");
       // The convolution's weight, then the batch norm's gamma and beta.

@@ -1,12 +1,13 @@
-// FusedConvForward (cuDNN's graph API: y = relu(conv(x, w) + b)) against a float64 loop over
-// NHWC / KRSC, on three layer shapes, each with and without bias and ReLU, in strict f32, TF32,
-// f16 and bf16. Labelled gpu; skips without one. Each case prints the engine cuDNN ran, so a
-// failure on a new cuDNN names the engine to look at.
+// FusedConvForward (cuDNN's graph API: y = relu(conv(x, w) + b + r)) against a float64 loop over
+// NHWC / KRSC, on three layer shapes, each with and without bias and ReLU, and with all three and
+// a residual (inference's folded residual tail), in strict f32, TF32, f16 and bf16. Labelled gpu;
+// skips without one. Each case prints the engine cuDNN ran, so a failure on a new cuDNN names the
+// engine to look at.
 //
 // Tolerance: |got - ref| <= atol + rtol * sum|terms|, where sum|terms| is the sum of |x w| over
 // the window plus |b|. Any summation order's rounding is bounded by a multiple of it, while
-// |ref| alone can be near zero after cancellation. The inputs are rounded to the dtype on the
-// host first, so the reference sees exactly what the GPU reads.
+// |ref| alone can be near zero after cancellation (|r| joins the sum with a residual). The inputs
+// are rounded to the dtype on the host first, so the reference sees exactly what the GPU reads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,7 +70,7 @@ const Shape2d kShapes[] = {
     {"Stem7x7s2", conv(2, 16, 8, 16, 7, 2, 3), 3},
 };
 
-enum class Epilogue { kNone, kBias, kRelu, kBiasRelu };
+enum class Epilogue { kNone, kBias, kRelu, kBiasRelu, kBiasAddRelu };
 const char* epilogue_name(Epilogue e) {
   switch (e) {
     case Epilogue::kNone:
@@ -80,6 +81,8 @@ const char* epilogue_name(Epilogue e) {
       return "Relu";
     case Epilogue::kBiasRelu:
       return "BiasRelu";
+    case Epilogue::kBiasAddRelu:
+      return "BiasAddRelu";
   }
   return "?";
 }
@@ -94,9 +97,10 @@ struct Reference {
   std::vector<double> magnitude;  // sum |terms|, the tolerance's scale
 };
 
-// y[n, p, q, k] = relu(b[k] + sum_{r, s, c} x[n, ih, iw, c] w[k, r, s, c]) in float64.
+// y[n, p, q, k] = relu(b[k] + r[n, p, q, k] + sum_{r, s, c} x[n, ih, iw, c] w[k, r, s, c]) in
+// float64.
 Reference reference(const Conv2dParams& p, const std::vector<float>& x, const std::vector<float>& w,
-                    const std::vector<float>& b) {
+                    const std::vector<float>& b, const std::vector<float>& residual) {
   const std::int64_t oh = p.out_h(), ow = p.out_w();
   Reference ref;
   ref.value.resize(static_cast<std::size_t>(p.n * oh * ow * p.k));
@@ -120,6 +124,7 @@ Reference reference(const Conv2dParams& p, const std::vector<float>& x, const st
               }
             }
           if (p.bias) sum += b[k], magnitude += std::fabs(b[k]);
+          if (p.residual) sum += residual[out], magnitude += std::fabs(residual[out]);
           if (p.activation == Activation::kRelu) sum = std::max(sum, 0.0);
           ref.value[out] = sum;
           ref.magnitude[out] = magnitude;
@@ -227,9 +232,13 @@ TEST_P(FusedConvGpuTest, MatchesTheFloat64Reference) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU";
   const auto& [shape, epilogue, precision] = GetParam();
   Conv2dParams p = shape.params;
-  p.bias = epilogue == Epilogue::kBias || epilogue == Epilogue::kBiasRelu;
-  p.activation = epilogue == Epilogue::kRelu || epilogue == Epilogue::kBiasRelu ? Activation::kRelu
-                                                                                : Activation::kNone;
+  p.bias = epilogue == Epilogue::kBias || epilogue == Epilogue::kBiasRelu ||
+           epilogue == Epilogue::kBiasAddRelu;
+  p.residual = epilogue == Epilogue::kBiasAddRelu;
+  p.activation = epilogue == Epilogue::kRelu || epilogue == Epilogue::kBiasRelu ||
+                         epilogue == Epilogue::kBiasAddRelu
+                     ? Activation::kRelu
+                     : Activation::kNone;
   p.math = precision.math;
   const DType dtype = precision.dtype;
 
@@ -248,15 +257,18 @@ TEST_P(FusedConvGpuTest, MatchesTheFloat64Reference) {
   const std::vector<float> x = values(p.n * p.h * p.w * p.c, 1, dtype, p.c, shape.real_channels);
   const std::vector<float> w = values(p.k * p.r * p.s * p.c, 2, dtype, p.c, shape.real_channels);
   const std::vector<float> b = values(p.k, 3, dtype);
-  const DeviceBuffer dx = upload(x, dtype), dw = upload(w, dtype), db = upload(b, dtype);
+  const std::vector<float> r = values(p.n * p.out_h() * p.out_w() * p.k, 4, dtype);
+  const DeviceBuffer dx = upload(x, dtype), dw = upload(w, dtype), db = upload(b, dtype),
+                     dr = upload(r, dtype);
   DeviceBuffer dy(static_cast<std::size_t>(p.n * p.out_h() * p.out_w() * p.k) * size_of(dtype));
   CUDA_CHECK(cudaMemset(dy.get(), 0xFF, dy.bytes()));  // NaN in every dtype: nothing left unset
   DeviceBuffer workspace(fused.workspace_bytes());
 
-  fused.run(handle, dx.get(), dw.get(), p.bias ? db.get() : nullptr, dy.get(), workspace.get());
+  fused.run(handle, dx.get(), dw.get(), p.bias ? db.get() : nullptr,
+            p.residual ? dr.get() : nullptr, dy.get(), workspace.get());
   CUDA_CHECK(cudaDeviceSynchronize());
 
-  EXPECT_TRUE(matches(p, download(dy, dtype), reference(p, x, w, b), rtol_of(precision)))
+  EXPECT_TRUE(matches(p, download(dy, dtype), reference(p, x, w, b, r), rtol_of(precision)))
       << fused.chosen().describe();
 }
 
@@ -268,7 +280,8 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedConvGpuTest,
                          ::testing::Combine(::testing::ValuesIn(kShapes),
                                             ::testing::Values(Epilogue::kNone, Epilogue::kBias,
-                                                              Epilogue::kRelu, Epilogue::kBiasRelu),
+                                                              Epilogue::kRelu, Epilogue::kBiasRelu,
+                                                              Epilogue::kBiasAddRelu),
                                             ::testing::Values(op_harness::kF32, op_harness::kTf32,
                                                               op_harness::kF16, op_harness::kBf16)),
                          case_name);

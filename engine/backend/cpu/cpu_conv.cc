@@ -13,6 +13,7 @@
 // before forward and backward-data, and the weight gradient out of it after backward-weights.
 // The reorder is a copy of the weights, small next to the convolution itself.
 // Its dilation counts the gaps between taps, so ours (1 = dense) becomes dilation - 1.
+#include <cstring>
 #include <utility>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -47,20 +48,21 @@ ConvDescs conv_descs(const Conv2dParams& p) {
 PrimitiveKey conv_key(PrimitiveKind kind, const Conv2dParams& p) {
   return {{static_cast<std::int64_t>(kind), p.n, p.h, p.w, p.c, p.k, p.r, p.s, p.stride_h,
            p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w, p.bias ? 1 : 0,
-           static_cast<std::int64_t>(p.activation)}};
+           static_cast<std::int64_t>(p.activation), p.residual ? 1 : 0}};
 }
 
-// The forward descriptor, with a ReLU epilogue as a oneDNN post-op (applied after the bias);
+// The forward descriptor, with a residual as oneDNN's sum post-op (dst holds the residual when it
+// runs) and a ReLU epilogue as an eltwise post-op after it (both applied after the bias);
 // backward primitives need its primitive descriptor as a hint, and take the one without.
 dnnl::convolution_forward::primitive_desc forward_pd(const Conv2dParams& p,
                                                      const dnnl::engine& engine) {
   const ConvDescs d = conv_descs(p);
   dnnl::primitive_attr attr;
-  if (p.activation == Activation::kRelu) {
-    dnnl::post_ops ops;
+  dnnl::post_ops ops;
+  if (p.residual) ops.append_sum(1.0f);
+  if (p.activation == Activation::kRelu)
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(ops);
-  }
+  attr.set_post_ops(ops);
   const auto desc =
       p.bias ? dnnl::convolution_forward::desc(
                    dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, d.src,
@@ -96,10 +98,14 @@ dnnl::memory CpuBackend::primitive_weights(const CachedPrimitive& entry,
 }
 
 void CpuBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
-                                     const Tensor& bias, const Tensor& y) {
+                                     const Tensor& bias, const Tensor& y, const Tensor& residual) {
   const char* op = "conv2d_forward";
   require_f32(x, op, "x"), require_f32(w, op, "w"), require_f32(y, op, "y");
   if (p.bias) require_f32(bias, op, "bias");
+  if (p.residual) {  // the sum post-op adds what dst holds
+    require_f32(residual, op, "residual");
+    if (residual.data() != y.data()) std::memcpy(y.data(), residual.data(), y.bytes());
+  }
   const ConvDescs d = conv_descs(p);
   try {
     auto& entry = primitives_.get(conv_key(PrimitiveKind::kConvForward, p), [&] {

@@ -75,18 +75,19 @@ struct ConvPlan {
   // (cuda_conv_gemm.cu) when that measured faster than cuDNN's best (conv_choices() keeps the
   // times).
   bool gemm = false;
-  // A forward with a bias or ReLU runs as one cuDNN graph (cudnn_fused_conv.h) where cuDNN has
-  // an engine for it and that measured faster than the route above plus its epilogue pass.
+  // A forward with a bias, residual or ReLU runs as one cuDNN graph (cudnn_fused_conv.h) where
+  // cuDNN has an engine for it and that measured faster than the route above plus its epilogue.
   std::unique_ptr<FusedConvForward> fused;
 };
-using ConvKey = std::array<std::int64_t, 18>;
+using ConvKey = std::array<std::int64_t, 19>;
 
 // Device pointers of one convolution call; Find runs on them (the output only when the call
-// overwrites it anyway).
+// overwrites it anyway). r: a forward's residual (shaped as y), null without one.
 struct ConvOperands {
   void* x = nullptr;
   void* w = nullptr;
   void* y = nullptr;
+  const void* r = nullptr;
 };
 
 enum class MatmulDirection : std::int64_t { kForward, kBackwardData, kBackwardWeights };
@@ -170,10 +171,10 @@ class CudaBackend final : public Backend {
   void* workspace(std::size_t bytes);
   // Throws unless t lives on this backend's GPU.
   void require_here(const Tensor& t, const char* op, const char* what) const;
-  // y[r, c] = act(y[r, c] + bias[c]) in place over [rows, channels] (bias may be null): the
-  // epilogue of a convolution cuDNN ran, in one pass.
-  void bias_activation(void* y, const void* bias, std::int64_t rows, std::int64_t channels,
-                       Activation activation, DType dtype);
+  // y[r, c] = act(y[r, c] + bias[c] + residual[r, c]) in place over [rows, channels] (bias and
+  // residual may be null): the epilogue of a convolution cuDNN ran, in one pass.
+  void bias_activation(void* y, const void* bias, const void* residual, std::int64_t rows,
+                       std::int64_t channels, Activation activation, DType dtype);
   // out[c] (+)= sum_r in[r, c] over a [rows, cols] tensor, in f32, in a fixed order.
   void column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols, const Tensor& out,
                    GradMode mode, const char* op);
@@ -192,7 +193,8 @@ class CudaBackend final : public Backend {
   void for_each_batch_slice(
       const Conv2dParams& p, DType dtype, const ConvOperands& o,
       const std::function<void(const Conv2dParams&, const ConvOperands&, std::size_t)>& run);
-  // A planned forward with its bias and activation, on whichever route the plan chose.
+  // A planned forward with its bias, residual (o.r) and activation, on whichever route the plan
+  // chose.
   void run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype, const ConvOperands& o,
                    const void* bias);
   // Measures the fused graph-API forward against the plan's route + epilogue; keeps the faster.
@@ -204,7 +206,7 @@ class CudaBackend final : public Backend {
   // Convolutions as matrix products (cuda_conv_gemm.cu): whether a shape and direction can
   // (any whose tensors the kernels' int geometry reaches, except f16/bf16 backward-weights
   // that needs more than one chunk of columns), and the product itself,
-  // out = product + beta * out, forward with an optional bias (beta 0).
+  // out = product + beta * out, forward with an optional bias and residual (o.r; beta 0).
   bool gemm_can_run(ConvDirection direction, const Conv2dParams& p, DType dtype) const;
   void conv_gemm(ConvDirection direction, const Conv2dParams& p, DType dtype, const ConvOperands& o,
                  const void* bias, float beta);
@@ -212,9 +214,10 @@ class CudaBackend final : public Backend {
                                float beta);
   MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype);
   MatmulPlan& matmul_plan(const MatmulKey& key);
-  // d = a·b + beta d through a plan; `ws` holds at least plan.workspace_bytes.
+  // d = a·b + beta c through a plan (c = d unless given); `ws` holds at least
+  // plan.workspace_bytes.
   void run_matmul(MatmulPlan& plan, const void* a, const void* b, void* d, float beta,
-                  const void* bias, void* ws);
+                  const void* bias, void* ws, const void* c = nullptr);
 
   int index_;
   CudaAllocator allocator_;

@@ -4,9 +4,10 @@
 //   dx[n, h, w, c] = sum over the (p, q, r, s, k) that read x[n, h, w, c] of dy[n, p, q, k] w[k, r,
 //   s, c] dw[k, r, s, c] = sum_{n, p, q} dy[n, p, q, k] x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
 //   db[k]          = sum_{n, p, q} dy[n, p, q, k]
-// A ReLU epilogue (Conv2dParams::activation) applies max(y, 0) after the bias: in cuBLASLt's
-// epilogue on the matrix-product route, in the same pass as the bias after cuDNN's legacy
-// forward, or inside one cuDNN graph-API plan (conv + bias + ReLU, cudnn_fused_conv.h) where
+// A ReLU epilogue (Conv2dParams::activation) applies max(y, 0) after the bias and the residual
+// (Conv2dParams::residual, inference's folded residual tail): in cuBLASLt's epilogue on the
+// matrix-product route (the residual as its C matrix), in one pass after cuDNN's legacy forward,
+// or inside one cuDNN graph-API plan (conv + bias + residual + ReLU, cudnn_fused_conv.h) where
 // cuDNN has an engine for the shape and it measured faster than either.
 //
 // cuDNN names dimensions logically (N, C, H, W; K, C, R, S) whatever the memory order; the
@@ -179,7 +180,8 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
                        p.dilation_h,
                        p.dilation_w,
                        p.bias ? 1 : 0,
-                       static_cast<std::int64_t>(p.activation)};
+                       static_cast<std::int64_t>(p.activation),
+                       p.residual ? 1 : 0};
   if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
   if (later_slice) {
     ConvKey larger = key;
@@ -268,7 +270,8 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
     conv_choices_.push_back({direction, p, dtype, cudnn_ms, gemm_ms, plan->gemm});
   }
   product_timing_seconds_ += product_timer.seconds();
-  if (direction == ConvDirection::kForward && (p.bias || p.activation != Activation::kNone) &&
+  if (direction == ConvDirection::kForward &&
+      (p.bias || p.residual || p.activation != Activation::kNone) &&
       conv_route_ == ConvRoute::kMeasured) {
     WallTimer fused_timer;
     choose_fused_forward(*plan, p, dtype, o);
@@ -323,8 +326,9 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
   Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
   const void* b = p.bias ? bias.data() : nullptr;
   const float unfused_ms = mean_device_ms(stream_, [&] { run_forward(plan, p, dtype, o, b); });
-  const float fused_ms = mean_device_ms(
-      stream_, [&] { fused->run(cudnn_, o.x, o.w, b, o.y, workspace(fused->workspace_bytes())); });
+  const float fused_ms = mean_device_ms(stream_, [&] {
+    fused->run(cudnn_, o.x, o.w, b, o.r, o.y, workspace(fused->workspace_bytes()));
+  });
   if (fused_ms < unfused_ms) plan.fused = std::move(fused);
 }
 
@@ -332,17 +336,17 @@ void CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType
                               const ConvOperands& o, const void* bias) {
   // The fused plan wants 16-byte aligned tensors; a later batch slice of an odd-sized sample
   // may start elsewhere, and takes the plan's other route.
-  if (plan.fused && FusedConvForward::takes(o.x, o.w, bias, o.y)) {
-    plan.fused->run(cudnn_, o.x, o.w, bias, o.y, workspace(plan.fused->workspace_bytes()));
+  if (plan.fused && FusedConvForward::takes(o.x, o.w, bias, o.r, o.y)) {
+    plan.fused->run(cudnn_, o.x, o.w, bias, o.r, o.y, workspace(plan.fused->workspace_bytes()));
     return;
   }
-  if (plan.gemm) {  // the bias and the ReLU ride in cuBLASLt's epilogue
+  if (plan.gemm) {  // the bias, the residual and the ReLU ride in cuBLASLt's epilogue
     conv_gemm(ConvDirection::kForward, p, dtype, o, bias, kZero);
     return;
   }
   run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
-  // Then the bias and the ReLU together, in one pass over y.
-  bias_activation(o.y, bias, p.n * p.out_h() * p.out_w(), p.k, p.activation, dtype);
+  // Then the bias, the residual and the ReLU together, in one pass over y.
+  bias_activation(o.y, bias, o.r, p.n * p.out_h() * p.out_w(), p.k, p.activation, dtype);
 }
 
 void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
@@ -380,27 +384,29 @@ void CudaBackend::for_each_batch_slice(
   for (std::size_t i = 0; i < slices.size(); ++i) {
     Conv2dParams ps = p;
     ps.n = slices[i];
-    const ConvOperands os = {static_cast<char*>(o.x) + first * x_sample, o.w,
-                             static_cast<char*>(o.y) + first * y_sample};
+    const ConvOperands os = {
+        static_cast<char*>(o.x) + first * x_sample, o.w, static_cast<char*>(o.y) + first * y_sample,
+        o.r != nullptr ? static_cast<const char*>(o.r) + first * y_sample : nullptr};
     run(ps, os, i);
     first += static_cast<std::size_t>(ps.n);
   }
 }
 
 void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
-                                      const Tensor& bias, const Tensor& y) {
+                                      const Tensor& bias, const Tensor& y, const Tensor& residual) {
   const char* op = "conv2d_forward";
   activate();
   require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
   require_here(y, op, "y");
   if (p.bias) require_here(bias, op, "bias");
+  if (p.residual) require_here(residual, op, "residual");
   const DType dtype = x.dtype();
   auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
     const ConvPlan& plan =
         conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite, index > 0);
     run_forward(plan, ps, dtype, o, p.bias ? bias.data() : nullptr);
   };
-  for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data()}, slice);
+  for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data(), residual.data()}, slice);
 }
 
 void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& dy,

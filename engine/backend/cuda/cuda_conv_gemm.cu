@@ -298,9 +298,10 @@ void CudaBackend::conv_gemm(ConvDirection direction, const Conv2dParams& p, DTyp
     if (!direct) im2col(p, dtype, o.x, ws, first, mp.m, stream_), col = ws;
     void* matmul_ws = ws + col_bytes;
     const std::size_t out_offset = static_cast<std::size_t>(first * p.k) * element;
-    if (direction == ConvDirection::kForward) {
-      run_matmul(plan, o.w, col, static_cast<char*>(o.y) + out_offset, 0.0f,
-                 mp.bias ? bias : nullptr, matmul_ws);
+    if (direction == ConvDirection::kForward) {  // a residual is cuBLASLt's C, before the epilogue
+      const void* residual = o.r != nullptr ? static_cast<const char*>(o.r) + out_offset : nullptr;
+      run_matmul(plan, o.w, col, static_cast<char*>(o.y) + out_offset, residual ? 1.0f : 0.0f,
+                 mp.bias ? bias : nullptr, matmul_ws, residual);
     } else {  // dW accumulates over the chunks after the first
       run_matmul(plan, col, static_cast<const char*>(o.y) + out_offset, o.w,
                  first == 0 ? beta : 1.0f, nullptr, matmul_ws);

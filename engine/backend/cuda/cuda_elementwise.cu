@@ -77,18 +77,21 @@ void map2(const Tensor& a, const Tensor& b, const Tensor& out, Op op, bool accum
 // y[r, c] = act(y[r, c] (+ b[c])) over [rows, channels], kVec channels at a time (channels a
 // multiple of kVec, so a pack never straddles two rows).
 template <class T, int kVec>
-__global__ void epilogue_kernel(T* y, const T* bias, std::int64_t packs, std::int64_t channels,
-                                bool relu) {
+__global__ void epilogue_kernel(T* y, const T* bias, const T* residual, std::int64_t packs,
+                                std::int64_t channels, bool relu) {
   using P = Pack<T, kVec>;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < packs;
        i += stride) {
     P v = reinterpret_cast<const P*>(y)[i];
+    P add{};
+    if (residual != nullptr) add = reinterpret_cast<const P*>(residual)[i];
     const std::int64_t c0 = i * kVec % channels;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       float r = to_f32(v.v[j]);
       if (bias != nullptr) r += to_f32(bias[c0 + j]);
+      if (residual != nullptr) r += to_f32(add.v[j]);
       if (relu) r = fmaxf(r, 0.0f);
       v.v[j] = from_f32<T>(r);
     }
@@ -187,21 +190,23 @@ void CudaBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {
   map2(src, src, dst, Identity{}, true, stream_, "accumulate");
 }
 
-void CudaBackend::bias_activation(void* y, const void* bias, std::int64_t rows,
-                                  std::int64_t channels, Activation activation, DType dtype) {
+void CudaBackend::bias_activation(void* y, const void* bias, const void* residual,
+                                  std::int64_t rows, std::int64_t channels, Activation activation,
+                                  DType dtype) {
   const std::int64_t n = rows * channels;
-  if (n == 0 || (bias == nullptr && activation == Activation::kNone)) return;
+  if (n == 0 || (bias == nullptr && residual == nullptr && activation == Activation::kNone)) return;
   const bool relu = activation == Activation::kRelu;
   dispatch_float(dtype, "conv2d_forward epilogue", [&](auto tag) {
     using T = typename decltype(tag)::type;
     constexpr int kVec = 16 / sizeof(T);
     auto* py = static_cast<T*>(y);
     const auto* pb = static_cast<const T*>(bias);
-    if (channels % kVec == 0 && aligned16(py))
+    const auto* pr = static_cast<const T*>(residual);
+    if (channels % kVec == 0 && aligned16(py) && aligned16(pr))
       epilogue_kernel<T, kVec>
-          <<<grid_for(n / kVec), kBlock, 0, stream_>>>(py, pb, n / kVec, channels, relu);
+          <<<grid_for(n / kVec), kBlock, 0, stream_>>>(py, pb, pr, n / kVec, channels, relu);
     else
-      epilogue_kernel<T, 1><<<grid_for(n), kBlock, 0, stream_>>>(py, pb, n, channels, relu);
+      epilogue_kernel<T, 1><<<grid_for(n), kBlock, 0, stream_>>>(py, pb, pr, n, channels, relu);
     CUDA_CHECK_LAUNCH();
   });
 }

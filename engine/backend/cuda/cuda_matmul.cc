@@ -122,12 +122,12 @@ MatmulPlan& CudaBackend::matmul_plan(const MatmulKey& key) {
 }
 
 void CudaBackend::run_matmul(MatmulPlan& plan, const void* a, const void* b, void* d, float beta,
-                             const void* bias, void* ws) {
+                             const void* bias, void* ws, const void* c) {
   if (bias != nullptr) set_attribute(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   const float alpha = 1.0f;
   CUBLAS_CHECK(cublasLtMatmul(cublaslt_, plan.desc.get(), &alpha, a, plan.a.get(), b, plan.b.get(),
-                              &beta, d, plan.c.get(), d, plan.c.get(), &plan.algorithm, ws,
-                              plan.workspace_bytes, stream_));
+                              &beta, c != nullptr ? c : d, plan.c.get(), d, plan.c.get(),
+                              &plan.algorithm, ws, plan.workspace_bytes, stream_));
 }
 
 void CudaBackend::matmul_forward_impl(const MatmulParams& p, const Tensor& x, const Tensor& w,

@@ -1,9 +1,9 @@
 // What the CUDA backend runs: compute ops in f32, f16 and bf16 (accumulating in f32), the
 // optimizers on their f32 master buffers only (i32 step counters and row marks aside), embedding
 // lookups and their gradients of any float table (i32 ids), fills and copies also of i32, and the
-// matmul's ReLU epilogue (cuBLASLt's RELU_BIAS or RELU), a convolution's ReLU (in cuBLASLt's
-// epilogue on the matrix-product route; after cuDNN, one pass with the bias: cuDNN's own fused
-// epilogue through its graph API is still to come, #17), and batch norm with a residual add and
+// matmul's ReLU epilogue (cuBLASLt's RELU_BIAS or RELU), a convolution's bias, residual and ReLU
+// epilogue (cuBLASLt's epilogue, one cuDNN graph-API plan, or one pass after cuDNN's legacy
+// forward, whichever measured fastest: cuda_conv.cc), and batch norm with a residual add and
 // ReLU in its tail (our own kernels) where the channels come in multiples of 8. Which algorithm
 // runs a convolution (cuDNN or a cuBLASLt product) is the backend's own choice, measured; it
 // never decides support.

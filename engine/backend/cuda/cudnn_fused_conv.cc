@@ -1,4 +1,5 @@
-// The graph conv -> (+ bias) -> (relu) and the choice of its engine; see cudnn_fused_conv.h.
+// The graph conv -> (+ bias) -> (+ residual) -> (relu) and the choice of its engine; see
+// cudnn_fused_conv.h.
 //
 // cuDNN names dimensions logically (N, C, H, W for activations, K, C, R, S for filters) and
 // takes the memory order from the strides, so NHWC activations and KRSC weights are the same
@@ -22,8 +23,10 @@ constexpr std::int64_t kUidX = 1;
 constexpr std::int64_t kUidW = 2;
 constexpr std::int64_t kUidBias = 3;
 constexpr std::int64_t kUidY = 4;
+constexpr std::int64_t kUidResidual = 5;
 constexpr std::int64_t kUidConvOut = 101;
 constexpr std::int64_t kUidBiasOut = 102;
+constexpr std::int64_t kUidResidualOut = 103;
 
 // Mode A ranks engines by a trained model and knows the runtime-fusion engines; fallback adds
 // the engines that support the most graphs, slower, for when none of A's finalize.
@@ -79,23 +82,30 @@ void FusedConvForward::build_graph(cudnnHandle_t handle) {
   const BackendDescriptor& w = tensor("w", kUidW, w_dims, io, Storage::kMemory);
   const BackendDescriptor& y = tensor("y", kUidY, y_dims, io, Storage::kMemory);
   // The last operation writes y; the ones before it write virtual f32 intermediates.
-  const BackendDescriptor& conv_out = p.bias || relu ? tensor("conv output", kUidConvOut, y_dims,
-                                                              CUDNN_DATA_FLOAT, Storage::kVirtual)
-                                                     : y;
+  const BackendDescriptor& conv_out =
+      p.bias || p.residual || relu
+          ? tensor("conv output", kUidConvOut, y_dims, CUDNN_DATA_FLOAT, Storage::kVirtual)
+          : y;
   const BackendDescriptor& conv = keep(
       make_convolution({p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w}));
 
   std::vector<const BackendDescriptor*> operations;
   operations.push_back(&keep(make_conv_forward_op(conv, x, w, conv_out)));
   const BackendDescriptor* current = &conv_out;
-  if (p.bias) {
-    const BackendDescriptor& bias = tensor("bias", kUidBias, bias_dims, io, Storage::kMemory);
+  // current + operand as the next operation; into y when nothing comes after it.
+  auto add = [&](const BackendDescriptor& operand, const char* name, std::int64_t uid, bool last) {
     const BackendDescriptor& sum =
-        relu ? tensor("conv + bias", kUidBiasOut, y_dims, CUDNN_DATA_FLOAT, Storage::kVirtual) : y;
-    const BackendDescriptor& add = keep(make_pointwise(CUDNN_POINTWISE_ADD));
-    operations.push_back(&keep(make_pointwise_op(add, *current, &bias, sum)));
+        last ? y : tensor(name, uid, y_dims, CUDNN_DATA_FLOAT, Storage::kVirtual);
+    const BackendDescriptor& op = keep(make_pointwise(CUDNN_POINTWISE_ADD));
+    operations.push_back(&keep(make_pointwise_op(op, *current, &operand, sum)));
     current = &sum;
-  }
+  };
+  if (p.bias)
+    add(tensor("bias", kUidBias, bias_dims, io, Storage::kMemory), "conv + bias", kUidBiasOut,
+        !p.residual && !relu);
+  if (p.residual)
+    add(tensor("residual", kUidResidual, y_dims, io, Storage::kMemory), "+ residual",
+        kUidResidualOut, !relu);
   if (relu) {
     const BackendDescriptor& relu_fwd = keep(make_pointwise(CUDNN_POINTWISE_RELU_FWD));
     operations.push_back(&keep(make_pointwise_op(relu_fwd, *current, nullptr, y)));
@@ -152,25 +162,33 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
   unsupported_reason_ = reason + ")";
 }
 
-bool FusedConvForward::takes(const void* x, const void* w, const void* bias, const void* y) {
+bool FusedConvForward::takes(const void* x, const void* w, const void* bias, const void* residual,
+                             const void* y) {
   static_assert(kTensorAlignment == 16, "the descriptors promise what aligned16 checks");
-  return aligned16(x) && aligned16(w) && aligned16(bias) && aligned16(y);
+  return aligned16(x) && aligned16(w) && aligned16(bias) && aligned16(residual) && aligned16(y);
 }
 
 void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
-                           void* y, void* workspace) const {
+                           const void* residual, void* y, void* workspace) const {
   DLBENCH_CHECK(ok(), "FusedConvForward::run without an engine: " + unsupported_reason_);
   DLBENCH_CHECK((bias != nullptr) == params_.bias,
                 "pass a bias exactly when the convolution has one");
+  DLBENCH_CHECK((residual != nullptr) == params_.residual,
+                "pass a residual exactly when the convolution has one");
   DLBENCH_CHECK(workspace != nullptr || workspace_bytes_ == 0,
                 "the fused convolution needs a workspace of workspace_bytes()");
-  DLBENCH_CHECK(takes(x, w, bias, y), "the fused convolution's tensors must be 16-byte aligned");
+  DLBENCH_CHECK(takes(x, w, bias, residual, y),
+                "the fused convolution's tensors must be 16-byte aligned");
   // The pointers are read-only to cuDNN; the variant pack's C API takes them non-const.
   std::vector<std::int64_t> uids{kUidX, kUidW, kUidY};
   std::vector<void*> pointers{const_cast<void*>(x), const_cast<void*>(w), y};
   if (params_.bias) {
     uids.push_back(kUidBias);
     pointers.push_back(const_cast<void*>(bias));
+  }
+  if (params_.residual) {
+    uids.push_back(kUidResidual);
+    pointers.push_back(const_cast<void*>(residual));
   }
   execute(handle, *plan_, uids, pointers, workspace);
 }

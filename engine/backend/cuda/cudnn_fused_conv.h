@@ -1,12 +1,12 @@
-// A fused convolution forward on cuDNN's graph API: y = relu(conv(x, w) + b), the bias and the
-// ReLU each optional, in one execution plan. Activations NHWC, weights KRSC, bias [K]; f32
-// (strict or TF32), f16 or bf16 tensors, computing in f32.
+// A fused convolution forward on cuDNN's graph API: y = relu(conv(x, w) + b + r), the bias, the
+// residual r (shaped as y) and the ReLU each optional, in one execution plan. Activations NHWC,
+// weights KRSC, bias [K]; f32 (strict or TF32), f16 or bf16 tensors, computing in f32.
 //
-//   y[n, p, q, k] = relu(b[k] + sum_{r, s, c} x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
-//                                              w[k, r, s, c])
+//   y[n, p, q, k] = relu(b[k] + r[n, p, q, k] + sum_{r, s, c} x[n, p*sh - ph + r*dh, q*sw - pw +
+//                                                                s*dw, c] w[k, r, s, c])
 //
-// The intermediates (conv output, conv + bias) are virtual f32 tensors: they never reach memory
-// and are not rounded to the output dtype between the steps.
+// The intermediates (conv output, + bias, + residual) are virtual f32 tensors: they never reach
+// memory and are not rounded to the output dtype between the steps.
 //
 // Built once per (shape, dtype, math): the constructor asks cuDNN's heuristics (mode A, then
 // fallback) for engine configurations and keeps the first whose execution plan finalizes. For
@@ -49,13 +49,14 @@ class FusedConvForward {
   DType dtype() const { return dtype_; }
 
   // Whether run() takes these pointers: the plan was built for 16-byte aligned tensors.
-  static bool takes(const void* x, const void* w, const void* bias, const void* y);
+  static bool takes(const void* x, const void* w, const void* bias, const void* residual,
+                    const void* y);
 
   // Runs on the handle's stream (any handle on the device the plan was built on). Every
-  // pointer 16-byte aligned; bias non-null exactly when params().bias; workspace at least
-  // workspace_bytes() (null when that is 0).
-  void run(cudnnHandle_t handle, const void* x, const void* w, const void* bias, void* y,
-           void* workspace) const;
+  // pointer 16-byte aligned; bias non-null exactly when params().bias, residual exactly when
+  // params().residual; workspace at least workspace_bytes() (null when that is 0).
+  void run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
+           const void* residual, void* y, void* workspace) const;
 
  private:
   const BackendDescriptor& keep(BackendDescriptor descriptor);

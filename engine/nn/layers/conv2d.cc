@@ -11,12 +11,14 @@ namespace dlbench::nn {
 enum FoldedState { kRunningMean, kRunningVar, kFoldedWeight, kFoldedBias };
 
 const char* Conv2d::kind() const {
+  if (p_.residual) return "conv2d+batch_norm+add+relu";
   if (folded_) return fused_relu() ? "conv2d+batch_norm+relu" : "conv2d+batch_norm";
   return fused_relu() ? "conv2d+relu" : "conv2d";
 }
 
 Shape Conv2d::output_shape(std::span<const Shape> inputs) const {
   expect_shape(inputs[0], p_.input_shape(), "conv2d");
+  if (p_.residual) expect_shape(inputs[1], p_.output_shape(), "conv2d's residual");
   return p_.output_shape();
 }
 
@@ -38,17 +40,25 @@ std::vector<StateDecl> Conv2d::state(backend::Backend&) const {
           {"folded_bias", checked_bytes({p_.k}, folded_dtype_), Init::kZeros}};
 }
 
-std::optional<backend::Conv2dParams> Conv2d::folded_forward() const {
-  if (folded_ || fused_relu()) return std::nullopt;
+std::optional<backend::Conv2dParams> Conv2d::folded_forward(
+    const backend::BatchNormParams& bn) const {
+  if (folded_ || fused_relu() || bn.channels != p_.k) return std::nullopt;
   backend::Conv2dParams p = p_;
   p.bias = true;  // the folded batch norm's shift
+  p.residual = bn.residual;
+  p.activation = bn.activation;
   return p;
 }
 
 void Conv2d::fold_batch_norm(const backend::BatchNormParams& bn, DType dtype) {
-  DLBENCH_CHECK(folded_forward().has_value() && bn.channels == p_.k && !bn.has_tail(),
-                "conv2d: this batch norm does not fold into this convolution");
+  const std::optional<backend::Conv2dParams> folded = folded_forward(bn);
+  DLBENCH_CHECK(folded.has_value(), "conv2d: this batch norm does not fold into this convolution");
+  p_.residual = folded->residual;
+  p_.activation = folded->activation;
+  // What is folded into the weights is the normalization; the tail stays the convolution's.
   folded_ = bn;
+  folded_->residual = false;
+  folded_->activation = backend::Activation::kNone;
   folded_dtype_ = dtype;
 }
 
@@ -65,7 +75,8 @@ void Conv2d::prepare(const StepContext& ctx) {
 void Conv2d::forward(const StepContext& ctx) {
   if (folded_)
     ctx.backend.conv2d_forward(forward_params(), ctx.inputs[0], folded_weight(ctx),
-                               folded_bias(ctx), ctx.output());
+                               folded_bias(ctx), ctx.output(),
+                               p_.residual ? ctx.inputs[1] : Tensor());
   else
     ctx.backend.conv2d_forward(p_, ctx.inputs[0], ctx.params[0], p_.bias ? ctx.params[1] : Tensor(),
                                ctx.output());

@@ -11,14 +11,16 @@ namespace dlbench::nn {
 // y = conv(x, W) (+ b). Weights KRSC, activations NHWC.
 // fuse_relu() (the fuse_conv_relu pass) makes it y = relu(conv(x, W) + b) in one op; its backward
 // then applies the ReLU's backward to the output gradient in place first.
-// fold_batch_norm() (the fold_conv_bn pass, inference only) makes it y = bn(conv(x, W) + b): it
-// takes the batch norm's gamma and beta as parameters after its own and its running statistics
-// as state, and prepare() folds them once into a weight and bias of its own (state), which every
-// forward then runs as a plain convolution with a bias.
+// fold_batch_norm() (the fold_conv_bn pass, inference only) makes it y = bn(conv(x, W) + b),
+// with the batch norm's tail if it has one (y = relu(bn(...) + r), r a second input): it takes
+// the batch norm's gamma and beta as parameters after its own and its running statistics as
+// state, and prepare() folds them once into a weight and bias of its own (state), which every
+// forward then runs as a convolution with a bias (and the residual and ReLU in its epilogue).
 class Conv2d final : public Layer {
  public:
   explicit Conv2d(const backend::Conv2dParams& p) : p_(p) {}
   const char* kind() const override;
+  int num_inputs() const override { return p_.residual ? 2 : 1; }
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<ParamDecl> params() const override;
   std::vector<StateDecl> state(backend::Backend&) const override;
@@ -28,10 +30,10 @@ class Conv2d final : public Layer {
   std::optional<ReluEpilogue> relu_epilogue() const override;
   void fuse_relu(Mode) override { p_.activation = backend::Activation::kRelu; }
   bool fused_relu() const { return p_.activation == backend::Activation::kRelu; }
-  // What the fold_conv_bn pass asks: the op the folded convolution runs (nullopt when it cannot
-  // take a batch norm: one folded already, or a ReLU before it), and folding `bn` in for
-  // weights of `dtype`.
-  std::optional<backend::Conv2dParams> folded_forward() const;
+  // What the fold_conv_bn pass asks: the op the convolution runs with `bn` (and its tail) folded
+  // in (nullopt when it cannot take a batch norm: one folded already, or a ReLU before it), and
+  // folding `bn` in for weights of `dtype`.
+  std::optional<backend::Conv2dParams> folded_forward(const backend::BatchNormParams& bn) const;
   void fold_batch_norm(const backend::BatchNormParams& bn, DType dtype);
   std::int64_t forward_macs() const override { return p_.macs(); }
   std::int64_t backward_macs(bool skip_input_grad) const override {

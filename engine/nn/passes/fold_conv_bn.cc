@@ -21,20 +21,24 @@ int FoldConvBatchNorm::run(Graph& graph, const PassContext& context) const {
   std::map<std::size_t, Fold> folds;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto* bn = dynamic_cast<const BatchNorm*>(nodes[i].layer.get());
-    if (bn == nullptr || bn->batch_norm_params().has_tail()) continue;
+    if (bn == nullptr) continue;
     const ValueId x = nodes[i].inputs[0];
     const int j = producer[static_cast<std::size_t>(x)];
     if (j < 0 || read[static_cast<std::size_t>(x)] != 1) continue;
     const auto* conv = dynamic_cast<const Conv2d*>(nodes[static_cast<std::size_t>(j)].layer.get());
     if (conv == nullptr) continue;
-    const std::optional<backend::Conv2dParams> op = conv->folded_forward();
+    const backend::BatchNormParams& params = bn->batch_norm_params();
+    backend::BatchNormParams normalization = params;  // what folds; the tail stays the conv's
+    normalization.residual = false;
+    normalization.activation = backend::Activation::kNone;
+    const std::optional<backend::Conv2dParams> op = conv->folded_forward(params);
     const DType dtype = graph.value(x).dtype;
-    if (!op ||
-        !context.backend.supports(backend::OpKind::kBatchNormFold, bn->batch_norm_params(),
-                                  dtype) ||
+    if (!op || !context.backend.supports(backend::OpKind::kBatchNormFold, normalization, dtype) ||
         !context.backend.supports(backend::OpKind::kConv2dForward, *op, dtype))
       continue;
-    absorptions[static_cast<std::size_t>(j)] = {{i}, {}, nodes[i].output()};
+    std::vector<ValueId> residual;
+    if (params.residual) residual.push_back(nodes[i].inputs[1]);
+    absorptions[static_cast<std::size_t>(j)] = {{i}, residual, nodes[i].output()};
     folds[static_cast<std::size_t>(j)] = {bn->batch_norm_params(), dtype};
   }
   if (!absorptions.empty())

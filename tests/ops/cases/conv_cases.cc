@@ -29,7 +29,7 @@ std::string name(const Conv2dParams& p) {
   std::ostringstream o;
   o << "n" << p.n << "_" << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_" << p.r << "x"
     << p.s << "_s" << p.stride_h << "_p" << p.pad_h << "_d" << p.dilation_h
-    << (p.bias ? "_bias" : "_nobias")
+    << (p.bias ? "_bias" : "_nobias") << (p.residual ? "_add" : "")
     << (p.activation == backend::Activation::kRelu ? "_relu" : "");
   return o.str();
 }
@@ -77,19 +77,25 @@ class ConvForward final : public ConvCase {
   explicit ConvForward(Conv2dParams p)
       : ConvCase(p, OpKind::kConv2dForward, GradMode::kOverwrite) {}
   std::string op() const override { return "conv2d_forward"; }
+  // x, w, bias, y and the residual (a one-element placeholder, never read, without one).
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     return {input("x", p_.input_shape(), 1), input("w", p_.weight_shape(), 2),
-            input("bias", {p_.k}, 3), output("y", p_.output_shape())};
+            input("bias", {p_.k}, 3), output("y", p_.output_shape()),
+            p_.residual ? input("residual", p_.output_shape(), 4)
+                        : HostTensor{"residual", {1}, Role::kScratch, Kind::kCompute, {0.0f}}};
   }
   void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
-    be.conv2d_forward(with_math(prec), t[0], t[1], p_.bias ? t[2] : Tensor(), t[3]);
+    be.conv2d_forward(with_math(prec), t[0], t[1], p_.bias ? t[2] : Tensor(), t[3],
+                      p_.residual ? t[4] : Tensor());
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    return {{3, ref::conv2d_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double()),
-             sum_tolerance(p_.r * p_.s * p_.c)}};
+    return {{3,
+             ref::conv2d_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                 t[4].as_double()),
+             sum_tolerance(p_.r * p_.s * p_.c + (p_.residual ? 1 : 0))}};
   }
   Tolerance against_cpu(const Precision& prec, std::size_t) const override {
-    return sum_tolerance(prec, p_.r * p_.s * p_.c + 1);
+    return sum_tolerance(prec, p_.r * p_.s * p_.c + 1 + (p_.residual ? 1 : 0));
   }
 };
 
@@ -170,6 +176,16 @@ CaseList cases() {
   for (const Conv2dParams& p : kShapes) out.push_back(std::make_unique<ConvForward>(p));
   // The ReLU epilogue (fuse_conv_relu) after a bias and without one, on the stem and a 3x3.
   for (Conv2dParams p : {kShapes[2], kShapes[3], kShapes[4], kShapes[5]}) {
+    p.activation = backend::Activation::kRelu;
+    out.push_back(std::make_unique<ConvForward>(p));
+  }
+  // Inference's folded residual tail (fold_conv_bn): + residual before the ReLU, with and without
+  // a bias and a ReLU, on 1x1 blocks (direct products on CUDA's product route, one chunked at
+  // stride 2) and a 3x3.
+  for (Conv2dParams p : {kShapes[0], kShapes[1], kShapes[2], kShapes[13]}) {
+    p.residual = true;
+    out.push_back(std::make_unique<ConvForward>(p));
+    p.bias = true;
     p.activation = backend::Activation::kRelu;
     out.push_back(std::make_unique<ConvForward>(p));
   }

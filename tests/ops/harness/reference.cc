@@ -57,12 +57,15 @@ void for_each_pool_tap(const PoolParams& p, F&& f) {
 
 }  // namespace
 
-Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec& bias) {
+Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec& bias,
+                   const Vec& residual) {
   Vec y(p.output_shape().numel(), 0.0);
   if (p.bias)
     for (std::size_t i = 0; i < y.size(); ++i) y[i] = bias[i % p.k];
   for_each_conv_tap(
       p, [&](std::int64_t yi, std::int64_t xi, std::int64_t wi) { y[yi] += x[xi] * w[wi]; });
+  if (p.residual)
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] += residual[i];
   if (p.activation == backend::Activation::kRelu)
     for (double& v : y) v = std::max(v, 0.0);
   return y;

@@ -18,8 +18,9 @@ using backend::MatmulParams;
 using backend::PoolParams;
 using backend::SgdParams;
 
-// bias may be empty when !p.bias.
-Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec& bias);
+// bias may be empty when !p.bias, residual (shaped as y, added before the ReLU) when !p.residual.
+Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec& bias,
+                   const Vec& residual = {});
 Vec conv2d_backward_data(const Conv2dParams& p, const Vec& dy, const Vec& w);
 struct WeightGrads {
   Vec dw, dbias;  // dbias empty when the op has no bias
