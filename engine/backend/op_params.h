@@ -56,6 +56,13 @@ struct BatchNormParams {
   Activation activation = Activation::kNone;
 
   bool has_tail() const { return residual || activation != Activation::kNone; }
+  // The normalization alone: what folds into a convolution's weights (the tail stays its own).
+  BatchNormParams without_tail() const {
+    BatchNormParams p = *this;
+    p.residual = false;
+    p.activation = Activation::kNone;
+    return p;
+  }
   // The ReLU mask's size in 32-bit words.
   std::int64_t mask_words() const { return (rows * channels + 31) / 32; }
 };

@@ -55,10 +55,7 @@ void Conv2d::fold_batch_norm(const backend::BatchNormParams& bn, DType dtype) {
   DLBENCH_CHECK(folded.has_value(), "conv2d: this batch norm does not fold into this convolution");
   p_.residual = folded->residual;
   p_.activation = folded->activation;
-  // What is folded into the weights is the normalization; the tail stays the convolution's.
-  folded_ = bn;
-  folded_->residual = false;
-  folded_->activation = backend::Activation::kNone;
+  folded_ = bn.without_tail();  // the tail is the convolution's epilogue now
   folded_dtype_ = dtype;
 }
 

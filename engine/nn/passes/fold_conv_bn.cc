@@ -28,18 +28,16 @@ int FoldConvBatchNorm::run(Graph& graph, const PassContext& context) const {
     const auto* conv = dynamic_cast<const Conv2d*>(nodes[static_cast<std::size_t>(j)].layer.get());
     if (conv == nullptr) continue;
     const backend::BatchNormParams& params = bn->batch_norm_params();
-    backend::BatchNormParams normalization = params;  // what folds; the tail stays the conv's
-    normalization.residual = false;
-    normalization.activation = backend::Activation::kNone;
     const std::optional<backend::Conv2dParams> op = conv->folded_forward(params);
     const DType dtype = graph.value(x).dtype;
-    if (!op || !context.backend.supports(backend::OpKind::kBatchNormFold, normalization, dtype) ||
+    if (!op ||
+        !context.backend.supports(backend::OpKind::kBatchNormFold, params.without_tail(), dtype) ||
         !context.backend.supports(backend::OpKind::kConv2dForward, *op, dtype))
       continue;
     std::vector<ValueId> residual;
     if (params.residual) residual.push_back(nodes[i].inputs[1]);
     absorptions[static_cast<std::size_t>(j)] = {{i}, residual, nodes[i].output()};
-    folds[static_cast<std::size_t>(j)] = {bn->batch_norm_params(), dtype};
+    folds[static_cast<std::size_t>(j)] = {params, dtype};
   }
   if (!absorptions.empty())
     graph = rebuilt(graph, absorptions, [&](std::size_t node, Layer& layer) {
