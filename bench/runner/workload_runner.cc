@@ -36,7 +36,7 @@ double elapsed_ms(Clock::time_point since) {
 }
 
 void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t allocated_peak,
-                 const PeakRss& rss) {
+                 std::size_t workspace, const PeakRss& rss) {
   auto add = [&](std::string tag, double value, std::string unit, std::string what) {
     r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(what)});
   };
@@ -51,6 +51,10 @@ void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t 
   add("memory/allocated_peak_gib", static_cast<double>(allocated_peak) / gib, "GiB",
       "the most device memory dlbench's own allocations held at once during the measured "
       "steps: the planned memory plus library workspaces and data (no CUDA context)");
+  if (r.config.launch.device.type != DeviceType::kCpu)
+    add("memory/workspace_gib", static_cast<double>(workspace) / gib, "GiB",
+        "of the peak, the backend's workspace after the run (convolution algorithms, fused "
+        "plans, im2col columns)");
   if (r.config.launch.device.type == DeviceType::kCpu)
     add("memory/process_peak_rss_gib", rss.bytes / gib, "GiB",
         rss.since_reset ? "peak resident memory of the dlbench process during this run (VmHWM)"
@@ -279,7 +283,8 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   if (r.measured_steps > 0) r.throughput = static_cast<double>(samples) / r.measured_seconds;
   if (replica.root()) {
     if (r.measured_steps > 0) {
-      add_metrics(r, net.memory(), be.allocator().peak_bytes(), read_peak_rss(rss_reset));
+      add_metrics(r, net.memory(), be.allocator().peak_bytes(), be.workspace_bytes(),
+                  read_peak_rss(rss_reset));
       add_start_up_metrics(r, start_up, warmed);
       result::add_energy_metrics(r);
     }

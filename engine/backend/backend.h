@@ -62,6 +62,9 @@ class Backend {
   virtual void abort_capture() noexcept {}
   // What measuring took since the backend was made (run output's start-up row).
   virtual PlanningTime planning_time() const { return {}; }
+  // Device scratch the backend keeps between ops (CUDA: the one workspace that convolution
+  // algorithms, fused plans and im2col columns share, grown to the largest request so far).
+  virtual std::size_t workspace_bytes() const { return 0; }
 
   // Whether `op` with these parameters runs here on tensors of `dtype` (the op's main float
   // dtype; the dtype filled for fills). Asked by graph passes and tests before they call an op.

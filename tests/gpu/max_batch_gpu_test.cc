@@ -1,8 +1,12 @@
 // A CUDA out-of-memory error during a run is an answer, not an end: the run at a huge batch fails
 // with a resource error, every buffer of it is freed, no CUDA error stays behind, and a smaller
 // run in the same process then trains; the search built on that finds a batch after failures.
+// A run also says how much of its peak is the backend's workspace.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
 
 #include "bench/runner/max_batch.h"
 #include "bench/runner/workload_runner.h"
@@ -43,6 +47,26 @@ TEST(MaxBatchGpuTest, AnOutOfMemoryRunLeavesTheGpuUsable) {
   const result::RunResult ok = runner::run_workload(small_run(4));
   EXPECT_EQ(ok.measured_steps, 2);
   EXPECT_GT(ok.throughput, 0);
+}
+
+double metric(const result::RunResult& r, const std::string& tag) {
+  for (const result::Metric& m : r.metrics)
+    if (m.tag == tag) return m.value;
+  ADD_FAILURE() << "no metric " << tag;
+  return 0;
+}
+
+// The run says how much of its peak is the backend's workspace: held through the measured steps
+// beside the planned memory, so both fit in the peak.
+TEST(MaxBatchGpuTest, TheWorkspaceIsPartOfThePeak) {
+  if (backend::cuda_device_count() == 0) GTEST_SKIP() << "no GPU";
+  const result::RunResult r = runner::run_workload(small_run(8));
+  const double workspace = metric(r, "memory/workspace_gib"),
+               planned = metric(r, "memory/planned_gib"),
+               peak = metric(r, "memory/allocated_peak_gib");
+  std::printf("planned %.4f GiB, workspace %.4f GiB, peak %.4f GiB\n", planned, workspace, peak);
+  EXPECT_GT(workspace, 0.0);  // ResNet-50's convolutions ask for some at this size
+  EXPECT_LE(planned + workspace, peak * (1 + 1e-9));
 }
 
 TEST(MaxBatchGpuTest, TheSearchFitsABatchAfterOutOfMemoryAttempts) {

@@ -157,7 +157,7 @@ class CudaBackend final : public Backend {
   void set_conv_slice_bytes(std::size_t bytes) {
     conv_slice_bytes_ = std::max<std::size_t>(bytes, 1);
   }
-  std::size_t workspace_bytes() const { return workspace_.bytes(); }
+  std::size_t workspace_bytes() const override { return workspace_.bytes(); }
 
  protected:
 #define DLBENCH_OP(ret, op, ...) ret op##_impl(__VA_ARGS__) override;
