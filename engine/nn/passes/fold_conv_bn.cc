@@ -10,8 +10,7 @@ namespace dlbench::nn {
 
 int FoldConvBatchNorm::run(Graph& graph, const PassContext& context) const {
   if (context.mode != Mode::kInfer) return 0;
-  const std::vector<int> read = readers(graph);
-  const std::vector<int> producer = producers(graph);
+  const std::vector<int> producer = sole_producers(graph);
   const std::vector<Node>& nodes = graph.nodes();
   std::map<std::size_t, Absorption> absorptions;
   struct Fold {
@@ -24,7 +23,7 @@ int FoldConvBatchNorm::run(Graph& graph, const PassContext& context) const {
     if (bn == nullptr) continue;
     const ValueId x = nodes[i].inputs[0];
     const int j = producer[static_cast<std::size_t>(x)];
-    if (j < 0 || read[static_cast<std::size_t>(x)] != 1) continue;
+    if (j < 0) continue;
     const auto* conv = dynamic_cast<const Conv2d*>(nodes[static_cast<std::size_t>(j)].layer.get());
     if (conv == nullptr) continue;
     const backend::BatchNormParams& params = bn->batch_norm_params();

@@ -10,14 +10,9 @@
 namespace dlbench::nn {
 
 int FuseBatchNormAddRelu::run(Graph& graph, const PassContext& context) const {
-  const std::vector<int> read = readers(graph);
-  const std::vector<int> producer = producers(graph);
+  const std::vector<int> producer = sole_producers(graph);
   const std::vector<Node>& nodes = graph.nodes();
-  // The node writing v where the node at hand is v's only reader, else -1.
-  auto sole_producer = [&](ValueId v) -> int {
-    if (read[static_cast<std::size_t>(v)] != 1) return -1;
-    return producer[static_cast<std::size_t>(v)];
-  };
+  auto sole_producer = [&](ValueId v) { return producer[static_cast<std::size_t>(v)]; };
   std::map<std::size_t, Absorption> absorptions;
   for (std::size_t relu = 0; relu < nodes.size(); ++relu) {
     if (dynamic_cast<const Relu*>(nodes[relu].layer.get()) == nullptr) continue;

@@ -8,15 +8,14 @@
 namespace dlbench::nn {
 
 int FuseRelu::run(Graph& graph, const PassContext& context) const {
-  const std::vector<int> read = readers(graph);
-  const std::vector<int> producer = producers(graph);
+  const std::vector<int> producer = sole_producers(graph);
   const std::vector<Node>& nodes = graph.nodes();
   std::map<std::size_t, Absorption> absorptions;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (dynamic_cast<const Relu*>(nodes[i].layer.get()) == nullptr) continue;
     const ValueId x = nodes[i].inputs[0];
     const int j = producer[static_cast<std::size_t>(x)];
-    if (j < 0 || read[static_cast<std::size_t>(x)] != 1) continue;
+    if (j < 0) continue;
     const std::optional<ReluEpilogue> epilogue =
         nodes[static_cast<std::size_t>(j)].layer->relu_epilogue();
     if (!epilogue || epilogue->op != op_) continue;

@@ -5,19 +5,15 @@
 
 namespace dlbench::nn {
 
-std::vector<int> readers(const Graph& g) {
-  std::vector<int> count(g.values().size(), 0);
+std::vector<int> sole_producers(const Graph& g) {
+  std::vector<int> readers(g.values().size(), 0), producer(g.values().size(), -1);
   for (const Node& n : g.nodes())
-    for (ValueId v : n.inputs) ++count[static_cast<std::size_t>(v)];
-  for (ValueId v : g.outputs()) ++count[static_cast<std::size_t>(v)];
-  return count;
-}
-
-std::vector<int> producers(const Graph& g) {
-  std::vector<int> producer(g.values().size(), -1);
+    for (ValueId v : n.inputs) ++readers[static_cast<std::size_t>(v)];
+  for (ValueId v : g.outputs()) ++readers[static_cast<std::size_t>(v)];
   for (std::size_t i = 0; i < g.nodes().size(); ++i)
     for (ValueId v : g.nodes()[i].outputs)
-      producer[static_cast<std::size_t>(v)] = static_cast<int>(i);
+      if (readers[static_cast<std::size_t>(v)] == 1)
+        producer[static_cast<std::size_t>(v)] = static_cast<int>(i);
   return producer;
 }
 

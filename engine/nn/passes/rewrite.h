@@ -1,5 +1,5 @@
-// What the fusion passes share: who reads and who writes each value of a graph, and rebuilding
-// the graph with some nodes folded into others.
+// What the fusion passes share: which values have one writer and one reader, and rebuilding the
+// graph with some nodes folded into others.
 #pragma once
 
 #include <cstddef>
@@ -11,10 +11,10 @@
 
 namespace dlbench::nn {
 
-// How many nodes read each value; a marked output counts as a reader too.
-std::vector<int> readers(const Graph& g);
-// The node that writes each value, -1 for graph inputs.
-std::vector<int> producers(const Graph& g);
+// Per value, the node that writes it where exactly one node reads it (a marked output counts
+// as a reader), else -1 (graph inputs too): what a pass may fold into its one reader, whose
+// intermediate value then disappears.
+std::vector<int> sole_producers(const Graph& g);
 
 // A node taking the nodes after it into its op: they leave the graph, it gains `extra_inputs`
 // (values of the old graph) after its own and their parameters after its own (its layer declares
