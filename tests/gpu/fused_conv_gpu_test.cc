@@ -286,6 +286,39 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FusedConvGpuTest,
                                                               op_harness::kF16, op_harness::kBf16)),
                          case_name);
 
+// A limit on the workspace picks an engine within it or none, saying why: with none allowed,
+// every shape either runs without scratch or names the limit among its refusals.
+TEST(FusedConvWorkspaceGpuTest, KeepsToTheLimit) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU";
+  CudnnHandle handle;
+  int wanted_scratch = 0;
+  // ResNet-50's shapes at batch 64, where engines ask for scratch (the tiny ones above do not).
+  const Shape2d shapes[] = {{"Resnet3x3", conv(64, 56, 64, 64, 3, 1, 1), 64},
+                            {"Resnet3x3s2", conv(64, 56, 128, 128, 3, 2, 1), 128},
+                            {"Resnet1x1", conv(64, 56, 256, 64, 1, 1, 0), 256}};
+  for (const Shape2d& shape : shapes) {
+    for (const Precision& precision : {op_harness::kF32, op_harness::kF16, op_harness::kBf16}) {
+      Conv2dParams p = shape.params;
+      p.math = precision.math;
+      p.bias = true;
+      p.activation = Activation::kRelu;
+      const FusedConvForward free_choice(handle, p, precision.dtype);
+      if (!free_choice.ok() || free_choice.workspace_bytes() == 0) continue;
+      ++wanted_scratch;
+      const FusedConvForward limited(handle, p, precision.dtype, 0);
+      SCOPED_TRACE(std::string(shape.name) + " " + precision.name);
+      if (limited.ok())
+        EXPECT_EQ(limited.workspace_bytes(), 0u) << limited.chosen().describe();
+      else
+        EXPECT_NE(limited.unsupported_reason().find("over the workspace limit of 0 bytes"),
+                  std::string::npos)
+            << limited.unsupported_reason();
+    }
+  }
+  if (wanted_scratch == 0) GTEST_SKIP() << "no shape's first engine wanted a workspace";
+  std::printf("  %d shapes wanted a workspace without the limit\n", wanted_scratch);
+}
+
 // Needs no GPU: an integer dtype is refused with a reason before cuDNN is asked anything.
 TEST(FusedConvTest, RefusesAnIntegerDtypeWithAReason) {
   const FusedConvForward fused(nullptr, conv(1, 4, 8, 8, 3, 1, 1), DType::kI32);

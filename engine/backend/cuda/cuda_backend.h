@@ -197,6 +197,10 @@ class CudaBackend final : public Backend {
   // chose.
   void run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype, const ConvOperands& o,
                    const void* bias);
+  // The most scratch a fused graph-API forward may ask for: what the backend's workspace
+  // already holds or the unfused route it replaces needs (`route_bytes`), so fusing never grows
+  // the workspace beyond what the unfused route would.
+  std::size_t fused_workspace_limit(std::size_t route_bytes) const;
   // Measures the fused graph-API forward against the plan's route + epilogue; keeps the faster.
   void choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DType dtype,
                             const ConvOperands& o);

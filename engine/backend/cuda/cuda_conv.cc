@@ -300,9 +300,10 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
   plan->gemm = larger.gemm && gemm_can_run(direction, p, dtype);  // else cuDNN's best
   if (larger.fused) {
     WallTimer fused_timer;
-    auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype);
-    if (fused->ok() && fused->workspace_bytes() <= kFindWorkspaceLimit)
-      plan->fused = std::move(fused);
+    const std::size_t route_bytes = plan->gemm ? 0 : plan->workspace_bytes;
+    auto fused =
+        std::make_unique<FusedConvForward>(cudnn_, p, dtype, fused_workspace_limit(route_bytes));
+    if (fused->ok()) plan->fused = std::move(fused);
     fused_graph_seconds_ += fused_timer.seconds();
   }
   return plan;
@@ -317,15 +318,20 @@ PlanningTime CudaBackend::planning_time() const {
   return t;
 }
 
+std::size_t CudaBackend::fused_workspace_limit(std::size_t route_bytes) const {
+  return std::min(kFindWorkspaceLimit, std::max(workspace_.bytes(), route_bytes));
+}
+
 // The route chosen above plus its epilogue pass against cuDNN's fused graph, where it has one;
-// the bias values do not change the time, so a scratch bias stands in.
+// the bias values do not change the time, so a scratch bias stands in. The unfused route runs
+// first, so the workspace then holds what it needs.
 void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DType dtype,
                                        const ConvOperands& o) {
-  auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype);
-  if (!fused->ok()) return;
   Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
   const void* b = p.bias ? bias.data() : nullptr;
   const float unfused_ms = mean_device_ms(stream_, [&] { run_forward(plan, p, dtype, o, b); });
+  auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype, fused_workspace_limit(0));
+  if (!fused->ok()) return;
   const float fused_ms = mean_device_ms(stream_, [&] {
     fused->run(cudnn_, o.x, o.w, b, o.r, o.y, workspace(fused->workspace_bytes()));
   });

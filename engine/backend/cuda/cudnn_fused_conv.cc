@@ -48,8 +48,9 @@ std::string ChosenEngine::describe() const {
          " config " + std::to_string(config_index) + ", notes " + numerical_notes + ")";
 }
 
-FusedConvForward::FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype)
-    : params_(params), dtype_(dtype) {
+FusedConvForward::FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype,
+                                   std::size_t workspace_limit)
+    : params_(params), dtype_(dtype), workspace_limit_(workspace_limit) {
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
     unsupported_reason_ =
         std::string("the fused convolution takes f32, f16 or bf16, not ") + to_string(dtype);
@@ -123,6 +124,7 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
   const bool strict = dtype_ == DType::kF32 && params_.math == MathMode::kStrict;
   std::string proposed;
   int skipped_for_strict = 0;
+  int over_workspace_limit = 0;
   std::map<std::string, int> refusals;  // status name -> how many plans failed with it
   std::string last_refusal;
   for (cudnnBackendHeurMode_t mode : kHeuristicModes) {
@@ -144,6 +146,10 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
       }
       const std::int64_t bytes = plan_workspace_bytes(*plan.descriptor);
       DLBENCH_CHECK(bytes >= 0, "cuDNN reported a negative workspace size");
+      if (static_cast<std::uint64_t>(bytes) > workspace_limit_) {
+        ++over_workspace_limit;
+        continue;
+      }
       workspace_bytes_ = static_cast<std::size_t>(bytes);
       chosen_ = {heuristic_name(mode), static_cast<int>(i), info.global_index,
                  to_string(info.numerical_notes)};
@@ -156,6 +162,9 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
   if (skipped_for_strict > 0)
     reason += "; " + std::to_string(skipped_for_strict) +
               " skipped as TF32 or reduced precision under strict f32";
+  if (over_workspace_limit > 0)
+    reason += "; " + std::to_string(over_workspace_limit) + " over the workspace limit of " +
+              std::to_string(workspace_limit_) + " bytes";
   for (const auto& [status, count] : refusals)
     reason += "; " + std::to_string(count) + " refused with " + status;
   if (!last_refusal.empty()) reason += "; last: " + last_refusal;

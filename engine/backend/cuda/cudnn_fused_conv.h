@@ -9,8 +9,9 @@
 // memory and are not rounded to the output dtype between the steps.
 //
 // Built once per (shape, dtype, math): the constructor asks cuDNN's heuristics (mode A, then
-// fallback) for engine configurations and keeps the first whose execution plan finalizes. For
-// strict f32 it skips engines noted as tensor-core, down-converting or reduced-precision (TF32).
+// fallback) for engine configurations and keeps the first whose execution plan finalizes and
+// whose workspace stays within the caller's limit. For strict f32 it skips engines noted as
+// tensor-core, down-converting or reduced-precision (TF32).
 // No engine is an answer, not an error: ok() is false and unsupported_reason() says why, so a
 // caller can fall back to the unfused path.
 #pragma once
@@ -18,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -39,7 +41,8 @@ struct ChosenEngine {
 class FusedConvForward {
  public:
   // Throws only for malformed input or a cuDNN failure other than "not supported".
-  FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype);
+  FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype,
+                   std::size_t workspace_limit = std::numeric_limits<std::size_t>::max());
 
   bool ok() const { return plan_.has_value(); }
   const std::string& unsupported_reason() const { return unsupported_reason_; }
@@ -65,6 +68,7 @@ class FusedConvForward {
 
   Conv2dParams params_;
   DType dtype_;
+  std::size_t workspace_limit_;
   // Every descriptor the plan was built from (tensors, operations, graph, engine config), alive
   // as long as the plan: cuDNN copies what it needs, but nothing promises that for every
   // version. A deque, so references to earlier ones stay valid as more are added.
