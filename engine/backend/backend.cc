@@ -180,10 +180,15 @@ void Backend::activation_forward(Activation a, const Tensor& x, const Tensor& y)
 }
 
 void Backend::activation_backward(Activation a, const Tensor& y, const Tensor& dy, const Tensor& dx,
-                                  GradMode mode) {
-  check_same(y, dy, "activation_backward", "dy");
-  check_same(y, dx, "activation_backward", "dx");
-  activation_backward_impl(a, y, dy, dx, mode);
+                                  GradMode mode, const Tensor& dbias, GradMode dbias_mode) {
+  const char* op = "activation_backward";
+  check_same(y, dy, op, "dy");
+  check_same(y, dx, op, "dx");
+  if (dbias.defined()) {
+    DLBENCH_CHECK(y.shape().rank() >= 1, std::string(op) + ": a bias gradient needs channels");
+    check(dbias, {y.shape()[y.shape().rank() - 1]}, y.dtype(), op, "dbias");
+  }
+  activation_backward_impl(a, y, dy, dx, mode, dbias, dbias_mode);
 }
 
 void Backend::add(const Tensor& a, const Tensor& b, const Tensor& y) {

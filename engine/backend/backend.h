@@ -157,9 +157,13 @@ class Backend {
 
   // --- activations and elementwise -------------------------------------------------------
   void activation_forward(Activation a, const Tensor& x, const Tensor& y);
-  // ReLU's backward needs only y (y > 0 where x > 0), so x need not be kept.
+  // ReLU's backward needs only y (y > 0 where x > 0), so x need not be kept. dx may be dy
+  // (in place). With dbias ([C] for y [..., C], y's dtype) also dbias (+)= the sum over rows of
+  // the gradient that dx receives, in the same pass: the bias gradient of the op whose ReLU
+  // epilogue this undoes, without the weights' backward reading dy once more.
   void activation_backward(Activation a, const Tensor& y, const Tensor& dy, const Tensor& dx,
-                           GradMode mode);
+                           GradMode mode, const Tensor& dbias = {},
+                           GradMode dbias_mode = GradMode::kOverwrite);
   void add(const Tensor& a, const Tensor& b, const Tensor& y);  // y = a + b
   void accumulate(const Tensor& src, const Tensor& dst);        // dst += src
 

@@ -1,10 +1,12 @@
 // Activations on oneDNN (forward and backward side by side) and elementwise loops.
 //
 //   ReLU:  y = max(x, 0);  dx = dy where y > 0, else 0 (from y, so x need not be kept:
-//          oneDNN's relu_use_dst_for_bwd computes exactly this)
+//          oneDNN's relu_use_dst_for_bwd computes exactly this); with a bias gradient,
+//          dbias[c] (+)= sum_r dx[r, c] from the same values
 //   add:   y = a + b;      accumulate: dst += src
 // Elementwise ops see tensors as flat arrays: they are dense, and position is all that matters.
 #include <cstring>
+#include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
 
@@ -28,6 +30,16 @@ dnnl::eltwise_forward::primitive_desc relu_forward_pd(const memory::desc& md,
   return dnnl::eltwise_forward::primitive_desc(desc, engine);
 }
 
+// out[c] (+)= sum_r g[r, c] over g [rows, cols], rows in order, in double.
+void add_column_sums(const float* g, std::int64_t rows, std::int64_t cols, float* out,
+                     GradMode mode) {
+  std::vector<double> sums(static_cast<std::size_t>(cols), 0.0);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) sums[c] += g[r * cols + c];
+  for (std::int64_t c = 0; c < cols; ++c)
+    out[c] = static_cast<float>(sums[c] + (mode == GradMode::kAccumulate ? out[c] : 0.0));
+}
+
 }  // namespace
 
 void CpuBackend::activation_forward_impl(Activation a, const Tensor& x, const Tensor& y) {
@@ -49,11 +61,18 @@ void CpuBackend::activation_forward_impl(Activation a, const Tensor& x, const Te
 }
 
 void CpuBackend::activation_backward_impl(Activation a, const Tensor& y, const Tensor& dy,
-                                          const Tensor& dx, GradMode mode) {
+                                          const Tensor& dx, GradMode mode, const Tensor& dbias,
+                                          GradMode dbias_mode) {
   const char* op = "activation_backward";
   require_f32(y, op, "y"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
+  if (dbias.defined()) require_f32(dbias, op, "dbias");
   const bool accumulate = mode == GradMode::kAccumulate;
+  const std::int64_t channels = dbias.defined() ? dbias.numel() : 1;
+  const std::int64_t rows = y.numel() / channels;
   if (a == Activation::kNone) {
+    // The gradient is dy itself: summed before dx, which may be dy, changes.
+    if (dbias.defined())
+      add_column_sums(dy.data_as<float>(), rows, channels, dbias.data_as<float>(), dbias_mode);
     if (accumulate) {
       add_into(dx.data_as<float>(), dy.data_as<float>(), dx.numel());
     } else if (dx.data() != dy.data()) {
@@ -77,6 +96,7 @@ void CpuBackend::activation_backward_impl(Activation a, const Tensor& y, const T
   } catch (const dnnl::error& e) {
     rethrow_dnnl_error(e, op);
   }
+  if (dbias.defined()) add_column_sums(out, rows, channels, dbias.data_as<float>(), dbias_mode);
   if (accumulate) add_into(dx.data_as<float>(), out, dx.numel());
 }
 

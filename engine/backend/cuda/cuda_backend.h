@@ -175,6 +175,9 @@ class CudaBackend final : public Backend {
   // residual may be null): the epilogue of a convolution cuDNN ran, in one pass.
   void bias_activation(void* y, const void* bias, const void* residual, std::int64_t rows,
                        std::int64_t channels, Activation activation, DType dtype);
+  // activation_backward with its bias gradient (dbias defined), in one pass over y and dy.
+  void activation_bias_backward(Activation a, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                                bool accumulate, const Tensor& dbias, GradMode dbias_mode);
   // out[c] (+)= sum_r in[r, c] over a [rows, cols] tensor, in f32, in a fixed order.
   void column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols, const Tensor& out,
                    GradMode mode, const char* op);

@@ -3,6 +3,8 @@
 //   ReLU:        y = max(x, 0);   dx (+)= dy where y > 0, else 0 (from y, so x need not be kept)
 //   add:         y = a + b;       accumulate: dst += src
 //   column sums: out[c] (+)= sum_r in[r, c]   (bias gradients of conv and matmul)
+//   ReLU backward with the bias gradient: dx (+)= g, dbias[c] (+)= sum_r g[r, c], g the ReLU's
+//                gradient, in one pass over y and dy and a small second over partial sums
 //   epilogue:    y[r, c] = act(y[r, c] + b[c]) in place (a cuDNN convolution's bias and ReLU)
 //   cast:        dst = round_to_nearest_even(src) in dst's dtype
 // Elementwise ops see tensors as flat arrays and move 16 bytes per thread and step when every
@@ -138,6 +140,51 @@ __global__ void column_final_kernel(const float* partial, std::int64_t chunks, s
   out[c] = from_f32<T>(sum + total);
 }
 
+// Pass 1 of ReLU's backward with the bias gradient: block (x, y) takes blockDim.x packs of kVec
+// channels from pack blockIdx.x * blockDim.x over chunk y of the rows; each thread writes the
+// gradient of its pack on rows threadIdx.y, + blockDim.y, ... and sums it, and the block adds
+// its rows' sums in a fixed order into partial[y, c]. column_final_kernel finishes.
+template <class T, int kVec>
+__global__ void relu_backward_partial_kernel(const T* y, const T* dy, T* dx, std::int64_t rows,
+                                             std::int64_t packs, std::int64_t rows_per_chunk,
+                                             bool relu, bool accumulate, float* partial) {
+  extern __shared__ float sums[];  // [blockDim.y][blockDim.x][kVec]
+  using P = Pack<T, kVec>;
+  const std::int64_t pack = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t begin = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
+  const std::int64_t end = min(rows, begin + rows_per_chunk);
+  float sum[kVec] = {};
+  if (pack < packs) {
+    for (std::int64_t r = begin + threadIdx.y; r < end; r += blockDim.y) {
+      const std::int64_t i = r * packs + pack;
+      const P py = reinterpret_cast<const P*>(y)[i];
+      const P pdy = reinterpret_cast<const P*>(dy)[i];
+      P out{};
+      if (accumulate) out = reinterpret_cast<const P*>(dx)[i];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const float g = !relu || to_f32(py.v[j]) > 0.0f ? to_f32(pdy.v[j]) : 0.0f;
+        sum[j] += g;
+        out.v[j] = from_f32<T>(accumulate ? to_f32(out.v[j]) + g : g);
+      }
+      reinterpret_cast<P*>(dx)[i] = out;
+    }
+  }
+  float* mine = sums + (threadIdx.y * blockDim.x + threadIdx.x) * kVec;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) mine[j] = sum[j];
+  __syncthreads();
+  if (threadIdx.y != 0 || pack >= packs) return;
+  for (unsigned t = 1; t < blockDim.y; ++t) {
+    const float* theirs = sums + (t * blockDim.x + threadIdx.x) * kVec;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sum[j] += theirs[j];
+  }
+  float* row = partial + static_cast<std::int64_t>(blockIdx.y) * packs * kVec + pack * kVec;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) row[j] = sum[j];
+}
+
 template <class S, class D>
 __global__ void cast_kernel(const S* src, D* dst, std::int64_t n) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -166,11 +213,16 @@ void CudaBackend::activation_forward_impl(Activation a, const Tensor& x, const T
 }
 
 void CudaBackend::activation_backward_impl(Activation a, const Tensor& y, const Tensor& dy,
-                                           const Tensor& dx, GradMode mode) {
+                                           const Tensor& dx, GradMode mode, const Tensor& dbias,
+                                           GradMode dbias_mode) {
   activate();
   const char* op = "activation_backward";
   require_here(y, op, "y"), require_here(dy, op, "dy"), require_here(dx, op, "dx");
   const bool accumulate = mode == GradMode::kAccumulate;
+  if (dbias.defined()) {
+    require_here(dbias, op, "dbias");
+    return activation_bias_backward(a, y, dy, dx, accumulate, dbias, dbias_mode);
+  }
   if (a == Activation::kNone) {
     if (!accumulate) return copy_impl(dy, dx);
     return map2(dy, dy, dx, Identity{}, true, stream_, op);
@@ -227,6 +279,46 @@ void CudaBackend::column_sums(const Tensor& in, std::int64_t rows, std::int64_t 
     CUDA_CHECK_LAUNCH();
     column_final_kernel<T><<<grid_for(cols), kBlock, 0, stream_>>>(
         partial, chunks, cols, static_cast<T*>(out.data()), mode == GradMode::kAccumulate);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void CudaBackend::activation_bias_backward(Activation a, const Tensor& y, const Tensor& dy,
+                                           const Tensor& dx, bool accumulate, const Tensor& dbias,
+                                           GradMode dbias_mode) {
+  const char* op = "activation_backward";
+  const std::int64_t cols = dbias.numel();
+  const std::int64_t rows = y.numel() / cols;
+  const std::int64_t chunks =
+      std::clamp<std::int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
+  const std::int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+  auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * cols));
+  const bool relu = a == Activation::kRelu;
+  dispatch_float(y.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto* py = static_cast<const T*>(y.data());
+    const auto* pdy = static_cast<const T*>(dy.data());
+    auto* pdx = static_cast<T*>(dx.data());
+    auto launch = [&](auto vec) {
+      constexpr int kVec = decltype(vec)::value;
+      const std::int64_t packs = cols / kVec;
+      // Up to 32 packs across a block and the rest of its 256 threads down the rows.
+      const unsigned across = static_cast<unsigned>(std::min<std::int64_t>(packs, 32));
+      const dim3 block(across, kBlock / across);
+      const dim3 grid(static_cast<unsigned>((packs + across - 1) / across),
+                      static_cast<unsigned>(chunks));
+      const std::size_t shared = sizeof(float) * kVec * block.x * block.y;
+      relu_backward_partial_kernel<T, kVec><<<grid, block, shared, stream_>>>(
+          py, pdy, pdx, rows, packs, rows_per_chunk, relu, accumulate, partial);
+      CUDA_CHECK_LAUNCH();
+    };
+    constexpr int kWide = 16 / sizeof(T);
+    if (cols % kWide == 0 && aligned16(py) && aligned16(pdy) && aligned16(pdx))
+      launch(std::integral_constant<int, kWide>{});
+    else
+      launch(std::integral_constant<int, 1>{});
+    column_final_kernel<T><<<grid_for(cols), kBlock, 0, stream_>>>(
+        partial, chunks, cols, static_cast<T*>(dbias.data()), dbias_mode == GradMode::kAccumulate);
     CUDA_CHECK_LAUNCH();
   });
 }

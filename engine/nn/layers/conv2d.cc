@@ -99,10 +99,11 @@ std::optional<ReluEpilogue> Conv2d::relu_epilogue() const {
 
 void Conv2d::backward(const StepContext& ctx) {
   DLBENCH_CHECK(!folded_, "a batch norm folded for inference does not train");
-  const backend::Conv2dParams p = without_relu_epilogue(ctx, p_);
-  Tensor dbias = p.bias ? ctx.param_grads[1] : Tensor();
+  const GradMode mode = one_param_grad_mode(ctx);
+  const Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
+  const backend::Conv2dParams p = backward_through_epilogue(ctx, p_, dbias, mode);
   ctx.backend.conv2d_backward_weights(p, ctx.inputs[0], ctx.output_grad(), ctx.param_grads[0],
-                                      dbias, one_param_grad_mode(ctx));
+                                      p.bias ? dbias : Tensor(), mode);
   if (ctx.input_grads[0].defined())
     ctx.backend.conv2d_backward_data(p, ctx.output_grad(), ctx.params[0], ctx.input_grads[0],
                                      ctx.input_grad_modes[0]);

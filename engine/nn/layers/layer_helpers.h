@@ -33,14 +33,19 @@ std::optional<ReluEpilogue> with_relu_epilogue(backend::OpKind op, OpParams p) {
 
 // Where a layer's forward ran with a ReLU epilogue, its backward starts here: the output
 // gradient (this node is its only reader) becomes the pre-activation's gradient in place, as
-// the unfused ReLU's backward would have written it. Returns the op's parameters without the
-// epilogue, as the backward ops take them.
+// the unfused ReLU's backward would have written it, and where the op has a bias its gradient
+// (dbias, under `mode`) is summed in the same pass, so the weights' backward need not read the
+// gradient once more. Returns the op's parameters as the backward ops then take them: without
+// the epilogue, and without the bias when its gradient is done.
 template <class OpParams>
-OpParams without_relu_epilogue(const StepContext& ctx, OpParams p) {
+OpParams backward_through_epilogue(const StepContext& ctx, OpParams p, const Tensor& dbias,
+                                   GradMode mode) {
   if (p.activation == backend::Activation::kNone) return p;
   ctx.backend.activation_backward(backend::Activation::kRelu, ctx.output(), ctx.output_grad(),
-                                  ctx.output_grad(), GradMode::kOverwrite);
+                                  ctx.output_grad(), GradMode::kOverwrite,
+                                  p.bias ? dbias : Tensor(), mode);
   p.activation = backend::Activation::kNone;
+  p.bias = false;
   return p;
 }
 

@@ -33,10 +33,11 @@ std::optional<ReluEpilogue> Linear::relu_epilogue() const {
 }
 
 void Linear::backward(const StepContext& ctx) {
-  const backend::MatmulParams p = without_relu_epilogue(ctx, p_);
-  Tensor dbias = p.bias ? ctx.param_grads[1] : Tensor();
+  const GradMode mode = one_param_grad_mode(ctx);
+  const Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
+  const backend::MatmulParams p = backward_through_epilogue(ctx, p_, dbias, mode);
   ctx.backend.matmul_backward_weights(p, flat(ctx.inputs[0], p.m), ctx.output_grad(),
-                                      ctx.param_grads[0], dbias, one_param_grad_mode(ctx));
+                                      ctx.param_grads[0], p.bias ? dbias : Tensor(), mode);
   if (ctx.input_grads[0].defined())
     ctx.backend.matmul_backward_data(p, ctx.output_grad(), ctx.params[0],
                                      flat(ctx.input_grads[0], p.m), ctx.input_grad_modes[0]);

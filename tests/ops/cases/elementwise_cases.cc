@@ -1,6 +1,6 @@
-// ReLU and identity forward and backward, add and accumulate: the CPU backend against the
-// float64 reference, every other backend against the CPU in every float dtype and both
-// gradient modes; and finite differences of ReLU.
+// ReLU and identity forward and backward (with and without the bias gradient), add and accumulate:
+// the CPU backend against the float64 reference, every other backend against the CPU in every float
+// dtype and both gradient modes; and finite differences of ReLU.
 #include <sstream>
 
 #include "tests/ops/harness/op_case.h"
@@ -21,6 +21,9 @@ std::string shape_name(const Shape& s) {
 // Small and odd sizes, an NHWC activation, and 7 x 1003 (not a multiple of any vector
 // width: tails run too).
 const std::vector<Shape> kShapes = {{7}, {2, 5, 5, 3}, {1000}, {4, 33}, {7, 1003}};
+// The bias gradient's too: activations with rows in many chunks of the column sums, and 520
+// channels (65 packs of 8 halves, so more than one block across and a partly used last one).
+const std::vector<Shape> kBiasShapes = {{9, 17, 17, 64}, {3, 7, 7, 520}};
 
 const char* act_name(Activation a) {
   return a == Activation::kRelu ? "relu" : "identity";
@@ -62,11 +65,16 @@ class ActivationForward final : public OpCase {
   Shape s_;
 };
 
-// y as the forward made it (ReLU's backward reads only y), dy, and dx under a GradMode.
+// y as the forward made it (ReLU's backward reads only y), dy, and dx under a GradMode; with
+// a bias gradient, also dbias (under the other mode, so every pairing runs) over the last
+// dimension: what a convolution's or matmul's ReLU epilogue folds its bias gradient into.
 class ActivationBackward final : public OpCase {
  public:
-  ActivationBackward(Activation a, Shape s, GradMode mode) : a_(a), s_(s), mode_(mode) {}
-  std::string op() const override { return std::string(act_name(a_)) + "_backward"; }
+  ActivationBackward(Activation a, Shape s, GradMode mode, bool bias_grad = false)
+      : a_(a), s_(s), mode_(mode), bias_grad_(bias_grad) {}
+  std::string op() const override {
+    return std::string(act_name(a_)) + (bias_grad_ ? "_bias_backward" : "_backward");
+  }
   std::string params() const override { return shape_name(s_) + "_" + mode_name(mode_); }
   OpKind kind() const override { return OpKind::kActivationBackward; }
   backend::OpParams op_params(const Precision&) const override { return a_; }
@@ -74,24 +82,40 @@ class ActivationBackward final : public OpCase {
     HostTensor y = input("y", s_, 44);
     const Vec forward = activate(a_, y.as_double());
     y.data.assign(forward.begin(), forward.end());
-    return {y, input("dy", s_, 45), grad_output("dx", s_, mode_, 46)};
+    std::vector<HostTensor> t = {y, input("dy", s_, 45), grad_output("dx", s_, mode_, 46)};
+    if (bias_grad_) t.push_back(grad_output("dbias", {channels()}, bias_mode(), 47));
+    return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.activation_backward(a_, t[0], t[1], t[2], mode_);
+    be.activation_backward(a_, t[0], t[1], t[2], mode_, bias_grad_ ? t[3] : Tensor(), bias_mode());
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
     const Vec dy = t[1].as_double();
     const Vec dx = a_ == Activation::kRelu ? ref::relu_backward(t[0].as_double(), dy) : dy;
-    return {{2, expected_grad(mode_, t[2], dx), kElementwise}};
+    std::vector<Check> checks = {{2, expected_grad(mode_, t[2], dx), kElementwise}};
+    if (bias_grad_) {
+      Vec dbias(static_cast<std::size_t>(channels()), 0.0);
+      for (std::size_t i = 0; i < dx.size(); ++i) dbias[i % dbias.size()] += dx[i];
+      checks.push_back({3, expected_grad(bias_mode(), t[3], dbias), sum_tolerance(rows())});
+    }
+    return checks;
   }
-  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
-    return elementwise_tolerance(prec);
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    return tensor == 3 ? sum_tolerance(prec, rows()) : elementwise_tolerance(prec);
   }
+  bool repeatable() const override { return bias_grad_; }
 
  private:
+  std::int64_t channels() const { return s_[s_.rank() - 1]; }
+  std::int64_t rows() const { return s_.numel() / channels(); }
+  GradMode bias_mode() const {
+    return mode_ == GradMode::kOverwrite ? GradMode::kAccumulate : GradMode::kOverwrite;
+  }
+
   Activation a_;
   Shape s_;
   GradMode mode_;
+  bool bias_grad_;
 };
 
 // add (y = a + b) and accumulate (b += a).
@@ -139,12 +163,17 @@ CaseList cases() {
   for (const Shape& s : kShapes) {
     for (Activation a : {Activation::kRelu, Activation::kNone}) {
       out.push_back(std::make_unique<ActivationForward>(a, s));
-      for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate}) {
         out.push_back(std::make_unique<ActivationBackward>(a, s, m));
+        out.push_back(std::make_unique<ActivationBackward>(a, s, m, true));
+      }
     }
     out.push_back(std::make_unique<Sum>(false, s));
     out.push_back(std::make_unique<Sum>(true, s));
   }
+  for (const Shape& s : kBiasShapes)
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      out.push_back(std::make_unique<ActivationBackward>(Activation::kRelu, s, m, true));
   return out;
 }
 DLBENCH_OP_CASES(cases);
