@@ -305,7 +305,7 @@ TEST(FusedConvWorkspaceGpuTest, KeepsToTheLimit) {
       const FusedConvForward free_choice(handle, p, precision.dtype);
       if (!free_choice.ok() || free_choice.workspace_bytes() == 0) continue;
       ++wanted_scratch;
-      const FusedConvForward limited(handle, p, precision.dtype, 0);
+      const FusedConvForward limited(handle, p, precision.dtype, {.workspace_limit = 0});
       SCOPED_TRACE(std::string(shape.name) + " " + precision.name);
       if (limited.ok())
         EXPECT_EQ(limited.workspace_bytes(), 0u) << limited.chosen().describe();
@@ -318,6 +318,69 @@ TEST(FusedConvWorkspaceGpuTest, KeepsToTheLimit) {
   if (wanted_scratch == 0) GTEST_SKIP() << "no shape's first engine wanted a workspace";
   std::printf("  %d shapes wanted a workspace without the limit\n", wanted_scratch);
 }
+
+// The plan's batch-norm statistics of y (sum and sum of squares per channel, f32) against
+// float64 sums of the y it wrote. cuDNN has no such engine for every dtype (9.14 documents conv
+// + genstats on an H100 for f16): where it has none the case skips with the reason, as callers
+// fall back to a separate statistics pass.
+class FusedConvStatsGpuTest : public ::testing::TestWithParam<std::tuple<Shape2d, Precision>> {};
+
+TEST_P(FusedConvStatsGpuTest, SumsMatchTheOutput) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU";
+  const auto& [shape, precision] = GetParam();
+  Conv2dParams p = shape.params;
+  p.math = precision.math;
+  const DType dtype = precision.dtype;
+  CudnnHandle handle;
+  const FusedConvForward fused(handle, p, dtype, {.statistics = true});
+  if (!fused.ok()) GTEST_SKIP() << "cuDNN has no engine: " << fused.unsupported_reason();
+  std::printf("  %s, workspace %zu bytes\n", fused.chosen().describe().c_str(),
+              fused.workspace_bytes());
+
+  const std::vector<float> x = values(p.n * p.h * p.w * p.c, 1, dtype, p.c, shape.real_channels);
+  const std::vector<float> w = values(p.k * p.r * p.s * p.c, 2, dtype, p.c, shape.real_channels);
+  const DeviceBuffer dx = upload(x, dtype), dw = upload(w, dtype);
+  DeviceBuffer dy(static_cast<std::size_t>(p.n * p.out_h() * p.out_w() * p.k) * size_of(dtype));
+  DeviceBuffer stats(2 * sizeof(float) * static_cast<std::size_t>(p.k));
+  CUDA_CHECK(cudaMemset(stats.get(), 0xFF, stats.bytes()));  // NaN: nothing left unset
+  DeviceBuffer workspace(fused.workspace_bytes());
+  auto* sums = static_cast<float*>(stats.get());
+  fused.run(handle, dx.get(), dw.get(), nullptr, nullptr, dy.get(), workspace.get(), sums,
+            sums + p.k);
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  const std::vector<float> y = download(dy, dtype);
+  EXPECT_TRUE(matches(p, y, reference(p, x, w, {}, {}), rtol_of(precision)));
+  std::vector<float> got(2 * static_cast<std::size_t>(p.k));
+  CUDA_CHECK(cudaMemcpy(got.data(), stats.get(), stats.bytes(), cudaMemcpyDeviceToHost));
+  // f32 sums of up to a few thousand terms; the engine may sum y before it is rounded to the
+  // dtype (half an ulp of each term), so 1e-3 of the sum of magnitudes.
+  for (std::int64_t k = 0; k < p.k; ++k) {
+    double sum = 0, sqsum = 0, magnitude = 0;
+    for (std::size_t i = static_cast<std::size_t>(k); i < y.size(); i += p.k) {
+      sum += y[i], sqsum += double(y[i]) * y[i], magnitude += std::fabs(y[i]);
+    }
+    EXPECT_NEAR(got[k], sum, 1e-3 * magnitude + kAtol) << "sum of channel " << k;
+    EXPECT_NEAR(got[p.k + k], sqsum, 1e-3 * sqsum + kAtol) << "sqsum of channel " << k;
+  }
+}
+
+// ResNet-50's convolutions before a batch norm, at a small batch: 1x1, 3x3 and strided.
+const Shape2d kStatsShapes[] = {
+    {"Resnet1x1", conv(4, 28, 64, 256, 1, 1, 0), 64},
+    {"Resnet3x3", conv(4, 28, 64, 64, 3, 1, 1), 64},
+    {"Resnet3x3s2", conv(4, 28, 128, 128, 3, 2, 1), 128},
+};
+
+std::string stats_case_name(const ::testing::TestParamInfo<std::tuple<Shape2d, Precision>>& info) {
+  return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param).name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FusedConvStatsGpuTest,
+                         ::testing::Combine(::testing::ValuesIn(kStatsShapes),
+                                            ::testing::Values(op_harness::kF16, op_harness::kBf16,
+                                                              op_harness::kTf32)),
+                         stats_case_name);
 
 // Needs no GPU: an integer dtype is refused with a reason before cuDNN is asked anything.
 TEST(FusedConvTest, RefusesAnIntegerDtypeWithAReason) {

@@ -301,8 +301,8 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
   if (larger.fused) {
     WallTimer fused_timer;
     const std::size_t route_bytes = plan->gemm ? 0 : plan->workspace_bytes;
-    auto fused =
-        std::make_unique<FusedConvForward>(cudnn_, p, dtype, fused_workspace_limit(route_bytes));
+    auto fused = std::make_unique<FusedConvForward>(
+        cudnn_, p, dtype, FusedConvOptions{fused_workspace_limit(route_bytes)});
     if (fused->ok()) plan->fused = std::move(fused);
     fused_graph_seconds_ += fused_timer.seconds();
   }
@@ -330,7 +330,8 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
   Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
   const void* b = p.bias ? bias.data() : nullptr;
   const float unfused_ms = mean_device_ms(stream_, [&] { run_forward(plan, p, dtype, o, b); });
-  auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype, fused_workspace_limit(0));
+  auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype,
+                                                  FusedConvOptions{fused_workspace_limit(0)});
   if (!fused->ok()) return;
   const float fused_ms = mean_device_ms(stream_, [&] {
     fused->run(cudnn_, o.x, o.w, b, o.r, o.y, workspace(fused->workspace_bytes()));

@@ -1,5 +1,5 @@
-// The graph conv -> (+ bias) -> (+ residual) -> (relu) and the choice of its engine; see
-// cudnn_fused_conv.h.
+// The graph conv -> (+ bias) -> (+ residual) -> (relu) (-> statistics of y) and the choice of
+// its engine; see cudnn_fused_conv.h.
 //
 // cuDNN names dimensions logically (N, C, H, W for activations, K, C, R, S for filters) and
 // takes the memory order from the strides, so NHWC activations and KRSC weights are the same
@@ -24,6 +24,8 @@ constexpr std::int64_t kUidW = 2;
 constexpr std::int64_t kUidBias = 3;
 constexpr std::int64_t kUidY = 4;
 constexpr std::int64_t kUidResidual = 5;
+constexpr std::int64_t kUidSum = 6;
+constexpr std::int64_t kUidSqsum = 7;
 constexpr std::int64_t kUidConvOut = 101;
 constexpr std::int64_t kUidBiasOut = 102;
 constexpr std::int64_t kUidResidualOut = 103;
@@ -49,8 +51,8 @@ std::string ChosenEngine::describe() const {
 }
 
 FusedConvForward::FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype,
-                                   std::size_t workspace_limit)
-    : params_(params), dtype_(dtype), workspace_limit_(workspace_limit) {
+                                   FusedConvOptions options)
+    : params_(params), dtype_(dtype), options_(options) {
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
     unsupported_reason_ =
         std::string("the fused convolution takes f32, f16 or bf16, not ") + to_string(dtype);
@@ -111,6 +113,10 @@ void FusedConvForward::build_graph(cudnnHandle_t handle) {
     const BackendDescriptor& relu_fwd = keep(make_pointwise(CUDNN_POINTWISE_RELU_FWD));
     operations.push_back(&keep(make_pointwise_op(relu_fwd, *current, nullptr, y)));
   }
+  if (options_.statistics)
+    operations.push_back(&keep(make_gen_stats_op(
+        y, tensor("sum", kUidSum, bias_dims, CUDNN_DATA_FLOAT, Storage::kMemory),
+        tensor("sqsum", kUidSqsum, bias_dims, CUDNN_DATA_FLOAT, Storage::kMemory))));
 
   Refusable graph = make_operation_graph(handle, operations);
   if (!graph.descriptor) {
@@ -146,7 +152,7 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
       }
       const std::int64_t bytes = plan_workspace_bytes(*plan.descriptor);
       DLBENCH_CHECK(bytes >= 0, "cuDNN reported a negative workspace size");
-      if (static_cast<std::uint64_t>(bytes) > workspace_limit_) {
+      if (static_cast<std::uint64_t>(bytes) > options_.workspace_limit) {
         ++over_workspace_limit;
         continue;
       }
@@ -164,7 +170,7 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
               " skipped as TF32 or reduced precision under strict f32";
   if (over_workspace_limit > 0)
     reason += "; " + std::to_string(over_workspace_limit) + " over the workspace limit of " +
-              std::to_string(workspace_limit_) + " bytes";
+              std::to_string(options_.workspace_limit) + " bytes";
   for (const auto& [status, count] : refusals)
     reason += "; " + std::to_string(count) + " refused with " + status;
   if (!last_refusal.empty()) reason += "; last: " + last_refusal;
@@ -178,15 +184,19 @@ bool FusedConvForward::takes(const void* x, const void* w, const void* bias, con
 }
 
 void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
-                           const void* residual, void* y, void* workspace) const {
+                           const void* residual, void* y, void* workspace, float* sum,
+                           float* sqsum) const {
   DLBENCH_CHECK(ok(), "FusedConvForward::run without an engine: " + unsupported_reason_);
   DLBENCH_CHECK((bias != nullptr) == params_.bias,
                 "pass a bias exactly when the convolution has one");
   DLBENCH_CHECK((residual != nullptr) == params_.residual,
                 "pass a residual exactly when the convolution has one");
+  DLBENCH_CHECK((sum != nullptr && sqsum != nullptr) == options_.statistics &&
+                    (sum == nullptr) == (sqsum == nullptr),
+                "pass sum and sqsum exactly when the plan writes statistics");
   DLBENCH_CHECK(workspace != nullptr || workspace_bytes_ == 0,
                 "the fused convolution needs a workspace of workspace_bytes()");
-  DLBENCH_CHECK(takes(x, w, bias, residual, y),
+  DLBENCH_CHECK(takes(x, w, bias, residual, y) && aligned16(sum) && aligned16(sqsum),
                 "the fused convolution's tensors must be 16-byte aligned");
   // The pointers are read-only to cuDNN; the variant pack's C API takes them non-const.
   std::vector<std::int64_t> uids{kUidX, kUidW, kUidY};
@@ -198,6 +208,10 @@ void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, c
   if (params_.residual) {
     uids.push_back(kUidResidual);
     pointers.push_back(const_cast<void*>(residual));
+  }
+  if (options_.statistics) {
+    uids.insert(uids.end(), {kUidSum, kUidSqsum});
+    pointers.insert(pointers.end(), {sum, sqsum});
   }
   execute(handle, *plan_, uids, pointers, workspace);
 }

@@ -8,6 +8,11 @@
 // The intermediates (conv output, + bias, + residual) are virtual f32 tensors: they never reach
 // memory and are not rounded to the output dtype between the steps.
 //
+// With statistics, the same plan also writes the batch-norm statistics of y per channel k,
+// sum[k] = sum_{n,p,q} y[n, p, q, k] and sqsum[k] = sum_{n,p,q} y[n, p, q, k]^2 (f32), so a
+// batch norm after the convolution need not read y once more for them (cuDNN's "conv +
+// genstats"; on an H100, cuDNN 9.14 documents it for f16).
+//
 // Built once per (shape, dtype, math): the constructor asks cuDNN's heuristics (mode A, then
 // fallback) for engine configurations and keeps the first whose execution plan finalizes and
 // whose workspace stays within the caller's limit. For strict f32 it skips engines noted as
@@ -38,11 +43,17 @@ struct ChosenEngine {
   std::string describe() const;
 };
 
+// What a FusedConvForward may use and write besides y.
+struct FusedConvOptions {
+  std::size_t workspace_limit = std::numeric_limits<std::size_t>::max();
+  bool statistics = false;  // also sum and sqsum of y per channel
+};
+
 class FusedConvForward {
  public:
   // Throws only for malformed input or a cuDNN failure other than "not supported".
   FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype,
-                   std::size_t workspace_limit = std::numeric_limits<std::size_t>::max());
+                   FusedConvOptions options = {});
 
   bool ok() const { return plan_.has_value(); }
   const std::string& unsupported_reason() const { return unsupported_reason_; }
@@ -55,11 +66,15 @@ class FusedConvForward {
   static bool takes(const void* x, const void* w, const void* bias, const void* residual,
                     const void* y);
 
+  bool statistics() const { return options_.statistics; }
+
   // Runs on the handle's stream (any handle on the device the plan was built on). Every
   // pointer 16-byte aligned; bias non-null exactly when params().bias, residual exactly when
-  // params().residual; workspace at least workspace_bytes() (null when that is 0).
+  // params().residual, sum and sqsum ([K] f32 each) exactly when statistics(); workspace at
+  // least workspace_bytes() (null when that is 0).
   void run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
-           const void* residual, void* y, void* workspace) const;
+           const void* residual, void* y, void* workspace, float* sum = nullptr,
+           float* sqsum = nullptr) const;
 
  private:
   const BackendDescriptor& keep(BackendDescriptor descriptor);
@@ -68,7 +83,7 @@ class FusedConvForward {
 
   Conv2dParams params_;
   DType dtype_;
-  std::size_t workspace_limit_;
+  FusedConvOptions options_;
   // Every descriptor the plan was built from (tensors, operations, graph, engine config), alive
   // as long as the plan: cuDNN copies what it needs, but nothing promises that for every
   // version. A deque, so references to earlier ones stay valid as more are added.

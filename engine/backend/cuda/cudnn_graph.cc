@@ -169,6 +169,19 @@ BackendDescriptor make_conv_forward_op(const BackendDescriptor& convolution,
   return op;
 }
 
+BackendDescriptor make_gen_stats_op(const BackendDescriptor& x, const BackendDescriptor& sum,
+                                    const BackendDescriptor& sqsum) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR, "statistics operation");
+  const cudnnGenStatsMode_t mode = CUDNN_GENSTATS_SUM_SQSUM;
+  op.set(CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &mode)
+      .set_data_type(CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_DATA_FLOAT)
+      .set_descriptor(CUDNN_ATTR_OPERATION_GENSTATS_XDESC, x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, sum)
+      .set_descriptor(CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, sqsum)
+      .finalize();
+  return op;
+}
+
 BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const BackendDescriptor& x,
                                     const BackendDescriptor* b, const BackendDescriptor& y) {
   BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,

@@ -106,6 +106,11 @@ BackendDescriptor make_conv_forward_op(const BackendDescriptor& convolution,
 BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const BackendDescriptor& x,
                                     const BackendDescriptor* b, const BackendDescriptor& y);
 
+// sum[c] = sum of x over every position of channel c, sqsum[c] the same of x^2 (both [1, C, 1,
+// 1], f32): the batch-norm statistics of x, read where x is written.
+BackendDescriptor make_gen_stats_op(const BackendDescriptor& x, const BackendDescriptor& sum,
+                                    const BackendDescriptor& sqsum);
+
 // A descriptor cuDNN finalized, or why it refused to.
 struct Refusable {
   std::optional<BackendDescriptor> descriptor;
