@@ -72,9 +72,10 @@ class Backend {
 
   // --- convolution (NHWC x, KRSC w, optional bias [k]) -----------------------------------
   // y = act(conv(x, w) + bias + residual), the bias, residual (shaped as y; p.residual) and
-  // activation each where p asks for them.
+  // activation each where p asks for them; with p.statistics also the sums of y and y^2 per
+  // channel into statistics (f32 [2, K]).
   void conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,
-                      const Tensor& y, const Tensor& residual = {});
+                      const Tensor& y, const Tensor& residual = {}, const Tensor& statistics = {});
   void conv2d_backward_data(const Conv2dParams& p, const Tensor& dy, const Tensor& w,
                             const Tensor& dx, GradMode mode);
   // dw always; dbias when p.bias.

@@ -32,12 +32,17 @@ struct Conv2dParams {
   bool residual = false;
   Activation activation = Activation::kNone;  // where the backend fuses it (Backend::supports)
   MathMode math = MathMode::kStrict;
+  // Forward only: also writes the batch-norm statistics of y, f32 [2, K]: row 0 the sum of
+  // y[n, p, q, k] over n, p and q, row 1 the sum of its squares, so that a training batch norm
+  // after the convolution need not read y once more for them.
+  bool statistics = false;
 
   std::int64_t out_h() const { return (h + 2 * pad_h - dilation_h * (r - 1) - 1) / stride_h + 1; }
   std::int64_t out_w() const { return (w + 2 * pad_w - dilation_w * (s - 1) - 1) / stride_w + 1; }
   Shape input_shape() const { return {n, h, w, c}; }
   Shape weight_shape() const { return {k, r, s, c}; }
   Shape output_shape() const { return {n, out_h(), out_w(), k}; }
+  Shape statistics_shape() const { return {2, k}; }
   // Multiply-accumulates of the forward pass (bias adds not counted).
   std::int64_t macs() const { return n * out_h() * out_w() * k * r * s * c; }
 };

@@ -79,7 +79,7 @@ struct ConvPlan {
   // cuDNN has an engine for it and that measured faster than the route above plus its epilogue.
   std::unique_ptr<FusedConvForward> fused;
 };
-using ConvKey = std::array<std::int64_t, 19>;
+using ConvKey = std::array<std::int64_t, 20>;
 
 // Device pointers of one convolution call; Find runs on them (the output only when the call
 // overwrites it anyway). r: a forward's residual (shaped as y), null without one.
@@ -178,6 +178,11 @@ class CudaBackend final : public Backend {
   // activation_backward with its bias gradient (dbias defined), in one pass over y and dy.
   void activation_bias_backward(Activation a, const Tensor& y, const Tensor& dy, const Tensor& dx,
                                 bool accumulate, const Tensor& dbias, GradMode dbias_mode);
+  // statistics [2, channels] (f32) = per channel the sum of y and of y^2 over y [rows, channels]
+  // (dtype), in a fixed order: a convolution's batch-norm statistics where no fused plan wrote
+  // them.
+  void channel_statistics(const void* y, DType dtype, std::int64_t rows, std::int64_t channels,
+                          float* statistics);
   // out[c] (+)= sum_r in[r, c] over a [rows, cols] tensor, in f32, in a fixed order.
   void column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols, const Tensor& out,
                    GradMode mode, const char* op);
@@ -197,14 +202,16 @@ class CudaBackend final : public Backend {
       const Conv2dParams& p, DType dtype, const ConvOperands& o,
       const std::function<void(const Conv2dParams&, const ConvOperands&, std::size_t)>& run);
   // A planned forward with its bias, residual (o.r) and activation, on whichever route the plan
-  // chose.
-  void run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype, const ConvOperands& o,
-                   const void* bias);
+  // chose. With p.statistics, `statistics` ([2, K] f32) is where a fused plan writes them;
+  // returns whether it did (else the caller computes them from y).
+  bool run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype, const ConvOperands& o,
+                   const void* bias, float* statistics);
   // The most scratch a fused graph-API forward may ask for: what the backend's workspace
   // already holds or the unfused route it replaces needs (`route_bytes`), so fusing never grows
   // the workspace beyond what the unfused route would.
   std::size_t fused_workspace_limit(std::size_t route_bytes) const;
-  // Measures the fused graph-API forward against the plan's route + epilogue; keeps the faster.
+  // Measures the fused graph-API forward against the plan's route + epilogue (+ the statistics
+  // pass); keeps the faster.
   void choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DType dtype,
                             const ConvOperands& o);
   // Runs a planned convolution on cuDNN: out = conv + beta * out (forward: beta 0).

@@ -181,7 +181,8 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
                        p.dilation_w,
                        p.bias ? 1 : 0,
                        static_cast<std::int64_t>(p.activation),
-                       p.residual ? 1 : 0};
+                       p.residual ? 1 : 0,
+                       p.statistics ? 1 : 0};
   if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
   if (later_slice) {
     ConvKey larger = key;
@@ -271,7 +272,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   }
   product_timing_seconds_ += product_timer.seconds();
   if (direction == ConvDirection::kForward &&
-      (p.bias || p.residual || p.activation != Activation::kNone) &&
+      (p.bias || p.residual || p.activation != Activation::kNone || p.statistics) &&
       conv_route_ == ConvRoute::kMeasured) {
     WallTimer fused_timer;
     choose_fused_forward(*plan, p, dtype, o);
@@ -302,7 +303,7 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
     WallTimer fused_timer;
     const std::size_t route_bytes = plan->gemm ? 0 : plan->workspace_bytes;
     auto fused = std::make_unique<FusedConvForward>(
-        cudnn_, p, dtype, FusedConvOptions{fused_workspace_limit(route_bytes)});
+        cudnn_, p, dtype, FusedConvOptions{fused_workspace_limit(route_bytes), p.statistics});
     if (fused->ok()) plan->fused = std::move(fused);
     fused_graph_seconds_ += fused_timer.seconds();
   }
@@ -329,31 +330,44 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
                                        const ConvOperands& o) {
   Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
   const void* b = p.bias ? bias.data() : nullptr;
-  const float unfused_ms = mean_device_ms(stream_, [&] { run_forward(plan, p, dtype, o, b); });
-  auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype,
-                                                  FusedConvOptions{fused_workspace_limit(0)});
+  Buffer statistics(allocator_,
+                    sizeof(float) * static_cast<std::size_t>(p.statistics ? 2 * p.k : 1));
+  auto* stats = p.statistics ? static_cast<float*>(statistics.data()) : nullptr;
+  const float unfused_ms = mean_device_ms(stream_, [&] {
+    run_forward(plan, p, dtype, o, b, nullptr);
+    if (stats) channel_statistics(o.y, dtype, p.n * p.out_h() * p.out_w(), p.k, stats);
+  });
+  auto fused = std::make_unique<FusedConvForward>(
+      cudnn_, p, dtype, FusedConvOptions{fused_workspace_limit(0), p.statistics});
   if (!fused->ok()) return;
   const float fused_ms = mean_device_ms(stream_, [&] {
-    fused->run(cudnn_, o.x, o.w, b, o.r, o.y, workspace(fused->workspace_bytes()));
+    fused->run(cudnn_, o.x, o.w, b, o.r, o.y, workspace(fused->workspace_bytes()), stats,
+               stats ? stats + p.k : nullptr);
   });
   if (fused_ms < unfused_ms) plan.fused = std::move(fused);
 }
 
-void CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype,
-                              const ConvOperands& o, const void* bias) {
+bool CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype,
+                              const ConvOperands& o, const void* bias, float* statistics) {
   // The fused plan wants 16-byte aligned tensors; a later batch slice of an odd-sized sample
-  // may start elsewhere, and takes the plan's other route.
-  if (plan.fused && FusedConvForward::takes(o.x, o.w, bias, o.r, o.y)) {
-    plan.fused->run(cudnn_, o.x, o.w, bias, o.r, o.y, workspace(plan.fused->workspace_bytes()));
-    return;
+  // may start elsewhere, and takes the plan's other route. A plan that writes statistics runs
+  // only where the caller has somewhere to put them.
+  const bool fused_statistics = plan.fused && plan.fused->statistics();
+  if (plan.fused && FusedConvForward::takes(o.x, o.w, bias, o.r, o.y) && aligned16(statistics) &&
+      (statistics != nullptr || !fused_statistics)) {
+    plan.fused->run(cudnn_, o.x, o.w, bias, o.r, o.y, workspace(plan.fused->workspace_bytes()),
+                    fused_statistics ? statistics : nullptr,
+                    fused_statistics ? statistics + p.k : nullptr);
+    return fused_statistics;
   }
   if (plan.gemm) {  // the bias, the residual and the ReLU ride in cuBLASLt's epilogue
     conv_gemm(ConvDirection::kForward, p, dtype, o, bias, kZero);
-    return;
+    return false;
   }
   run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
   // Then the bias, the residual and the ReLU together, in one pass over y.
   bias_activation(o.y, bias, o.r, p.n * p.out_h() * p.out_w(), p.k, p.activation, dtype);
+  return false;
 }
 
 void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
@@ -400,20 +414,29 @@ void CudaBackend::for_each_batch_slice(
 }
 
 void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
-                                      const Tensor& bias, const Tensor& y, const Tensor& residual) {
+                                      const Tensor& bias, const Tensor& y, const Tensor& residual,
+                                      const Tensor& statistics) {
   const char* op = "conv2d_forward";
   activate();
   require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
   require_here(y, op, "y");
   if (p.bias) require_here(bias, op, "bias");
   if (p.residual) require_here(residual, op, "residual");
+  if (p.statistics) require_here(statistics, op, "statistics");
   const DType dtype = x.dtype();
+  auto* stats = p.statistics ? statistics.data_as<float>() : nullptr;
+  // A fused plan writes the statistics of the slice it ran; they are the whole batch's only
+  // when there was one slice.
+  bool slices_written = true;
   auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
     const ConvPlan& plan =
         conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite, index > 0);
-    run_forward(plan, ps, dtype, o, p.bias ? bias.data() : nullptr);
+    const bool written = run_forward(plan, ps, dtype, o, p.bias ? bias.data() : nullptr, stats);
+    slices_written = slices_written && written && index == 0;
   };
   for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data(), residual.data()}, slice);
+  if (stats != nullptr && !slices_written)
+    channel_statistics(y.data(), dtype, p.n * p.out_h() * p.out_w(), p.k, stats);
 }
 
 void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& dy,

@@ -140,20 +140,51 @@ __global__ void column_final_kernel(const float* partial, std::int64_t chunks, s
   out[c] = from_f32<T>(sum + total);
 }
 
-// Pass 1 of ReLU's backward with the bias gradient: block (x, y) takes blockDim.x packs of kVec
-// channels from pack blockIdx.x * blockDim.x over chunk y of the rows; each thread writes the
-// gradient of its pack on rows threadIdx.y, + blockDim.y, ... and sums it, and the block adds
-// its rows' sums in a fixed order into partial[y, c]. column_final_kernel finishes.
+// The per-channel sums of a chunk of rows, kSums of them per channel (a bias gradient; a sum
+// and a sum of squares): block (x, y) takes blockDim.x packs of kVec channels from pack
+// blockIdx.x * blockDim.x over chunk y of the rows, each thread summing its pack on rows
+// threadIdx.y, + blockDim.y, ... Then the block adds its rows' sums in a fixed order into
+// partial[y][s][c] (cols = packs * kVec channels); column_final_kernel over kSums * cols
+// columns finishes. Shared memory: kSums * kVec floats per thread.
+template <int kSums, int kVec>
+__device__ void write_block_sums(float (&sum)[kSums][kVec], std::int64_t pack, std::int64_t packs,
+                                 float* partial) {
+  extern __shared__ float shared_sums[];  // [blockDim.y][blockDim.x][kSums][kVec]
+  constexpr int kPerThread = kSums * kVec;
+  float* mine = shared_sums + (threadIdx.y * blockDim.x + threadIdx.x) * kPerThread;
+#pragma unroll
+  for (int s = 0; s < kSums; ++s)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) mine[s * kVec + j] = sum[s][j];
+  __syncthreads();
+  if (threadIdx.y != 0 || pack >= packs) return;
+  for (unsigned t = 1; t < blockDim.y; ++t) {
+    const float* theirs = shared_sums + (t * blockDim.x + threadIdx.x) * kPerThread;
+#pragma unroll
+    for (int s = 0; s < kSums; ++s)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) sum[s][j] += theirs[s * kVec + j];
+  }
+  const std::int64_t cols = packs * kVec;
+#pragma unroll
+  for (int s = 0; s < kSums; ++s) {
+    float* row = partial + (static_cast<std::int64_t>(blockIdx.y) * kSums + s) * cols + pack * kVec;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) row[j] = sum[s][j];
+  }
+}
+
+// Pass 1 of ReLU's backward with the bias gradient: each thread also writes the gradient of
+// its pack.
 template <class T, int kVec>
 __global__ void relu_backward_partial_kernel(const T* y, const T* dy, T* dx, std::int64_t rows,
                                              std::int64_t packs, std::int64_t rows_per_chunk,
                                              bool relu, bool accumulate, float* partial) {
-  extern __shared__ float sums[];  // [blockDim.y][blockDim.x][kVec]
   using P = Pack<T, kVec>;
   const std::int64_t pack = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t begin = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
   const std::int64_t end = min(rows, begin + rows_per_chunk);
-  float sum[kVec] = {};
+  float sum[1][kVec] = {};
   if (pack < packs) {
     for (std::int64_t r = begin + threadIdx.y; r < end; r += blockDim.y) {
       const std::int64_t i = r * packs + pack;
@@ -164,25 +195,59 @@ __global__ void relu_backward_partial_kernel(const T* y, const T* dy, T* dx, std
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         const float g = !relu || to_f32(py.v[j]) > 0.0f ? to_f32(pdy.v[j]) : 0.0f;
-        sum[j] += g;
+        sum[0][j] += g;
         out.v[j] = from_f32<T>(accumulate ? to_f32(out.v[j]) + g : g);
       }
       reinterpret_cast<P*>(dx)[i] = out;
     }
   }
-  float* mine = sums + (threadIdx.y * blockDim.x + threadIdx.x) * kVec;
+  write_block_sums<1, kVec>(sum, pack, packs, partial);
+}
+
+// Pass 1 of a convolution output's batch-norm statistics: sums of y and of y^2.
+template <class T, int kVec>
+__global__ void statistics_partial_kernel(const T* y, std::int64_t rows, std::int64_t packs,
+                                          std::int64_t rows_per_chunk, float* partial) {
+  using P = Pack<T, kVec>;
+  const std::int64_t pack = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t begin = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
+  const std::int64_t end = min(rows, begin + rows_per_chunk);
+  float sum[2][kVec] = {};
+  if (pack < packs) {
+    for (std::int64_t r = begin + threadIdx.y; r < end; r += blockDim.y) {
+      const P py = reinterpret_cast<const P*>(y)[r * packs + pack];
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) mine[j] = sum[j];
-  __syncthreads();
-  if (threadIdx.y != 0 || pack >= packs) return;
-  for (unsigned t = 1; t < blockDim.y; ++t) {
-    const float* theirs = sums + (t * blockDim.x + threadIdx.x) * kVec;
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) sum[j] += theirs[j];
+      for (int j = 0; j < kVec; ++j) {
+        const float v = to_f32(py.v[j]);
+        sum[0][j] += v;
+        sum[1][j] += v * v;
+      }
+    }
   }
-  float* row = partial + static_cast<std::int64_t>(blockIdx.y) * packs * kVec + pack * kVec;
-#pragma unroll
-  for (int j = 0; j < kVec; ++j) row[j] = sum[j];
+  write_block_sums<2, kVec>(sum, pack, packs, partial);
+}
+
+// Rows in chunks for the column and channel sums: about kRowsPerChunk each, at most kMaxChunks.
+struct RowChunks {
+  std::int64_t chunks, rows_per_chunk;
+};
+RowChunks row_chunks(std::int64_t rows) {
+  const std::int64_t chunks =
+      std::clamp<std::int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
+  return {chunks, (rows + chunks - 1) / chunks};
+}
+
+// The channel-sum kernels' launch: up to 32 packs across a block and the rest of its kBlock
+// threads down the rows; shared memory for write_block_sums.
+struct SumLaunch {
+  dim3 grid, block;
+  std::size_t shared;
+};
+SumLaunch sum_launch(std::int64_t packs, std::int64_t chunks, int floats_per_thread) {
+  const unsigned across = static_cast<unsigned>(std::min<std::int64_t>(packs, 32));
+  const dim3 block(across, kBlock / across);
+  return {dim3(static_cast<unsigned>((packs + across - 1) / across), static_cast<unsigned>(chunks)),
+          block, sizeof(float) * floats_per_thread * block.x * block.y};
 }
 
 template <class S, class D>
@@ -266,9 +331,7 @@ void CudaBackend::bias_activation(void* y, const void* bias, const void* residua
 void CudaBackend::column_sums(const Tensor& in, std::int64_t rows, std::int64_t cols,
                               const Tensor& out, GradMode mode, const char* op) {
   require_same_dtype(in, out, op, "bias gradient");
-  const std::int64_t chunks =
-      std::clamp<std::int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
-  const std::int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+  const auto [chunks, rows_per_chunk] = row_chunks(rows);
   auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * cols));
   dispatch_float(in.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -289,9 +352,7 @@ void CudaBackend::activation_bias_backward(Activation a, const Tensor& y, const 
   const char* op = "activation_backward";
   const std::int64_t cols = dbias.numel();
   const std::int64_t rows = y.numel() / cols;
-  const std::int64_t chunks =
-      std::clamp<std::int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
-  const std::int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+  const auto [chunks, rows_per_chunk] = row_chunks(rows);
   auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * cols));
   const bool relu = a == Activation::kRelu;
   dispatch_float(y.dtype(), op, [&](auto tag) {
@@ -302,13 +363,8 @@ void CudaBackend::activation_bias_backward(Activation a, const Tensor& y, const 
     auto launch = [&](auto vec) {
       constexpr int kVec = decltype(vec)::value;
       const std::int64_t packs = cols / kVec;
-      // Up to 32 packs across a block and the rest of its 256 threads down the rows.
-      const unsigned across = static_cast<unsigned>(std::min<std::int64_t>(packs, 32));
-      const dim3 block(across, kBlock / across);
-      const dim3 grid(static_cast<unsigned>((packs + across - 1) / across),
-                      static_cast<unsigned>(chunks));
-      const std::size_t shared = sizeof(float) * kVec * block.x * block.y;
-      relu_backward_partial_kernel<T, kVec><<<grid, block, shared, stream_>>>(
+      const SumLaunch l = sum_launch(packs, chunks, kVec);
+      relu_backward_partial_kernel<T, kVec><<<l.grid, l.block, l.shared, stream_>>>(
           py, pdy, pdx, rows, packs, rows_per_chunk, relu, accumulate, partial);
       CUDA_CHECK_LAUNCH();
     };
@@ -321,6 +377,34 @@ void CudaBackend::activation_bias_backward(Activation a, const Tensor& y, const 
         partial, chunks, cols, static_cast<T*>(dbias.data()), dbias_mode == GradMode::kAccumulate);
     CUDA_CHECK_LAUNCH();
   });
+}
+
+void CudaBackend::channel_statistics(const void* y, DType dtype, std::int64_t rows,
+                                     std::int64_t channels, float* statistics) {
+  const char* op = "conv2d_forward statistics";
+  const auto [chunks, rows_per_chunk] = row_chunks(rows);
+  auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * 2 * channels));
+  dispatch_float(dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto* py = static_cast<const T*>(y);
+    auto launch = [&](auto vec) {
+      constexpr int kVec = decltype(vec)::value;
+      const std::int64_t packs = channels / kVec;
+      const SumLaunch l = sum_launch(packs, chunks, 2 * kVec);
+      statistics_partial_kernel<T, kVec>
+          <<<l.grid, l.block, l.shared, stream_>>>(py, rows, packs, rows_per_chunk, partial);
+      CUDA_CHECK_LAUNCH();
+    };
+    constexpr int kWide = 16 / sizeof(T);
+    if (channels % kWide == 0 && aligned16(py))
+      launch(std::integral_constant<int, kWide>{});
+    else
+      launch(std::integral_constant<int, 1>{});
+  });
+  // Partial rows are [chunk][sum, squares][channel]: 2 * channels columns to finish.
+  column_final_kernel<float><<<grid_for(2 * channels), kBlock, 0, stream_>>>(
+      partial, chunks, 2 * channels, statistics, false);
+  CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::cast_impl(const Tensor& src, const Tensor& dst) {

@@ -1,6 +1,7 @@
 // Convolution forward, backward-data and backward-weights: the CPU backend against the float64
 // reference, every other backend (and, on CUDA, each convolution route) against the CPU in
 // every precision and both gradient modes; and finite differences of the forward.
+#include <cmath>
 #include <sstream>
 
 #include "tests/ops/harness/op_case.h"
@@ -30,7 +31,8 @@ std::string name(const Conv2dParams& p) {
   o << "n" << p.n << "_" << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_" << p.r << "x"
     << p.s << "_s" << p.stride_h << "_p" << p.pad_h << "_d" << p.dilation_h
     << (p.bias ? "_bias" : "_nobias") << (p.residual ? "_add" : "")
-    << (p.activation == backend::Activation::kRelu ? "_relu" : "");
+    << (p.activation == backend::Activation::kRelu ? "_relu" : "")
+    << (p.statistics ? "_stats" : "");
   return o.str();
 }
 
@@ -77,25 +79,65 @@ class ConvForward final : public ConvCase {
   explicit ConvForward(Conv2dParams p)
       : ConvCase(p, OpKind::kConv2dForward, GradMode::kOverwrite) {}
   std::string op() const override { return "conv2d_forward"; }
-  // x, w, bias, y and the residual (a one-element placeholder, never read, without one).
+  // x, w, bias, y, the residual and the statistics (one-element placeholders, never touched,
+  // without them). With statistics, x and w are positive, so the sums of y are far from 0 and
+  // each is held to a relative tolerance.
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    return {input("x", p_.input_shape(), 1), input("w", p_.weight_shape(), 2),
-            input("bias", {p_.k}, 3), output("y", p_.output_shape()),
-            p_.residual ? input("residual", p_.output_shape(), 4)
-                        : HostTensor{"residual", {1}, Role::kScratch, Kind::kCompute, {0.0f}}};
+    auto placeholder = [](const char* name) {
+      return HostTensor{name, {1}, Role::kScratch, Kind::kCompute, {0.0f}};
+    };
+    std::vector<HostTensor> t = {
+        input("x", p_.input_shape(), 1),
+        input("w", p_.weight_shape(), 2),
+        input("bias", {p_.k}, 3),
+        output("y", p_.output_shape()),
+        p_.residual ? input("residual", p_.output_shape(), 4) : placeholder("residual"),
+        p_.statistics ? output("statistics", p_.statistics_shape(), Kind::kF32)
+                      : placeholder("statistics")};
+    if (p_.statistics)
+      for (int i : {0, 1}) t[i].data = positive_values(t[i].shape.numel(), 11 + i, 0.1f, 1.0f);
+    return t;
   }
   void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
     be.conv2d_forward(with_math(prec), t[0], t[1], p_.bias ? t[2] : Tensor(), t[3],
-                      p_.residual ? t[4] : Tensor());
+                      p_.residual ? t[4] : Tensor(), p_.statistics ? t[5] : Tensor());
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    return {{3,
-             ref::conv2d_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
-                                 t[4].as_double()),
-             sum_tolerance(p_.r * p_.s * p_.c + (p_.residual ? 1 : 0))}};
+    const Vec y = ref::conv2d_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                      t[4].as_double());
+    std::vector<Check> checks = {{3, y, sum_tolerance(terms() - 1)}};
+    if (p_.statistics) {
+      Vec stats(static_cast<std::size_t>(2 * p_.k), 0.0);
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const std::size_t k = i % static_cast<std::size_t>(p_.k);
+        stats[k] += y[i];
+        stats[static_cast<std::size_t>(p_.k) + k] += y[i] * y[i];
+      }
+      checks.push_back({5, stats, {0.0, statistics_rtol()}});
+    }
+    return checks;
   }
-  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
-    return sum_tolerance(prec, p_.r * p_.s * p_.c + 1 + (p_.residual ? 1 : 0));
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    if (tensor == 5) return {0.0, 2 * statistics_rtol() + 4 * rounding(prec)};
+    return sum_tolerance(prec, terms());
+  }
+
+ private:
+  std::int64_t terms() const { return p_.r * p_.s * p_.c + 1 + (p_.residual ? 1 : 0); }
+  // Sums of positive terms in f32: y's error is at most terms * 2^-24 of it, a sum over the
+  // rows adds rows * 2^-24, a square doubles y's share.
+  double statistics_rtol() const {
+    const double rows = static_cast<double>(p_.n * p_.out_h() * p_.out_w());
+    return (2.0 * static_cast<double>(terms()) + rows) * std::ldexp(1.0, -24);
+  }
+  // How far another precision's y may be from the CPU's, relative to y: rounding to the dtype
+  // (which the fused statistics may sum before), TF32 inputs, and partial sums some kernels keep
+  // in the low precision.
+  static double rounding(const Precision& prec) {
+    if (prec.dtype == DType::kF16) return std::ldexp(1.0, -9);
+    if (prec.dtype == DType::kBF16) return std::ldexp(1.0, -6);
+    if (prec.math == MathMode::kStrict) return 0.0;
+    return std::ldexp(1.0, -9);
   }
 };
 
@@ -187,6 +229,12 @@ CaseList cases() {
     out.push_back(std::make_unique<ConvForward>(p));
     p.bias = true;
     p.activation = backend::Activation::kRelu;
+    out.push_back(std::make_unique<ConvForward>(p));
+  }
+  // A training batch norm's statistics from the convolution before it (fuse_conv_bn_stats): 3x3
+  // and strided blocks, a 1x1 product, 16-byte packs of 64 channels and odd channels.
+  for (Conv2dParams p : {kShapes[3], kShapes[6], kShapes[7], kShapes[10], kShapes[13]}) {
+    p.statistics = true;
     out.push_back(std::make_unique<ConvForward>(p));
   }
   for (const Conv2dParams& p : kShapes)
