@@ -73,7 +73,8 @@ void Backend::batch_norm_forward_training(const BatchNormParams& p, const Tensor
                                           const Tensor& gamma, const Tensor& beta, const Tensor& y,
                                           const Tensor& saved_mean, const Tensor& saved_inv_std,
                                           const Tensor& running_mean, const Tensor& running_var,
-                                          const Tensor& residual, const Tensor& relu_mask) {
+                                          const Tensor& residual, const Tensor& relu_mask,
+                                          const Tensor& statistics) {
   const char* op = "batch_norm_forward_training";
   DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
   check_same(x, y, op, "y");
@@ -81,8 +82,11 @@ void Backend::batch_norm_forward_training(const BatchNormParams& p, const Tensor
     check(*t, {p.channels}, kF32, op, "per-channel tensor");
   check_residual(p, x, residual, op, "residual");
   check_mask(p, relu_mask, op);
+  DLBENCH_CHECK(statistics.defined() == p.statistics,
+                "a statistics tensor exactly when p.statistics");
+  if (p.statistics) check(statistics, {2, p.channels}, kF32, op, "statistics");
   batch_norm_forward_training_impl(p, x, gamma, beta, y, saved_mean, saved_inv_std, running_mean,
-                                   running_var, residual, relu_mask);
+                                   running_var, residual, relu_mask, statistics);
 }
 
 void Backend::batch_norm_forward_inference(const BatchNormParams& p, const Tensor& x,

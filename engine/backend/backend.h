@@ -86,12 +86,13 @@ class Backend {
   // Normalizes with batch statistics, saves mean and 1/sqrt(var + eps) for backward, and
   // updates the running mean and (unbiased) running variance. With a tail (p.residual,
   // p.activation) it adds `residual` (shaped as x) and applies the ReLU, writing its bit mask
-  // to `relu_mask` (i32, p.mask_words()).
+  // to `relu_mask` (i32, p.mask_words()). With p.statistics the batch statistics come from
+  // `statistics` (f32 [2, channels]: sums of x and x^2) instead of a pass over x.
   void batch_norm_forward_training(const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                                    const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
                                    const Tensor& saved_inv_std, const Tensor& running_mean,
                                    const Tensor& running_var, const Tensor& residual = {},
-                                   const Tensor& relu_mask = {});
+                                   const Tensor& relu_mask = {}, const Tensor& statistics = {});
   void batch_norm_forward_inference(const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                                     const Tensor& beta, const Tensor& running_mean,
                                     const Tensor& running_var, const Tensor& y,

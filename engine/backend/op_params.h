@@ -59,6 +59,10 @@ struct BatchNormParams {
   float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
   bool residual = false;  // adds a second input after normalizing
   Activation activation = Activation::kNone;
+  // Training only: the batch's statistics come in as the sums of x and of x^2 per channel (f32
+  // [2, channels], as the convolution that wrote x made them: Conv2dParams::statistics), so x
+  // is read once, to normalize it. The variance is then E[x^2] - mean^2.
+  bool statistics = false;
 
   bool has_tail() const { return residual || activation != Activation::kNone; }
   // The normalization alone: what folds into a convolution's weights (the tail stays its own).

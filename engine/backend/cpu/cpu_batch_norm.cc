@@ -128,30 +128,43 @@ const float* tail_gradient(const BatchNormParams& p, const Tensor& dy, const Ten
 
 }  // namespace
 
-void CpuBackend::batch_norm_forward_training_impl(const BatchNormParams& p, const Tensor& x,
-                                                  const Tensor& gamma, const Tensor& beta,
-                                                  const Tensor& y, const Tensor& saved_mean,
-                                                  const Tensor& saved_inv_std,
-                                                  const Tensor& running_mean,
-                                                  const Tensor& running_var, const Tensor& residual,
-                                                  const Tensor& relu_mask) {
+void CpuBackend::batch_norm_forward_training_impl(
+    const BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+    const Tensor& y, const Tensor& saved_mean, const Tensor& saved_inv_std,
+    const Tensor& running_mean, const Tensor& running_var, const Tensor& residual,
+    const Tensor& relu_mask, const Tensor& statistics) {
   const char* op = "batch_norm_forward_training";
   require_f32(x, op, "x"), require_f32(y, op, "y");
   const memory::desc data = data_desc(p), channel = channel_desc(p);
   float* var = scratch_.floats(0, p.channels);
-  try {
-    auto& entry = primitives_.get(bn_key(PrimitiveKind::kBatchNormTraining, p), [&] {
-      return CachedPrimitive{dnnl::batch_normalization_forward(training_pd(p, engine_)), {}};
-    });
-    execute(op, entry.primitive,
-            {{DNNL_ARG_SRC, mem(data, x)},
-             {DNNL_ARG_DST, mem(data, y)},
-             {DNNL_ARG_SCALE, mem(channel, gamma)},
-             {DNNL_ARG_SHIFT, mem(channel, beta)},
-             {DNNL_ARG_MEAN, mem(channel, saved_mean)},
-             {DNNL_ARG_VARIANCE, wrap(channel, engine_, var)}});
-  } catch (const dnnl::error& e) {
-    rethrow_dnnl_error(e, op);
+  if (p.statistics) {
+    // The statistics came with x: normalize with them as inference does with the running ones.
+    const float* sums = statistics.data_as<float>();
+    float* mean = saved_mean.data_as<float>();
+    const double rows = static_cast<double>(p.rows);
+    for (std::int64_t c = 0; c < p.channels; ++c) {
+      const double m = sums[c] / rows;
+      mean[c] = static_cast<float>(m);
+      var[c] = static_cast<float>(std::max(sums[p.channels + c] / rows - m * m, 0.0));
+    }
+    Tensor batch_var(var, {p.channels}, DType::kF32, Device::cpu());
+    batch_norm_forward_inference_impl(p.without_tail(), x, gamma, beta, saved_mean, batch_var, y,
+                                      Tensor());
+  } else {
+    try {
+      auto& entry = primitives_.get(bn_key(PrimitiveKind::kBatchNormTraining, p), [&] {
+        return CachedPrimitive{dnnl::batch_normalization_forward(training_pd(p, engine_)), {}};
+      });
+      execute(op, entry.primitive,
+              {{DNNL_ARG_SRC, mem(data, x)},
+               {DNNL_ARG_DST, mem(data, y)},
+               {DNNL_ARG_SCALE, mem(channel, gamma)},
+               {DNNL_ARG_SHIFT, mem(channel, beta)},
+               {DNNL_ARG_MEAN, mem(channel, saved_mean)},
+               {DNNL_ARG_VARIANCE, wrap(channel, engine_, var)}});
+    } catch (const dnnl::error& e) {
+      rethrow_dnnl_error(e, op);
+    }
   }
   const float m = p.momentum;
   // Bessel's correction turns the batch's biased variance into the unbiased estimate the

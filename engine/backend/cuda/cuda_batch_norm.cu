@@ -99,7 +99,7 @@ void CudaBackend::batch_norm_forward_training_impl(
     const BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& beta,
     const Tensor& y, const Tensor& saved_mean, const Tensor& saved_inv_std,
     const Tensor& running_mean, const Tensor& running_var, const Tensor& residual,
-    const Tensor& relu_mask) {
+    const Tensor& relu_mask, const Tensor& statistics) {
   const char* op = "batch_norm_forward_training";
   activate();
   require_float(x, op, "x");
@@ -109,6 +109,7 @@ void CudaBackend::batch_norm_forward_training_impl(
     require_here(*t, op, "operand");
   for (const Tensor* t : {&residual, &relu_mask})
     if (t->defined()) require_here(*t, op, "tail operand");
+  if (p.statistics) require_here(statistics, op, "statistics");
   if (p.rows == 0 || p.channels == 0) return;
   dispatch_bn(
       x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op, [&](auto tag, auto vec) {
@@ -116,20 +117,27 @@ void CudaBackend::batch_norm_forward_training_impl(
         constexpr int kVec = decltype(vec)::value;
         const Tiling t = tiling(p, kVec);
         const Chunking k = chunking(p, t);
+        const std::int64_t chunks = p.statistics ? 0 : k.chunks;
         auto* coef = static_cast<float*>(
-            workspace(sizeof(float) * p.channels * (kCoefficients + 2 * k.chunks)));
-        float* partial = coef + kCoefficients * p.channels;
+            workspace(sizeof(float) * p.channels * (kCoefficients + 2 * chunks)));
         const auto* px = static_cast<const T*>(x.data());
-        bn_partial_kernel<T, kVec, SumKind::kForward>
-            <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
-                px, nullptr, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk, partial);
-        CUDA_CHECK_LAUNCH();
+        // The sums the convolution made are one chunk's, unshifted (no x in the finalize).
+        const float* partial =
+            p.statistics ? statistics.data_as<float>() : coef + kCoefficients * p.channels;
+        if (!p.statistics) {
+          bn_partial_kernel<T, kVec, SumKind::kForward>
+              <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
+                  px, nullptr, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk,
+                  coef + kCoefficients * p.channels);
+          CUDA_CHECK_LAUNCH();
+        }
         const ForwardChannels ch{gamma.data_as<float>(),        beta.data_as<float>(),
                                  saved_mean.data_as<float>(),   saved_inv_std.data_as<float>(),
                                  running_mean.data_as<float>(), running_var.data_as<float>()};
         bn_forward_finalize_kernel<T>
             <<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0, stream_>>>(
-                partial, k.chunks, px, p.rows, p.channels, p, ch, coef);
+                partial, p.statistics ? 1 : k.chunks, p.statistics ? nullptr : px, p.rows,
+                p.channels, p, ch, coef);
         CUDA_CHECK_LAUNCH();
         with_tail(p, [&](auto tail) {
           bn_forward_apply_kernel<T, kVec, decltype(tail)::value>

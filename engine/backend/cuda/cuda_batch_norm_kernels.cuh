@@ -221,7 +221,8 @@ struct ForwardChannels {
   float* running_var;
 };
 
-// Statistics, running statistics, and coefficients [mean, gamma inv_std, beta] for apply.
+// Statistics, running statistics, and coefficients [mean, gamma inv_std, beta] for apply. The
+// sums are shifted by x's first row, or by nothing where x is null (sums made elsewhere).
 template <class T>
 __global__ void bn_forward_finalize_kernel(const float* partial, std::int64_t chunks, const T* x,
                                            std::int64_t rows, std::int64_t channels,
@@ -231,7 +232,8 @@ __global__ void bn_forward_finalize_kernel(const float* partial, std::int64_t ch
   if (threadIdx.y != 0 || c >= channels) return;
   const double n = static_cast<double>(rows);
   const double offset = s.a / n;
-  const float mean = static_cast<float>(static_cast<double>(to_f32(x[c])) + offset);
+  const double shift = x != nullptr ? static_cast<double>(to_f32(x[c])) : 0.0;
+  const float mean = static_cast<float>(shift + offset);
   const float var = static_cast<float>(fmax(s.b / n - offset * offset, 0.0));
   const float inv_std = 1.0f / sqrtf(var + p.epsilon);
   // Bessel's correction for the running (unbiased) variance; one row has no spread to correct.

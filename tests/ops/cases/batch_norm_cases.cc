@@ -145,13 +145,33 @@ Vec apply_tail(const BatchNormParams& p, const Vec& y, const HostTensor& residua
   return out;
 }
 
+// The sums of x and x^2 per channel (f32 [2, channels]) as a convolution with statistics
+// hands them over, from x as the case made it (in double, rounded once).
+HostTensor statistics_of(const HostTensor& x) {
+  const std::int64_t channels = x.shape[1];
+  Vec sums(static_cast<std::size_t>(2 * channels), 0.0);
+  for (std::size_t i = 0; i < x.data.size(); ++i) {
+    const std::size_t c = i % static_cast<std::size_t>(channels);
+    sums[c] += x.data[i];
+    sums[static_cast<std::size_t>(channels) + c] += double(x.data[i]) * x.data[i];
+  }
+  return {"statistics",
+          {2, channels},
+          Role::kIn,
+          Kind::kF32,
+          std::vector<float>(sums.begin(), sums.end())};
+}
+
 // x, gamma, beta, the running statistics (updated), the residual (read only with p.residual),
-// y, the saved statistics, and the ReLU mask (written with a ReLU tail; checked through
-// BnTailBackward).
+// y, the saved statistics, the ReLU mask (written with a ReLU tail; checked through
+// BnTailBackward) and, with p.statistics, the sums of x it takes instead of summing x.
 class BnTraining final : public BnCase {
  public:
   explicit BnTraining(BatchNormParams p)
       : BnCase(p, OpKind::kBatchNormTraining, GradMode::kOverwrite) {}
+  std::string params() const override {
+    return BnCase::params() + (p_.statistics ? "_statistics" : "");
+  }
   std::string op() const override { return "batch_norm_forward_training"; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     std::vector<HostTensor> t = forward_inputs();
@@ -161,12 +181,14 @@ class BnTraining final : public BnCase {
     t.push_back(output("saved_mean", {p_.channels}, Kind::kF32));
     t.push_back(output("saved_inv_std", {p_.channels}, Kind::kF32));
     t.push_back(mask_scratch(p_));
+    if (p_.statistics) t.push_back(statistics_of(t[0]));
     return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
     const bool relu = p_.activation == backend::Activation::kRelu;
     be.batch_norm_forward_training(p_, t[0], t[1], t[2], t[6], t[7], t[8], t[3], t[4],
-                                   p_.residual ? t[5] : Tensor(), relu ? t[9] : Tensor());
+                                   p_.residual ? t[5] : Tensor(), relu ? t[9] : Tensor(),
+                                   p_.statistics ? t[10] : Tensor());
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
     const ref::BatchNormTraining r =
@@ -393,6 +415,9 @@ CaseList cases() {
     for (bool residual : {false, true}) {
       const BatchNormParams p = with_tail(shape, residual);
       out.push_back(std::make_unique<BnTraining>(p));
+      BatchNormParams with_statistics = p;
+      with_statistics.statistics = true;
+      out.push_back(std::make_unique<BnTraining>(with_statistics));
       out.push_back(std::make_unique<BnInference>(p));
       for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
         out.push_back(std::make_unique<BnTailBackward>(p, m));
@@ -413,6 +438,9 @@ CaseList cases() {
       std::make_unique<PerfCase>(std::make_unique<BnBackward>(stage1, GradMode::kOverwrite)));
   for (const BatchNormParams& p : kShapes) {
     out.push_back(std::make_unique<BnTraining>(p));
+    BatchNormParams with_statistics = p;
+    with_statistics.statistics = true;
+    out.push_back(std::make_unique<BnTraining>(with_statistics));
     out.push_back(std::make_unique<BnInference>(p));
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
       out.push_back(std::make_unique<BnBackward>(p, m));
