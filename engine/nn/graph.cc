@@ -85,8 +85,8 @@ std::vector<ValueId> Graph::append(std::string name, std::unique_ptr<Layer> laye
   std::vector<ValueId> ids;
   for (std::size_t i = 0; i < outs.size(); ++i) {
     const std::string value_name = multi ? name + ":" + std::to_string(i) : name;
-    values_.push_back(
-        {value_name, outs[i].shape, outs[i].dtype, node, static_cast<int>(i), needs_grad});
+    values_.push_back({value_name, outs[i].shape, outs[i].dtype, node, static_cast<int>(i),
+                       needs_grad && outs[i].differentiable});
     ids.push_back(static_cast<ValueId>(values_.size() - 1));
   }
   if (!layer->is_loss()) ++layers_;

@@ -72,10 +72,12 @@ struct ValueInfo {
   bool needs_grad = false;  // graph inputs (data) and loss outputs need none
 };
 
-// What a layer says of each output at build time.
+// What a layer says of each output at build time. A value no gradient flows back through (a
+// convolution's batch-norm statistics) is not differentiable.
 struct OutputInfo {
   Shape shape;
   DType dtype = DType::kF32;
+  bool differentiable = true;
 };
 
 // Everything a layer touches in one step.

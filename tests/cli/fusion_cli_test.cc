@@ -49,7 +49,8 @@ TEST(FusionCliTest, VggRunsWithEveryReluFusedByDefault) {
                                                           {"fold_conv_bn", 0},
                                                           {"fuse_bn_relu", 0},
                                                           {"fuse_matmul_relu", 2},
-                                                          {"fuse_conv_relu", 13}}))
+                                                          {"fuse_conv_relu", 13},
+                                                          {"fuse_conv_bn_stats", 0}}))
       << doc["passes"];
   EXPECT_NE(text.find("fuse_matmul_relu 2 rewrites, fuse_conv_relu 13 rewrites"), std::string::npos)
       << text;
@@ -64,7 +65,8 @@ TEST(FusionCliTest, ResnetInferenceFoldsItsBatchNorms) {
                                                           {"fold_conv_bn", 53},
                                                           {"fuse_bn_relu", 0},
                                                           {"fuse_matmul_relu", 0},
-                                                          {"fuse_conv_relu", 33}}))
+                                                          {"fuse_conv_relu", 33},
+                                                          {"fuse_conv_bn_stats", 0}}))
       << doc["passes"];
   EXPECT_NE(text.find("fold_conv_bn 53 rewrites"), std::string::npos) << text;
 }

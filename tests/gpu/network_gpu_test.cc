@@ -15,6 +15,8 @@
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
+#include "engine/nn/layers/batch_norm.h"
+#include "engine/nn/passes/pass.h"
 #include "engine/nn/trainer.h"
 #include "tests/engine/support/batch_norm_values.h"
 #include "tests/engine/support/rotating_source.h"
@@ -151,6 +153,44 @@ TEST(NetworkGpuTest, FusedStepMatchesTheUnfused) {
     std::printf("%s: worst relative difference of gradient norms, fused vs unfused %.2e\n", model,
                 worst);
   }
+}
+
+// On CUDA every ResNet-50 convolution hands the batch norm after it that norm's statistics in
+// training (the CPU's batch norm sums x itself, so there the graph keeps its form).
+TEST(NetworkGpuTest, TrainingBatchNormsTakeTheirStatisticsFromTheConvolutions) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  auto be = backend::make_backend(Device::cuda(0));
+  const models::ModelSpec& info = models::find_model("resnet50");
+  models::ModelConfig mc;
+  mc.batch = 2;
+  mc.size = 64;
+  mc.compute = DType::kF16;
+  nn::Graph g = info.build(models::resolve(info, mc));
+  const nn::PassReport report = nn::apply_passes(g, {*be, Mode::kTrain}, nn::Fusion::kOn);
+  int handed = 0;
+  for (const auto& [name, count] : report.rewrites)
+    if (name == "fuse_conv_bn_stats") handed = count;
+  EXPECT_EQ(handed, 53);
+  int taking = 0;
+  for (const nn::Node& n : g.nodes()) {
+    const auto* bn = dynamic_cast<const nn::BatchNorm*>(n.layer.get());
+    if (bn == nullptr) continue;
+    EXPECT_TRUE(bn->batch_norm_params().statistics) << n.name;
+    const nn::ValueInfo& statistics = g.value(n.inputs.back());
+    EXPECT_EQ(statistics.shape, (Shape{2, bn->batch_norm_params().channels})) << n.name;
+    EXPECT_FALSE(statistics.needs_grad) << n.name;
+    EXPECT_STREQ(g.nodes()[static_cast<std::size_t>(statistics.producer)].layer->kind(),
+                 "conv2d+statistics")
+        << n.name;
+    ++taking;
+  }
+  EXPECT_EQ(taking, 53);
+  nn::Graph inference = info.build(models::resolve(info, mc));
+  const nn::PassReport folded = nn::apply_passes(inference, {*be, Mode::kInfer}, nn::Fusion::kOn);
+  for (const auto& [name, count] : folded.rewrites)
+    if (name == "fuse_conv_bn_stats") {
+      EXPECT_EQ(count, 0) << "inference folds instead";
+    }
 }
 
 std::vector<float> resnet_logits(Precision precision, nn::Fusion fusion) {

@@ -15,7 +15,6 @@
 // Its dilation counts the gaps between taps, so ours (1 = dense) becomes dilation - 1.
 #include <cstring>
 #include <utility>
-#include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
 
@@ -44,22 +43,6 @@ ConvDescs conv_descs(const Conv2dParams& p) {
   d.padding_l = {p.pad_h, p.pad_w};
   d.padding_r = {p.pad_h, p.pad_w};
   return d;
-}
-
-// stats[0, c] = sum_r y[r, c], stats[1, c] = sum_r y[r, c]^2 over y [rows, channels], rows in
-// order, in double.
-void channel_statistics(const float* y, std::int64_t rows, std::int64_t channels, float* stats) {
-  std::vector<double> sum(static_cast<std::size_t>(channels)), squares(sum.size());
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < channels; ++c) {
-      const double v = y[r * channels + c];
-      sum[c] += v;
-      squares[c] += v * v;
-    }
-  for (std::int64_t c = 0; c < channels; ++c) {
-    stats[c] = static_cast<float>(sum[c]);
-    stats[channels + c] = static_cast<float>(squares[c]);
-  }
 }
 
 PrimitiveKey conv_key(PrimitiveKind kind, const Conv2dParams& p) {
@@ -116,8 +99,9 @@ dnnl::memory CpuBackend::primitive_weights(const CachedPrimitive& entry,
 
 void CpuBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
                                      const Tensor& bias, const Tensor& y, const Tensor& residual,
-                                     const Tensor& statistics) {
+                                     const Tensor&) {
   const char* op = "conv2d_forward";
+  DLBENCH_CHECK(!p.statistics, "the CPU backend does not write a convolution's statistics");
   require_f32(x, op, "x"), require_f32(w, op, "w"), require_f32(y, op, "y");
   if (p.bias) require_f32(bias, op, "bias");
   if (p.residual) {  // the sum post-op adds what dst holds
@@ -138,10 +122,6 @@ void CpuBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, con
     execute(op, entry.primitive, args);
   } catch (const dnnl::error& e) {
     rethrow_dnnl_error(e, op);
-  }
-  if (p.statistics) {
-    require_f32(statistics, op, "statistics");
-    channel_statistics(y.data_as<float>(), y.numel() / p.k, p.k, statistics.data_as<float>());
   }
 }
 

@@ -3,13 +3,17 @@
 // The dtype asked about is the op's float dtype: embeddings take i32 ids and Adam an i32 step
 // and i32 row marks beside f32 tensors, which is what "f32" means for them. The convolution's
 // ReLU epilogue is a oneDNN post-op too; batch norm's residual and ReLU tail is oneDNN's batch
-// norm, then one pass of our own (cpu_batch_norm.cc).
+// norm, then one pass of our own (cpu_batch_norm.cc). A convolution does not write a batch norm's
+// statistics here (a batch norm takes them where they are handed over, as the reference).
 #include "engine/backend/cpu/cpu_backend.h"
 
 namespace dlbench::backend::cpu {
 
 Support cpu_supports(OpKind op, const OpParams& params, DType dtype) {
-  (void)params;  // no parameter limits the CPU: ReLU epilogues, bias, any shape
+  // oneDNN's batch norm sums x in the primitive that normalizes it: statistics written by the
+  // convolution before it would save no pass here, only add one.
+  if (const auto* conv = std::get_if<Conv2dParams>(&params); conv && conv->statistics)
+    return Support::no("the CPU's batch norm computes its statistics itself");
   const bool integer_ok =
       op == OpKind::kFill || op == OpKind::kFillUniformInt || op == OpKind::kCopy;
   if (dtype == DType::kF32 || (integer_ok && dtype == DType::kI32)) return Support::yes();

@@ -17,6 +17,7 @@ Shape BatchNorm::output_shape(std::span<const Shape> inputs) const {
     throw Error(ErrorKind::kInternal,
                 "batch_norm: input " + inputs[0].str() + " does not have the layer's channels");
   if (p_.residual) expect_shape(inputs[1], inputs[0], "batch_norm's residual");
+  if (p_.statistics) expect_shape(inputs.back(), {2, p_.channels}, "batch_norm's statistics");
   return inputs[0];
 }
 
@@ -60,6 +61,12 @@ void BatchNorm::fuse_residual_relu(Mode mode) {
   fuse_relu(mode);
 }
 
+backend::BatchNormParams BatchNorm::statistics_forward() const {
+  backend::BatchNormParams p = p_;
+  p.statistics = true;
+  return p;
+}
+
 void BatchNorm::forward(const StepContext& ctx) {
   auto per_channel = [&](int i) { return ctx.state[i].reshaped({p_.channels}); };
   Tensor x = flat(ctx.inputs[0], p_.rows), y = flat(ctx.output(), p_.rows);
@@ -70,8 +77,10 @@ void BatchNorm::forward(const StepContext& ctx) {
     Tensor mask = keeps_mask_ ? as_i32(ctx.state[kReluMask], p_.mask_words()) : Tensor();
     ctx.backend.batch_norm_forward_training(
         p_, x, ctx.params[0], ctx.params[1], y, per_channel(kSavedMean), per_channel(kSavedInvStd),
-        per_channel(kRunningMean), per_channel(kRunningVar), residual, mask);
+        per_channel(kRunningMean), per_channel(kRunningVar), residual, mask,
+        p_.statistics ? ctx.inputs.back() : Tensor());
   } else {
+    DLBENCH_CHECK(!p_.statistics, "batch statistics handed over are for training");
     ctx.backend.batch_norm_forward_inference(p_, x, ctx.params[0], ctx.params[1],
                                              per_channel(kRunningMean), per_channel(kRunningVar), y,
                                              residual);

@@ -11,6 +11,8 @@ namespace dlbench::nn {
 // The fusion passes give it a tail: fuse_relu() (fuse_bn_relu) makes it y = relu(bn(x)), and
 // fuse_residual_relu() (fuse_bn_add_relu) y = relu(bn(x) + r) with r a second input, a residual
 // block's tail. Training then keeps the ReLU's mask as bits (state), which backward reads.
+// take_statistics() (fuse_conv_bn_stats, training only) gives it a last input: the sums of x and
+// x^2 per channel from the convolution that wrote x, so forward reads x once.
 class BatchNorm final : public Layer {
  public:
   explicit BatchNorm(const backend::BatchNormParams& p) : p_(p) {}
@@ -18,7 +20,7 @@ class BatchNorm final : public Layer {
   // batch_norm_backward overwrites dgamma and dbeta: its parameters cannot be shared.
   bool accumulates_param_grads() const override { return false; }
   const char* kind() const override;
-  int num_inputs() const override { return p_.residual ? 2 : 1; }
+  int num_inputs() const override { return 1 + (p_.residual ? 1 : 0) + (p_.statistics ? 1 : 0); }
   Shape output_shape(std::span<const Shape> inputs) const override;
   std::vector<ParamDecl> params() const override;
   std::vector<StateDecl> state(backend::Backend&) const override;
@@ -28,6 +30,10 @@ class BatchNorm final : public Layer {
   // Whether the residual tail could be fused, asked as relu_epilogue() is; and fusing it.
   std::optional<ReluEpilogue> residual_relu_epilogue() const;
   void fuse_residual_relu(Mode mode);
+  // The op forward training runs with statistics handed over, as supports() is asked about it;
+  // and taking them.
+  backend::BatchNormParams statistics_forward() const;
+  void take_statistics() { p_.statistics = true; }
   void forward(const StepContext& ctx) override;
   void backward(const StepContext& ctx) override;
 

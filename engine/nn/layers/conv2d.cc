@@ -13,6 +13,7 @@ enum FoldedState { kRunningMean, kRunningVar, kFoldedWeight, kFoldedBias };
 const char* Conv2d::kind() const {
   if (p_.residual) return "conv2d+batch_norm+add+relu";
   if (folded_) return fused_relu() ? "conv2d+batch_norm+relu" : "conv2d+batch_norm";
+  if (p_.statistics) return "conv2d+statistics";
   return fused_relu() ? "conv2d+relu" : "conv2d";
 }
 
@@ -20,6 +21,12 @@ Shape Conv2d::output_shape(std::span<const Shape> inputs) const {
   expect_shape(inputs[0], p_.input_shape(), "conv2d");
   if (p_.residual) expect_shape(inputs[1], p_.output_shape(), "conv2d's residual");
   return p_.output_shape();
+}
+
+std::vector<OutputInfo> Conv2d::outputs(std::span<const ValueInfo> inputs) const {
+  std::vector<OutputInfo> outs = Layer::outputs(inputs);
+  if (p_.statistics) outs.push_back({p_.statistics_shape(), DType::kF32, false});
+  return outs;
 }
 
 std::vector<ParamDecl> Conv2d::params() const {
@@ -50,6 +57,13 @@ std::optional<backend::Conv2dParams> Conv2d::folded_forward(
   return p;
 }
 
+std::optional<backend::Conv2dParams> Conv2d::statistics_forward() const {
+  if (folded_ || p_.statistics || p_.residual || fused_relu()) return std::nullopt;
+  backend::Conv2dParams p = p_;
+  p.statistics = true;
+  return p;
+}
+
 void Conv2d::fold_batch_norm(const backend::BatchNormParams& bn, DType dtype) {
   const std::optional<backend::Conv2dParams> folded = folded_forward(bn);
   DLBENCH_CHECK(folded.has_value(), "conv2d: this batch norm does not fold into this convolution");
@@ -76,7 +90,7 @@ void Conv2d::forward(const StepContext& ctx) {
                                p_.residual ? ctx.inputs[1] : Tensor());
   else
     ctx.backend.conv2d_forward(p_, ctx.inputs[0], ctx.params[0], p_.bias ? ctx.params[1] : Tensor(),
-                               ctx.output());
+                               ctx.output(), Tensor(), p_.statistics ? ctx.outputs[1] : Tensor());
 }
 
 backend::Conv2dParams Conv2d::forward_params() const {
@@ -101,7 +115,8 @@ void Conv2d::backward(const StepContext& ctx) {
   DLBENCH_CHECK(!folded_, "a batch norm folded for inference does not train");
   const GradMode mode = one_param_grad_mode(ctx);
   const Tensor dbias = p_.bias ? ctx.param_grads[1] : Tensor();
-  const backend::Conv2dParams p = backward_through_epilogue(ctx, p_, dbias, mode);
+  backend::Conv2dParams p = backward_through_epilogue(ctx, p_, dbias, mode);
+  p.statistics = false;  // a forward output only
   ctx.backend.conv2d_backward_weights(p, ctx.inputs[0], ctx.output_grad(), ctx.param_grads[0],
                                       p.bias ? dbias : Tensor(), mode);
   if (ctx.input_grads[0].defined())

@@ -16,12 +16,16 @@ namespace dlbench::nn {
 // the batch norm's gamma and beta as parameters after its own and its running statistics as
 // state, and prepare() folds them once into a weight and bias of its own (state), which every
 // forward then runs as a convolution with a bias (and the residual and ReLU in its epilogue).
+// produce_statistics() (the fuse_conv_bn_stats pass, training only) gives it a second output:
+// the sums of y and y^2 per channel (f32 [2, K], no gradient), which the batch norm after it
+// takes instead of reading y for them.
 class Conv2d final : public Layer {
  public:
   explicit Conv2d(const backend::Conv2dParams& p) : p_(p) {}
   const char* kind() const override;
   int num_inputs() const override { return p_.residual ? 2 : 1; }
   Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<OutputInfo> outputs(std::span<const ValueInfo> inputs) const override;
   std::vector<ParamDecl> params() const override;
   std::vector<StateDecl> state(backend::Backend&) const override;
   SavedForBackward saved_for_backward() const override {
@@ -35,6 +39,10 @@ class Conv2d final : public Layer {
   // folding `bn` in for weights of `dtype`.
   std::optional<backend::Conv2dParams> folded_forward(const backend::BatchNormParams& bn) const;
   void fold_batch_norm(const backend::BatchNormParams& bn, DType dtype);
+  // Whether it can hand the batch norm after it its statistics (plain: no ReLU, residual or
+  // folded batch norm), as the op it would then run; and doing so.
+  std::optional<backend::Conv2dParams> statistics_forward() const;
+  void produce_statistics() { p_.statistics = true; }
   std::int64_t forward_macs() const override { return p_.macs(); }
   std::int64_t backward_macs(bool skip_input_grad) const override {
     return p_.macs() * (skip_input_grad ? 1 : 2);

@@ -35,7 +35,7 @@ int FoldConvBatchNorm::run(Graph& graph, const PassContext& context) const {
       continue;
     std::vector<ValueId> residual;
     if (params.residual) residual.push_back(nodes[i].inputs[1]);
-    absorptions[static_cast<std::size_t>(j)] = {{i}, residual, nodes[i].output()};
+    absorptions[static_cast<std::size_t>(j)] = {{i}, residual, nodes[i].output(), {}};
     folds[static_cast<std::size_t>(j)] = {params, dtype};
   }
   if (!absorptions.empty())

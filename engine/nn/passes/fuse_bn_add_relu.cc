@@ -34,7 +34,8 @@ int FuseBatchNormAddRelu::run(Graph& graph, const PassContext& context) const {
         continue;
       absorptions[static_cast<std::size_t>(bn)] = {{static_cast<std::size_t>(add), relu},
                                                    {sum[static_cast<std::size_t>(1 - side)]},
-                                                   nodes[relu].output()};
+                                                   nodes[relu].output(),
+                                                   {}};
       break;
     }
   }

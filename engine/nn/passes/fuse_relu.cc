@@ -20,7 +20,7 @@ int FuseRelu::run(Graph& graph, const PassContext& context) const {
         nodes[static_cast<std::size_t>(j)].layer->relu_epilogue();
     if (!epilogue || epilogue->op != op_) continue;
     if (!context.backend.supports(epilogue->op, epilogue->params, graph.value(x).dtype)) continue;
-    absorptions[static_cast<std::size_t>(j)] = {{i}, {}, nodes[i].output()};
+    absorptions[static_cast<std::size_t>(j)] = {{i}, {}, nodes[i].output(), {}};
   }
   if (!absorptions.empty())
     graph = rebuilt(graph, absorptions,

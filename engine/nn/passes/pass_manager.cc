@@ -3,6 +3,7 @@
 #include "engine/core/error.h"
 #include "engine/nn/passes/fold_conv_bn.h"
 #include "engine/nn/passes/fuse_bn_add_relu.h"
+#include "engine/nn/passes/fuse_conv_bn_stats.h"
 #include "engine/nn/passes/fuse_relu.h"
 #include "engine/nn/passes/pass.h"
 
@@ -30,12 +31,15 @@ PassReport apply_passes(Graph& graph, const PassContext& context, Fusion fusion)
   if (fusion == Fusion::kOff) return report;
   // The largest pattern first: a batch norm that took a residual tail is offered nothing else.
   // Inference folds the other batch norms into their convolutions before a ReLU is offered to
-  // them, so that the ReLU becomes the convolution's epilogue.
+  // them, so that the ReLU becomes the convolution's epilogue. Training's batch norms take their
+  // statistics from the convolution before them once their tails are settled.
   const std::unique_ptr<GraphPass> passes[] = {
-      std::make_unique<FuseBatchNormAddRelu>(), std::make_unique<FoldConvBatchNorm>(),
+      std::make_unique<FuseBatchNormAddRelu>(),
+      std::make_unique<FoldConvBatchNorm>(),
       std::make_unique<FuseRelu>("fuse_bn_relu", backend::OpKind::kBatchNormTraining),
       std::make_unique<FuseRelu>("fuse_matmul_relu", backend::OpKind::kMatmulForward),
-      std::make_unique<FuseRelu>("fuse_conv_relu", backend::OpKind::kConv2dForward)};
+      std::make_unique<FuseRelu>("fuse_conv_relu", backend::OpKind::kConv2dForward),
+      std::make_unique<FuseConvBatchNormStatistics>()};
   for (const auto& pass : passes)
     report.rewrites.emplace_back(pass->name(), pass->run(graph, context));
   return report;

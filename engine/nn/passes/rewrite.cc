@@ -21,6 +21,7 @@ Graph rebuilt(Graph& old, const std::map<std::size_t, Absorption>& absorptions,
               const std::function<void(std::size_t, Layer&)>& fuse) {
   Graph g(old.compute_dtype());
   std::vector<ValueId> map(old.values().size(), -1);
+  std::map<std::size_t, std::vector<ValueId>> outputs_of;  // of nodes that gained outputs
   auto mapped = [&](ValueId v) { return map[static_cast<std::size_t>(v)]; };
   for (std::size_t i = 0; i < old.inputs().size(); ++i)
     map[static_cast<std::size_t>(old.inputs()[i])] = g.add_input(old.input_specs()[i]);
@@ -43,19 +44,27 @@ Graph rebuilt(Graph& old, const std::map<std::size_t, Absorption>& absorptions,
     if (a != absorptions.end()) {
       fuse(i, *n.layer);
       for (ValueId v : a->second.extra_inputs) inputs.push_back(mapped(v));
+      for (const auto& [node, output] : a->second.added_inputs)
+        inputs.push_back(outputs_of.at(node).at(output));
       for (std::size_t k : a->second.absorbed) {
         name += "+" + old.nodes()[k].name;
         params.insert(params.end(), old.nodes()[k].params.begin(), old.nodes()[k].params.end());
       }
     }
-    // add() names its one output as the node; add_multi() numbers them: keep the old names.
-    const bool single = n.outputs.size() == 1 && old.value(n.outputs[0]).name == n.name;
+    // add() names its one output as the node; add_multi() numbers them: keep the old names
+    // where the layer kept its one output.
+    std::vector<ValueInfo> in;
+    for (ValueId v : inputs) in.push_back(g.value(v));
+    const bool grew = n.layer->outputs(in).size() > n.outputs.size();
+    const bool single = !grew && n.outputs.size() == 1 && old.value(n.outputs[0]).name == n.name;
     const std::vector<ValueId> outs =
         single ? std::vector<ValueId>{g.add(name, std::move(n.layer), std::move(inputs), params)}
                : g.add_multi(name, std::move(n.layer), std::move(inputs), params);
-    for (std::size_t k = 0; k < outs.size(); ++k)
+    for (std::size_t k = 0; k < n.outputs.size(); ++k)
       map[static_cast<std::size_t>(n.outputs[k])] = outs[k];
-    if (a != absorptions.end()) map[static_cast<std::size_t>(a->second.result)] = outs[0];
+    if (grew) outputs_of[i] = outs;
+    if (a != absorptions.end() && a->second.result >= 0)
+      map[static_cast<std::size_t>(a->second.result)] = outs[0];
   };
   for (std::size_t i = 0; i < old.nodes().size(); ++i) {
     const auto at = emit_at.find(i);

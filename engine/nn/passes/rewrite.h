@@ -21,10 +21,14 @@ std::vector<int> sole_producers(const Graph& g);
 // them so once fused), its name gains theirs ("bn3+add+relu3"), and its
 // output stands for `result` (the last absorbed node's output) from then on. It moves to where
 // the last absorbed node was, so that every input it gained is computed before it.
+// A node may also absorb nothing and only change: its layer may give it more outputs than it
+// had (then they are all named "<node>:<i>"), and `added_inputs` takes outputs that another,
+// earlier node gained this way (node index, output index) as inputs after the extra ones.
 struct Absorption {
   std::vector<std::size_t> absorbed;
   std::vector<ValueId> extra_inputs;
   ValueId result = -1;
+  std::vector<std::pair<std::size_t, std::size_t>> added_inputs;
 };
 
 // The graph again, node by node, with each absorption made and `fuse(node, layer)` called on
