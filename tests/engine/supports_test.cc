@@ -48,6 +48,23 @@ TEST(SupportsTest, CudaRunsEveryFloatDtypeAndKeepsTheOptimizerInF32) {
 
 // The convolution's ReLU epilogue runs in every float dtype; batch norm's tails need channels
 // in multiples of 8 (a byte of ReLU mask per 8 channels of a row).
+// A convolution hands a batch norm its statistics where that measured faster: on CUDA in f16;
+// never on the CPU, whose batch norm sums its input itself.
+TEST(SupportsTest, ConvolutionStatisticsWhereTheyPay) {
+  Conv2dParams p;
+  p.k = 64;
+  p.statistics = true;
+  EXPECT_TRUE(cuda::cuda_supports(OpKind::kConv2dForward, p, DType::kF16));
+  for (DType t : {DType::kBF16, DType::kF32}) {
+    const Support no = cuda::cuda_supports(OpKind::kConv2dForward, p, t);
+    EXPECT_FALSE(no) << to_string(t);
+    EXPECT_NE(no.reason.find("f16 only"), std::string::npos) << no.reason;
+  }
+  EXPECT_FALSE(cpu::cpu_supports(OpKind::kConv2dForward, p, DType::kF32));
+  p.statistics = false;
+  EXPECT_TRUE(cpu::cpu_supports(OpKind::kConv2dForward, p, DType::kF32));
+}
+
 TEST(SupportsTest, CudaFusesConvolutionReluAndBatchNormTails) {
   Conv2dParams conv;
   conv.activation = Activation::kRelu;

@@ -163,7 +163,7 @@ TEST(NetworkGpuTest, TrainingBatchNormsTakeTheirStatisticsFromTheConvolutions) {
   const models::ModelSpec& info = models::find_model("resnet50");
   models::ModelConfig mc;
   mc.batch = 2;
-  mc.size = 64;
+  mc.size = 224;
   mc.compute = DType::kF16;
   nn::Graph g = info.build(models::resolve(info, mc));
   const nn::PassReport report = nn::apply_passes(g, {*be, Mode::kTrain}, nn::Fusion::kOn);

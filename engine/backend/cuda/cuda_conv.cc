@@ -330,6 +330,9 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
                                        const ConvOperands& o) {
   Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
   const void* b = p.bias ? bias.data() : nullptr;
+  // The plan's sum and sqsum are rows of one [2, K] tensor: both 16-byte aligned only when K
+  // is a multiple of 4.
+  if (p.statistics && p.k % 4 != 0) return;
   Buffer statistics(allocator_,
                     sizeof(float) * static_cast<std::size_t>(p.statistics ? 2 * p.k : 1));
   auto* stats = p.statistics ? static_cast<float*>(statistics.data()) : nullptr;
@@ -353,8 +356,10 @@ bool CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType
   // may start elsewhere, and takes the plan's other route. A plan that writes statistics runs
   // only where the caller has somewhere to put them.
   const bool fused_statistics = plan.fused && plan.fused->statistics();
-  if (plan.fused && FusedConvForward::takes(o.x, o.w, bias, o.r, o.y) && aligned16(statistics) &&
-      (statistics != nullptr || !fused_statistics)) {
+  const bool statistics_fit = statistics != nullptr && aligned16(statistics) &&
+                              aligned16(statistics + p.k);  // sum and sqsum rows
+  if (plan.fused && FusedConvForward::takes(o.x, o.w, bias, o.r, o.y) &&
+      (!fused_statistics || statistics_fit)) {
     plan.fused->run(cudnn_, o.x, o.w, bias, o.r, o.y, workspace(plan.fused->workspace_bytes()),
                     fused_statistics ? statistics : nullptr,
                     fused_statistics ? statistics + p.k : nullptr);
