@@ -5,6 +5,8 @@
 //   column sums: out[c] (+)= sum_r in[r, c]   (bias gradients of conv and matmul)
 //   ReLU backward with the bias gradient: dx (+)= g, dbias[c] (+)= sum_r g[r, c], g the ReLU's
 //                gradient, in one pass over y and dy and a small second over partial sums
+//   statistics:  s[0, c] = sum_r y[r, c], s[1, c] = sum_r y[r, c]^2 (a convolution's output, for
+//                the batch norm after it, where no fused cuDNN plan wrote them)
 //   epilogue:    y[r, c] = act(y[r, c] + b[c]) in place (a cuDNN convolution's bias and ReLU)
 //   cast:        dst = round_to_nearest_even(src) in dst's dtype
 // Elementwise ops see tensors as flat arrays and move 16 bytes per thread and step when every
