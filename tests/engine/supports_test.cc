@@ -46,8 +46,6 @@ TEST(SupportsTest, CudaRunsEveryFloatDtypeAndKeepsTheOptimizerInF32) {
   EXPECT_FALSE(cuda::cuda_supports(OpKind::kMatmulForward, relu_matmul(), DType::kI32));
 }
 
-// The convolution's ReLU epilogue runs in every float dtype; batch norm's tails need channels
-// in multiples of 8 (a byte of ReLU mask per 8 channels of a row).
 // A convolution hands a batch norm its statistics where that measured faster: on CUDA in f16;
 // never on the CPU, whose batch norm sums its input itself.
 TEST(SupportsTest, ConvolutionStatisticsWhereTheyPay) {
@@ -65,6 +63,8 @@ TEST(SupportsTest, ConvolutionStatisticsWhereTheyPay) {
   EXPECT_TRUE(cpu::cpu_supports(OpKind::kConv2dForward, p, DType::kF32));
 }
 
+// The convolution's ReLU epilogue runs in every float dtype; batch norm's tails need channels
+// in multiples of 8 (a byte of ReLU mask per 8 channels of a row).
 TEST(SupportsTest, CudaFusesConvolutionReluAndBatchNormTails) {
   Conv2dParams conv;
   conv.activation = Activation::kRelu;
