@@ -84,7 +84,7 @@ void Backend::batch_norm_forward_training(const BatchNormParams& p, const Tensor
   check_mask(p, relu_mask, op);
   DLBENCH_CHECK(statistics.defined() == p.statistics,
                 "a statistics tensor exactly when p.statistics");
-  if (p.statistics) check(statistics, {2, p.channels}, kF32, op, "statistics");
+  if (p.statistics) check(statistics, p.statistics_shape(), kF32, op, "statistics");
   batch_norm_forward_training_impl(p, x, gamma, beta, y, saved_mean, saved_inv_std, running_mean,
                                    running_var, residual, relu_mask, statistics);
 }

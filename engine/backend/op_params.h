@@ -65,6 +65,7 @@ struct BatchNormParams {
   bool statistics = false;
 
   bool has_tail() const { return residual || activation != Activation::kNone; }
+  Shape statistics_shape() const { return {2, channels}; }
   // The normalization alone: what folds into a convolution's weights (the tail stays its own).
   BatchNormParams without_tail() const {
     BatchNormParams p = *this;

@@ -305,7 +305,7 @@ TEST(FusedConvWorkspaceGpuTest, KeepsToTheLimit) {
       const FusedConvForward free_choice(handle, p, precision.dtype);
       if (!free_choice.ok() || free_choice.workspace_bytes() == 0) continue;
       ++wanted_scratch;
-      const FusedConvForward limited(handle, p, precision.dtype, {.workspace_limit = 0});
+      const FusedConvForward limited(handle, p, precision.dtype, 0);
       SCOPED_TRACE(std::string(shape.name) + " " + precision.name);
       if (limited.ok())
         EXPECT_EQ(limited.workspace_bytes(), 0u) << limited.chosen().describe();
@@ -330,9 +330,10 @@ TEST_P(FusedConvStatsGpuTest, SumsMatchTheOutput) {
   const auto& [shape, precision] = GetParam();
   Conv2dParams p = shape.params;
   p.math = precision.math;
+  p.statistics = true;
   const DType dtype = precision.dtype;
   CudnnHandle handle;
-  const FusedConvForward fused(handle, p, dtype, {.statistics = true});
+  const FusedConvForward fused(handle, p, dtype);
   if (!fused.ok()) GTEST_SKIP() << "cuDNN has no engine: " << fused.unsupported_reason();
   std::printf("  %s, workspace %zu bytes\n", fused.chosen().describe().c_str(),
               fused.workspace_bytes());
@@ -345,8 +346,7 @@ TEST_P(FusedConvStatsGpuTest, SumsMatchTheOutput) {
   CUDA_CHECK(cudaMemset(stats.get(), 0xFF, stats.bytes()));  // NaN: nothing left unset
   DeviceBuffer workspace(fused.workspace_bytes());
   auto* sums = static_cast<float*>(stats.get());
-  fused.run(handle, dx.get(), dw.get(), nullptr, nullptr, dy.get(), workspace.get(), sums,
-            sums + p.k);
+  fused.run(handle, dx.get(), dw.get(), nullptr, nullptr, dy.get(), workspace.get(), sums);
   CUDA_CHECK(cudaDeviceSynchronize());
 
   const std::vector<float> y = download(dy, dtype);

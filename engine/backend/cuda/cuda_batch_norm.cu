@@ -1,6 +1,5 @@
 // Batch norm on our own kernels: launch geometry and the backend's three batch norm ops. The math,
 // the kernels and why they sum the way they do are in cuda_batch_norm_kernels.cuh.
-#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -53,23 +52,6 @@ unsigned finalize_blocks(std::int64_t channels) {
   return static_cast<unsigned>((channels + kLanes - 1) / kLanes);
 }
 
-// Calls f(TypeTag<T>, integral_constant<kVec>): 16-byte packs when every row starts aligned
-// (channels a multiple of the pack) and every activation pointer is aligned, else one element.
-template <class F>
-void dispatch_bn(DType dtype, std::int64_t channels, std::initializer_list<const void*> data,
-                 const char* op, F&& f) {
-  dispatch_float(dtype, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    constexpr int kWide = 16 / sizeof(T);
-    bool wide = channels % kWide == 0;
-    for (const void* ptr : data) wide = wide && (ptr == nullptr || aligned16(ptr));
-    if (wide)
-      f(tag, std::integral_constant<int, kWide>{});
-    else
-      f(tag, std::integral_constant<int, 1>{});
-  });
-}
-
 // A tail needs whole mask bytes per row (see cuda_batch_norm_kernels.cuh): supports() says no
 // to other shapes, so a pass never asks for one.
 void require_tail_channels(const BatchNormParams& p, const char* op) {
@@ -111,7 +93,7 @@ void CudaBackend::batch_norm_forward_training_impl(
     if (t->defined()) require_here(*t, op, "tail operand");
   if (p.statistics) require_here(statistics, op, "statistics");
   if (p.rows == 0 || p.channels == 0) return;
-  dispatch_bn(
+  dispatch_packs(
       x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op, [&](auto tag, auto vec) {
         using T = typename decltype(tag)::type;
         constexpr int kVec = decltype(vec)::value;
@@ -167,19 +149,19 @@ void CudaBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, co
       gamma.data_as<float>(), beta.data_as<float>(), running_mean.data_as<float>(),
       running_var.data_as<float>(), p.channels, p.epsilon, coef);
   CUDA_CHECK_LAUNCH();
-  dispatch_bn(x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op,
-              [&](auto tag, auto vec) {
-                using T = typename decltype(tag)::type;
-                constexpr int kVec = decltype(vec)::value;
-                const Tiling t = tiling(p, kVec);
-                with_tail(p, [&](auto tail) {
-                  bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
-                      <<<apply_grid(t, index_), t.block, 0, stream_>>>(
-                          static_cast<const T*>(x.data()), coef, p.rows, p.channels,
-                          forward_tail<T>(p, residual, Tensor()), static_cast<T*>(y.data()));
-                  CUDA_CHECK_LAUNCH();
-                });
-              });
+  dispatch_packs(x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op,
+                 [&](auto tag, auto vec) {
+                   using T = typename decltype(tag)::type;
+                   constexpr int kVec = decltype(vec)::value;
+                   const Tiling t = tiling(p, kVec);
+                   with_tail(p, [&](auto tail) {
+                     bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
+                         <<<apply_grid(t, index_), t.block, 0, stream_>>>(
+                             static_cast<const T*>(x.data()), coef, p.rows, p.channels,
+                             forward_tail<T>(p, residual, Tensor()), static_cast<T*>(y.data()));
+                     CUDA_CHECK_LAUNCH();
+                   });
+                 });
 }
 
 void CudaBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor& x,
@@ -199,7 +181,7 @@ void CudaBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tenso
     if (t->defined()) require_here(*t, op, "tail operand");
   if (p.rows == 0 || p.channels == 0) return;
   const auto* mask = static_cast<const unsigned char*>(relu_mask.data());
-  dispatch_bn(
+  dispatch_packs(
       x.dtype(), p.channels, {x.data(), dy.data(), dx.data(), dresidual.data()}, op,
       [&](auto tag, auto vec) {
         using T = typename decltype(tag)::type;

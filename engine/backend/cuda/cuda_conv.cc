@@ -302,8 +302,8 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
   if (larger.fused) {
     WallTimer fused_timer;
     const std::size_t route_bytes = plan->gemm ? 0 : plan->workspace_bytes;
-    auto fused = std::make_unique<FusedConvForward>(
-        cudnn_, p, dtype, FusedConvOptions{fused_workspace_limit(route_bytes), p.statistics});
+    auto fused =
+        std::make_unique<FusedConvForward>(cudnn_, p, dtype, fused_workspace_limit(route_bytes));
     if (fused->ok()) plan->fused = std::move(fused);
     fused_graph_seconds_ += fused_timer.seconds();
   }
@@ -330,9 +330,6 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
                                        const ConvOperands& o) {
   Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
   const void* b = p.bias ? bias.data() : nullptr;
-  // The plan's sum and sqsum are rows of one [2, K] tensor: both 16-byte aligned only when K
-  // is a multiple of 4.
-  if (p.statistics && p.k % 4 != 0) return;
   Buffer statistics(allocator_,
                     sizeof(float) * static_cast<std::size_t>(p.statistics ? 2 * p.k : 1));
   auto* stats = p.statistics ? static_cast<float*>(statistics.data()) : nullptr;
@@ -340,12 +337,10 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
     run_forward(plan, p, dtype, o, b, nullptr);
     if (stats) channel_statistics(o.y, dtype, p.n * p.out_h() * p.out_w(), p.k, stats);
   });
-  auto fused = std::make_unique<FusedConvForward>(
-      cudnn_, p, dtype, FusedConvOptions{fused_workspace_limit(0), p.statistics});
-  if (!fused->ok()) return;
+  auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype, fused_workspace_limit(0));
+  if (!fused->ok() || !fused->takes(o.x, o.w, b, o.r, o.y, stats)) return;
   const float fused_ms = mean_device_ms(stream_, [&] {
-    fused->run(cudnn_, o.x, o.w, b, o.r, o.y, workspace(fused->workspace_bytes()), stats,
-               stats ? stats + p.k : nullptr);
+    fused->run(cudnn_, o.x, o.w, b, o.r, o.y, workspace(fused->workspace_bytes()), stats);
   });
   if (fused_ms < unfused_ms) plan.fused = std::move(fused);
 }
@@ -353,17 +348,11 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
 bool CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype,
                               const ConvOperands& o, const void* bias, float* statistics) {
   // The fused plan wants 16-byte aligned tensors; a later batch slice of an odd-sized sample
-  // may start elsewhere, and takes the plan's other route. A plan that writes statistics runs
-  // only where the caller has somewhere to put them.
-  const bool fused_statistics = plan.fused && plan.fused->statistics();
-  const bool statistics_fit = statistics != nullptr && aligned16(statistics) &&
-                              aligned16(statistics + p.k);  // sum and sqsum rows
-  if (plan.fused && FusedConvForward::takes(o.x, o.w, bias, o.r, o.y) &&
-      (!fused_statistics || statistics_fit)) {
+  // may start elsewhere, and takes the plan's other route.
+  if (plan.fused && plan.fused->takes(o.x, o.w, bias, o.r, o.y, statistics)) {
     plan.fused->run(cudnn_, o.x, o.w, bias, o.r, o.y, workspace(plan.fused->workspace_bytes()),
-                    fused_statistics ? statistics : nullptr,
-                    fused_statistics ? statistics + p.k : nullptr);
-    return fused_statistics;
+                    p.statistics ? statistics : nullptr);
+    return p.statistics;
   }
   if (plan.gemm) {  // the bias, the residual and the ReLU ride in cuBLASLt's epilogue
     conv_gemm(ConvDirection::kForward, p, dtype, o, bias, kZero);

@@ -357,24 +357,15 @@ void CudaBackend::activation_bias_backward(Activation a, const Tensor& y, const 
   const auto [chunks, rows_per_chunk] = row_chunks(rows);
   auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * cols));
   const bool relu = a == Activation::kRelu;
-  dispatch_float(y.dtype(), op, [&](auto tag) {
+  dispatch_packs(y.dtype(), cols, {y.data(), dy.data(), dx.data()}, op, [&](auto tag, auto vec) {
     using T = typename decltype(tag)::type;
-    const auto* py = static_cast<const T*>(y.data());
-    const auto* pdy = static_cast<const T*>(dy.data());
-    auto* pdx = static_cast<T*>(dx.data());
-    auto launch = [&](auto vec) {
-      constexpr int kVec = decltype(vec)::value;
-      const std::int64_t packs = cols / kVec;
-      const SumLaunch l = sum_launch(packs, chunks, kVec);
-      relu_backward_partial_kernel<T, kVec><<<l.grid, l.block, l.shared, stream_>>>(
-          py, pdy, pdx, rows, packs, rows_per_chunk, relu, accumulate, partial);
-      CUDA_CHECK_LAUNCH();
-    };
-    constexpr int kWide = 16 / sizeof(T);
-    if (cols % kWide == 0 && aligned16(py) && aligned16(pdy) && aligned16(pdx))
-      launch(std::integral_constant<int, kWide>{});
-    else
-      launch(std::integral_constant<int, 1>{});
+    constexpr int kVec = decltype(vec)::value;
+    const std::int64_t packs = cols / kVec;
+    const SumLaunch l = sum_launch(packs, chunks, kVec);
+    relu_backward_partial_kernel<T, kVec><<<l.grid, l.block, l.shared, stream_>>>(
+        static_cast<const T*>(y.data()), static_cast<const T*>(dy.data()),
+        static_cast<T*>(dx.data()), rows, packs, rows_per_chunk, relu, accumulate, partial);
+    CUDA_CHECK_LAUNCH();
     column_final_kernel<T><<<grid_for(cols), kBlock, 0, stream_>>>(
         partial, chunks, cols, static_cast<T*>(dbias.data()), dbias_mode == GradMode::kAccumulate);
     CUDA_CHECK_LAUNCH();
@@ -386,22 +377,14 @@ void CudaBackend::channel_statistics(const void* y, DType dtype, std::int64_t ro
   const char* op = "conv2d_forward statistics";
   const auto [chunks, rows_per_chunk] = row_chunks(rows);
   auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * 2 * channels));
-  dispatch_float(dtype, op, [&](auto tag) {
+  dispatch_packs(dtype, channels, {y}, op, [&](auto tag, auto vec) {
     using T = typename decltype(tag)::type;
-    const auto* py = static_cast<const T*>(y);
-    auto launch = [&](auto vec) {
-      constexpr int kVec = decltype(vec)::value;
-      const std::int64_t packs = channels / kVec;
-      const SumLaunch l = sum_launch(packs, chunks, 2 * kVec);
-      statistics_partial_kernel<T, kVec>
-          <<<l.grid, l.block, l.shared, stream_>>>(py, rows, packs, rows_per_chunk, partial);
-      CUDA_CHECK_LAUNCH();
-    };
-    constexpr int kWide = 16 / sizeof(T);
-    if (channels % kWide == 0 && aligned16(py))
-      launch(std::integral_constant<int, kWide>{});
-    else
-      launch(std::integral_constant<int, 1>{});
+    constexpr int kVec = decltype(vec)::value;
+    const std::int64_t packs = channels / kVec;
+    const SumLaunch l = sum_launch(packs, chunks, 2 * kVec);
+    statistics_partial_kernel<T, kVec><<<l.grid, l.block, l.shared, stream_>>>(
+        static_cast<const T*>(y), rows, packs, rows_per_chunk, partial);
+    CUDA_CHECK_LAUNCH();
   });
   // Partial rows are [chunk][sum, squares][channel]: 2 * channels columns to finish.
   column_final_kernel<float><<<grid_for(2 * channels), kBlock, 0, stream_>>>(

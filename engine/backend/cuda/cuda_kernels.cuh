@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 
 #include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_types.h"
 
 namespace dlbench::backend::cuda {
 
@@ -73,6 +76,24 @@ __device__ __forceinline__ Pack<T, N> load(const T* p) {
 template <class T, int N>
 __device__ __forceinline__ void store(T* p, const Pack<T, N>& v) {
   *reinterpret_cast<Pack<T, N>*>(p) = v;
+}
+
+// Calls f(TypeTag<T>, integral_constant<kVec>) for a [rows, channels] kernel: 16-byte packs
+// when every row starts aligned (channels a multiple of the pack) and every pointer given is
+// aligned (null ones count as aligned), else one element at a time.
+template <class F>
+void dispatch_packs(DType dtype, std::int64_t channels, std::initializer_list<const void*> data,
+                    const char* op, F&& f) {
+  dispatch_float(dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int kWide = 16 / sizeof(T);
+    bool wide = channels % kWide == 0;
+    for (const void* ptr : data) wide = wide && aligned16(ptr);
+    if (wide)
+      f(tag, std::integral_constant<int, kWide>{});
+    else
+      f(tag, std::integral_constant<int, 1>{});
+  });
 }
 
 constexpr int kBlock = 256;

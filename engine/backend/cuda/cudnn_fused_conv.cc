@@ -51,8 +51,8 @@ std::string ChosenEngine::describe() const {
 }
 
 FusedConvForward::FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype,
-                                   FusedConvOptions options)
-    : params_(params), dtype_(dtype), options_(options) {
+                                   std::size_t workspace_limit)
+    : params_(params), dtype_(dtype), workspace_limit_(workspace_limit) {
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
     unsupported_reason_ =
         std::string("the fused convolution takes f32, f16 or bf16, not ") + to_string(dtype);
@@ -113,7 +113,7 @@ void FusedConvForward::build_graph(cudnnHandle_t handle) {
     const BackendDescriptor& relu_fwd = keep(make_pointwise(CUDNN_POINTWISE_RELU_FWD));
     operations.push_back(&keep(make_pointwise_op(relu_fwd, *current, nullptr, y)));
   }
-  if (options_.statistics)
+  if (p.statistics)
     operations.push_back(&keep(make_gen_stats_op(
         y, tensor("sum", kUidSum, bias_dims, CUDNN_DATA_FLOAT, Storage::kMemory),
         tensor("sqsum", kUidSqsum, bias_dims, CUDNN_DATA_FLOAT, Storage::kMemory))));
@@ -152,7 +152,7 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
       }
       const std::int64_t bytes = plan_workspace_bytes(*plan.descriptor);
       DLBENCH_CHECK(bytes >= 0, "cuDNN reported a negative workspace size");
-      if (static_cast<std::uint64_t>(bytes) > options_.workspace_limit) {
+      if (static_cast<std::uint64_t>(bytes) > workspace_limit_) {
         ++over_workspace_limit;
         continue;
       }
@@ -170,7 +170,7 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
               " skipped as TF32 or reduced precision under strict f32";
   if (over_workspace_limit > 0)
     reason += "; " + std::to_string(over_workspace_limit) + " over the workspace limit of " +
-              std::to_string(options_.workspace_limit) + " bytes";
+              std::to_string(workspace_limit_) + " bytes";
   for (const auto& [status, count] : refusals)
     reason += "; " + std::to_string(count) + " refused with " + status;
   if (!last_refusal.empty()) reason += "; last: " + last_refusal;
@@ -178,25 +178,28 @@ void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescript
 }
 
 bool FusedConvForward::takes(const void* x, const void* w, const void* bias, const void* residual,
-                             const void* y) {
+                             const void* y, const float* statistics) const {
   static_assert(kTensorAlignment == 16, "the descriptors promise what aligned16 checks");
-  return aligned16(x) && aligned16(w) && aligned16(bias) && aligned16(residual) && aligned16(y);
+  const bool statistics_fit =
+      !params_.statistics ||
+      (statistics != nullptr && aligned16(statistics) && aligned16(statistics + params_.k));
+  return aligned16(x) && aligned16(w) && aligned16(bias) && aligned16(residual) && aligned16(y) &&
+         statistics_fit;
 }
 
 void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
-                           const void* residual, void* y, void* workspace, float* sum,
-                           float* sqsum) const {
+                           const void* residual, void* y, void* workspace,
+                           float* statistics) const {
   DLBENCH_CHECK(ok(), "FusedConvForward::run without an engine: " + unsupported_reason_);
   DLBENCH_CHECK((bias != nullptr) == params_.bias,
                 "pass a bias exactly when the convolution has one");
   DLBENCH_CHECK((residual != nullptr) == params_.residual,
                 "pass a residual exactly when the convolution has one");
-  DLBENCH_CHECK((sum != nullptr && sqsum != nullptr) == options_.statistics &&
-                    (sum == nullptr) == (sqsum == nullptr),
-                "pass sum and sqsum exactly when the plan writes statistics");
+  DLBENCH_CHECK((statistics != nullptr) == params_.statistics,
+                "pass statistics exactly when the plan writes them");
   DLBENCH_CHECK(workspace != nullptr || workspace_bytes_ == 0,
                 "the fused convolution needs a workspace of workspace_bytes()");
-  DLBENCH_CHECK(takes(x, w, bias, residual, y) && aligned16(sum) && aligned16(sqsum),
+  DLBENCH_CHECK(takes(x, w, bias, residual, y, statistics),
                 "the fused convolution's tensors must be 16-byte aligned");
   // The pointers are read-only to cuDNN; the variant pack's C API takes them non-const.
   std::vector<std::int64_t> uids{kUidX, kUidW, kUidY};
@@ -209,9 +212,9 @@ void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, c
     uids.push_back(kUidResidual);
     pointers.push_back(const_cast<void*>(residual));
   }
-  if (options_.statistics) {
+  if (params_.statistics) {
     uids.insert(uids.end(), {kUidSum, kUidSqsum});
-    pointers.insert(pointers.end(), {sum, sqsum});
+    pointers.insert(pointers.end(), {statistics, statistics + params_.k});
   }
   execute(handle, *plan_, uids, pointers, workspace);
 }

@@ -8,17 +8,17 @@
 // The intermediates (conv output, + bias, + residual) are virtual f32 tensors: they never reach
 // memory and are not rounded to the output dtype between the steps.
 //
-// With statistics, the same plan also writes the batch-norm statistics of y per channel k,
-// sum[k] = sum_{n,p,q} y[n, p, q, k] and sqsum[k] = sum_{n,p,q} y[n, p, q, k]^2 (f32), so a
-// batch norm after the convolution need not read y once more for them (cuDNN's "conv +
-// genstats"; on an H100, cuDNN 9.14 documents it for f16).
+// With params.statistics, the same plan also writes the batch-norm statistics of y, f32 [2, K]:
+// s[0, k] = sum_{n,p,q} y[n, p, q, k] and s[1, k] = sum_{n,p,q} y[n, p, q, k]^2, so a batch
+// norm after the convolution need not read y once more for them (cuDNN's "conv + genstats"; on
+// an H100, cuDNN 9.14 documents it for f16).
 //
 // Built once per (shape, dtype, math): the constructor asks cuDNN's heuristics (mode A, then
 // fallback) for engine configurations and keeps the first whose execution plan finalizes and
-// whose workspace stays within the caller's limit. For strict f32 it skips engines noted as
-// tensor-core, down-converting or reduced-precision (TF32).
-// No engine is an answer, not an error: ok() is false and unsupported_reason() says why, so a
-// caller can fall back to the unfused path.
+// whose workspace stays within the caller's limit (workspace_limit). For strict f32 it skips
+// engines noted as tensor-core, down-converting or reduced-precision (TF32). No engine is an
+// answer, not an error: ok() is false and unsupported_reason() says why, so a caller can fall back
+// to the unfused path.
 #pragma once
 
 #include <cstddef>
@@ -43,17 +43,11 @@ struct ChosenEngine {
   std::string describe() const;
 };
 
-// What a FusedConvForward may use and write besides y.
-struct FusedConvOptions {
-  std::size_t workspace_limit = std::numeric_limits<std::size_t>::max();
-  bool statistics = false;  // also sum and sqsum of y per channel
-};
-
 class FusedConvForward {
  public:
   // Throws only for malformed input or a cuDNN failure other than "not supported".
   FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype,
-                   FusedConvOptions options = {});
+                   std::size_t workspace_limit = std::numeric_limits<std::size_t>::max());
 
   bool ok() const { return plan_.has_value(); }
   const std::string& unsupported_reason() const { return unsupported_reason_; }
@@ -62,19 +56,18 @@ class FusedConvForward {
   const Conv2dParams& params() const { return params_; }
   DType dtype() const { return dtype_; }
 
-  // Whether run() takes these pointers: the plan was built for 16-byte aligned tensors.
-  static bool takes(const void* x, const void* w, const void* bias, const void* residual,
-                    const void* y);
+  // Whether run() takes these pointers: the plan was built for 16-byte aligned tensors, both
+  // rows of the statistics included (K a multiple of 4), and a plan with statistics needs
+  // somewhere to write them.
+  bool takes(const void* x, const void* w, const void* bias, const void* residual, const void* y,
+             const float* statistics) const;
 
-  bool statistics() const { return options_.statistics; }
-
-  // Runs on the handle's stream (any handle on the device the plan was built on). Every
-  // pointer 16-byte aligned; bias non-null exactly when params().bias, residual exactly when
-  // params().residual, sum and sqsum ([K] f32 each) exactly when statistics(); workspace at
-  // least workspace_bytes() (null when that is 0).
+  // Runs on the handle's stream (any handle on the device the plan was built on), on pointers
+  // takes() accepts: bias non-null exactly when params().bias, residual exactly when
+  // params().residual, statistics exactly when params().statistics; workspace at least
+  // workspace_bytes() (null when that is 0).
   void run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
-           const void* residual, void* y, void* workspace, float* sum = nullptr,
-           float* sqsum = nullptr) const;
+           const void* residual, void* y, void* workspace, float* statistics = nullptr) const;
 
  private:
   const BackendDescriptor& keep(BackendDescriptor descriptor);
@@ -83,7 +76,7 @@ class FusedConvForward {
 
   Conv2dParams params_;
   DType dtype_;
-  FusedConvOptions options_;
+  std::size_t workspace_limit_;
   // Every descriptor the plan was built from (tensors, operations, graph, engine config), alive
   // as long as the plan: cuDNN copies what it needs, but nothing promises that for every
   // version. A deque, so references to earlier ones stay valid as more are added.

@@ -17,7 +17,7 @@ Shape BatchNorm::output_shape(std::span<const Shape> inputs) const {
     throw Error(ErrorKind::kInternal,
                 "batch_norm: input " + inputs[0].str() + " does not have the layer's channels");
   if (p_.residual) expect_shape(inputs[1], inputs[0], "batch_norm's residual");
-  if (p_.statistics) expect_shape(inputs.back(), {2, p_.channels}, "batch_norm's statistics");
+  if (p_.statistics) expect_shape(inputs.back(), p_.statistics_shape(), "batch_norm's statistics");
   return inputs[0];
 }
 
