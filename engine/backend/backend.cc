@@ -1,6 +1,8 @@
 // The checks at the door of every op; the backends implement the *_impl hooks.
 #include "engine/backend/backend.h"
 
+#include <initializer_list>
+
 namespace dlbench::backend {
 namespace {
 
@@ -27,6 +29,18 @@ void check_mask(const BatchNormParams& p, const Tensor& mask, const char* op) {
   const bool relu = p.activation == Activation::kRelu;
   DLBENCH_CHECK(mask.defined() == relu, "a ReLU mask exactly when the tail has a ReLU");
   if (relu) check(mask, {p.mask_words()}, DType::kI32, op, "relu_mask");
+}
+
+// The residual's batch norm: its per-channel tensors `members` (f32 [channels]) when
+// p.residual_norm asks for one, none otherwise.
+void check_residual_norm(const BatchNormParams& p, std::initializer_list<const Tensor*> members,
+                         const char* op) {
+  DLBENCH_CHECK(!p.residual_norm || p.residual, "a residual batch norm needs a residual");
+  for (const Tensor* t : members) {
+    DLBENCH_CHECK(t->defined() == p.residual_norm,
+                  "the residual's batch norm tensors exactly when p.residual_norm");
+    if (p.residual_norm) check(*t, {p.channels}, kF32, op, "the residual's per-channel tensor");
+  }
 }
 
 }  // namespace
@@ -74,7 +88,8 @@ void Backend::batch_norm_forward_training(const BatchNormParams& p, const Tensor
                                           const Tensor& saved_mean, const Tensor& saved_inv_std,
                                           const Tensor& running_mean, const Tensor& running_var,
                                           const Tensor& residual, const Tensor& relu_mask,
-                                          const Tensor& statistics) {
+                                          const Tensor& statistics,
+                                          const ResidualNorm& residual_norm) {
   const char* op = "batch_norm_forward_training";
   DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
   check_same(x, y, op, "y");
@@ -85,8 +100,17 @@ void Backend::batch_norm_forward_training(const BatchNormParams& p, const Tensor
   DLBENCH_CHECK(statistics.defined() == p.statistics,
                 "a statistics tensor exactly when p.statistics");
   if (p.statistics) check(statistics, p.statistics_shape(), kF32, op, "statistics");
+  const ResidualNorm& rn = residual_norm;
+  check_residual_norm(
+      p,
+      {&rn.gamma, &rn.beta, &rn.saved_mean, &rn.saved_inv_std, &rn.running_mean, &rn.running_var},
+      op);
+  DLBENCH_CHECK(rn.statistics.defined() == (p.residual_norm && p.statistics),
+                "the residual's statistics exactly when it is normalized with statistics");
+  if (rn.statistics.defined())
+    check(rn.statistics, p.statistics_shape(), kF32, op, "the residual's statistics");
   batch_norm_forward_training_impl(p, x, gamma, beta, y, saved_mean, saved_inv_std, running_mean,
-                                   running_var, residual, relu_mask, statistics);
+                                   running_var, residual, relu_mask, statistics, residual_norm);
 }
 
 void Backend::batch_norm_forward_inference(const BatchNormParams& p, const Tensor& x,
@@ -99,6 +123,8 @@ void Backend::batch_norm_forward_inference(const BatchNormParams& p, const Tenso
   for (const Tensor* t : {&gamma, &beta, &running_mean, &running_var})
     check(*t, {p.channels}, kF32, op, "per-channel tensor");
   check_residual(p, x, residual, op, "residual");
+  DLBENCH_CHECK(!p.residual_norm && !p.statistics,
+                "a residual's batch norm and handed-over statistics are for training");
   batch_norm_forward_inference_impl(p, x, gamma, beta, running_mean, running_var, y, residual);
 }
 
@@ -107,7 +133,8 @@ void Backend::batch_norm_backward(const BatchNormParams& p, const Tensor& x, con
                                   const Tensor& saved_inv_std, const Tensor& dx,
                                   const Tensor& dgamma, const Tensor& dbeta, GradMode mode,
                                   const Tensor& relu_mask, const Tensor& dresidual,
-                                  GradMode residual_mode) {
+                                  GradMode residual_mode, const Tensor& residual,
+                                  const ResidualNorm& residual_norm) {
   const char* op = "batch_norm_backward";
   DLBENCH_CHECK(x.numel() == p.rows * p.channels, "x is not [rows, channels]");
   check_same(x, dy, op, "dy");
@@ -118,8 +145,13 @@ void Backend::batch_norm_backward(const BatchNormParams& p, const Tensor& x, con
   DLBENCH_CHECK(p.residual || !dresidual.defined(), "a residual gradient only with p.residual");
   if (dresidual.defined()) check_same(x, dresidual, op, "dresidual");
   check_mask(p, relu_mask, op);
+  const ResidualNorm& rn = residual_norm;
+  check_residual_norm(p, {&rn.gamma, &rn.saved_mean, &rn.saved_inv_std, &rn.dgamma, &rn.dbeta}, op);
+  DLBENCH_CHECK(residual.defined() == p.residual_norm,
+                "backward takes the residual exactly when it normalizes it");
+  if (residual.defined()) check_same(x, residual, op, "residual");
   batch_norm_backward_impl(p, x, dy, gamma, saved_mean, saved_inv_std, dx, dgamma, dbeta, mode,
-                           relu_mask, dresidual, residual_mode);
+                           relu_mask, dresidual, residual_mode, residual, residual_norm);
 }
 
 void Backend::batch_norm_fold(const BatchNormParams& p, const Tensor& w, const Tensor& bias,

@@ -42,6 +42,16 @@ struct PlanningTime {
   }
 };
 
+// The residual's own batch norm where BatchNormParams::residual_norm: y = relu(bn(x) + bn'(r)).
+// Forward training reads gamma and beta (and, with p.statistics, the sums of r and r^2 in
+// `statistics`, f32 [2, channels]), writes saved_mean and saved_inv_std and updates the running
+// statistics; backward reads gamma and the saved statistics and writes dgamma and dbeta. All
+// f32 [channels]; the members an op does not use may stay undefined.
+struct ResidualNorm {
+  Tensor gamma, beta, saved_mean, saved_inv_std, running_mean, running_var, statistics;
+  Tensor dgamma, dbeta;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -87,12 +97,14 @@ class Backend {
   // updates the running mean and (unbiased) running variance. With a tail (p.residual,
   // p.activation) it adds `residual` (shaped as x) and applies the ReLU, writing its bit mask
   // to `relu_mask` (i32, p.mask_words()). With p.statistics the batch statistics come from
-  // `statistics` (f32 [2, channels]: sums of x and x^2) instead of a pass over x.
+  // `statistics` (f32 [2, channels]: sums of x and x^2) instead of a pass over x. With
+  // p.residual_norm the residual is normalized by its own batch norm (`residual_norm`) first.
   void batch_norm_forward_training(const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                                    const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
                                    const Tensor& saved_inv_std, const Tensor& running_mean,
                                    const Tensor& running_var, const Tensor& residual = {},
-                                   const Tensor& relu_mask = {}, const Tensor& statistics = {});
+                                   const Tensor& relu_mask = {}, const Tensor& statistics = {},
+                                   const ResidualNorm& residual_norm = {});
   void batch_norm_forward_inference(const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                                     const Tensor& beta, const Tensor& running_mean,
                                     const Tensor& running_var, const Tensor& y,
@@ -100,13 +112,16 @@ class Backend {
   // dx (mode), dgamma and dbeta (overwritten). dy is the gradient of the op's output: with a
   // ReLU tail, `relu_mask` (from forward) turns it into the pre-activation's gradient on the
   // fly; with a residual, that gradient also goes to `dresidual` (residual_mode) unless it is
-  // left undefined (a residual that needs no gradient).
+  // left undefined (a residual that needs no gradient). With p.residual_norm that gradient
+  // goes back through the residual's batch norm: dresidual is the gradient of `residual` (its
+  // input, as forward took it), and residual_norm's dgamma and dbeta are written either way.
   void batch_norm_backward(const BatchNormParams& p, const Tensor& x, const Tensor& dy,
                            const Tensor& gamma, const Tensor& saved_mean,
                            const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,
                            const Tensor& dbeta, GradMode mode, const Tensor& relu_mask = {},
                            const Tensor& dresidual = {},
-                           GradMode residual_mode = GradMode::kOverwrite);
+                           GradMode residual_mode = GradMode::kOverwrite,
+                           const Tensor& residual = {}, const ResidualNorm& residual_norm = {});
 
   // Batch norm folded into the operator before it, for inference: with s = gamma /
   // sqrt(running_var + eps) per output channel k (w's first dimension),

@@ -63,6 +63,11 @@ struct BatchNormParams {
   // [2, channels], as the convolution that wrote x made them: Conv2dParams::statistics), so x
   // is read once, to normalize it. The variance is then E[x^2] - mean^2.
   bool statistics = false;
+  // Training, with `residual`: the residual is batch-normalized in the same op before the add,
+  // y = relu(bn(x) + bn'(r)), bn' with its own parameters and statistics (Backend's
+  // ResidualNorm) over the same rows and channels, epsilon and momentum: ResNet's downsampling
+  // tails, where both branches end in a batch norm. With `statistics`, both come with sums.
+  bool residual_norm = false;
 
   bool has_tail() const { return residual || activation != Activation::kNone; }
   Shape statistics_shape() const { return {2, channels}; }
@@ -70,6 +75,7 @@ struct BatchNormParams {
   BatchNormParams without_tail() const {
     BatchNormParams p = *this;
     p.residual = false;
+    p.residual_norm = false;
     p.activation = Activation::kNone;
     return p;
   }

@@ -45,7 +45,8 @@ TEST(FusionCliTest, VggRunsWithEveryReluFusedByDefault) {
   std::string text;
   const json doc = run_vgg("", &text);
   EXPECT_EQ(doc["config"]["fusion"], true);
-  EXPECT_EQ(rewrites_of(doc), (std::map<std::string, int>{{"fuse_bn_add_relu", 0},
+  EXPECT_EQ(rewrites_of(doc), (std::map<std::string, int>{{"fuse_dual_bn_add_relu", 0},
+                                                          {"fuse_bn_add_relu", 0},
                                                           {"fold_conv_bn", 0},
                                                           {"fuse_bn_relu", 0},
                                                           {"fuse_matmul_relu", 2},
@@ -61,7 +62,8 @@ TEST(FusionCliTest, VggRunsWithEveryReluFusedByDefault) {
 TEST(FusionCliTest, ResnetInferenceFoldsItsBatchNorms) {
   std::string text;
   const json doc = run_model("resnet50", "--mode infer", &text);
-  EXPECT_EQ(rewrites_of(doc), (std::map<std::string, int>{{"fuse_bn_add_relu", 16},
+  EXPECT_EQ(rewrites_of(doc), (std::map<std::string, int>{{"fuse_dual_bn_add_relu", 0},
+                                                          {"fuse_bn_add_relu", 16},
                                                           {"fold_conv_bn", 53},
                                                           {"fuse_bn_relu", 0},
                                                           {"fuse_matmul_relu", 0},

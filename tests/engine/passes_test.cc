@@ -92,31 +92,40 @@ TEST(FuseReluTest, FoldsEveryVggReluIntoItsMatmulOrConvolution) {
 
 // Every residual tail (bn3 + add + relu3) becomes one batch norm with the shortcut as its second
 // input, and every other BN -> ReLU one batch norm with a ReLU: the stem's and two per block.
+// In training the four downsampling tails take the shortcut's batch norm in too.
 TEST(FuseBatchNormTest, FoldsEveryResnetTailAndRelu) {
   auto be = backend::make_backend(Device::cpu());
   nn::Graph g = resnet50();
   const std::size_t nodes = g.nodes().size();
   const std::int64_t parameters = nn::parameter_count(g), macs = nn::forward_macs(g);
   const nn::PassReport report = nn::apply_passes(g, {*be, Mode::kTrain}, nn::Fusion::kOn);
-  EXPECT_EQ(rewrites(report, "fuse_bn_add_relu"), 16);
+  EXPECT_EQ(rewrites(report, "fuse_dual_bn_add_relu"), 4);
+  EXPECT_EQ(rewrites(report, "fuse_bn_add_relu"), 12);
   EXPECT_EQ(rewrites(report, "fuse_bn_relu"), 1 + 2 * 16);
   EXPECT_EQ(rewrites(report, "fuse_conv_relu"), 0);  // every convolution feeds a batch norm
   // The CPU's batch norm sums x itself: no convolution hands it statistics there.
   EXPECT_EQ(rewrites(report, "fuse_conv_bn_stats"), 0);
-  EXPECT_EQ(g.nodes().size(), nodes - 2 * 16 - 33);
+  EXPECT_EQ(g.nodes().size(), nodes - 2 * 16 - 33 - 4);
   const std::vector<std::string> names = node_names(g);
   EXPECT_TRUE(has(names, "bn1+relu"));
   EXPECT_TRUE(has(names, "layer1.0.bn1+layer1.0.relu1"));
-  EXPECT_TRUE(has(names, "layer1.0.bn3+layer1.0.add+layer1.0.relu3"));
+  EXPECT_TRUE(has(names, "layer1.1.bn3+layer1.1.add+layer1.1.relu3"));
   EXPECT_TRUE(has(names, "layer4.2.bn3+layer4.2.add+layer4.2.relu3"));
-  // A downsampling block's shortcut batch norm stays plain and feeds the tail as its residual.
-  EXPECT_TRUE(has(names, "layer1.0.downsample.bn"));
+  // A downsampling block's tail normalizes the shortcut convolution's output itself.
+  EXPECT_FALSE(has(names, "layer1.0.downsample.bn"));
+  int dual = 0;
   for (const nn::Node& n : g.nodes()) {
-    if (n.name != "layer1.0.bn3+layer1.0.add+layer1.0.relu3") continue;
-    ASSERT_EQ(n.inputs.size(), 2u);
-    EXPECT_EQ(g.value(n.inputs[1]).name, "layer1.0.downsample.bn");
-    EXPECT_STREQ(n.layer->kind(), "batch_norm+add+relu");
+    if (n.name == "layer1.0.bn3+layer1.0.downsample.bn+layer1.0.add+layer1.0.relu3") {
+      ASSERT_EQ(n.inputs.size(), 2u);
+      EXPECT_EQ(g.value(n.inputs[1]).name, "layer1.0.downsample.conv");
+      EXPECT_EQ(n.params.size(), 4u);  // gamma and beta of both batch norms
+    }
+    if (n.name == "layer1.1.bn3+layer1.1.add+layer1.1.relu3") {
+      EXPECT_STREQ(n.layer->kind(), "batch_norm+add+relu");
+    }
+    dual += std::string(n.layer->kind()) == "dual_batch_norm+add+relu" ? 1 : 0;
   }
+  EXPECT_EQ(dual, 4);
   EXPECT_FALSE(has(names, "layer1.0.add"));
   EXPECT_EQ(nn::parameter_count(g), parameters);
   EXPECT_EQ(nn::forward_macs(g), macs);

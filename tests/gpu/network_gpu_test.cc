@@ -156,7 +156,8 @@ TEST(NetworkGpuTest, FusedStepMatchesTheUnfused) {
 }
 
 // On CUDA every ResNet-50 convolution hands the batch norm after it that norm's statistics in
-// training (the CPU's batch norm sums x itself, so there the graph keeps its form).
+// training (the CPU's batch norm sums x itself, so there the graph keeps its form); the four
+// downsampling tails, which normalize their shortcut too, take two convolutions' sums each.
 TEST(NetworkGpuTest, TrainingBatchNormsTakeTheirStatisticsFromTheConvolutions) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   auto be = backend::make_backend(Device::cuda(0));
@@ -171,20 +172,25 @@ TEST(NetworkGpuTest, TrainingBatchNormsTakeTheirStatisticsFromTheConvolutions) {
   for (const auto& [name, count] : report.rewrites)
     if (name == "fuse_conv_bn_stats") handed = count;
   EXPECT_EQ(handed, 53);
-  int taking = 0;
+  int taking = 0, dual = 0;
   for (const nn::Node& n : g.nodes()) {
     const auto* bn = dynamic_cast<const nn::BatchNorm*>(n.layer.get());
     if (bn == nullptr) continue;
     EXPECT_TRUE(bn->batch_norm_params().statistics) << n.name;
-    const nn::ValueInfo& statistics = g.value(n.inputs.back());
-    EXPECT_EQ(statistics.shape, (Shape{2, bn->batch_norm_params().channels})) << n.name;
-    EXPECT_FALSE(statistics.needs_grad) << n.name;
-    EXPECT_STREQ(g.nodes()[static_cast<std::size_t>(statistics.producer)].layer->kind(),
-                 "conv2d+statistics")
-        << n.name;
-    ++taking;
+    const std::size_t sums = bn->batch_norm_params().residual_norm ? 2 : 1;
+    dual += sums == 2 ? 1 : 0;
+    for (std::size_t k = 1; k <= sums; ++k) {
+      const nn::ValueInfo& statistics = g.value(n.inputs[n.inputs.size() - k]);
+      EXPECT_EQ(statistics.shape, (Shape{2, bn->batch_norm_params().channels})) << n.name;
+      EXPECT_FALSE(statistics.needs_grad) << n.name;
+      EXPECT_STREQ(g.nodes()[static_cast<std::size_t>(statistics.producer)].layer->kind(),
+                   "conv2d+statistics")
+          << n.name;
+      ++taking;
+    }
   }
   EXPECT_EQ(taking, 53);
+  EXPECT_EQ(dual, 4);
   nn::Graph inference = info.build(models::resolve(info, mc));
   const nn::PassReport folded = nn::apply_passes(inference, {*be, Mode::kInfer}, nn::Fusion::kOn);
   for (const auto& [name, count] : folded.rewrites)

@@ -14,7 +14,10 @@
 //
 // Tail (p.residual, p.activation): y = relu(bn(x) + residual), one pass over y after oneDNN's
 // normalization, writing the ReLU's bits; backward turns dy into the pre-activation's gradient
-// with the bits in one pass, hands it to the residual, and runs oneDNN's backward on it.
+// with the bits in one pass, hands it to the residual, and runs oneDNN's backward on it. A
+// normalized residual (p.residual_norm) is its own batch norm here, run first in forward into
+// scratch and last in backward on the gradient the tail handed it: the same ops, in the same
+// order, as the unfused graph runs, so the CPU reference does not depend on the fusion.
 //
 // oneDNN outputs the biased variance, not inv_std; we save inv_std (what backward formulas
 // and the CUDA backend use) and rebuild var = 1/inv_std^2 - eps for oneDNN's backward. Only
@@ -126,13 +129,42 @@ const float* tail_gradient(const BatchNormParams& p, const Tensor& dy, const Ten
   return dz;
 }
 
+// Scratch slots: 0-3 belong to the ops themselves; a normalized residual's output (forward) or
+// output gradient (backward) takes this one, and its input gradient where none is wanted the next.
+constexpr int kResidualSlot = 4, kDroppedGradSlot = 5;
+
+// The residual's batch norm as a plain one over the same rows and channels (statistics alike).
+BatchNormParams residual_batch_norm(const BatchNormParams& p) {
+  BatchNormParams plain = p.without_tail();
+  plain.statistics = p.statistics;
+  return plain;
+}
+
+// A scratch tensor shaped as x.
+Tensor scratch_like(ScratchPool& scratch, int slot, const Tensor& x) {
+  return Tensor(scratch.floats(slot, static_cast<std::size_t>(x.numel())), x.shape(), DType::kF32,
+                Device::cpu());
+}
+
 }  // namespace
 
 void CpuBackend::batch_norm_forward_training_impl(
     const BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& beta,
     const Tensor& y, const Tensor& saved_mean, const Tensor& saved_inv_std,
     const Tensor& running_mean, const Tensor& running_var, const Tensor& residual,
-    const Tensor& relu_mask, const Tensor& statistics) {
+    const Tensor& relu_mask, const Tensor& statistics, const ResidualNorm& rn) {
+  if (p.residual_norm) {
+    const Tensor normalized = scratch_like(scratch_, kResidualSlot, residual);
+    batch_norm_forward_training_impl(residual_batch_norm(p), residual, rn.gamma, rn.beta,
+                                     normalized, rn.saved_mean, rn.saved_inv_std, rn.running_mean,
+                                     rn.running_var, Tensor(), Tensor(), rn.statistics, {});
+    BatchNormParams tail = p;
+    tail.residual_norm = false;
+    batch_norm_forward_training_impl(tail, x, gamma, beta, y, saved_mean, saved_inv_std,
+                                     running_mean, running_var, normalized, relu_mask, statistics,
+                                     {});
+    return;
+  }
   const char* op = "batch_norm_forward_training";
   require_f32(x, op, "x"), require_f32(y, op, "y");
   const memory::desc data = data_desc(p), channel = channel_desc(p);
@@ -213,13 +245,27 @@ void CpuBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, con
   if (p.has_tail()) apply_tail(p, residual, Tensor(), y);
 }
 
-void CpuBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor& x,
-                                          const Tensor& dy, const Tensor& gamma,
-                                          const Tensor& saved_mean, const Tensor& saved_inv_std,
-                                          const Tensor& dx, const Tensor& dgamma,
-                                          const Tensor& dbeta, GradMode mode,
-                                          const Tensor& relu_mask, const Tensor& dresidual,
-                                          GradMode residual_mode) {
+void CpuBackend::batch_norm_backward_impl(
+    const BatchNormParams& p, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+    const Tensor& saved_mean, const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,
+    const Tensor& dbeta, GradMode mode, const Tensor& relu_mask, const Tensor& dresidual,
+    GradMode residual_mode, const Tensor& residual, const ResidualNorm& rn) {
+  if (p.residual_norm) {
+    // The tail hands the pre-activation's gradient to the residual's output, whose batch norm
+    // then takes it back to the residual itself.
+    const Tensor dnormalized = scratch_like(scratch_, kResidualSlot, residual);
+    BatchNormParams tail = p;
+    tail.residual_norm = false;
+    batch_norm_backward_impl(tail, x, dy, gamma, saved_mean, saved_inv_std, dx, dgamma, dbeta, mode,
+                             relu_mask, dnormalized, GradMode::kOverwrite, Tensor(), {});
+    const bool wanted = dresidual.defined();
+    batch_norm_backward_impl(
+        residual_batch_norm(p), residual, dnormalized, rn.gamma, rn.saved_mean, rn.saved_inv_std,
+        wanted ? dresidual : scratch_like(scratch_, kDroppedGradSlot, residual), rn.dgamma,
+        rn.dbeta, wanted ? residual_mode : GradMode::kOverwrite, Tensor(), Tensor(),
+        GradMode::kOverwrite, Tensor(), {});
+    return;
+  }
   const char* op = "batch_norm_backward";
   require_f32(x, op, "x"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
   const std::int64_t n = p.rows * p.channels;

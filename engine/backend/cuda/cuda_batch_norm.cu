@@ -60,10 +60,11 @@ void require_tail_channels(const BatchNormParams& p, const char* op) {
 }
 
 template <class T>
-ForwardTail<T> forward_tail(const BatchNormParams& p, const Tensor& residual, const Tensor& mask) {
+ForwardTail<T> forward_tail(const BatchNormParams& p, const Tensor& residual, const Tensor& mask,
+                            const float* residual_coef = nullptr) {
   return {p.residual ? static_cast<const T*>(residual.data()) : nullptr,
           p.activation == Activation::kRelu,
-          mask.defined() ? static_cast<unsigned char*>(mask.data()) : nullptr};
+          mask.defined() ? static_cast<unsigned char*>(mask.data()) : nullptr, residual_coef};
 }
 
 // Calls f(integral_constant<bool, p.has_tail()>): the plain kernels keep no tail code.
@@ -81,7 +82,7 @@ void CudaBackend::batch_norm_forward_training_impl(
     const BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& beta,
     const Tensor& y, const Tensor& saved_mean, const Tensor& saved_inv_std,
     const Tensor& running_mean, const Tensor& running_var, const Tensor& residual,
-    const Tensor& relu_mask, const Tensor& statistics) {
+    const Tensor& relu_mask, const Tensor& statistics, const ResidualNorm& rn) {
   const char* op = "batch_norm_forward_training";
   activate();
   require_float(x, op, "x");
@@ -92,6 +93,10 @@ void CudaBackend::batch_norm_forward_training_impl(
   for (const Tensor* t : {&residual, &relu_mask})
     if (t->defined()) require_here(*t, op, "tail operand");
   if (p.statistics) require_here(statistics, op, "statistics");
+  if (p.residual_norm)
+    for (const Tensor* t : {&rn.gamma, &rn.beta, &rn.saved_mean, &rn.saved_inv_std,
+                            &rn.running_mean, &rn.running_var})
+      require_here(*t, op, "the residual's batch norm operand");
   if (p.rows == 0 || p.channels == 0) return;
   dispatch_packs(
       x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op, [&](auto tag, auto vec) {
@@ -100,31 +105,45 @@ void CudaBackend::batch_norm_forward_training_impl(
         const Tiling t = tiling(p, kVec);
         const Chunking k = chunking(p, t);
         const std::int64_t chunks = p.statistics ? 0 : k.chunks;
-        auto* coef = static_cast<float*>(
-            workspace(sizeof(float) * p.channels * (kCoefficients + 2 * chunks)));
-        const auto* px = static_cast<const T*>(x.data());
-        // The sums the convolution made are one chunk's, unshifted (no x in the finalize).
-        const float* partial =
-            p.statistics ? statistics.data_as<float>() : coef + kCoefficients * p.channels;
-        if (!p.statistics) {
-          bn_partial_kernel<T, kVec, SumKind::kForward>
-              <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
-                  px, nullptr, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk,
-                  coef + kCoefficients * p.channels);
+        // Coefficients and partials per batch norm: x's, then the residual's.
+        const std::int64_t per_norm = p.channels * (kCoefficients + 2 * chunks);
+        auto* coef =
+            static_cast<float*>(workspace(sizeof(float) * per_norm * (p.residual_norm ? 2 : 1)));
+        // Steps 1 and 2 for one batch norm over `in`, its coefficients into c.
+        auto statistics_of = [&](const Tensor& in, const Tensor& sums, const ForwardChannels& ch,
+                                 float* c) {
+          const auto* pin = static_cast<const T*>(in.data());
+          // The sums the convolution made are one chunk's, unshifted (no x in the finalize).
+          float* partial = c + kCoefficients * p.channels;
+          if (!p.statistics) {
+            bn_partial_kernel<T, kVec, SumKind::kForward>
+                <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
+                    pin, nullptr, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk, partial);
+            CUDA_CHECK_LAUNCH();
+          }
+          bn_forward_finalize_kernel<T>
+              <<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0, stream_>>>(
+                  p.statistics ? sums.data_as<float>() : partial, p.statistics ? 1 : k.chunks,
+                  p.statistics ? nullptr : pin, p.rows, p.channels, p, ch, c);
           CUDA_CHECK_LAUNCH();
-        }
-        const ForwardChannels ch{gamma.data_as<float>(),        beta.data_as<float>(),
-                                 saved_mean.data_as<float>(),   saved_inv_std.data_as<float>(),
-                                 running_mean.data_as<float>(), running_var.data_as<float>()};
-        bn_forward_finalize_kernel<T>
-            <<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0, stream_>>>(
-                partial, p.statistics ? 1 : k.chunks, p.statistics ? nullptr : px, p.rows,
-                p.channels, p, ch, coef);
-        CUDA_CHECK_LAUNCH();
+        };
+        statistics_of(x, statistics,
+                      {gamma.data_as<float>(), beta.data_as<float>(), saved_mean.data_as<float>(),
+                       saved_inv_std.data_as<float>(), running_mean.data_as<float>(),
+                       running_var.data_as<float>()},
+                      coef);
+        float* residual_coef = p.residual_norm ? coef + per_norm : nullptr;
+        if (p.residual_norm)
+          statistics_of(residual, rn.statistics,
+                        {rn.gamma.data_as<float>(), rn.beta.data_as<float>(),
+                         rn.saved_mean.data_as<float>(), rn.saved_inv_std.data_as<float>(),
+                         rn.running_mean.data_as<float>(), rn.running_var.data_as<float>()},
+                        residual_coef);
         with_tail(p, [&](auto tail) {
           bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
               <<<apply_grid(t, index_), t.block, 0, stream_>>>(
-                  px, coef, p.rows, p.channels, forward_tail<T>(p, residual, relu_mask),
+                  static_cast<const T*>(x.data()), coef, p.rows, p.channels,
+                  forward_tail<T>(p, residual, relu_mask, residual_coef),
                   static_cast<T*>(y.data()));
           CUDA_CHECK_LAUNCH();
         });
@@ -164,54 +183,79 @@ void CudaBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, co
                  });
 }
 
-void CudaBackend::batch_norm_backward_impl(const BatchNormParams& p, const Tensor& x,
-                                           const Tensor& dy, const Tensor& gamma,
-                                           const Tensor& saved_mean, const Tensor& saved_inv_std,
-                                           const Tensor& dx, const Tensor& dgamma,
-                                           const Tensor& dbeta, GradMode grad_mode,
-                                           const Tensor& relu_mask, const Tensor& dresidual,
-                                           GradMode residual_mode) {
+void CudaBackend::batch_norm_backward_impl(
+    const BatchNormParams& p, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+    const Tensor& saved_mean, const Tensor& saved_inv_std, const Tensor& dx, const Tensor& dgamma,
+    const Tensor& dbeta, GradMode grad_mode, const Tensor& relu_mask, const Tensor& dresidual,
+    GradMode residual_mode, const Tensor& residual, const ResidualNorm& rn) {
   const char* op = "batch_norm_backward";
   activate();
   require_float(x, op, "x");
   require_tail_channels(p, op);
   for (const Tensor* t : {&x, &dy, &gamma, &saved_mean, &saved_inv_std, &dx, &dgamma, &dbeta})
     require_here(*t, op, "operand");
-  for (const Tensor* t : {&relu_mask, &dresidual})
+  for (const Tensor* t : {&relu_mask, &dresidual, &residual})
     if (t->defined()) require_here(*t, op, "tail operand");
+  if (p.residual_norm)
+    for (const Tensor* t : {&rn.gamma, &rn.saved_mean, &rn.saved_inv_std, &rn.dgamma, &rn.dbeta})
+      require_here(*t, op, "the residual's batch norm operand");
   if (p.rows == 0 || p.channels == 0) return;
   const auto* mask = static_cast<const unsigned char*>(relu_mask.data());
   dispatch_packs(
-      x.dtype(), p.channels, {x.data(), dy.data(), dx.data(), dresidual.data()}, op,
-      [&](auto tag, auto vec) {
+      x.dtype(), p.channels, {x.data(), dy.data(), dx.data(), dresidual.data(), residual.data()},
+      op, [&](auto tag, auto vec) {
         using T = typename decltype(tag)::type;
         constexpr int kVec = decltype(vec)::value;
         const Tiling t = tiling(p, kVec);
         const Chunking k = chunking(p, t);
-        auto* coef = static_cast<float*>(
-            workspace(sizeof(float) * p.channels * (kCoefficients + 2 * k.chunks)));
+        // Coefficients and partials per batch norm: x's, then the residual's.
+        const std::int64_t per_norm = p.channels * (kCoefficients + 2 * k.chunks);
+        auto* coef =
+            static_cast<float*>(workspace(sizeof(float) * per_norm * (p.residual_norm ? 2 : 1)));
         float* partial = coef + kCoefficients * p.channels;
+        float* residual_coef = p.residual_norm ? coef + per_norm : nullptr;
         const auto* px = static_cast<const T*>(x.data());
         const auto* pdy = static_cast<const T*>(dy.data());
+        const ResidualSums<T> pair{
+            static_cast<const T*>(residual.data()),
+            p.residual_norm ? rn.saved_mean.data_as<float>() : nullptr,
+            p.residual_norm ? residual_coef + kCoefficients * p.channels : nullptr};
         const dim3 partial_grid(t.tiles, static_cast<unsigned>(k.chunks));
+        auto sums = [&](auto relu, auto both) {
+          bn_partial_kernel<T, kVec, SumKind::kBackward, decltype(relu)::value,
+                            decltype(both)::value><<<partial_grid, t.block, 0, stream_>>>(
+              px, pdy, saved_mean.data_as<float>(), mask, p.rows, p.channels, k.rows_per_chunk,
+              partial, pair);
+          CUDA_CHECK_LAUNCH();
+        };
+        auto sums_with = [&](auto relu) {
+          if (p.residual_norm)
+            sums(relu, std::true_type{});
+          else
+            sums(relu, std::false_type{});
+        };
         if (mask != nullptr)
-          bn_partial_kernel<T, kVec, SumKind::kBackward, true>
-              <<<partial_grid, t.block, 0, stream_>>>(px, pdy, saved_mean.data_as<float>(), mask,
-                                                      p.rows, p.channels, k.rows_per_chunk,
-                                                      partial);
+          sums_with(std::true_type{});
         else
-          bn_partial_kernel<T, kVec, SumKind::kBackward><<<partial_grid, t.block, 0, stream_>>>(
-              px, pdy, saved_mean.data_as<float>(), nullptr, p.rows, p.channels, k.rows_per_chunk,
-              partial);
-        CUDA_CHECK_LAUNCH();
-        const BackwardChannels ch{gamma.data_as<float>(), saved_mean.data_as<float>(),
-                                  saved_inv_std.data_as<float>(), dgamma.data_as<float>(),
-                                  dbeta.data_as<float>()};
-        bn_backward_finalize_kernel<<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0,
-                                      stream_>>>(partial, k.chunks, p.rows, p.channels, ch, coef);
-        CUDA_CHECK_LAUNCH();
+          sums_with(std::false_type{});
+        auto finalize = [&](const float* part, const BackwardChannels& ch, float* c) {
+          bn_backward_finalize_kernel<<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0,
+                                        stream_>>>(part, k.chunks, p.rows, p.channels, ch, c);
+          CUDA_CHECK_LAUNCH();
+        };
+        finalize(partial,
+                 {gamma.data_as<float>(), saved_mean.data_as<float>(),
+                  saved_inv_std.data_as<float>(), dgamma.data_as<float>(), dbeta.data_as<float>()},
+                 coef);
+        if (p.residual_norm)
+          finalize(pair.partial,
+                   {rn.gamma.data_as<float>(), rn.saved_mean.data_as<float>(),
+                    rn.saved_inv_std.data_as<float>(), rn.dgamma.data_as<float>(),
+                    rn.dbeta.data_as<float>()},
+                   residual_coef);
         const BackwardTail<T> tail_out{mask, static_cast<T*>(dresidual.data()),
-                                       residual_mode == GradMode::kAccumulate};
+                                       residual_mode == GradMode::kAccumulate, pair.x,
+                                       residual_coef};
         with_tail(p, [&](auto tail) {
           bn_backward_apply_kernel<T, kVec, decltype(tail)::value>
               <<<apply_grid(t, index_), t.block, 0, stream_>>>(

@@ -28,6 +28,12 @@
 // also writes that gradient to the residual. The tail needs channels % 8 == 0, so each byte of
 // the mask lies in one row and is owned by the lanes of one group of neighbouring threads.
 //
+// A normalized residual (BatchNormParams::residual_norm, y = relu(bn(x) + bn'(r))) is a second
+// batch norm in the same kernels: forward sums and finalizes each, and apply normalizes r on the
+// fly instead of reading a stored bn'(r); backward's partial pass sums both batch norms' terms in
+// one read of dy (dbeta' = dbeta), and apply writes dr beside dx. That saves writing and reading
+// bn'(r) forward and, backward, the stored gradient of bn'(r) and a second read of dy.
+//
 // Variance from plain sums of x and x^2 cancels catastrophically when |mean| >> std, so the
 // forward sums x - shift_c with shift_c = x[0, c], a sample of the channel: the sums then have
 // the size of the spread and var = S2/R - (S1/R)^2 keeps its digits. Backward sums dy (x - mean)
@@ -100,14 +106,21 @@ struct ForwardTail {
   const T* residual;  // null without one
   bool relu;
   unsigned char* mask;  // null when the bits are not kept (inference)
+  // The residual's own batch norm (p.residual_norm): its coefficients [mean, gamma inv_std,
+  // beta] as forward finalize writes them; null to add the residual as it is.
+  const float* residual_coef;
 };
 
-// What a backward apply does besides dx: the residual's gradient (null without one).
+// What a backward apply does besides dx: the residual's gradient (null without one). With the
+// residual's own batch norm, that gradient goes through it: from the residual itself and the
+// coefficients its backward finalize wrote (null without one).
 template <class T>
 struct BackwardTail {
   const unsigned char* mask;  // null without a ReLU
   T* dresidual;
   bool accumulate_residual;
+  const T* residual;
+  const float* residual_coef;
 };
 
 // Blocks of the partial kernel: a shape-only number, so the summation order is the same on
@@ -119,28 +132,45 @@ constexpr int kLanes = 32;
 // Per-channel coefficients in the workspace, ahead of the partials (see the finalize kernels).
 constexpr std::int64_t kCoefficients = 4;
 
+// A normalized residual's share of a backward partial pass (p.residual_norm): its input and
+// saved mean, and the partials of its own batch norm (laid out as `partial`).
+template <class T>
+struct ResidualSums {
+  const T* x;
+  const float* mean;
+  float* partial;
+};
+
 // Step 1. Forward: a = sum (x - shift), b = sum (x - shift)^2, shift = x[0, c].
-//         Backward: a = sum dy, b = sum dy (x - mean).
+//         Backward: a = sum dy, b = sum dy (x - mean); with kPair also the residual's
+//         b' = sum dy (r - mean'), its partials holding a (its dbeta's sum too) and b'.
 // partial is [chunks][2][channels]. blockDim.x threads across channel packs, blockDim.y (a
 // power of two) down the rows.
-template <class T, int kVec, SumKind kKind, bool kRelu = false>
+template <class T, int kVec, SumKind kKind, bool kRelu = false, bool kPair = false>
 __global__ void __launch_bounds__(kBlock)
     bn_partial_kernel(const T* x, const T* dy, const float* mean, const unsigned char* mask,
                       std::int64_t rows, std::int64_t channels, std::int64_t rows_per_chunk,
-                      float* partial) {
-  __shared__ float sums[2][kVec][kBlock];
+                      float* partial, ResidualSums<T> pair = {}) {
+  static_assert(!kPair || kKind == SumKind::kBackward, "a pair of sums is backward's");
+  constexpr int kSums = kPair ? 3 : 2;
+  __shared__ float sums[kSums][kVec][kBlock];
   const int t = threadIdx.y * blockDim.x + threadIdx.x;
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   const bool active = c0 < channels;
   const std::int64_t begin = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
   const std::int64_t end = min(rows, begin + rows_per_chunk);
   float a[kVec] = {}, b[kVec] = {}, center[kVec] = {};
+  float b2[kVec] = {}, center2[kVec] = {};  // the residual's (kPair)
   if (active) {
     if constexpr (kKind == SumKind::kForward) {
       load<T, kVec>(x + c0, center);
     } else {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) center[j] = mean[c0 + j];
+      if constexpr (kPair) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) center2[j] = pair.mean[c0 + j];
+      }
     }
 #pragma unroll 4
     for (std::int64_t r = begin + threadIdx.y; r < end; r += blockDim.y) {
@@ -162,26 +192,42 @@ __global__ void __launch_bounds__(kBlock)
           a[j] += g[j];
           b[j] = fmaf(g[j], xv[j] - center[j], b[j]);
         }
+        if constexpr (kPair) {
+          float rv[kVec];
+          load<T, kVec>(pair.x + r * channels + c0, rv);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) b2[j] = fmaf(g[j], rv[j] - center2[j], b2[j]);
+        }
       }
     }
   }
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) sums[0][j][t] = a[j], sums[1][j][t] = b[j];
+  for (int j = 0; j < kVec; ++j) {
+    sums[0][j][t] = a[j], sums[1][j][t] = b[j];
+    if constexpr (kPair) sums[2][j][t] = b2[j];
+  }
   __syncthreads();
   // A fixed tree over the rows of threads: row y adds row y + half.
   for (int half = blockDim.y / 2; half > 0; half /= 2) {
     if (static_cast<int>(threadIdx.y) < half) {
       const int other = t + half * blockDim.x;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j)
-        sums[0][j][t] += sums[0][j][other], sums[1][j][t] += sums[1][j][other];
+      for (int k = 0; k < kSums; ++k)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) sums[k][j][t] += sums[k][j][other];
     }
     __syncthreads();
   }
   if (threadIdx.y == 0 && active) {
-    float* out = partial + static_cast<std::int64_t>(blockIdx.y) * 2 * channels + c0;
+    const std::int64_t at = static_cast<std::int64_t>(blockIdx.y) * 2 * channels + c0;
+    float* out = partial + at;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) out[j] = sums[0][j][t], out[channels + j] = sums[1][j][t];
+    if constexpr (kPair) {
+      float* out2 = pair.partial + at;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) out2[j] = sums[0][j][t], out2[channels + j] = sums[2][j][t];
+    }
   }
 }
 
@@ -324,10 +370,20 @@ __global__ void __launch_bounds__(kBlock)
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (c0 >= channels) return;
   float mean[kVec], scale[kVec], beta[kVec];
+  float mean2[kVec] = {}, scale2[kVec] = {}, beta2[kVec] = {};  // the residual's, if normalized
 #pragma unroll
   for (int j = 0; j < kVec; ++j)
     mean[j] = coef[c0 + j], scale[j] = coef[channels + c0 + j],
     beta[j] = coef[2 * channels + c0 + j];
+  if constexpr (kTail) {
+    if (tail.residual_coef != nullptr) {
+      const float* rc = tail.residual_coef;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        mean2[j] = rc[c0 + j], scale2[j] = rc[channels + c0 + j],
+        beta2[j] = rc[2 * channels + c0 + j];
+    }
+  }
   const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
 #pragma unroll 4
   for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
@@ -341,6 +397,10 @@ __global__ void __launch_bounds__(kBlock)
       if (tail.residual != nullptr) {
         float add[kVec];
         load<T, kVec>(tail.residual + i, add);
+        if (tail.residual_coef != nullptr) {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) add[j] = fmaf(add[j] - mean2[j], scale2[j], beta2[j]);
+        }
 #pragma unroll
         for (int j = 0; j < kVec; ++j) v[j] += add[j];
       }
@@ -366,10 +426,22 @@ __global__ void __launch_bounds__(kBlock)
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (c0 >= channels) return;
   float mean[kVec], a[kVec], k2[kVec], k3[kVec];
+  // The residual's batch norm's coefficients, where it has one (loaded with the tail's).
+  float mean2[kVec] = {}, a2[kVec] = {}, k22[kVec] = {}, k32[kVec] = {};
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     mean[j] = coef[c0 + j], a[j] = coef[channels + c0 + j];
     k2[j] = coef[2 * channels + c0 + j], k3[j] = coef[3 * channels + c0 + j];
+  }
+  if constexpr (kTail) {
+    if (tail.residual_coef != nullptr) {
+      const float* rc = tail.residual_coef;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        mean2[j] = rc[c0 + j], a2[j] = rc[channels + c0 + j];
+        k22[j] = rc[2 * channels + c0 + j], k32[j] = rc[3 * channels + c0 + j];
+      }
+    }
   }
   const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
 #pragma unroll 4
@@ -384,8 +456,16 @@ __global__ void __launch_bounds__(kBlock)
       if (tail.dresidual != nullptr) {
         float dr[kVec] = {};
         if (tail.accumulate_residual) load<T, kVec>(tail.dresidual + i, dr);
+        if (tail.residual_coef != nullptr) {
+          float rv[kVec];
+          load<T, kVec>(tail.residual + i, rv);
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) dr[j] += g[j];
+          for (int j = 0; j < kVec; ++j)
+            dr[j] += a2[j] * (g[j] - k22[j] - (rv[j] - mean2[j]) * k32[j]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) dr[j] += g[j];
+        }
         store<T, kVec>(tail.dresidual + i, dr);
       }
     }

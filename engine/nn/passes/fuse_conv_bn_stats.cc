@@ -14,24 +14,35 @@ int FuseConvBatchNormStatistics::run(Graph& graph, const PassContext& context) c
   const std::vector<Node>& nodes = graph.nodes();
   // Both ends of each link change: the convolution gains an output, the batch norm an input.
   std::map<std::size_t, Absorption> changes;
+  // The convolution writing v alone where it can write statistics too, or -1.
+  auto statistics_writer = [&](ValueId v) {
+    const int j = producer[static_cast<std::size_t>(v)];
+    if (j < 0) return -1;
+    const auto* layer = dynamic_cast<const Conv2d*>(nodes[static_cast<std::size_t>(j)].layer.get());
+    if (layer == nullptr) return -1;
+    const std::optional<backend::Conv2dParams> op = layer->statistics_forward();
+    const bool can =
+        op && context.backend.supports(backend::OpKind::kConv2dForward, *op, graph.value(v).dtype);
+    return can ? j : -1;
+  };
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto* bn = dynamic_cast<const BatchNorm*>(nodes[i].layer.get());
     if (bn == nullptr || bn->batch_norm_params().statistics) continue;
-    const ValueId x = nodes[i].inputs[0];
-    const int j = producer[static_cast<std::size_t>(x)];
-    if (j < 0) continue;
-    const auto conv = static_cast<std::size_t>(j);
-    const auto* layer = dynamic_cast<const Conv2d*>(nodes[conv].layer.get());
-    if (layer == nullptr) continue;
-    const std::optional<backend::Conv2dParams> op = layer->statistics_forward();
-    const DType dtype = graph.value(x).dtype;
-    if (!op || !context.backend.supports(backend::OpKind::kConv2dForward, *op, dtype) ||
+    // A batch norm that also normalizes its residual needs both sums handed over.
+    const std::size_t normalized = bn->batch_norm_params().residual_norm ? 2 : 1;
+    std::vector<std::size_t> convs;
+    for (std::size_t k = 0; k < normalized; ++k)
+      if (const int j = statistics_writer(nodes[i].inputs[k]); j >= 0)
+        convs.push_back(static_cast<std::size_t>(j));
+    if (convs.size() != normalized ||
         !context.backend.supports(backend::OpKind::kBatchNormTraining, bn->statistics_forward(),
-                                  dtype))
+                                  graph.value(nodes[i].inputs[0]).dtype))
       continue;
-    changes[conv] = {};
     Absorption takes;
-    takes.added_inputs = {{conv, 1}};  // the convolution's second output: the statistics
+    for (std::size_t conv : convs) {
+      changes[conv] = {};
+      takes.added_inputs.push_back({conv, 1});  // the convolution's second output: the sums
+    }
     changes[i] = takes;
   }
   if (!changes.empty())
@@ -41,7 +52,10 @@ int FuseConvBatchNormStatistics::run(Graph& graph, const PassContext& context) c
       else
         static_cast<BatchNorm&>(layer).take_statistics();
     });
-  return static_cast<int>(changes.size() / 2);
+  // Each convolution that writes statistics counts once.
+  int rewrites = 0;
+  for (const auto& [node, change] : changes) rewrites += change.added_inputs.empty() ? 1 : 0;
+  return rewrites;
 }
 
 }  // namespace dlbench::nn

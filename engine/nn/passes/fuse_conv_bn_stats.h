@@ -5,7 +5,8 @@
 // convolution's own cuDNN graph where that measured faster than a statistics pass of ours
 // (Backend::conv2d_forward). Inference folds batch norms away instead (fold_conv_bn) and is left
 // alone. Rewritten where the convolution's output has no other reader and the backend supports
-// both ops with statistics.
+// both ops with statistics. A batch norm that also normalizes its residual (fuse_dual_bn_add_relu)
+// takes the sums of both its inputs' convolutions, or none. Counted per convolution.
 #pragma once
 
 #include "engine/nn/passes/pass.h"

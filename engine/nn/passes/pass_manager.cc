@@ -29,11 +29,13 @@ int PassReport::total() const {
 PassReport apply_passes(Graph& graph, const PassContext& context, Fusion fusion) {
   PassReport report;
   if (fusion == Fusion::kOff) return report;
-  // The largest pattern first: a batch norm that took a residual tail is offered nothing else.
-  // Inference folds the other batch norms into their convolutions before a ReLU is offered to
-  // them, so that the ReLU becomes the convolution's epilogue. Training's batch norms take their
-  // statistics from the convolution before them once their tails are settled.
+  // The largest pattern first: a batch norm that took a residual tail is offered nothing else;
+  // in training a downsampling tail also takes the shortcut's batch norm. Inference folds the other
+  // batch norms into their convolutions before a ReLU is offered to them, so that the ReLU becomes
+  // the convolution's epilogue. Training's batch norms take their statistics from the convolution
+  // before them once their tails are settled.
   const std::unique_ptr<GraphPass> passes[] = {
+      std::make_unique<FuseBatchNormAddRelu>(true),
       std::make_unique<FuseBatchNormAddRelu>(),
       std::make_unique<FoldConvBatchNorm>(),
       std::make_unique<FuseRelu>("fuse_bn_relu", backend::OpKind::kBatchNormTraining),

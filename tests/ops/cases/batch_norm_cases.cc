@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "tests/ops/cases/batch_norm_inputs.h"
 #include "tests/ops/harness/op_case.h"
 #include "tests/ops/harness/reference.h"
 
@@ -15,19 +16,7 @@ namespace {
 
 using backend::BatchNormParams;
 using backend::OpKind;
-
-BatchNormParams bn(std::int64_t rows, std::int64_t channels, float momentum = 0.1f) {
-  BatchNormParams p;
-  p.rows = rows, p.channels = channels, p.momentum = momentum;
-  return p;
-}
-
-std::string name(const BatchNormParams& p) {
-  std::ostringstream o;
-  o << "rows" << p.rows << "_c" << p.channels << "_m" << static_cast<int>(p.momentum * 100);
-  if (p.activation == backend::Activation::kRelu) o << (p.residual ? "_add_relu" : "_relu");
-  return o.str();
-}
+using namespace batch_norm_inputs;
 
 // Rows are N*H*W of an NHWC activation: a ResNet-like [2, 4, 4, 8], odd sizes, a batch with
 // few rows and many channels, and a large momentum so the running update is visible; plus
@@ -45,50 +34,6 @@ const std::vector<BatchNormParams> kShapes = {bn(2 * 4 * 4, 8),
                                               bn(4 * 7 * 7, 2048),
                                               bn(256 * 14 * 14, 256),
                                               bn(64 * 56 * 56, 64)};
-
-// Against the reference: batch norm normalizes by sums over rows, so its fp32 error grows with
-// them like a sum's; and y = gamma xhat + beta adds terms of magnitude up to ~4 that may
-// cancel, so y near zero carries a few ulps of 4 (64 * 2^-24 ~ 4e-6) of absolute error.
-Tolerance bn_tolerance(const BatchNormParams& p) {
-  return {std::max(sum_tolerance(p.rows).atol, 64 * std::ldexp(1.0, -24)), 1e-5};
-}
-
-// Normalized values have magnitude up to ~4 (a few sigma times gamma <= 1.5, plus beta).
-constexpr double kNormalizedMagnitude = 4.0;
-
-// Against the CPU. f32: every output depends on per-channel sums over the rows (mean,
-// variance, dgamma, dbeta), each a few ulps per row of relative error, so atol grows with the
-// rows as a sum's does (with a floor of a few ulps of the magnitude: y = gamma xhat + beta may
-// cancel). f16/bf16: the inputs are identical on both sides and the statistics are f32, so
-// the error is the rounding of the output to the low precision (per-element outputs) or the
-// f32 sums (per-channel outputs, which are f32).
-Tolerance bn_tolerance(const Precision& prec, const BatchNormParams& p, bool per_element) {
-  const double magnitude = per_element ? kNormalizedMagnitude : 1.0;
-  if (prec.dtype == DType::kF32)
-    return {std::max<double>(2.0 * static_cast<double>(p.rows), 64.0) * std::ldexp(1.0, -24) *
-                magnitude,
-            1e-5};
-  return per_element ? sum_tolerance(prec, 1, magnitude) : sum_tolerance(prec, p.rows);
-}
-
-// x [rows, channels] with channels shifted so that means are not all near zero, but with
-// |mean| comparable to the spread, as in real activations: oneDNN may compute the variance in
-// one pass as E[x^2] - mean^2, whose f32 error grows with mean^2 / var.
-HostTensor bn_input(const BatchNormParams& p) {
-  HostTensor x = input("x", {p.rows, p.channels}, 11);
-  for (std::int64_t i = 0; i < p.rows * p.channels; ++i)
-    x.data[static_cast<std::size_t>(i)] += 0.25f * static_cast<float>(i % p.channels % 4);
-  return x;
-}
-
-HostTensor channel_values(std::string name, const BatchNormParams& p, std::uint64_t seed, float lo,
-                          float hi) {
-  return {std::move(name),
-          {p.channels},
-          Role::kIn,
-          Kind::kF32,
-          positive_values(p.channels, seed, lo, hi)};
-}
 
 class BnCase : public OpCase {
  public:
@@ -120,16 +65,6 @@ HostTensor residual_input(const BatchNormParams& p) {
   return input("residual", {p.rows, p.channels}, 18);
 }
 
-// The ReLU's bits, written by forward training and read by backward: never compared itself.
-HostTensor mask_scratch(const BatchNormParams& p) {
-  const std::int64_t words = p.activation == backend::Activation::kRelu ? p.mask_words() : 1;
-  return {"relu_mask",
-          {words},
-          Role::kScratch,
-          Kind::kI32,
-          std::vector<float>(static_cast<std::size_t>(words), 0.0f)};
-}
-
 // The float64 reference's pre-activation: y + residual (y itself without a residual).
 Vec pre_activation(const BatchNormParams& p, Vec y, const HostTensor& residual) {
   if (p.residual)
@@ -143,23 +78,6 @@ Vec apply_tail(const BatchNormParams& p, const Vec& y, const HostTensor& residua
   if (p.activation == backend::Activation::kRelu)
     for (double& v : out) v = std::max(v, 0.0);
   return out;
-}
-
-// The sums of x and x^2 per channel (f32 [2, channels]) as a convolution with statistics
-// hands them over, from x as the case made it (in double, rounded once).
-HostTensor statistics_of(const HostTensor& x) {
-  const std::int64_t channels = x.shape[1];
-  Vec sums(static_cast<std::size_t>(2 * channels), 0.0);
-  for (std::size_t i = 0; i < x.data.size(); ++i) {
-    const std::size_t c = i % static_cast<std::size_t>(channels);
-    sums[c] += x.data[i];
-    sums[static_cast<std::size_t>(channels) + c] += double(x.data[i]) * x.data[i];
-  }
-  return {"statistics",
-          {2, channels},
-          Role::kIn,
-          Kind::kF32,
-          std::vector<float>(sums.begin(), sums.end())};
 }
 
 // x, gamma, beta, the running statistics (updated), the residual (read only with p.residual),

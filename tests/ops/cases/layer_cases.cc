@@ -128,6 +128,21 @@ std::vector<LayerCase> dense_layers() {
                  true};
   tail.needs = nn::BatchNorm(bn8).residual_relu_epilogue();
   out.push_back(std::move(tail));
+  // A downsampling tail (fuse_dual_bn_add_relu): the residual normalized by a batch norm of its
+  // own, whose gamma and beta are probed as well.
+  LayerCase dual{"dual_batch_norm+add+relu",
+                 "training",
+                 [bn8] {
+                   auto l = std::make_unique<nn::BatchNorm>(bn8);
+                   l->fuse_normalized_residual_relu(Mode::kTrain);
+                   return std::unique_ptr<Layer>(std::move(l));
+                 },
+                 {{2, 3, 3, 8}, {2, 3, 3, 8}},
+                 {},
+                 {},
+                 true};
+  dual.needs = nn::BatchNorm(bn8).normalized_residual_relu_epilogue(nn::BatchNorm(bn8));
+  out.push_back(std::move(dual));
   return out;
 }
 DLBENCH_LAYER_CASES(dense_layers);
