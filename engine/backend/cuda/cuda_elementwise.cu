@@ -130,17 +130,37 @@ __global__ void column_partial_kernel(const T* in, std::int64_t rows, std::int64
   }
 }
 
-// Pass 2: one thread per column adds the chunks' partial sums in chunk order.
+// Pass 2: the chunks' partial sums per column. Block (kFinalLanes, kFinalLanes) takes
+// kFinalLanes columns; lane y adds chunks y, y + kFinalLanes, ..., then a fixed tree over the
+// lanes. (One thread per column adding up to kMaxChunks partials in a row waited on each load:
+// tens of microseconds per call, as long as a small convolution.)
+constexpr int kFinalLanes = 32;
+
 template <class T>
 __global__ void column_final_kernel(const float* partial, std::int64_t chunks, std::int64_t cols,
                                     T* out, bool accumulate) {
-  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= cols) return;
-  float sum = accumulate ? to_f32(out[c]) : 0.0f;
+  __shared__ float lanes[kFinalLanes][kFinalLanes + 1];  // +1: no bank conflicts in the tree
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kFinalLanes + tx;
   float total = 0.0f;
-  for (std::int64_t i = 0; i < chunks; ++i) total += partial[i * cols + c];
-  out[c] = from_f32<T>(sum + total);
+  if (c < cols)
+#pragma unroll 4
+    for (std::int64_t i = ty; i < chunks; i += kFinalLanes) total += partial[i * cols + c];
+  lanes[ty][tx] = total;
+  __syncthreads();
+  for (int half = kFinalLanes / 2; half > 0; half /= 2) {
+    if (ty < half) lanes[ty][tx] += lanes[ty + half][tx];
+    __syncthreads();
+  }
+  if (ty == 0 && c < cols)
+    out[c] = from_f32<T>((accumulate ? to_f32(out[c]) : 0.0f) + lanes[0][tx]);
 }
+
+// column_final_kernel's launch over `cols` columns.
+dim3 final_grid(std::int64_t cols) {
+  return dim3(static_cast<unsigned>((cols + kFinalLanes - 1) / kFinalLanes));
+}
+const dim3 kFinalBlock(kFinalLanes, kFinalLanes);
 
 // The per-channel sums of a chunk of rows, kSums of them per channel (a bias gradient; a sum
 // and a sum of squares): block (x, y) takes blockDim.x packs of kVec channels from pack
@@ -342,7 +362,7 @@ void CudaBackend::column_sums(const Tensor& in, std::int64_t rows, std::int64_t 
     column_partial_kernel<T><<<grid, dim3(kColumnTile, kRowThreads), 0, stream_>>>(
         static_cast<const T*>(in.data()), rows, cols, rows_per_chunk, partial);
     CUDA_CHECK_LAUNCH();
-    column_final_kernel<T><<<grid_for(cols), kBlock, 0, stream_>>>(
+    column_final_kernel<T><<<final_grid(cols), kFinalBlock, 0, stream_>>>(
         partial, chunks, cols, static_cast<T*>(out.data()), mode == GradMode::kAccumulate);
     CUDA_CHECK_LAUNCH();
   });
@@ -366,7 +386,7 @@ void CudaBackend::activation_bias_backward(Activation a, const Tensor& y, const 
         static_cast<const T*>(y.data()), static_cast<const T*>(dy.data()),
         static_cast<T*>(dx.data()), rows, packs, rows_per_chunk, relu, accumulate, partial);
     CUDA_CHECK_LAUNCH();
-    column_final_kernel<T><<<grid_for(cols), kBlock, 0, stream_>>>(
+    column_final_kernel<T><<<final_grid(cols), kFinalBlock, 0, stream_>>>(
         partial, chunks, cols, static_cast<T*>(dbias.data()), dbias_mode == GradMode::kAccumulate);
     CUDA_CHECK_LAUNCH();
   });
@@ -387,7 +407,7 @@ void CudaBackend::channel_statistics(const void* y, DType dtype, std::int64_t ro
     CUDA_CHECK_LAUNCH();
   });
   // Partial rows are [chunk][sum, squares][channel]: 2 * channels columns to finish.
-  column_final_kernel<float><<<grid_for(2 * channels), kBlock, 0, stream_>>>(
+  column_final_kernel<float><<<final_grid(2 * channels), kFinalBlock, 0, stream_>>>(
       partial, chunks, 2 * channels, statistics, false);
   CUDA_CHECK_LAUNCH();
 }
