@@ -37,7 +37,7 @@ int FuseBatchNormAddRelu::run(Graph& graph, const PassContext& context) const {
       Absorption a{{static_cast<std::size_t>(add), relu}, {shortcut}, nodes[relu].output(), {}};
       if (normalized_residual_) {
         const BatchNorm* residual = batch_norm_of(shortcut, other);
-        if (residual == nullptr || other == bn) continue;
+        if (residual == nullptr || other == bn || absorptions.count(other) != 0) continue;
         tail = layer->normalized_residual_relu_epilogue(*residual);
         // The shortcut's batch norm leaves too: its input is the tail's second input now.
         a.absorbed.insert(a.absorbed.begin(), other);
