@@ -244,6 +244,12 @@ void Backend::accumulate(const Tensor& src, const Tensor& dst) {
   accumulate_impl(src, dst);
 }
 
+void Backend::multiply(const Tensor& a, const Tensor& b, const Tensor& y, GradMode mode) {
+  check_same(a, b, "multiply", "b");
+  check_same(a, y, "multiply", "y");
+  multiply_impl(a, b, y, mode);
+}
+
 void Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
                                     const Tensor& dlogits, float scale) {
   const char* op = "softmax_cross_entropy";

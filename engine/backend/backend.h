@@ -183,6 +183,8 @@ class Backend {
                            GradMode dbias_mode = GradMode::kOverwrite);
   void add(const Tensor& a, const Tensor& b, const Tensor& y);  // y = a + b
   void accumulate(const Tensor& src, const Tensor& dst);        // dst += src
+  // y = a * b elementwise (mode: y += a * b), in f32 and rounded once.
+  void multiply(const Tensor& a, const Tensor& b, const Tensor& y, GradMode mode);
 
   // --- loss ------------------------------------------------------------------------------
   // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:

@@ -36,6 +36,8 @@ const char* to_string(OpKind op) {
       return "add";
     case OpKind::kAccumulate:
       return "accumulate";
+    case OpKind::kMultiply:
+      return "multiply";
     case OpKind::kSoftmaxCrossEntropy:
       return "softmax_cross_entropy";
     case OpKind::kSgdMomentumUpdate:

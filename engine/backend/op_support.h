@@ -28,6 +28,7 @@ enum class OpKind {
   kActivationBackward,
   kAdd,
   kAccumulate,
+  kMultiply,
   kSoftmaxCrossEntropy,
   kSgdMomentumUpdate,
   kCast,

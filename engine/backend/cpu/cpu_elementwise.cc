@@ -3,7 +3,7 @@
 //   ReLU:  y = max(x, 0);  dx = dy where y > 0, else 0 (from y, so x need not be kept:
 //          oneDNN's relu_use_dst_for_bwd computes exactly this); with a bias gradient,
 //          dbias[c] (+)= sum_r dx[r, c] from the same values
-//   add:   y = a + b;      accumulate: dst += src
+//   add:   y = a + b;      accumulate: dst += src;      multiply: y (+)= a * b
 // Elementwise ops see tensors as flat arrays: they are dense, and position is all that matters.
 #include <cstring>
 #include <vector>
@@ -109,6 +109,22 @@ void CpuBackend::add_impl(const Tensor& a, const Tensor& b, const Tensor& y) {
   const std::int64_t n = y.numel();
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) py[i] = pa[i] + pb[i];
+}
+
+void CpuBackend::multiply_impl(const Tensor& a, const Tensor& b, const Tensor& y, GradMode mode) {
+  const char* op = "multiply";
+  require_f32(a, op, "a"), require_f32(b, op, "b"), require_f32(y, op, "y");
+  const float* pa = a.data_as<float>();
+  const float* pb = b.data_as<float>();
+  float* py = y.data_as<float>();
+  const std::int64_t n = y.numel();
+  if (mode == GradMode::kAccumulate) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) py[i] += pa[i] * pb[i];
+  } else {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) py[i] = pa[i] * pb[i];
+  }
 }
 
 void CpuBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {

@@ -1,7 +1,7 @@
 // Activations, elementwise ops, the column sums behind bias gradients, casts and finite checks.
 //
 //   ReLU:        y = max(x, 0);   dx (+)= dy where y > 0, else 0 (from y, so x need not be kept)
-//   add:         y = a + b;       accumulate: dst += src
+//   add:         y = a + b;       accumulate: dst += src;       multiply: y (+)= a * b
 //   column sums: out[c] (+)= sum_r in[r, c]   (bias gradients of conv and matmul)
 //   ReLU backward with the bias gradient: dx (+)= g, dbias[c] (+)= sum_r g[r, c], g the ReLU's
 //                gradient, in one pass over y and dy and a small second over partial sums
@@ -56,6 +56,9 @@ struct Identity {
 };
 struct Sum {
   __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Product {
+  __device__ float operator()(float a, float b) const { return a * b; }
 };
 
 template <class Op>
@@ -321,6 +324,13 @@ void CudaBackend::add_impl(const Tensor& a, const Tensor& b, const Tensor& y) {
   activate();
   require_here(a, "add", "a"), require_here(b, "add", "b"), require_here(y, "add", "y");
   map2(a, b, y, Sum{}, false, stream_, "add");
+}
+
+void CudaBackend::multiply_impl(const Tensor& a, const Tensor& b, const Tensor& y, GradMode mode) {
+  activate();
+  require_here(a, "multiply", "a"), require_here(b, "multiply", "b");
+  require_here(y, "multiply", "y");
+  map2(a, b, y, Product{}, mode == GradMode::kAccumulate, stream_, "multiply");
 }
 
 void CudaBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {

@@ -1,6 +1,6 @@
-// ReLU and identity forward and backward (with and without the bias gradient), add and accumulate:
-// the CPU backend against the float64 reference, every other backend against the CPU in every float
-// dtype and both gradient modes; and finite differences of ReLU.
+// ReLU and identity forward and backward (with and without the bias gradient), add, accumulate
+// and multiply: the CPU backend against the float64 reference, every other backend against the
+// CPU in every float dtype and both gradient modes; and finite differences of ReLU.
 #include <sstream>
 
 #include "tests/ops/harness/op_case.h"
@@ -153,6 +153,34 @@ class Sum final : public OpCase {
   Shape s_;
 };
 
+// multiply (y = a * b, or y += a * b): NCF's generalized matrix factorization, and its own
+// backward (da = dy * b).
+class Product final : public OpCase {
+ public:
+  Product(GradMode mode, Shape s) : mode_(mode), s_(s) {}
+  std::string op() const override { return "multiply"; }
+  std::string params() const override { return shape_name(s_) + "_" + mode_name(mode_); }
+  OpKind kind() const override { return OpKind::kMultiply; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    return {input("a", s_, 57), input("b", s_, 58), grad_output("y", s_, mode_, 59)};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.multiply(t[0], t[1], t[2], mode_);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    Vec product = t[0].as_double();
+    for (std::size_t i = 0; i < product.size(); ++i) product[i] *= t[1].data[i];
+    return {{2, expected_grad(mode_, t[2], product), kElementwise}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return elementwise_tolerance(prec);
+  }
+
+ private:
+  GradMode mode_;
+  Shape s_;
+};
+
 CaseList cases() {
   CaseList out;
   // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
@@ -170,6 +198,8 @@ CaseList cases() {
     }
     out.push_back(std::make_unique<Sum>(false, s));
     out.push_back(std::make_unique<Sum>(true, s));
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      out.push_back(std::make_unique<Product>(m, s));
   }
   for (const Shape& s : kBiasShapes)
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})

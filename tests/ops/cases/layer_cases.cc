@@ -6,9 +6,11 @@
 
 #include "engine/nn/layers/add.h"
 #include "engine/nn/layers/batch_norm.h"
+#include "engine/nn/layers/concat_columns.h"
 #include "engine/nn/layers/conv2d.h"
 #include "engine/nn/layers/embedding.h"
 #include "engine/nn/layers/linear.h"
+#include "engine/nn/layers/multiply.h"
 #include "engine/nn/layers/pool.h"
 #include "engine/nn/layers/relu.h"
 #include "engine/nn/layers/split_columns.h"
@@ -90,6 +92,16 @@ std::vector<LayerCase> dense_layers() {
 
   // The gradient goes to both inputs.
   out.push_back({"add", "two_inputs", make<nn::Add>(), {{2, 3, 4}, {2, 3, 4}}, {}, {}, true});
+  out.push_back(
+      {"multiply", "two_inputs", make<nn::Multiply>(), {{2, 3, 4}, {2, 3, 4}}, {}, {}, true});
+  // Three blocks of different widths; each input's gradient is its own columns of dy.
+  out.push_back({"concat_columns",
+                 "three_inputs",
+                 make<nn::ConcatColumns>(3),
+                 {{3, 2}, {3, 5}, {3, 1}},
+                 {},
+                 {},
+                 true});
 
   backend::MatmulParams fc;
   fc.m = 3, fc.k = 5, fc.n = 4, fc.bias = true;
