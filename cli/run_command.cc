@@ -141,9 +141,11 @@ void print_text(const result::RunResult& r, std::ostream& out,
                 const std::optional<store::RunMfu>& mfu) {
   const result::RunConfig& c = r.config;
   std::string title = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " on " +
-                      to_string(c.launch.device) + ", batch " + std::to_string(*c.batch) +
-                      ", input " + std::to_string(c.input_size) + "x" +
-                      std::to_string(c.input_size);
+                      to_string(c.launch.device) + ", batch " + std::to_string(*c.batch);
+  // Models without an input size (NCF's pairs) have none to name.
+  if (c.input_size > 0)
+    title += ", input " + std::to_string(c.input_size) + "x" + std::to_string(c.input_size);
+  const std::string per_second = " " + r.sample_unit + "/s";  // images/s, pairs/s
   Section s(title);
   s.row("Model", r.model_description)
       .row("Backend", r.backend)
@@ -153,7 +155,7 @@ void print_text(const result::RunResult& r, std::ostream& out,
       .row("Measured", count_text(r.measured_steps, "step") + " in " +
                            fixed(r.measured_seconds, 2) + " s after " +
                            count_text(c.warmup_steps, "warm-up step"))
-      .row("Throughput", fixed(r.throughput, 2) + " samples/s" + median_note(r));
+      .row("Throughput", fixed(r.throughput, 2) + per_second + median_note(r));
   add_repeats_row(s, r);
   s.row("Step time", "mean " + fixed(r.step.mean_ms, 1) + " ms, median " +
                          fixed(r.step.median_ms, 1) + ", p5 " + fixed(r.step.p5_ms, 1) + ", p95 " +
@@ -197,7 +199,7 @@ void print_text(const result::RunResult& r, std::ostream& out,
     if (!dp.interconnect.empty()) s.row("Interconnect", dp.interconnect);
     s.row("Replicas", std::string(dp.replicas_identical ? "identical" : "DIFFERENT") +
                           " weights after the last step; throughput per replica " +
-                          fixed(r.throughput / dp.replicas, 2) + " samples/s");
+                          fixed(r.throughput / dp.replicas, 2) + per_second);
   }
   if (c.mode == Mode::kTrain) {
     std::string loss = significant(r.first_loss, 5) + " (first measured step) -> " +

@@ -62,7 +62,7 @@ TEST(NoiseCliTest, RepeatThreePrintsTheMedianAndStoresEveryRepeat) {
   const std::string db = fresh_folder("repeat") + "/r.db";
   auto r = dlbench("--db " + db + " " + kQuick + " --steps 2 --repeat 3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find(" samples/s (median of 3 repeats)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" images/s (median of 3 repeats)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  Repeats "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("% of the median"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(", stddev "), std::string::npos) << r.out;

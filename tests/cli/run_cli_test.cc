@@ -27,7 +27,7 @@ const char* kTiny =
 TEST(RunCliTest, TinyTrainingRunReportsThroughputAndLoss) {
   auto r = dlbench(kTiny);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* label : {"Throughput", "samples/s", "Step time", "Parameters", "Loss", "Memory"})
+  for (const char* label : {"Throughput", "images/s", "Step time", "Parameters", "Loss", "Memory"})
     EXPECT_NE(r.out.find(label), std::string::npos) << label << "\n" << r.out;
 }
 

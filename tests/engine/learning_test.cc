@@ -66,5 +66,32 @@ TEST(LearningTest, Vgg16DrivesTheLossDown) {
   expect_learns({"vgg16", 8, 0.002f, 300});
 }
 
+// NCF with its own optimizer (Adam, lazy Adam on the tables) fits a fixed batch of 256 random
+// (user, item, label) pairs: the binary cross-entropy falls from about ln 2.
+TEST(LearningTest, NcfDrivesTheLossDown) {
+  auto be = backend::make_backend(Device::cpu());
+  const models::ModelSpec& info = models::find_model("ncf");
+  models::ModelConfig mc;
+  mc.batch = 256;
+  nn::TrainerConfig nc;
+  nc.optimizer = info.default_optimizer;
+  nc.optimizer.learning_rate = 0.01f;
+  nn::Trainer net(info.build(models::resolve(info, mc)), *be, nc);
+  data::SyntheticSource source(net.graph().input_specs(), 7);
+  source.fill(*be, net.inputs());
+  net.train_step();
+  const float first = net.loss();
+  EXPECT_NEAR(first, std::log(2.0f), 0.01f);  // logits start near 0
+  float loss = first;
+  int step = 1;
+  for (; step < 200 && loss > kTargetRatio * first; ++step) {
+    net.train_step();
+    loss = net.loss();
+    ASSERT_TRUE(std::isfinite(loss)) << "step " << step;
+  }
+  std::printf("ncf: loss %.4f -> %.4f in %d steps\n", first, loss, step);
+  EXPECT_LT(loss, kTargetRatio * first) << "after " << step << " steps";
+}
+
 }  // namespace
 }  // namespace dlbench

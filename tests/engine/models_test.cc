@@ -47,6 +47,29 @@ TEST(ModelsTest, Vgg16HasThePublishedParameterCountAndMacs) {
   EXPECT_NEAR(static_cast<double>(nn::forward_macs(g)), 15.47e9, 0.005e9);
 }
 
+// NeuMF as NVIDIA's reference builds it for MovieLens-1M (6,040 users, 3,706 items): tables of
+// 64 (GMF) and 128 (MLP) columns per user and item, MLP 256 -> 256 -> 128 -> 64, one logit from
+// the 64 + 64 columns of both branches.
+TEST(ModelsTest, NcfHasTheReferenceParameterCountAndMacs) {
+  nn::Graph g = build("ncf", 1, 0);
+  const std::int64_t tables = (6040 + 3706) * (64 + 128);
+  const std::int64_t mlp = 256 * 256 + 256 + 256 * 128 + 128 + 128 * 64 + 64;
+  EXPECT_EQ(nn::parameter_count(g), tables + mlp + 128 + 1);
+  EXPECT_EQ(nn::forward_macs(g), 256 * 256 + 256 * 128 + 128 * 64 + 128);  // per pair
+  EXPECT_EQ(g.value(g.outputs().at(0)).shape, (Shape{1, 1}));
+  const ModelSpec& ncf = find_model("ncf");
+  EXPECT_EQ(ncf.unit, SampleUnit::kPairs);
+  EXPECT_EQ(ncf.default_train_batch, 256);
+  EXPECT_EQ(ncf.default_infer_batch, 100);
+  EXPECT_EQ(ncf.default_optimizer.kind, nn::OptimizerConfig::Kind::kAdam);
+  EXPECT_EQ(ncf.default_optimizer.sparse_kind, nn::OptimizerConfig::Kind::kSparseAdam);
+  ASSERT_EQ(g.input_specs().size(), 3u);
+  EXPECT_EQ(g.input_specs()[0].dtype, DType::kI32);
+  EXPECT_EQ(g.input_specs()[0].values.b, 6040);
+  EXPECT_EQ(g.input_specs()[1].values.b, 3706);
+  EXPECT_EQ(g.input_specs()[2].shape, (Shape{1, 1}));
+}
+
 TEST(ModelsTest, MacsScaleWithTheBatch) {
   EXPECT_EQ(nn::forward_macs(build("vgg16", 4, 224)), 4 * nn::forward_macs(build("vgg16", 1, 224)));
 }
@@ -56,8 +79,8 @@ TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
   // (tests/engine/models/registry_probe_model.cc): whole-archive linking kept every registrar.
   std::vector<std::string> names;
   for (const ModelSpec* m : ModelRegistry::instance().all()) names.push_back(m->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"registry-probe", "resnet50", "vgg16"}));
-  EXPECT_EQ(model_names(), "registry-probe, resnet50, vgg16");
+  EXPECT_EQ(names, (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "vgg16"}));
+  EXPECT_EQ(model_names(), "ncf, registry-probe, resnet50, vgg16");
 }
 
 TEST(ModelsTest, ASpecDescribesTheModelWithoutBuildingIt) {
