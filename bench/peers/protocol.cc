@@ -143,12 +143,14 @@ std::string inputs_argument(const std::vector<data::InputSpec>& inputs) {
     nlohmann::json shape = nlohmann::json::array();
     for (int i = 0; i < in.shape.rank(); ++i) shape.push_back(in.shape[i]);
     const data::Distribution& v = in.values;
-    nlohmann::json distribution =
-        v.kind == data::Distribution::Kind::kNormal
-            ? nlohmann::json{{"kind", "normal"}, {"mean", v.a}, {"stddev", v.b}}
-            : nlohmann::json{{"kind", "uniform_int"},
-                             {"low", static_cast<std::int64_t>(v.a)},
-                             {"high", static_cast<std::int64_t>(v.b)}};
+    nlohmann::json distribution;
+    if (v.kind == data::Distribution::Kind::kNormal)
+      distribution = {{"kind", "normal"}, {"mean", v.a}, {"stddev", v.b}};
+    else
+      distribution = {{"kind", v.kind == data::Distribution::Kind::kZipf ? "zipf" : "uniform_int"},
+                      {"low", static_cast<std::int64_t>(v.a)},
+                      {"high", static_cast<std::int64_t>(v.b)}};
+    if (v.kind == data::Distribution::Kind::kZipf) distribution["exponent"] = v.exponent;
     out.push_back({{"name", in.name},
                    {"shape", shape},
                    {"dtype", to_string(in.dtype)},

@@ -11,10 +11,13 @@
 namespace dlbench::data {
 
 struct Distribution {
-  enum class Kind { kNormal, kUniformInt };
+  enum class Kind { kNormal, kUniformInt, kZipf };
   Kind kind = Kind::kNormal;
-  // kNormal: mean a, standard deviation b. kUniformInt: integers in [a, b).
+  // kNormal: mean a, standard deviation b. kUniformInt: integers in [a, b). kZipf: integers in
+  // [a, b), a + k drawn with probability proportional to (k + 1)^-exponent (ids of items or
+  // words whose popularity falls with their rank, a first: the skew of real data).
   double a = 0, b = 1;
+  double exponent = 0;
 };
 
 struct InputSpec {
@@ -30,6 +33,9 @@ inline Distribution normal(double mean, double stddev) {
 }
 inline Distribution uniform_int(std::int64_t low, std::int64_t high) {
   return {Distribution::Kind::kUniformInt, static_cast<double>(low), static_cast<double>(high)};
+}
+inline Distribution zipf(std::int64_t low, std::int64_t high, double exponent) {
+  return {Distribution::Kind::kZipf, static_cast<double>(low), static_cast<double>(high), exponent};
 }
 
 }  // namespace dlbench::data

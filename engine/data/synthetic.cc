@@ -1,8 +1,41 @@
 #include "engine/data/synthetic.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/core/error.h"
 
 namespace dlbench::data {
+namespace {
+
+// splitmix64: a fixed, portable stream of 64-bit words per seed (std:: distributions are not
+// the same on every standard library).
+std::uint64_t next_word(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::vector<std::int32_t> zipf_ids(const Distribution& d, std::int64_t count, std::uint64_t seed) {
+  const auto low = static_cast<std::int64_t>(d.a), high = static_cast<std::int64_t>(d.b);
+  DLBENCH_CHECK(d.kind == Distribution::Kind::kZipf && high > low && d.exponent >= 0,
+                "zipf_ids: not a Zipf distribution over a range");
+  std::vector<double> cdf(static_cast<std::size_t>(high - low));
+  double total = 0;
+  for (std::size_t k = 0; k < cdf.size(); ++k)
+    cdf[k] = total += std::pow(static_cast<double>(k + 1), -d.exponent);
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(count));
+  std::uint64_t state = seed;
+  for (std::int32_t& id : ids) {
+    const double u = static_cast<double>(next_word(state) >> 11) * 0x1.0p-53 * total;
+    const auto k = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+    id = static_cast<std::int32_t>(low + std::min<std::int64_t>(k, high - low - 1));
+  }
+  return ids;
+}
 
 SyntheticSource::SyntheticSource(std::vector<InputSpec> specs, std::uint64_t seed)
     : specs_(std::move(specs)), seed_(seed) {}
@@ -16,12 +49,16 @@ void SyntheticSource::fill(backend::Backend& backend, std::span<const Tensor> in
     const InputSpec& spec = specs_[k];
     check_shape(inputs[k], spec.shape, "synthetic data", spec.name.c_str());
     const std::uint64_t seed = seed_ + k;
-    if (spec.values.kind == Distribution::Kind::kNormal)
+    if (spec.values.kind == Distribution::Kind::kNormal) {
       backend.fill_normal(inputs[k], static_cast<float>(spec.values.a),
                           static_cast<float>(spec.values.b), seed);
-    else
+    } else if (spec.values.kind == Distribution::Kind::kZipf) {
+      DLBENCH_CHECK(spec.dtype == DType::kI32, "synthetic data: Zipf values are i32 ids");
+      backend.from_host(zipf_ids(spec.values, spec.shape.numel(), seed).data(), inputs[k]);
+    } else {
       backend.fill_uniform_int(inputs[k], static_cast<std::int64_t>(spec.values.a),
                                static_cast<std::int64_t>(spec.values.b), seed);
+    }
   }
   filled_ = std::move(buffers);
 }

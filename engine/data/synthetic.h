@@ -1,7 +1,7 @@
 // Synthetic data: every input drawn from its spec's distribution (input k with seed + k), on
-// the device. Like the published benchmarks' synthetic mode, one batch is drawn and then
-// served for every step: the buffers are written on the first fill and again only when the
-// source is handed other buffers, so no step pays for drawing data.
+// the device (Zipf ids on the host, then copied). Like the published benchmarks' synthetic mode,
+// one batch is drawn and then served for every step: the buffers are written on the first fill and
+// again only when the source is handed other buffers, so no step pays for drawing data.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,10 @@
 #include "engine/data/input_spec.h"
 
 namespace dlbench::data {
+
+// i32 ids in [low, high) from a Zipf distribution (Distribution::kZipf), `count` of them,
+// deterministic per seed: drawn on the host (a batch is drawn once), by inverting the CDF.
+std::vector<std::int32_t> zipf_ids(const Distribution& d, std::int64_t count, std::uint64_t seed);
 
 class SyntheticSource final : public DataSource {
  public:

@@ -67,6 +67,7 @@ TEST(ModelsTest, NcfHasTheReferenceParameterCountAndMacs) {
   EXPECT_EQ(g.input_specs()[0].dtype, DType::kI32);
   EXPECT_EQ(g.input_specs()[0].values.b, 6040);
   EXPECT_EQ(g.input_specs()[1].values.b, 3706);
+  EXPECT_EQ(g.input_specs()[1].values.kind, data::Distribution::Kind::kZipf);
   EXPECT_EQ(g.input_specs()[2].shape, (Shape{1, 1}));
 }
 

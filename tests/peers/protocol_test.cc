@@ -117,5 +117,14 @@ TEST(ProtocolTest, InputsArgumentDescribesEachInput) {
             nlohmann::json({{"kind", "uniform_int"}, {"low", 0}, {"high", 10}}));
 }
 
+// Skewed ids (NCF's items) say so, with their exponent, so a worker can draw the same kind.
+TEST(ProtocolTest, ZipfIdsCarryTheirExponent) {
+  const std::vector<data::InputSpec> inputs{
+      {"items", {4}, DType::kI32, data::zipf(0, 3706, 0.5), "item ids"}};
+  const nlohmann::json doc = nlohmann::json::parse(inputs_argument(inputs));
+  EXPECT_EQ(doc[0]["distribution"],
+            nlohmann::json({{"kind", "zipf"}, {"low", 0}, {"high", 3706}, {"exponent", 0.5}}));
+}
+
 }  // namespace
 }  // namespace dlbench::peers
