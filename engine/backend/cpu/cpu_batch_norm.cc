@@ -133,13 +133,6 @@ const float* tail_gradient(const BatchNormParams& p, const Tensor& dy, const Ten
 // output gradient (backward) takes this one, and its input gradient where none is wanted the next.
 constexpr int kResidualSlot = 4, kDroppedGradSlot = 5;
 
-// The residual's batch norm as a plain one over the same rows and channels (statistics alike).
-BatchNormParams residual_batch_norm(const BatchNormParams& p) {
-  BatchNormParams plain = p.without_tail();
-  plain.statistics = p.statistics;
-  return plain;
-}
-
 // A scratch tensor shaped as x.
 Tensor scratch_like(ScratchPool& scratch, int slot, const Tensor& x) {
   return Tensor(scratch.floats(slot, static_cast<std::size_t>(x.numel())), x.shape(), DType::kF32,
@@ -154,9 +147,10 @@ void CpuBackend::batch_norm_forward_training_impl(
     const Tensor& running_mean, const Tensor& running_var, const Tensor& residual,
     const Tensor& relu_mask, const Tensor& statistics, const ResidualNorm& rn) {
   if (p.residual_norm) {
+    // The residual's batch norm: these rows and channels (and statistics, if any), no tail.
     const Tensor normalized = scratch_like(scratch_, kResidualSlot, residual);
-    batch_norm_forward_training_impl(residual_batch_norm(p), residual, rn.gamma, rn.beta,
-                                     normalized, rn.saved_mean, rn.saved_inv_std, rn.running_mean,
+    batch_norm_forward_training_impl(p.without_tail(), residual, rn.gamma, rn.beta, normalized,
+                                     rn.saved_mean, rn.saved_inv_std, rn.running_mean,
                                      rn.running_var, Tensor(), Tensor(), rn.statistics, {});
     BatchNormParams tail = p;
     tail.residual_norm = false;
@@ -260,7 +254,7 @@ void CpuBackend::batch_norm_backward_impl(
                              relu_mask, dnormalized, GradMode::kOverwrite, Tensor(), {});
     const bool wanted = dresidual.defined();
     batch_norm_backward_impl(
-        residual_batch_norm(p), residual, dnormalized, rn.gamma, rn.saved_mean, rn.saved_inv_std,
+        p.without_tail(), residual, dnormalized, rn.gamma, rn.saved_mean, rn.saved_inv_std,
         wanted ? dresidual : scratch_like(scratch_, kDroppedGradSlot, residual), rn.dgamma,
         rn.dbeta, wanted ? residual_mode : GradMode::kOverwrite, Tensor(), Tensor(),
         GradMode::kOverwrite, Tensor(), {});
