@@ -185,6 +185,8 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   mc.batch = *config.batch;
   mc.size = config.input_size;
   mc.compute = compute_dtype(config.precision);  // so --inputs names the dtypes of this run
+  mc.mode = config.mode;
+  mc.seed = config.seed;
   mc = models::resolve(model, mc);
   config.input_size = mc.size;
   const std::int64_t samples_per_step = models::samples_per_step(model, mc);

@@ -10,6 +10,8 @@ models::ModelConfig model_config(const models::ModelSpec& model, const result::R
   mc.batch = batch;
   mc.size = config.input_size;
   mc.compute = compute_dtype(config.precision);
+  mc.mode = config.mode;
+  mc.seed = config.seed;
   return models::resolve(model, mc);
 }
 

@@ -2,6 +2,7 @@
 #include "engine/backend/backend.h"
 
 #include <initializer_list>
+#include <limits>
 
 namespace dlbench::backend {
 namespace {
@@ -290,6 +291,26 @@ void Backend::embedding_backward(const Tensor& dy, const Tensor& ids, const Tens
   DLBENCH_CHECK(need == 0 || (workspace.defined() && workspace.bytes() >= need),
                 "embedding_backward workspace too small");
   embedding_backward_impl(dy, ids, workspace, dtable, touched, mode);
+}
+
+void Backend::sample_negatives(const NegativeSamplingParams& p, const Tensor& step,
+                               const Tensor& users_pos, const Tensor& items_pos,
+                               const Tensor& users, const Tensor& items, const Tensor& labels) {
+  const char* op = "sample_negatives";
+  DLBENCH_CHECK(users_pos.defined() && users_pos.rank() == 1 && users_pos.dim(0) > 0,
+                "sample_negatives: users_pos must be [P], P > 0");
+  DLBENCH_CHECK(users.defined() && users.rank() == 1, "sample_negatives: users must be [B]");
+  const std::int64_t positives = users_pos.dim(0), batch = users.dim(0);
+  DLBENCH_CHECK(positives <= batch, "sample_negatives: more positives than the batch holds");
+  DLBENCH_CHECK(p.items > 0 && p.items <= std::numeric_limits<std::int32_t>::max(),
+                "sample_negatives: the item range must be in [1, 2^31)");
+  check(step, {1}, DType::kI32, op, "step");
+  check(users_pos, {positives}, DType::kI32, op, "users_pos");
+  check(items_pos, {positives}, DType::kI32, op, "items_pos");
+  check(users, {batch}, DType::kI32, op, "users");
+  check(items, {batch}, DType::kI32, op, "items");
+  check(labels, {batch, 1}, labels.dtype(), op, "labels");
+  sample_negatives_impl(p, step, users_pos, items_pos, users, items, labels);
 }
 
 void Backend::copy_columns(const Tensor& src, std::int64_t src_col, const Tensor& dst,

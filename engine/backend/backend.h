@@ -165,6 +165,17 @@ class Backend {
                                                          std::int64_t vocab) const = 0;
   void embedding_backward(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
                           const Tensor& dtable, const Tensor& touched, GradMode mode);
+  // A training batch for implicit feedback (NCF) of B = users.dim(0) samples from P =
+  // users_pos.dim(0) positives (i32 [P] each), P <= B: row r < P is positive r with label 1;
+  // row P + j pairs user users_pos[j % P] with an item drawn uniformly from [0, p.items), label
+  // 0. Like the published NCF training, a drawn item may be one the user rated. users, items: i32
+  // [B]; labels [B, 1] in a float dtype. The draw is a pure function of (p.seed, step, j),
+  // negative_item() in sampled_negatives.h, so every backend writes the same ids; step (i32
+  // [1], on the device, as Adam's) is incremented first, so each call, and each replay of a
+  // recorded device graph, draws anew.
+  void sample_negatives(const NegativeSamplingParams& p, const Tensor& step,
+                        const Tensor& users_pos, const Tensor& items_pos, const Tensor& users,
+                        const Tensor& items, const Tensor& labels);
   // dst[:, dst_col + j] (+)= src[:, src_col + j] for j in [0, cols): src [m, a], dst [m, b] of
   // one dtype. Splitting columns (a forward), concatenating them (a split's backward, with
   // kAccumulate where branches share a column range) and concatenation itself. Exact when

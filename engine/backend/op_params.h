@@ -134,4 +134,11 @@ struct AdamParams {
   bool decoupled = true;    // AdamW: w -= lr wd w; else Adam's L2 term: g += wd w
 };
 
+// Negatives for implicit feedback (NCF's training data, Backend::sample_negatives): `items`
+// is the range [0, items) negatives are drawn from, `seed` the stream they come from.
+struct NegativeSamplingParams {
+  std::int64_t items = 1;
+  std::uint64_t seed = 0;
+};
+
 }  // namespace dlbench::backend

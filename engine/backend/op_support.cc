@@ -64,6 +64,8 @@ const char* to_string(OpKind op) {
       return "sigmoid_binary_cross_entropy";
     case OpKind::kAdamUpdate:
       return "adam_update";
+    case OpKind::kSampleNegatives:
+      return "sample_negatives";
     case OpKind::kSparseAdamUpdate:
       return "sparse_adam_update";
   }

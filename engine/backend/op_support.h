@@ -42,8 +42,11 @@ enum class OpKind {
   kCopyColumns,
   kSigmoidBinaryCrossEntropy,
   kAdamUpdate,
-  kSparseAdamUpdate,  // the last: tests walk every kind up to it
+  kSparseAdamUpdate,
+  kSampleNegatives,
 };
+// The last kind: tests walk every kind up to it.
+constexpr OpKind kLastOpKind = OpKind::kSampleNegatives;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

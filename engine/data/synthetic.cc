@@ -4,17 +4,17 @@
 #include <cmath>
 
 #include "engine/core/error.h"
+#include "engine/core/splitmix64.h"
 
 namespace dlbench::data {
 namespace {
 
-// splitmix64: a fixed, portable stream of 64-bit words per seed (std:: distributions are not
-// the same on every standard library).
+// splitmix64 as a sequence: a fixed, portable stream of 64-bit words per seed (std:: distributions
+// are not the same on every standard library).
 std::uint64_t next_word(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  const std::uint64_t word = splitmix64(state);
+  state += 0x9E3779B97F4A7C15ull;
+  return word;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/core/dtype.h"
+#include "engine/core/run_modes.h"
 #include "engine/nn/graph.h"
 #include "engine/nn/optim/optimizer.h"
 
@@ -33,6 +34,10 @@ struct ModelConfig {
   int size = 0;                 // 0: the spec's default
   int width_divisor = 1;        // > 1 shrinks every channel count (tests: full depth, small width)
   DType compute = DType::kF32;  // activations' dtype: compute_dtype() of the run's precision
+  // What the graph will run: a model may build another graph for inference (NCF scores the pairs
+  // it is given; training makes its batch from positives and sampled negatives).
+  Mode mode = Mode::kTrain;
+  std::uint64_t seed = 0;  // of the random streams drawn inside the graph (NCF's negatives)
 };
 
 struct ModelSpec {

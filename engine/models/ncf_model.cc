@@ -5,18 +5,24 @@
 // trained with binary cross-entropy: Adam on the dense layers, lazy Adam on the four tables'
 // touched rows.
 //
-// Data: synthetic pairs, users uniform over their table, items skewed as real ratings are (a few
-// items draw many pairs: Zipf, exponent kItemSkew, so the tables' gradients meet repeated rows),
-// labels 0 or 1 at random. Not yet here (issue 20): negatives sampled per positive on the device,
-// and the MovieLens reader with HR@10 and NDCG@10.
+// Training, as the reference: a batch of B samples is P = ceil(B / 5) positive pairs and B - P
+// negatives sampled on the device each step (kNegatives per positive, the last positive's share
+// short where 5 does not divide B): a uniformly drawn item paired with a positive's user, label
+// 0 (NegativeSampler). Inference scores the B pairs it is given.
+//
+// Data: synthetic positives, users uniform over their table, items skewed as real ratings are (a
+// few items draw many pairs: Zipf, exponent kItemSkew, so the tables' gradients meet repeated
+// rows). Not yet here (issue 20): the MovieLens reader with HR@10 and NDCG@10.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/models/builder.h"
 #include "engine/models/registry.h"
 #include "engine/nn/layers/concat_columns.h"
 #include "engine/nn/layers/embedding.h"
 #include "engine/nn/layers/multiply.h"
+#include "engine/nn/layers/negative_sampler.h"
 #include "engine/nn/losses/sigmoid_binary_cross_entropy.h"
 
 namespace dlbench::models {
@@ -30,17 +36,30 @@ constexpr float kEmbeddingStddev = 0.01f;                   // as the reference 
 // The most popular of the 3,706 items then draws about 0.8 % of the pairs and the median one a
 // 43rd of that. Not fitted to MovieLens: the real reader's data will say how far off it is.
 constexpr double kItemSkew = 0.5;
+constexpr std::int64_t kNegatives = 4;  // sampled per positive in training
 
 nn::Graph build(const ModelConfig& config) {
   const std::int64_t b = config.batch;
   nn::Graph g(config.compute);
   Builder net(g);
-  const ValueId users =
-      g.add_input({"users", {b}, DType::kI32, data::uniform_int(0, kUsers), "user ids"});
-  const ValueId items =
-      g.add_input({"items", {b}, DType::kI32, data::zipf(0, kItems, kItemSkew), "item ids"});
-  const ValueId labels = g.add_input(
-      {"labels", {b, 1}, DType::kF32, data::uniform_int(0, 2), "1: the user rated the item"});
+  const bool train = config.mode == Mode::kTrain;
+  const std::int64_t pairs = train ? (b + kNegatives) / (kNegatives + 1) : b;
+  ValueId users = g.add_input({"users",
+                               {pairs},
+                               DType::kI32,
+                               data::uniform_int(0, kUsers),
+                               train ? "user ids of positive pairs" : "user ids"});
+  ValueId items = g.add_input({"items",
+                               {pairs},
+                               DType::kI32,
+                               data::zipf(0, kItems, kItemSkew),
+                               train ? "item ids of positive pairs" : "item ids"});
+  ValueId labels = -1;
+  if (train) {
+    const std::vector<ValueId> batch = g.add_multi(
+        "negatives", std::make_unique<nn::NegativeSampler>(b, kItems, config.seed), {users, items});
+    users = batch[0], items = batch[1], labels = batch[2];
+  }
   auto lookup = [&](const char* name, ValueId ids, std::int64_t rows, std::int64_t width) {
     return g.add(name,
                  std::make_unique<nn::Embedding>(nn::EmbeddingShape{b, rows, width}, config.compute,
@@ -59,7 +78,7 @@ nn::Graph build(const ModelConfig& config) {
   }
   const ValueId both = g.add("concat", std::make_unique<nn::ConcatColumns>(2), {gmf, mlp});
   const ValueId logits = net.linear("predict", both, 1);
-  g.add("loss", std::make_unique<nn::SigmoidBinaryCrossEntropy>(), {logits, labels});
+  if (train) g.add("loss", std::make_unique<nn::SigmoidBinaryCrossEntropy>(), {logits, labels});
   g.mark_output(logits);
   return g;
 }

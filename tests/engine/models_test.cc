@@ -6,11 +6,12 @@
 namespace dlbench::models {
 namespace {
 
-nn::Graph build(const std::string& name, std::int64_t batch, int input) {
+nn::Graph build(const std::string& name, std::int64_t batch, int input, Mode mode = Mode::kTrain) {
   const ModelSpec& m = find_model(name);
   ModelConfig c;
   c.batch = batch;
   c.size = input;
+  c.mode = mode;
   return m.build(resolve(m, c));
 }
 
@@ -51,24 +52,44 @@ TEST(ModelsTest, Vgg16HasThePublishedParameterCountAndMacs) {
 // 64 (GMF) and 128 (MLP) columns per user and item, MLP 256 -> 256 -> 128 -> 64, one logit from
 // the 64 + 64 columns of both branches.
 TEST(ModelsTest, NcfHasTheReferenceParameterCountAndMacs) {
-  nn::Graph g = build("ncf", 1, 0);
+  nn::Graph g = build("ncf", 1, 0, Mode::kInfer);
   const std::int64_t tables = (6040 + 3706) * (64 + 128);
   const std::int64_t mlp = 256 * 256 + 256 + 256 * 128 + 128 + 128 * 64 + 64;
   EXPECT_EQ(nn::parameter_count(g), tables + mlp + 128 + 1);
   EXPECT_EQ(nn::forward_macs(g), 256 * 256 + 256 * 128 + 128 * 64 + 128);  // per pair
   EXPECT_EQ(g.value(g.outputs().at(0)).shape, (Shape{1, 1}));
+  EXPECT_FALSE(g.has_loss());
   const ModelSpec& ncf = find_model("ncf");
   EXPECT_EQ(ncf.unit, SampleUnit::kPairs);
   EXPECT_EQ(ncf.default_train_batch, 256);
   EXPECT_EQ(ncf.default_infer_batch, 100);
   EXPECT_EQ(ncf.default_optimizer.kind, nn::OptimizerConfig::Kind::kAdam);
   EXPECT_EQ(ncf.default_optimizer.sparse_kind, nn::OptimizerConfig::Kind::kSparseAdam);
-  ASSERT_EQ(g.input_specs().size(), 3u);
+  // Inference scores the pairs it is given.
+  ASSERT_EQ(g.input_specs().size(), 2u);
   EXPECT_EQ(g.input_specs()[0].dtype, DType::kI32);
   EXPECT_EQ(g.input_specs()[0].values.b, 6040);
   EXPECT_EQ(g.input_specs()[1].values.b, 3706);
   EXPECT_EQ(g.input_specs()[1].values.kind, data::Distribution::Kind::kZipf);
-  EXPECT_EQ(g.input_specs()[2].shape, (Shape{1, 1}));
+}
+
+// Training takes positives and samples 4 negatives per positive on the device: at the published
+// batch of 256, 52 positives (ceil(256 / 5)) and 204 negatives, with the same parameters.
+TEST(ModelsTest, NcfTrainsOnPositivesAndSampledNegatives) {
+  nn::Graph g = build("ncf", 256, 0);
+  EXPECT_EQ(nn::parameter_count(g), nn::parameter_count(build("ncf", 256, 0, Mode::kInfer)));
+  ASSERT_EQ(g.input_specs().size(), 2u);
+  EXPECT_EQ(g.input_specs()[0].shape, (Shape{52}));
+  EXPECT_EQ(g.input_specs()[1].shape, (Shape{52}));
+  const nn::Node& sampler = g.nodes().at(0);
+  EXPECT_STREQ(sampler.layer->kind(), "negative_sampler");
+  ASSERT_EQ(sampler.outputs.size(), 3u);
+  EXPECT_EQ(g.value(sampler.outputs[0]).shape, (Shape{256}));
+  EXPECT_EQ(g.value(sampler.outputs[2]).shape, (Shape{256, 1}));
+  EXPECT_TRUE(g.has_loss());
+  EXPECT_EQ(nn::forward_macs(g), 256 * nn::forward_macs(build("ncf", 1, 0, Mode::kInfer)));
+  // A batch of one is its positive alone.
+  EXPECT_EQ(build("ncf", 1, 0).input_specs()[0].shape, (Shape{1}));
 }
 
 TEST(ModelsTest, MacsScaleWithTheBatch) {

@@ -86,7 +86,7 @@ TEST(SupportsTest, CudaFusesConvolutionReluAndBatchNormTails) {
 #endif
 
 TEST(SupportsTest, EveryOpHasAName) {
-  for (int op = 0; op <= static_cast<int>(OpKind::kSparseAdamUpdate); ++op)
+  for (int op = 0; op <= static_cast<int>(kLastOpKind); ++op)
     EXPECT_STRNE(to_string(static_cast<OpKind>(op)), "?") << op;
 }
 

@@ -8,17 +8,10 @@
 #include <numbers>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/core/splitmix64.h"
 
 namespace dlbench::backend::cpu {
 namespace {
-
-// splitmix64's finalizer: a bijective mix of a 64-bit counter.
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // The stream of one seed: counter i -> 64 random bits.
 std::uint64_t random_bits(std::uint64_t seed, std::uint64_t counter) {

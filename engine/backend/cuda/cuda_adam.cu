@@ -14,8 +14,8 @@
 namespace dlbench::backend::cuda {
 namespace {
 
-__global__ void increment_kernel(std::int32_t* step) {
-  *step += 1;
+__global__ void increment_kernel(std::int32_t* counter) {
+  *counter += 1;
 }
 
 __device__ __forceinline__ void adam_step(float& w, float g, float& m, float& v,
@@ -55,13 +55,17 @@ __global__ void sparse_adam_kernel(AdamParams p, const std::int32_t* step, float
 
 }  // namespace
 
+void increment_on_device(std::int32_t* counter, cudaStream_t stream) {
+  increment_kernel<<<1, 1, 0, stream>>>(counter);
+  CUDA_CHECK_LAUNCH();
+}
+
 void CudaBackend::adam_update_impl(const AdamParams& p, const Tensor& step, const Tensor& weights,
                                    const Tensor& grads, const Tensor& m, const Tensor& v) {
   const char* op = "adam_update";
   activate();
   for (const Tensor* t : {&step, &weights, &grads, &m, &v}) require_here(*t, op, "operand");
-  increment_kernel<<<1, 1, 0, stream_>>>(step.data_as<std::int32_t>());
-  CUDA_CHECK_LAUNCH();
+  increment_on_device(step.data_as<std::int32_t>(), stream_);
   const std::int64_t n = weights.numel();
   if (n == 0) return;
   adam_kernel<<<grid_for(n), kBlock, 0, stream_>>>(p, step.data_as<std::int32_t>(),
@@ -77,8 +81,7 @@ void CudaBackend::sparse_adam_update_impl(const AdamParams& p, const Tensor& ste
   activate();
   for (const Tensor* t : {&step, &weights, &grads, &m, &v, &touched})
     require_here(*t, op, "operand");
-  increment_kernel<<<1, 1, 0, stream_>>>(step.data_as<std::int32_t>());
-  CUDA_CHECK_LAUNCH();
+  increment_on_device(step.data_as<std::int32_t>(), stream_);
   const std::int64_t rows = weights.dim(0), cols = weights.dim(1);
   if (rows == 0 || cols == 0) return;
   const unsigned threads =

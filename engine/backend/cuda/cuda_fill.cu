@@ -14,16 +14,10 @@
 #include <cstdint>
 
 #include "engine/backend/cuda/cuda_kernels.cuh"
+#include "engine/core/splitmix64.h"
 
 namespace dlbench::backend::cuda {
 namespace {
-
-__device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 __device__ __forceinline__ double uniform_open0(std::uint64_t bits) {
   return __dmul_rn(static_cast<double>(bits >> 11) + 1.0, 1.0 / 9007199254740992.0);
@@ -75,13 +69,6 @@ __global__ void fill_kernel(T* out, std::int64_t n, T value) {
 
 // The seed's stream, as cpu_fill.cc: counter i -> splitmix64(splitmix64(seed) ^ i); the outer
 // mix of the seed is the same for every element, so it is computed once here.
-std::uint64_t host_splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 template <class F>
 void dispatch_any(DType dtype, F&& f) {
   switch (dtype) {
@@ -126,7 +113,7 @@ void CudaBackend::fill_normal_impl(const Tensor& t, float mean, float stddev, st
   dispatch_float(t.dtype(), "fill_normal", [&](auto tag) {
     using T = typename decltype(tag)::type;
     fill_normal_kernel<T><<<grid_for(n), kBlock, 0, stream_>>>(static_cast<T*>(t.data()), n, mean,
-                                                               stddev, host_splitmix64(seed));
+                                                               stddev, splitmix64(seed));
     CUDA_CHECK_LAUNCH();
   });
 }
@@ -140,8 +127,8 @@ void CudaBackend::fill_uniform_int_impl(const Tensor& t, std::int64_t low,
   const auto range = static_cast<std::uint64_t>(high_exclusive - low);
   dispatch_any(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    fill_uniform_int_kernel<T><<<grid_for(n), kBlock, 0, stream_>>>(
-        static_cast<T*>(t.data()), n, low, range, host_splitmix64(seed));
+    fill_uniform_int_kernel<T><<<grid_for(n), kBlock, 0, stream_>>>(static_cast<T*>(t.data()), n,
+                                                                    low, range, splitmix64(seed));
     CUDA_CHECK_LAUNCH();
   });
 }

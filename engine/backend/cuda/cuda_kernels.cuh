@@ -96,6 +96,10 @@ void dispatch_packs(DType dtype, std::int64_t channels, std::initializer_list<co
   });
 }
 
+// Adds one to an i32 counter on the device (Adam's step, the negatives' draw), in one thread on
+// the stream, so the kernels after it read the new value, also when a device graph replays.
+void increment_on_device(std::int32_t* counter, cudaStream_t stream);
+
 constexpr int kBlock = 256;
 // Grid-stride loops: enough blocks to fill the GPU many times over, never more than needed.
 constexpr std::int64_t kMaxBlocks = 8192;

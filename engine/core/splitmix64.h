@@ -1,0 +1,26 @@
+// splitmix64's finalizer, the one mix behind every random stream of dlbench (weights, synthetic
+// data, sampled negatives): a bijection of 64-bit words whose outputs pass BigCrush, cheap
+// enough for a GPU thread to compute its own element. One definition for the host and CUDA
+// kernels, so every backend draws the same values.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/core/host_device.h"
+
+namespace dlbench {
+
+DLBENCH_HOST_DEVICE inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// An integer in [0, n) from 64 random bits: the top 32 bits scaled by n (Lemire's multiply-shift,
+// without rejection: for n below 2^20 the bias is under 2^-12 of a value's share).
+DLBENCH_HOST_DEVICE inline std::uint32_t below(std::uint64_t bits, std::uint32_t n) {
+  return static_cast<std::uint32_t>(((bits >> 32) * n) >> 32);
+}
+
+}  // namespace dlbench
