@@ -6,12 +6,15 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
     10 classes (23,520,842 parameters).
   - vgg16: torchvision vgg16 without dropout (dlbench's VGG16 has none; dropout changes no
     parameter count but adds work), 138,357,544 parameters at 224x224.
+  - ncf: NeuMF with sparse embedding tables, its negatives sampled on the device each step
+    (pytorch_ncf.py says how it matches dlbench's).
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
     torch.autocast(float16) + GradScaler, channels-last; bf16 = torch.autocast(bfloat16),
     channels-last. cudnn.benchmark on (PyTorch's autotuner, as dlbench measures algorithms).
-  - training: cross-entropy, SGD with the run's lr and momentum, zero_grad(set_to_none=True).
+  - training (image models): cross-entropy, SGD with the run's lr and momentum,
+    zero_grad(set_to_none=True).
   - inference: model.eval() under torch.no_grad().
   - --compile (`dlbench run --framework pytorch-compile`): the model under torch.compile
     (inductor, default mode), as users who care about speed run PyTorch. One step runs before
@@ -22,9 +25,10 @@ import sys
 import time
 
 import protocol
+import pytorch_ncf
 
 
-MODELS = ("resnet50", "vgg16")
+MODELS = ("ncf", "resnet50", "vgg16")
 
 
 def build_model(torch, torchvision, args, classes):
@@ -62,11 +66,34 @@ def device_name(torch, device):
     return platform.processor() or platform.machine()
 
 
+class ImageWorkload:
+    """An image classifier on one synthetic batch: what the step needs (pytorch_ncf.Workload
+    is the recommender's)."""
+
+    def __init__(self, torch, torchvision, channel, args, device, channels_last):
+        self.torch = torch
+        classes = protocol.classes(channel, args)
+        self.module = build_model(torch, torchvision, args, classes)
+        self.channels_last = channels_last
+        memory_format = torch.channels_last if channels_last else torch.contiguous_format
+        self.images = torch.randn(args.batch, 3, args.input, args.input, device=device)
+        self.images = self.images.contiguous(memory_format=memory_format)
+        self.labels = torch.randint(0, classes, (args.batch,), device=device)
+        self.train = args.mode == "train"
+
+    def optimizers(self, args):
+        return [self.torch.optim.SGD(self.module.parameters(), lr=args.lr,
+                                     momentum=args.momentum)]
+
+    def loss(self, model):
+        out = model(self.images)
+        return self.torch.nn.functional.cross_entropy(out, self.labels) if self.train else None
+
+
 def run(channel, args):
     protocol.check_model(channel, args, MODELS)
-    classes = protocol.classes(channel, args)
     torch = protocol.require(channel, "torch")
-    torchvision = protocol.require(channel, "torchvision")
+    torchvision = None if args.model == "ncf" else protocol.require(channel, "torchvision")
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         channel.fail("usage", f"torch {torch.__version__} sees no CUDA device "
@@ -75,37 +102,39 @@ def run(channel, args):
         torch.cuda.set_device(device)
     torch.manual_seed(args.seed)
     amp = configure_precision(torch, args.precision)
-    channels_last = amp is not None
 
-    model = build_model(torch, torchvision, args, classes)
+    if args.model == "ncf":
+        workload = pytorch_ncf.Workload(torch, channel, args, device, protocol.input_named)
+    else:
+        workload = ImageWorkload(torch, torchvision, channel, args, device, amp is not None)
+    model = workload.module
     parameters = sum(p.numel() for p in model.parameters())
     channel.send("hello", protocol=protocol.PROTOCOL, framework="pytorch",
                  versions=protocol.versions(
-                     pytorch=torch.__version__, torchvision=torchvision.__version__,
+                     pytorch=torch.__version__,
+                     torchvision=torchvision.__version__ if torchvision else None,
                      cuda=torch.version.cuda,
                      cudnn=torch.backends.cudnn.version() if device.type == "cuda" else None),
                  device=device_name(torch, device), parameters=parameters)
     protocol.check_parameters(channel, args, parameters)
 
-    memory_format = torch.channels_last if channels_last else torch.contiguous_format
+    memory_format = torch.channels_last if workload.channels_last else torch.contiguous_format
     model = model.to(device, memory_format=memory_format)
     if args.compile:
         model = torch.compile(model)
-    images = torch.randn(args.batch, 3, args.input, args.input, device=device)
-    images = images.contiguous(memory_format=memory_format)
-    labels = torch.randint(0, classes, (args.batch,), device=device)
     train = args.mode == "train"
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    optimizers = workload.optimizers(args)
     scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
 
     def step():
         with torch.autocast(device.type, dtype=amp or torch.float32, enabled=amp is not None):
-            out = model(images)
-            loss = torch.nn.functional.cross_entropy(out, labels) if train else None
+            loss = workload.loss(model)
         if train:
-            optimizer.zero_grad(set_to_none=True)
+            for optimizer in optimizers:
+                optimizer.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
-            scaler.step(optimizer)
+            for optimizer in optimizers:
+                scaler.step(optimizer)
             scaler.update()
             return loss.detach()
         return None

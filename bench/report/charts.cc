@@ -102,7 +102,7 @@ void throughput_charts(const ReportData& d, const MachineSuffix& suffix, json& c
                precision_label(r.precision) + (r.framework == "native" ? "" : " " + r.framework),
                precision_rank(r.precision), r.throughput,
                r.framework == "native" ? precision_color(r.precision) : "");
-      units.insert(throughput_unit(r.model));
+      units.insert(throughput_unit(r));
     }
     const std::string unit = units.size() == 1 ? *units.begin() : "samples/s";
     if (any_finite(grid.sets()))

@@ -12,10 +12,11 @@ namespace {
 
 using store::RunRecord;
 
-// Also the workload as the table shows it: "ResNet-50 train FP16 (mixed) b128 224px".
+// Also the workload as the table shows it: "ResNet-50 train FP16 (mixed) b128 224px"; a model
+// that takes no size (NCF) shows none.
 std::string workload_key(const RunRecord& r) {
   return model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) + " b" +
-         std::to_string(r.batch) + " " + std::to_string(r.input_size) + "px";
+         std::to_string(r.batch) + (r.input_size ? " " + std::to_string(r.input_size) + "px" : "");
 }
 
 std::string version(const RunRecord& r) {

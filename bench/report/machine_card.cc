@@ -163,9 +163,10 @@ void write_headline(const ReportData& d, const store::MachineRecord& m, std::ost
     if (r.machine.id == m.id && r.status == "ok" && r.framework == "native" && run_replicas(r) == 1)
       runs.push_back(&r);
   if (runs.empty()) return;
-  std::string model = runs.front()->model;
+  const RunRecord* flagship = runs.front();
   for (const RunRecord* r : runs)
-    if (r->model == kFlagshipModel) model = kFlagshipModel;
+    if (r->model == kFlagshipModel) flagship = r;
+  const std::string model = flagship->model;
   std::vector<std::string> rows, precisions;
   std::map<std::string, std::map<std::string, double>> value;
   std::map<std::string, std::map<std::string, std::string>> noise;  // the warnings' text
@@ -190,7 +191,7 @@ void write_headline(const ReportData& d, const store::MachineRecord& m, std::ost
     return precision_rank(a) < precision_rank(b);
   });
   out << "<div class=\"headline\"><h3>" << escape_html(model_label(model)) << ", "
-      << escape_html(throughput_unit(model))
+      << escape_html(throughput_unit(*flagship))
       << " (higher is better)</h3>\n<table><thead><tr><th></th>";
   for (const std::string& p : precisions)
     out << "<th class=\"num\">" << escape_html(precision_label(p)) << "</th>";

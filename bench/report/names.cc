@@ -64,11 +64,15 @@ std::string model_label(const std::string& model) {
   if (model == "resnet50") return "ResNet-50";
   if (model == "resnet50-cifar") return "ResNet-50 (CIFAR)";
   if (model == "vgg16") return "VGG16";
+  if (model == "ncf") return "NCF";
   return model;
 }
 
-std::string throughput_unit(const std::string& model) {
-  return model.rfind("resnet", 0) == 0 || model.rfind("vgg", 0) == 0 ? "images/s" : "samples/s";
+std::string throughput_unit(const store::RunRecord& r) {
+  const json& unit = r.result.is_object() ? r.result.value("sample_unit", json()) : json();
+  if (unit.is_string() && !unit.get<std::string>().empty()) return unit.get<std::string>() + "/s";
+  // Runs stored before the unit was: the image models were the only ones.
+  return r.model.rfind("resnet", 0) == 0 || r.model.rfind("vgg", 0) == 0 ? "images/s" : "samples/s";
 }
 
 std::string machine_name(const store::MachineRecord& m) {

@@ -18,10 +18,12 @@ std::string precision_label(const std::string& precision);
 int precision_rank(const std::string& precision);
 // "training", "inference"; other modes as they are.
 std::string mode_label(const std::string& mode);
-// "ResNet-50", "VGG16"; other ids as they are.
+// "ResNet-50", "VGG16", "NCF"; other ids as they are.
 std::string model_label(const std::string& model);
-// What one sample is, for axis titles: "images/s" for the image models, else "samples/s".
-std::string throughput_unit(const std::string& model);
+// What the run's throughput counts, for axis titles: its stored sample unit per second
+// ("images/s", "pairs/s"); for runs stored without one, "images/s" for the image models, else
+// "samples/s".
+std::string throughput_unit(const store::RunRecord& r);
 
 // "1x NVIDIA H100 80GB HBM3 · AMD EPYC 9654 (2 cores)"; "AMD EPYC (2 cores), no GPU".
 std::string machine_name(const store::MachineRecord& machine);

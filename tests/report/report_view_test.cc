@@ -97,6 +97,28 @@ TEST(ReportViewTest, TrainingAndInferenceHaveChartsOfTheirOwnWithValueLabelsAndU
   }
 }
 
+// A recommender's throughput is pairs/s, as its stored sample unit says, and it has no input
+// size to show; a run stored before the unit was keeps the image models' images/s.
+TEST(ReportViewTest, ThroughputIsLabelledWithTheStoredSampleUnit) {
+  ReportData d;
+  RunRecord ncf = testing::h100_run("train", "fp16", 1.15e6);
+  ncf.id = 1, ncf.machine.id = 1;
+  ncf.model = "ncf";
+  ncf.batch = 256;
+  ncf.input_size = 0;
+  ncf.result["sample_unit"] = "pairs";
+  d.runs = {ncf};
+  d.machines = {ncf.machine};
+  const json charts = report_charts(d);
+  const json* training = chart(charts, "Training throughput (pairs/s, higher is better)");
+  ASSERT_NE(training, nullptr) << dump_json(charts, 1);
+  EXPECT_EQ((*training)["labels"], json::array({"NCF b256"}));
+  EXPECT_NE(html(d).find("<h3>NCF, pairs/s (higher is better)</h3>"), std::string::npos);
+  RunRecord old = testing::h100_run("train", "fp16", 4953);
+  old.result.erase("sample_unit");
+  EXPECT_EQ(throughput_unit(old), "images/s");
+}
+
 TEST(ReportViewTest, SpeedupsAreAgainstStrictFp32AndAgainstTf32) {
   const ReportData d = h100_report();
   const json charts = report_charts(d);
