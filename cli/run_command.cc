@@ -26,6 +26,7 @@
 #include "cli/text_table.h"
 #include "cli/workload_options.h"
 #include "engine/core/json_text.h"
+#include "engine/models/registry.h"
 
 namespace dlbench::cli {
 namespace {
@@ -44,7 +45,16 @@ struct RunOptions {
   std::string framework = "native";
   peers::PeerOptions peer;
   std::string repeat = "1";  // parsed by result::parse_repeat, which words its own error
+  std::optional<std::string> data;
 };
+
+// What each model that reads data files reads, for --data's help: "ncf: MovieLens ratings ...".
+std::string data_formats() {
+  std::string text;
+  for (const models::ModelSpec* m : models::ModelRegistry::instance().all())
+    if (m->read_data) text += (text.empty() ? "" : "; ") + m->name + ": " + m->data_format;
+  return text;
+}
 
 // A last loss this many times the first counts as diverging.
 constexpr double kDivergedRatio = 10.0;
@@ -147,8 +157,9 @@ void print_text(const result::RunResult& r, std::ostream& out,
     title += ", input " + std::to_string(c.input_size) + "x" + std::to_string(c.input_size);
   const std::string per_second = " " + r.sample_unit + "/s";  // images/s, pairs/s
   Section s(title);
-  s.row("Model", r.model_description)
-      .row("Backend", r.backend)
+  s.row("Model", r.model_description);
+  if (!r.data_description.empty()) s.row("Data", r.data_description);
+  s.row("Backend", r.backend)
       .row("Parameters", std::to_string(r.parameters))
       .row("FLOPs per sample", fixed(r.flops_per_sample / 1e9, 3) + " GFLOP" +
                                    (c.mode == Mode::kTrain ? " (forward + backward)" : ""))
@@ -253,6 +264,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                       .gpus = "Data parallel over this machine's GPUs, a thread each: N or all "
                               "(--batch is per GPU)",
                       .gpus_names = "--gpus"});
+  run->add_option(
+         "--data", opts->data,
+         "Train or infer on this data file instead of synthetic data (" + data_formats() + ")")
+      ->type_name("FILE");
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
       ->capture_default_str();
   run->add_option("--lr", opts->lr, "SGD learning rate (training)")->capture_default_str();
@@ -304,6 +319,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     config.profile_steps = opts->profile_layers;
     config.telemetry_interval_s = opts->interval;
     config.repeat = result::parse_repeat(opts->repeat);
+    if (opts->data && opts->data->empty())
+      throw result::ConfigError("data", "must name a file", "ml-1m/ratings.dat");
+    config.data = opts->data.value_or("");
     const bool root = where.root();
     // Every value checked before the database or an output file is touched.
     config = runner::validated(config);

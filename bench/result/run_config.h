@@ -34,6 +34,9 @@ struct RunConfig {
   // Rewrite the graph with the engine's fusion passes before planning it (nn::Fusion).
   bool fusion = true;
   int input_size = 0;  // 0: the model's default
+  // A data file the model reads (ModelSpec::read_data): its batches, and sizes where the model
+  // takes them from the data. Empty: synthetic data.
+  std::string data;
   int warmup_steps = kDefaultWarmupSteps;
   int steps = kDefaultMeasuredSteps;
   double seconds = 0;  // > 0: measure for this long instead of a step count

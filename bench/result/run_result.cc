@@ -164,6 +164,8 @@ nlohmann::json to_json(const RunResult& r) {
                             {"replica_seconds", dp.replica_seconds}};
   }
   if (c.memory_limit_bytes > 0) doc["config"]["memory_limit_bytes"] = c.memory_limit_bytes;
+  if (!c.data.empty()) doc["config"]["data"] = c.data;  // absent: synthetic data
+  if (!r.data_description.empty()) doc["data_description"] = r.data_description;
   if (!r.peer.is_null()) doc["peer"] = r.peer;
   if (!r.interrupted.empty()) doc["interrupted"] = r.interrupted;
   if (r.measured_steps == 0) {

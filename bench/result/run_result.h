@@ -53,6 +53,7 @@ struct RunResult {
   RunConfig config;
   std::optional<DataParallel> data_parallel;  // set when replicas > 1
   std::string model_description;
+  std::string data_description;         // what a run with a data file read (Dataset::describe)
   std::string sample_unit = "samples";  // what the throughput counts: "images", "tokens"
   std::string backend;                  // "cpu (oneDNN 2.6.3)"
   std::string graphs;                   // nn::Trainer::graph_status() after the measured steps

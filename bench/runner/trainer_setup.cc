@@ -12,6 +12,7 @@ models::ModelConfig model_config(const models::ModelSpec& model, const result::R
   mc.compute = compute_dtype(config.precision);
   mc.mode = config.mode;
   mc.seed = config.seed;
+  if (!config.data.empty()) mc.data = models::read_data(model, config.data);
   return models::resolve(model, mc);
 }
 

@@ -12,7 +12,8 @@
 
 namespace dlbench::runner {
 
-// The model at `batch` (input size and compute dtype from the configuration), resolved.
+// The model at `batch` (input size and compute dtype from the configuration), resolved; with a
+// data file, read here (Error(kUsage) for a file the model cannot read).
 models::ModelConfig model_config(const models::ModelSpec& model, const result::RunConfig& config,
                                  std::int64_t batch);
 // The model's default optimizer with the run's learning rate and momentum.

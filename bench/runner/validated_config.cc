@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 #include "bench/telemetry/sampler.h"
@@ -54,6 +55,20 @@ void check_size(const models::ModelSpec& model, const result::RunConfig& c) {
       std::to_string(size.default_value).c_str());
 }
 
+// A data file is read when the run starts; here only what is cheap to know: that the model
+// reads files, that the engine (not a peer) runs, and that the file opens.
+void check_data(const models::ModelSpec& model, const result::RunConfig& c) {
+  if (c.data.empty()) return;
+  if (!model.read_data) models::read_data(model, c.data);  // throws, naming the models that do
+  if (c.framework != "native")
+    throw Error(ErrorKind::kUsage,
+                "--data is read by dlbench's own engine; the framework peers run on synthetic "
+                "data only",
+                "drop --framework, or --data");
+  if (!std::ifstream(c.data))
+    throw result::ConfigError("data", "cannot read " + c.data, "ml-1m/ratings.dat");
+}
+
 }  // namespace
 
 result::RunConfig validated(result::RunConfig c) {
@@ -78,6 +93,7 @@ result::RunConfig validated(result::RunConfig c) {
   if (c.profile_steps > 0 && c.framework != "native")
     throw Error(ErrorKind::kUsage, "--profile-layers times dlbench's own engine, not a framework",
                 "drop --framework, or --profile-layers");
+  check_data(model, c);
   if (c.launch.mode == LaunchMode::kThreads && c.launch.gpus > 1 &&
       c.launch.device.type == DeviceType::kCpu)
     throw Error(ErrorKind::kUsage,

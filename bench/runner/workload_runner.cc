@@ -147,8 +147,10 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   const Clock::time_point build_start = Clock::now();
   nn::Trainer net(model.build(mc), be, trainer_config(model, config, replica.communicator));
   // Each replica reads its own part of the data, as a distributed sampler would give it.
-  data::SyntheticSource source(net.graph().input_specs(),
-                               config.seed + 7 + static_cast<std::uint64_t>(replica.rank));
+  const std::uint64_t data_seed = config.seed + 7 + static_cast<std::uint64_t>(replica.rank);
+  std::unique_ptr<data::DataSource> source =
+      mc.data ? mc.data->source(net.graph().input_specs(), data_seed)
+              : std::make_unique<data::SyntheticSource>(net.graph().input_specs(), data_seed);
 
   result::RunResult r;
   r.config = config;
@@ -159,6 +161,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
   start_up.build_ms = elapsed_ms(build_start);
   if (config.launch.mode == LaunchMode::kMpi) r.config.launch.device = be.device();
   r.model_description = model.description;
+  if (mc.data) r.data_description = mc.data->describe();
   r.sample_unit = models::to_string(model.unit);
   r.backend = be.name();
   r.parameters = net.parameter_count();
@@ -170,7 +173,7 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
                        static_cast<double>(samples_per_step);
 
   auto step = [&] {
-    source.fill(be, net.inputs());
+    source->fill(be, net.inputs());
     if (train)
       net.train_step();
     else

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/core/dtype.h"
 #include "engine/core/run_modes.h"
+#include "engine/data/dataset.h"
 #include "engine/nn/graph.h"
 #include "engine/nn/optim/optimizer.h"
 
@@ -38,6 +40,9 @@ struct ModelConfig {
   // it is given; training makes its batch from positives and sampled negatives).
   Mode mode = Mode::kTrain;
   std::uint64_t seed = 0;  // of the random streams drawn inside the graph (NCF's negatives)
+  // A dataset read from a file (ModelSpec::read_data), which the model may size itself by;
+  // null: synthetic data with the spec's published sizes.
+  std::shared_ptr<const data::Dataset> data = nullptr;
 };
 
 struct ModelSpec {
@@ -52,6 +57,10 @@ struct ModelSpec {
   nn::OptimizerConfig default_optimizer;
   // Builds the graph: its inputs (graph.input_specs()) say what data a step takes.
   std::function<nn::Graph(const ModelConfig&)> build;
+  // Reads a data file of the model's format (what `data_format` names); empty: the model trains
+  // on synthetic data only.
+  std::function<std::shared_ptr<const data::Dataset>(const std::string& path)> read_data;
+  std::string data_format;  // "MovieLens ratings (ratings.dat: UserID::MovieID::Rating::Timestamp)"
   // Samples one step processes; empty: the batch.
   std::function<std::int64_t(const ModelConfig&)> samples;
 };

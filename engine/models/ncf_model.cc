@@ -12,11 +12,12 @@
 //
 // Data: synthetic positives, users uniform over their table, items skewed as real ratings are (a
 // few items draw many pairs: Zipf, exponent kItemSkew, so the tables' gradients meet repeated
-// rows). Not yet here (issue 20): the MovieLens reader with HR@10 and NDCG@10.
+// rows); or a MovieLens ratings file, whose users and items then size the tables.
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/data/ratings_source.h"
 #include "engine/models/builder.h"
 #include "engine/models/registry.h"
 #include "engine/nn/layers/concat_columns.h"
@@ -40,6 +41,10 @@ constexpr std::int64_t kNegatives = 4;  // sampled per positive in training
 
 nn::Graph build(const ModelConfig& config) {
   const std::int64_t b = config.batch;
+  const auto* movielens = dynamic_cast<const data::MovieLensData*>(config.data.get());
+  DLBENCH_CHECK(config.data == nullptr || movielens != nullptr, "ncf reads MovieLens ratings only");
+  const std::int64_t user_rows = movielens ? movielens->ratings().users : kUsers;
+  const std::int64_t item_rows = movielens ? movielens->ratings().items : kItems;
   nn::Graph g(config.compute);
   Builder net(g);
   const bool train = config.mode == Mode::kTrain;
@@ -47,17 +52,18 @@ nn::Graph build(const ModelConfig& config) {
   ValueId users = g.add_input({"users",
                                {pairs},
                                DType::kI32,
-                               data::uniform_int(0, kUsers),
+                               data::uniform_int(0, user_rows),
                                train ? "user ids of positive pairs" : "user ids"});
   ValueId items = g.add_input({"items",
                                {pairs},
                                DType::kI32,
-                               data::zipf(0, kItems, kItemSkew),
+                               data::zipf(0, item_rows, kItemSkew),
                                train ? "item ids of positive pairs" : "item ids"});
   ValueId labels = -1;
   if (train) {
-    const std::vector<ValueId> batch = g.add_multi(
-        "negatives", std::make_unique<nn::NegativeSampler>(b, kItems, config.seed), {users, items});
+    const std::vector<ValueId> batch =
+        g.add_multi("negatives", std::make_unique<nn::NegativeSampler>(b, item_rows, config.seed),
+                    {users, items});
     users = batch[0], items = batch[1], labels = batch[2];
   }
   auto lookup = [&](const char* name, ValueId ids, std::int64_t rows, std::int64_t width) {
@@ -66,12 +72,12 @@ nn::Graph build(const ModelConfig& config) {
                                                  kEmbeddingStddev),
                  {ids});
   };
-  const ValueId gmf = g.add(
-      "gmf", std::make_unique<nn::Multiply>(),
-      {lookup("gmf.user", users, kUsers, kFactors), lookup("gmf.item", items, kItems, kFactors)});
+  const ValueId gmf = g.add("gmf", std::make_unique<nn::Multiply>(),
+                            {lookup("gmf.user", users, user_rows, kFactors),
+                             lookup("gmf.item", items, item_rows, kFactors)});
   ValueId mlp = g.add("mlp.concat", std::make_unique<nn::ConcatColumns>(2),
-                      {lookup("mlp.user", users, kUsers, kMlpLayers[0] / 2),
-                       lookup("mlp.item", items, kItems, kMlpLayers[0] / 2)});
+                      {lookup("mlp.user", users, user_rows, kMlpLayers[0] / 2),
+                       lookup("mlp.item", items, item_rows, kMlpLayers[0] / 2)});
   for (int i = 1; i < 4; ++i) {
     const std::string name = "mlp.fc" + std::to_string(i);
     mlp = net.relu(name + ".relu", net.linear(name, mlp, kMlpLayers[i]));
@@ -93,6 +99,8 @@ ModelSpec spec() {
   s.size = {"input size", "", 0, {}};
   s.default_optimizer.kind = nn::OptimizerConfig::Kind::kAdam;
   s.default_optimizer.sparse_kind = nn::OptimizerConfig::Kind::kSparseAdam;
+  s.read_data = data::read_movielens_data;
+  s.data_format = "MovieLens ratings (ratings.dat lines: UserID::MovieID::Rating::Timestamp)";
   s.build = build;
   return s;
 }

@@ -73,4 +73,16 @@ ModelConfig resolve(const ModelSpec& spec, ModelConfig config) {
   return config;
 }
 
+std::shared_ptr<const data::Dataset> read_data(const ModelSpec& spec, const std::string& path) {
+  if (!spec.read_data) {
+    std::string readers;
+    for (const ModelSpec* m : ModelRegistry::instance().all())
+      if (m->read_data) readers += (readers.empty() ? "" : "; ") + m->name + ": " + m->data_format;
+    throw Error(ErrorKind::kUsage, spec.name + " reads no data file yet: it runs on synthetic data",
+                "leave the data file unset" +
+                    (readers.empty() ? std::string() : " (models that read one: " + readers + ")"));
+  }
+  return spec.read_data(path);
+}
+
 }  // namespace dlbench::models

@@ -39,6 +39,9 @@ std::string model_names();
 // the setting, not a flag, as the engine's errors do.
 ModelConfig resolve(const ModelSpec& spec, ModelConfig config);
 
+// The model's reader on `path`; Error(kUsage) naming the setting when the model reads no files.
+std::shared_ptr<const data::Dataset> read_data(const ModelSpec& spec, const std::string& path);
+
 struct ModelRegistrar {
   explicit ModelRegistrar(ModelSpec (*make)()) { ModelRegistry::instance().add(make()); }
 };

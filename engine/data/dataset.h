@@ -1,0 +1,26 @@
+// A dataset read from a file (`dlbench run MODEL --data PATH`): a model sizes itself by it (NCF's
+// tables by its users and items) and its batches come from it instead of synthetic values. Each
+// model that reads files says which format (ModelSpec::read_data).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/data/data_source.h"
+#include "engine/data/input_spec.h"
+
+namespace dlbench::data {
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  // One line for the run's output and its stored result: what was read, from where, how much.
+  virtual std::string describe() const = 0;
+  // Serves the data to a graph with these inputs (by name); the seed decides the order.
+  virtual std::unique_ptr<DataSource> source(const std::vector<InputSpec>& inputs,
+                                             std::uint64_t seed) const = 0;
+};
+
+}  // namespace dlbench::data

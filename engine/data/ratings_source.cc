@@ -1,0 +1,104 @@
+#include "engine/data/ratings_source.h"
+
+#include <numeric>
+
+#include "engine/core/error.h"
+#include "engine/core/splitmix64.h"
+
+namespace dlbench::data {
+namespace {
+
+// Training pairs in a seeded order, reshuffled (Fisher-Yates on splitmix64) at each pass.
+class RatingsSource final : public DataSource {
+ public:
+  RatingsSource(std::shared_ptr<const MovieLensData> data, std::size_t users_input,
+                std::size_t items_input, std::uint64_t seed)
+      : data_(std::move(data)),
+        ratings_(data_->ratings()),
+        users_input_(users_input),
+        items_input_(items_input),
+        state_(seed) {
+    order_.resize(ratings_.train_users.size());
+    std::iota(order_.begin(), order_.end(), std::size_t{0});
+    shuffle();
+  }
+  std::string name() const override { return "movielens"; }
+
+  void fill(backend::Backend& backend, std::span<const Tensor> inputs) override {
+    const Tensor& users = inputs[users_input_];
+    const Tensor& items = inputs[items_input_];
+    const auto n = static_cast<std::size_t>(users.numel());
+    users_.resize(n), items_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (next_ == order_.size()) shuffle();
+      const std::size_t pair = order_[next_++];
+      users_[i] = ratings_.train_users[pair];
+      items_[i] = ratings_.train_items[pair];
+    }
+    backend.from_host(users_.data(), users);
+    backend.from_host(items_.data(), items);
+  }
+
+ private:
+  void shuffle() {
+    for (std::size_t i = order_.size(); i > 1; --i) {
+      const std::uint64_t word = splitmix64(state_);
+      state_ += 0x9E3779B97F4A7C15ull;
+      std::swap(order_[i - 1], order_[word % i]);
+    }
+    next_ = 0;
+  }
+
+  std::shared_ptr<const MovieLensData> data_;  // keeps ratings_ alive
+  const Ratings& ratings_;
+  std::size_t users_input_, items_input_;
+  std::uint64_t state_;
+  std::vector<std::size_t> order_;
+  std::size_t next_ = 0;
+  std::vector<std::int32_t> users_, items_;  // the batch on the host
+};
+
+std::size_t input_index(const std::vector<InputSpec>& inputs, const char* name) {
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].name == name && inputs[k].dtype == DType::kI32 && inputs[k].shape.rank() == 1)
+      return k;
+  DLBENCH_CHECK(false,
+                std::string("MovieLens data: the graph has no i32 [n] input '") + name + "'");
+  return 0;
+}
+
+std::string with_commas(std::int64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string MovieLensData::describe() const {
+  const Ratings& r = ratings_;
+  std::int64_t held_out = 0;
+  for (std::int32_t item : r.test_items) held_out += item >= 0 ? 1 : 0;
+  return "MovieLens ratings " + r.path + ": " + with_commas(r.ratings) + " ratings of " +
+         with_commas(r.items) + " items by " + with_commas(r.users) + " users; " +
+         with_commas(static_cast<std::int64_t>(r.train_users.size())) + " train, " +
+         with_commas(held_out) + " held out (each user's latest)";
+}
+
+std::unique_ptr<DataSource> MovieLensData::source(const std::vector<InputSpec>& inputs,
+                                                  std::uint64_t seed) const {
+  const std::size_t users = input_index(inputs, "users"), items = input_index(inputs, "items");
+  DLBENCH_CHECK(inputs[users].shape == inputs[items].shape,
+                "MovieLens data: users and items differ in length");
+  // A user's only rating stays in training, so a file with ratings always has some to train on.
+  return std::make_unique<RatingsSource>(shared_from_this(), users, items, seed);
+}
+
+std::shared_ptr<const Dataset> read_movielens_data(const std::string& path) {
+  return std::make_shared<MovieLensData>(read_movielens(path));
+}
+
+}  // namespace dlbench::data

@@ -1,0 +1,101 @@
+// dlbench run --data end to end on the CPU: NCF trains on a small MovieLens ratings file, sized
+// by it, and says what it read; every way the file or the flag can be wrong is a one-line usage
+// error (exit 2) that stores nothing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/isolated_home.h"
+#include "tests/support/run_command.h"
+
+namespace dlbench {
+namespace {
+
+using nlohmann::json;
+using testing::dlbench;
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = testing::isolated_home() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// 4 users, 6 movies, 12 ratings: each user's latest held out, 8 to train on.
+std::string ratings_file() {
+  std::string text;
+  const int rows[][3] = {{1, 10, 100}, {1, 20, 200}, {1, 30, 300}, {2, 10, 50},
+                         {2, 40, 60},  {2, 50, 70},  {3, 20, 10},  {3, 60, 20},
+                         {3, 30, 30},  {4, 10, 5},   {4, 60, 6},   {4, 50, 7}};
+  for (const auto& r : rows)
+    text +=
+        std::to_string(r[0]) + "::" + std::to_string(r[1]) + "::4::" + std::to_string(r[2]) + "\n";
+  return write_file("ratings.dat", text);
+}
+
+TEST(DataCliTest, NcfTrainsOnARatingsFileSizedByIt) {
+  const std::string path = ratings_file();
+  const std::string json_path = testing::isolated_home() + "/ncf-data.json";
+  auto r =
+      dlbench("run ncf --device cpu --data " + path +
+              " --batch 10 --steps 5 --warmup 1 --no-store --no-telemetry --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Data              MovieLens ratings " + path +
+                       ": 12 ratings of 6 items by 4 users; 8 train, 4 held out"),
+            std::string::npos)
+      << r.out;
+  std::ifstream in(json_path);
+  const json doc = json::parse(in);
+  EXPECT_EQ(doc["config"]["data"], path);
+  // Tables of 4 users and 6 items: (4 + 6) * (64 + 128) + the MLP and the logit.
+  EXPECT_EQ(doc["parameters"], (4 + 6) * (64 + 128) + 106944 + 129);
+  EXPECT_NE(doc["data_description"].get<std::string>().find("12 ratings"), std::string::npos);
+}
+
+TEST(DataCliTest, SyntheticRunsSayNothingOfData) {
+  auto r =
+      dlbench("run ncf --device cpu --batch 10 --steps 2 --warmup 1 --no-store --no-telemetry");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("Data  "), std::string::npos) << r.out;
+}
+
+struct BadData {
+  std::string args;
+  std::string message;
+};
+
+TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
+  const std::string good = ratings_file();
+  const std::string db = testing::isolated_home() + "/data-errors.db";
+  const BadData cases[] = {
+      {"run ncf --data " + write_file("three.dat", "1::10::4::5\n1::10::4\n"),
+       "three.dat:2: expected 4 fields separated by '::', found 3 in '1::10::4'"},
+      {"run ncf --data " + write_file("csv.dat", "userId,movieId,rating,timestamp\n"),
+       "csv.dat:1: expected 4 fields"},
+      {"run ncf --data " + write_file("empty.dat", ""), "empty.dat holds no ratings"},
+      {"run ncf --data " + testing::isolated_home() + "/missing.dat", "--data cannot read"},
+      {"run ncf --data ''", "an empty value"},
+      {"run resnet50 --input 32 --data " + good, "resnet50 reads no data file yet"},
+      {"run ncf --framework pytorch --data " + good, "--data is read by dlbench's own engine"},
+  };
+  for (const BadData& b : cases) {
+    auto r =
+        dlbench("--db " + db + " " + b.args + " --device cpu --batch 10 --steps 2 --no-telemetry");
+    EXPECT_EQ(r.exit_code, 2) << b.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(b.message), std::string::npos) << b.message << "\n" << r.err;
+    int lines = 0;
+    for (char c : r.err) lines += c == '\n';
+    EXPECT_LE(lines, 2) << r.err;  // the error and its hint
+  }
+  // The database may not even exist; where it does, it holds no run.
+  if (std::filesystem::exists(db)) {
+    auto runs = dlbench("--db " + db + " runs list --json");
+    ASSERT_EQ(runs.exit_code, 0) << runs.err;
+    EXPECT_EQ(json::parse(runs.out)["runs"].size(), 0u) << runs.out;
+  }
+}
+
+}  // namespace
+}  // namespace dlbench
