@@ -224,6 +224,16 @@ void print_text(const result::RunResult& r, std::ostream& out,
               "(throughput is unaffected; a smaller --lr keeps it finite)";
     s.row("Loss", loss);
   }
+  const auto* hr = find_metric(r, "quality/hr_at_10");
+  const auto* ndcg = find_metric(r, "quality/ndcg_at_10");
+  const auto* pop_hr = find_metric(r, "quality/popularity_hr_at_10");
+  const auto* pop_ndcg = find_metric(r, "quality/popularity_ndcg_at_10");
+  const auto* lists = find_metric(r, "quality/ranked_lists");
+  if (hr && ndcg && pop_hr && pop_ndcg && lists)
+    s.row("Ranking", "HR@10 " + fixed(hr->value, 3) + ", NDCG@10 " + fixed(ndcg->value, 3) +
+                         " over " + fixed(lists->value, 0) +
+                         " held-out items (popularity baseline: HR@10 " + fixed(pop_hr->value, 3) +
+                         ", NDCG@10 " + fixed(pop_ndcg->value, 3) + ")");
   s.print(out);
 }
 

@@ -13,6 +13,7 @@
 #include "bench/runner/launch_plan.h"
 #include "bench/runner/layer_profiler.h"
 #include "bench/runner/peak_rss.h"
+#include "bench/runner/ranking_eval.h"
 #include "bench/runner/trainer_setup.h"
 #include "bench/runner/validated_config.h"
 #include "bench/sysinfo/interconnect.h"
@@ -290,6 +291,10 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
                   read_peak_rss(rss_reset));
       add_start_up_metrics(r, start_up, warmed);
       result::add_energy_metrics(r);
+      // After the memory's peak is read: the evaluation's trainer is not the run's.
+      if (train)
+        if (const auto quality = evaluate_ranking(model, mc, config, net, be))
+          add_ranking_metrics(r, *quality);
     }
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
     r.environment = sysinfo::to_json(machine);

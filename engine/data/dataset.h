@@ -13,6 +13,15 @@
 
 namespace dlbench::data {
 
+// Held-out items to rank against items their user never rated (the NCF paper's evaluation):
+// list l is candidates [offsets[l], offsets[l + 1]), its held-out item first; popularity is each
+// candidate item's count among the training pairs, the baseline's score.
+struct RankingTest {
+  std::vector<std::int64_t> offsets = {0};
+  std::vector<std::int32_t> users, items;
+  std::vector<double> popularity;
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -21,6 +30,12 @@ class Dataset {
   // Serves the data to a graph with these inputs (by name); the seed decides the order.
   virtual std::unique_ptr<DataSource> source(const std::vector<InputSpec>& inputs,
                                              std::uint64_t seed) const = 0;
+  // Up to `negatives` unrated items beside each held-out one, drawn from the seed's stream;
+  // empty when the data holds out nothing to rank.
+  virtual RankingTest ranking_test(int negatives, std::uint64_t seed) const {
+    (void)negatives, (void)seed;
+    return {};
+  }
 };
 
 }  // namespace dlbench::data

@@ -1,5 +1,6 @@
 #include "engine/data/ratings_source.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "engine/core/error.h"
@@ -95,6 +96,40 @@ std::unique_ptr<DataSource> MovieLensData::source(const std::vector<InputSpec>& 
                 "MovieLens data: users and items differ in length");
   // A user's only rating stays in training, so a file with ratings always has some to train on.
   return std::make_unique<RatingsSource>(shared_from_this(), users, items, seed);
+}
+
+RankingTest MovieLensData::ranking_test(int negatives, std::uint64_t seed) const {
+  const Ratings& r = ratings_;
+  std::vector<double> count(static_cast<std::size_t>(r.items), 0.0);
+  for (std::int32_t item : r.train_items) count[static_cast<std::size_t>(item)] += 1;
+  RankingTest test;
+  std::uint64_t state = seed;
+  for (std::int32_t user = 0; user < r.users; ++user) {
+    const std::int32_t held_out = r.test_items[static_cast<std::size_t>(user)];
+    if (held_out < 0) continue;
+    std::vector<std::int32_t> list = {held_out};
+    const std::int64_t rated = r.rated_offsets[static_cast<std::size_t>(user) + 1] -
+                               r.rated_offsets[static_cast<std::size_t>(user)];
+    if (r.items - rated <= negatives) {  // every unrated item
+      for (std::int32_t item = 0; item < r.items; ++item)
+        if (!r.rated(user, item)) list.push_back(item);
+    } else {  // distinct draws: rejection is cheap while most items are unrated and unpicked
+      while (static_cast<int>(list.size()) <= negatives) {
+        const std::uint64_t word = splitmix64(state);
+        state += 0x9E3779B97F4A7C15ull;
+        const auto item = static_cast<std::int32_t>(word % static_cast<std::uint64_t>(r.items));
+        if (!r.rated(user, item) && std::find(list.begin(), list.end(), item) == list.end())
+          list.push_back(item);
+      }
+    }
+    for (std::int32_t item : list) {
+      test.users.push_back(user);
+      test.items.push_back(item);
+      test.popularity.push_back(count[static_cast<std::size_t>(item)]);
+    }
+    test.offsets.push_back(static_cast<std::int64_t>(test.items.size()));
+  }
+  return test;
 }
 
 std::shared_ptr<const Dataset> read_movielens_data(const std::string& path) {

@@ -19,6 +19,9 @@ class MovieLensData final : public Dataset, public std::enable_shared_from_this<
   // Fills the graph's i32 "users" and "items" inputs (of one length) with training pairs.
   std::unique_ptr<DataSource> source(const std::vector<InputSpec>& inputs,
                                      std::uint64_t seed) const override;
+  // Each user's held-out item and up to `negatives` distinct items the user never rated (all of
+  // them where fewer remain), drawn uniformly.
+  RankingTest ranking_test(int negatives, std::uint64_t seed) const override;
 
  private:
   Ratings ratings_;

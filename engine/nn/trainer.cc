@@ -171,6 +171,15 @@ void Trainer::infer_step() {
   ++eager_steps_;
 }
 
+void Trainer::load_weights(const Tensor& flat) {
+  DLBENCH_CHECK(eager_steps_ == 0 && !graphs_, "load_weights after a step has run");
+  DLBENCH_CHECK(flat.numel() == store_.count() && flat.dtype() == DType::kF32,
+                "load_weights: " + std::to_string(flat.numel()) + " weights for a model of " +
+                    std::to_string(store_.count()));
+  backend_.copy(flat, store_.flat_weights());
+  store_.refresh_compute_weights();
+}
+
 std::int64_t Trainer::forward_macs() const {
   return nn::forward_macs(graph());
 }

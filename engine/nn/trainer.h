@@ -71,6 +71,10 @@ class Trainer {
   float loss();
   // One forward pass (no loss); BN uses running statistics.
   void infer_step();
+  // Replaces the weights with `flat` (f32, laid out as flat_weights(): another trainer's of the
+  // same model, say trained at another batch), before this trainer's first step, so trained
+  // weights can be evaluated on other inputs. Layer state (running statistics) is not copied.
+  void load_weights(const Tensor& flat);
 
   // Null (the default) for none; the observer must outlive the steps it watches.
   void set_observer(StepObserver* observer) { executor_.set_observer(observer); }

@@ -3,6 +3,7 @@
 // error (exit 2) that stores nothing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -52,6 +53,48 @@ TEST(DataCliTest, NcfTrainsOnARatingsFileSizedByIt) {
   // Tables of 4 users and 6 items: (4 + 6) * (64 + 128) + the MLP and the logit.
   EXPECT_EQ(doc["parameters"], (4 + 6) * (64 + 128) + 106944 + 129);
   EXPECT_NE(doc["data_description"].get<std::string>().find("12 ratings"), std::string::npos);
+}
+
+// 60 users in three groups, each rating 10 of its group's 20 movies: what a user rates next is
+// in its group, which NCF learns and item popularity (flat here) cannot tell.
+std::string grouped_ratings_file() {
+  std::string text;
+  int timestamp = 1000;
+  for (int user = 1; user <= 60; ++user)
+    for (int k = 0; k < 10; ++k) {
+      const int movie = (user - 1) % 3 * 20 + (user * 7 + 2 * k) % 20 + 1;
+      text += std::to_string(user) + "::" + std::to_string(movie) +
+              "::" + std::to_string(1 + k % 5) + "::" + std::to_string(++timestamp) + "\n";
+    }
+  return write_file("grouped.dat", text);
+}
+
+double metric(const json& doc, const std::string& tag) {
+  for (const json& m : doc["metrics"])
+    if (m["tag"] == tag) return m["value"].get<double>();
+  ADD_FAILURE() << "no metric " << tag;
+  return NAN;
+}
+
+// After training, each user's held-out movie is ranked among the ones the user never rated: the
+// model beats the popularity baseline by far, and says so.
+TEST(DataCliTest, NcfRanksHeldOutItemsAbovePopularity) {
+  const std::string json_path = testing::isolated_home() + "/ncf-ranking.json";
+  auto r =
+      dlbench("run ncf --device cpu --data " + grouped_ratings_file() +
+              " --batch 100 --steps 300 --warmup 1 --no-store --no-telemetry --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Ranking           HR@10 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("over 60 held-out items (popularity baseline: HR@10 "), std::string::npos)
+      << r.out;
+  std::ifstream in(json_path);
+  const json doc = json::parse(in);
+  const double hr = metric(doc, "quality/hr_at_10");
+  const double baseline = metric(doc, "quality/popularity_hr_at_10");
+  EXPECT_GT(hr, 0.6) << r.out;
+  EXPECT_GT(hr, baseline + 0.3) << r.out;
+  EXPECT_GT(metric(doc, "quality/ndcg_at_10"), metric(doc, "quality/popularity_ndcg_at_10"));
+  EXPECT_EQ(metric(doc, "quality/ranked_lists"), 60);
 }
 
 TEST(DataCliTest, SyntheticRunsSayNothingOfData) {

@@ -1,5 +1,5 @@
 // The parts a Trainer ties together, each on its own: the parameter store's groups and views,
-// SGD with momentum against a reference, and fp16 dynamic loss scaling.
+// SGD with momentum against a reference, fp16 dynamic loss scaling, and loading trained weights.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
 #include "engine/nn/layers/linear.h"
 #include "engine/nn/loss_scaler.h"
 #include "engine/nn/optim/sgd_momentum.h"
 #include "engine/nn/parameter_store.h"
+#include "engine/nn/trainer.h"
 
 namespace dlbench {
 namespace {
@@ -158,6 +160,51 @@ TEST(LossScalerTest, SkipsNonFiniteStepsHalvingAndGrowsAfterCleanOnes) {
   EXPECT_EQ(off.scale(), 1.0f);
   EXPECT_TRUE(off.accept(*be, t));
   EXPECT_EQ(off.skipped_steps(), 0);
+}
+
+}  // namespace
+}  // namespace dlbench
+
+namespace dlbench {
+namespace {
+
+// Weights trained at one batch, loaded into an inference trainer of the same model at another
+// (what ranking evaluation does): the same weights, and they, not the initial ones, score.
+TEST(TrainerLoadWeightsTest, AnInferenceTrainerScoresWithTrainedWeights) {
+  auto be = backend::make_backend(Device::cpu());
+  const models::ModelSpec& ncf = models::find_model("ncf");
+  auto build = [&](Mode mode, std::int64_t batch) {
+    models::ModelConfig mc;
+    mc.batch = batch;
+    mc.mode = mode;
+    return ncf.build(models::resolve(ncf, mc));
+  };
+  nn::TrainerConfig train_config;
+  train_config.optimizer = ncf.default_optimizer;
+  train_config.optimizer.learning_rate = 0.01f;
+  nn::Trainer trained(build(Mode::kTrain, 20), *be, train_config);
+  data::SyntheticSource source(trained.graph().input_specs(), 3);
+  for (int step = 0; step < 3; ++step) {
+    source.fill(*be, trained.inputs());
+    trained.train_step();
+  }
+  nn::TrainerConfig infer_config;
+  infer_config.mode = Mode::kInfer;
+  nn::Trainer fresh(build(Mode::kInfer, 4), *be, infer_config);
+  nn::Trainer loaded(build(Mode::kInfer, 4), *be, infer_config);
+  EXPECT_THROW(
+      loaded.load_weights(Tensor(trained.flat_weights().data(), {10}, DType::kF32, Device::cpu())),
+      Error);  // another model's count
+  loaded.load_weights(trained.flat_weights());
+  EXPECT_EQ(host(loaded.flat_weights()), host(trained.flat_weights()));
+  EXPECT_NE(host(fresh.flat_weights()), host(trained.flat_weights()));
+  data::SyntheticSource pairs(fresh.graph().input_specs(), 9);
+  for (nn::Trainer* net : {&fresh, &loaded}) {
+    pairs.fill(*be, net->inputs());
+    net->infer_step();
+  }
+  EXPECT_NE(host(loaded.logits()), host(fresh.logits()));
+  EXPECT_THROW(loaded.load_weights(trained.flat_weights()), Error);  // after a step
 }
 
 }  // namespace
