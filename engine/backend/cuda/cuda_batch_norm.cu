@@ -67,15 +67,6 @@ ForwardTail<T> forward_tail(const BatchNormParams& p, const Tensor& residual, co
           mask.defined() ? static_cast<unsigned char*>(mask.data()) : nullptr, residual_coef};
 }
 
-// Calls f(integral_constant<bool, p.has_tail()>): the plain kernels keep no tail code.
-template <class F>
-void with_tail(const BatchNormParams& p, F&& f) {
-  if (p.has_tail())
-    f(std::true_type{});
-  else
-    f(std::false_type{});
-}
-
 }  // namespace
 
 void CudaBackend::batch_norm_forward_training_impl(
@@ -139,7 +130,8 @@ void CudaBackend::batch_norm_forward_training_impl(
                          rn.saved_mean.data_as<float>(), rn.saved_inv_std.data_as<float>(),
                          rn.running_mean.data_as<float>(), rn.running_var.data_as<float>()},
                         residual_coef);
-        with_tail(p, [&](auto tail) {
+        // Apply with its tail where it has one: the plain kernels keep no tail code.
+        dispatch_bool(p.has_tail(), [&](auto tail) {
           bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
               <<<apply_grid(t, index_), t.block, 0, stream_>>>(
                   static_cast<const T*>(x.data()), coef, p.rows, p.channels,
@@ -173,7 +165,7 @@ void CudaBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, co
                    using T = typename decltype(tag)::type;
                    constexpr int kVec = decltype(vec)::value;
                    const Tiling t = tiling(p, kVec);
-                   with_tail(p, [&](auto tail) {
+                   dispatch_bool(p.has_tail(), [&](auto tail) {
                      bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
                          <<<apply_grid(t, index_), t.block, 0, stream_>>>(
                              static_cast<const T*>(x.data()), coef, p.rows, p.channels,
@@ -228,16 +220,9 @@ void CudaBackend::batch_norm_backward_impl(
               partial, pair);
           CUDA_CHECK_LAUNCH();
         };
-        auto sums_with = [&](auto relu) {
-          if (p.residual_norm)
-            sums(relu, std::true_type{});
-          else
-            sums(relu, std::false_type{});
-        };
-        if (mask != nullptr)
-          sums_with(std::true_type{});
-        else
-          sums_with(std::false_type{});
+        dispatch_bool(mask != nullptr, [&](auto relu) {
+          dispatch_bool(p.residual_norm, [&](auto both) { sums(relu, both); });
+        });
         auto finalize = [&](const float* part, const BackwardChannels& ch, float* c) {
           bn_backward_finalize_kernel<<<finalize_blocks(p.channels), dim3(kLanes, kLanes), 0,
                                         stream_>>>(part, k.chunks, p.rows, p.channels, ch, c);
@@ -256,7 +241,7 @@ void CudaBackend::batch_norm_backward_impl(
         const BackwardTail<T> tail_out{mask, static_cast<T*>(dresidual.data()),
                                        residual_mode == GradMode::kAccumulate, pair.x,
                                        residual_coef};
-        with_tail(p, [&](auto tail) {
+        dispatch_bool(p.has_tail(), [&](auto tail) {
           bn_backward_apply_kernel<T, kVec, decltype(tail)::value>
               <<<apply_grid(t, index_), t.block, 0, stream_>>>(
                   px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate, tail_out,

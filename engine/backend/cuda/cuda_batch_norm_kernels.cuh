@@ -127,8 +127,7 @@ struct BackwardTail {
 // every GPU; about one wave on an H100 (132 SMs), enough to keep its memory busy.
 constexpr std::int64_t kPartialBlocks = 1024;
 constexpr std::int64_t kMaxChunks = 65535;  // gridDim.y
-// Finalize: 32 channels per block, 32 lanes splitting the chunks.
-constexpr int kLanes = 32;
+// Finalize: kLanes channels per block, kLanes lanes splitting the chunks (lane_column_sums).
 // Per-channel coefficients in the workspace, ahead of the partials (see the finalize kernels).
 constexpr std::int64_t kCoefficients = 4;
 
@@ -235,27 +234,15 @@ struct ChunkSums {
   double a, b;
 };
 
-// Step 2's sums for channel blockIdx.x * 32 + threadIdx.x: lane y adds chunks y, y + 32, ...,
-// then a fixed tree over the lanes. Block (kLanes, kLanes).
+// Step 2's sums for channel blockIdx.x * kLanes + threadIdx.x, in double: lane_column_sums over
+// the chunks' (a, b) pairs. Block (kLanes, kLanes).
 __device__ ChunkSums sum_chunks(const float* partial, std::int64_t chunks, std::int64_t channels) {
-  __shared__ double sa[kLanes][kLanes], sb[kLanes][kLanes];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kLanes + tx;
-  double a = 0, b = 0;
-  if (c < channels) {
-#pragma unroll 4
-    for (std::int64_t k = ty; k < chunks; k += kLanes) {
-      a += partial[2 * k * channels + c];
-      b += partial[(2 * k + 1) * channels + c];
-    }
-  }
-  sa[ty][tx] = a, sb[ty][tx] = b;
-  __syncthreads();
-  for (int half = kLanes / 2; half > 0; half /= 2) {
-    if (ty < half) sa[ty][tx] += sa[ty + half][tx], sb[ty][tx] += sb[ty + half][tx];
-    __syncthreads();
-  }
-  return {sa[0][tx], sb[0][tx]};
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kLanes + threadIdx.x;
+  const LaneSums<double, 2> s = lane_column_sums<double,
+                                                 2>(chunks, c < channels, [&](std::int64_t k) {
+    return LaneSums<float, 2>{{partial[2 * k * channels + c], partial[(2 * k + 1) * channels + c]}};
+  });
+  return {s.v[0], s.v[1]};
 }
 
 struct ForwardChannels {

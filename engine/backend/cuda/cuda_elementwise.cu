@@ -133,37 +133,23 @@ __global__ void column_partial_kernel(const T* in, std::int64_t rows, std::int64
   }
 }
 
-// Pass 2: the chunks' partial sums per column. Block (kFinalLanes, kFinalLanes) takes
-// kFinalLanes columns; lane y adds chunks y, y + kFinalLanes, ..., then a fixed tree over the
-// lanes. (One thread per column adding up to kMaxChunks partials in a row waited on each load:
-// tens of microseconds per call, as long as a small convolution.)
-constexpr int kFinalLanes = 32;
-
+// Pass 2: the chunks' partial sums per column (lane_column_sums), added to or written into out.
 template <class T>
 __global__ void column_final_kernel(const float* partial, std::int64_t chunks, std::int64_t cols,
                                     T* out, bool accumulate) {
-  __shared__ float lanes[kFinalLanes][kFinalLanes + 1];  // +1: no bank conflicts in the tree
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kFinalLanes + tx;
-  float total = 0.0f;
-  if (c < cols)
-#pragma unroll 4
-    for (std::int64_t i = ty; i < chunks; i += kFinalLanes) total += partial[i * cols + c];
-  lanes[ty][tx] = total;
-  __syncthreads();
-  for (int half = kFinalLanes / 2; half > 0; half /= 2) {
-    if (ty < half) lanes[ty][tx] += lanes[ty + half][tx];
-    __syncthreads();
-  }
-  if (ty == 0 && c < cols)
-    out[c] = from_f32<T>((accumulate ? to_f32(out[c]) : 0.0f) + lanes[0][tx]);
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kLanes + threadIdx.x;
+  const LaneSums<float, 1> sum = lane_column_sums<float, 1>(chunks, c < cols, [&](std::int64_t k) {
+    return LaneSums<float, 1>{{partial[k * cols + c]}};
+  });
+  if (threadIdx.y == 0 && c < cols)
+    out[c] = from_f32<T>((accumulate ? to_f32(out[c]) : 0.0f) + sum.v[0]);
 }
 
 // column_final_kernel's launch over `cols` columns.
 dim3 final_grid(std::int64_t cols) {
-  return dim3(static_cast<unsigned>((cols + kFinalLanes - 1) / kFinalLanes));
+  return dim3(static_cast<unsigned>((cols + kLanes - 1) / kLanes));
 }
-const dim3 kFinalBlock(kFinalLanes, kFinalLanes);
+const dim3 kFinalBlock(kLanes, kLanes);
 
 // The per-channel sums of a chunk of rows, kSums of them per channel (a bias gradient; a sum
 // and a sum of squares): block (x, y) takes blockDim.x packs of kVec channels from pack

@@ -78,6 +78,16 @@ __device__ __forceinline__ void store(T* p, const Pack<T, N>& v) {
   *reinterpret_cast<Pack<T, N>*>(p) = v;
 }
 
+// Calls f(std::true_type{}) or f(std::false_type{}) as `flag` says: a run-time choice made a
+// template argument, so a kernel instantiated for false carries no code for it.
+template <class F>
+void dispatch_bool(bool flag, F&& f) {
+  if (flag)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
 // Calls f(TypeTag<T>, integral_constant<kVec>) for a [rows, channels] kernel: 16-byte packs
 // when every row starts aligned (channels a multiple of the pack) and every pointer given is
 // aligned (null ones count as aligned), else one element at a time.
@@ -107,6 +117,47 @@ constexpr std::int64_t kMaxBlocks = 8192;
 inline unsigned grid_for(std::int64_t work_items) {
   const std::int64_t blocks = (work_items + kBlock - 1) / kBlock;
   return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, kMaxBlocks));
+}
+
+// The last pass of a column sum over chunks (bias gradients, batch-norm statistics): a block of
+// (kLanes, kLanes) threads takes kLanes columns; lane y of column x adds chunks y, y + kLanes,
+// ... in Acc, each chunk giving kSums values (load(k)), then a fixed tree over the lanes. Every
+// thread returns its column's totals. The order depends only on the chunk count, so the sums
+// repeat bit for bit. (One thread per column adding up to thousands of partials in a row waited
+// on each load: tens of microseconds per call, as long as a small convolution.)
+constexpr int kLanes = 32;
+
+template <class Acc, int kSums>
+struct LaneSums {
+  Acc v[kSums];
+};
+
+template <class Acc, int kSums, class Load>
+__device__ LaneSums<Acc, kSums> lane_column_sums(std::int64_t chunks, bool in_range, Load load) {
+  __shared__ Acc lanes[kSums][kLanes][kLanes + 1];  // +1: no bank conflicts in the tree
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  Acc total[kSums] = {};
+  if (in_range) {
+#pragma unroll 4
+    for (std::int64_t k = ty; k < chunks; k += kLanes) {
+      const LaneSums<float, kSums> chunk = load(k);
+#pragma unroll
+      for (int j = 0; j < kSums; ++j) total[j] += chunk.v[j];
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kSums; ++j) lanes[j][ty][tx] = total[j];
+  __syncthreads();
+  for (int half = kLanes / 2; half > 0; half /= 2) {
+    if (ty < half)
+#pragma unroll
+      for (int j = 0; j < kSums; ++j) lanes[j][ty][tx] += lanes[j][ty + half][tx];
+    __syncthreads();
+  }
+  LaneSums<Acc, kSums> out;
+#pragma unroll
+  for (int j = 0; j < kSums; ++j) out.v[j] = lanes[j][0][tx];
+  return out;
 }
 
 // Sum (or max) over a block, in a fixed order for a fixed blockDim: warp shuffles, then the
