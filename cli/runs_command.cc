@@ -55,7 +55,8 @@ void list(const GlobalOptions& global, const store::RunFilter& filter) {
                       r.model, r.mode, r.precision,
                       // A largest-batch search that fit nothing stores batch 0.
                       store::is_max_batch(r) && r.batch == 0 ? "none" : std::to_string(r.batch),
-                      std::to_string(r.input_size), r.device,
+                      // NCF and the micro benchmarks take no input size.
+                      r.input_size > 0 ? std::to_string(r.input_size) : "-", r.device,
                       // A micro benchmark has no samples: its figures are its metrics.
                       r.measured() && r.mode != "micro" && r.throughput > 0
                           ? report::fixed(r.throughput, 2)
@@ -85,7 +86,7 @@ void show(const GlobalOptions& global, std::int64_t id) {
                           ") " + r->machine.hostname + ", " + r->machine.description)
       .row("Device", r->device)
       .row("Batch", std::to_string(r->batch))
-      .row("Input", std::to_string(r->input_size))
+      .row("Input", r->input_size > 0 ? std::to_string(r->input_size) : "none")
       .row("Framework", r->framework);
   if (r->suite) s.row("Suite", r->suite->name + " (" + r->suite->invocation + ")");
   for (const result::NoiseWarning& w : report::run_warnings(*r))
