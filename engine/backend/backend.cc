@@ -313,6 +313,35 @@ void Backend::sample_negatives(const NegativeSamplingParams& p, const Tensor& st
   sample_negatives_impl(p, step, users_pos, items_pos, users, items, labels);
 }
 
+namespace {
+// a [n, d], c [n * m, d], y or dy [n, m] of one dtype; returns m.
+std::int64_t check_row_dots(const Tensor& a, const Tensor& c, const Tensor& y, const char* op,
+                            const char* y_name) {
+  DLBENCH_CHECK(a.defined() && a.rank() == 2, std::string(op) + ": a must be [n, d]");
+  DLBENCH_CHECK(y.defined() && y.rank() == 2 && y.dim(0) == a.dim(0),
+                std::string(op) + ": " + y_name + " must be [n, m]");
+  const std::int64_t m = y.dim(1);
+  check(c, {a.dim(0) * m, a.dim(1)}, a.dtype(), op, "c");
+  check(y, {a.dim(0), m}, a.dtype(), op, y_name);
+  return m;
+}
+}  // namespace
+
+void Backend::row_dots_forward(const Tensor& a, const Tensor& c, const Tensor& y) {
+  check_row_dots(a, c, y, "row_dots_forward", "y");
+  row_dots_forward_impl(a, c, y);
+}
+
+void Backend::row_dots_backward(const Tensor& a, const Tensor& c, const Tensor& dy,
+                                const Tensor& da, GradMode da_mode, const Tensor& dc,
+                                GradMode dc_mode) {
+  const char* op = "row_dots_backward";
+  check_row_dots(a, c, dy, op, "dy");
+  if (da.defined()) check_same(a, da, op, "da");
+  if (dc.defined()) check_same(c, dc, op, "dc");
+  row_dots_backward_impl(a, c, dy, da, da_mode, dc, dc_mode);
+}
+
 void Backend::copy_columns(const Tensor& src, std::int64_t src_col, const Tensor& dst,
                            std::int64_t dst_col, std::int64_t cols, GradMode mode) {
   const char* op = "copy_columns";

@@ -176,6 +176,14 @@ class Backend {
   void sample_negatives(const NegativeSamplingParams& p, const Tensor& step,
                         const Tensor& users_pos, const Tensor& items_pos, const Tensor& users,
                         const Tensor& items, const Tensor& labels);
+  // Each row of a [n, d] against its own m candidate rows of c [n * m, d] (Word2Vec's scores of
+  // a word against its context and its negatives): y[i, j] = sum_k a[i, k] c[i m + j, k], y
+  // [n, m], summed in f32 and rounded once. One dtype for all three.
+  void row_dots_forward(const Tensor& a, const Tensor& c, const Tensor& y);
+  // Its gradients: da[i, :] (+)= sum_j dy[i, j] c[i m + j, :] (j in order, in f32), and
+  // dc[i m + j, :] (+)= dy[i, j] a[i, :]; an undefined da or dc is not computed.
+  void row_dots_backward(const Tensor& a, const Tensor& c, const Tensor& dy, const Tensor& da,
+                         GradMode da_mode, const Tensor& dc, GradMode dc_mode);
   // dst[:, dst_col + j] (+)= src[:, src_col + j] for j in [0, cols): src [m, a], dst [m, b] of
   // one dtype. Splitting columns (a forward), concatenating them (a split's backward, with
   // kAccumulate where branches share a column range) and concatenation itself. Exact when

@@ -66,6 +66,10 @@ const char* to_string(OpKind op) {
       return "adam_update";
     case OpKind::kSampleNegatives:
       return "sample_negatives";
+    case OpKind::kRowDotsForward:
+      return "row_dots_forward";
+    case OpKind::kRowDotsBackward:
+      return "row_dots_backward";
     case OpKind::kSparseAdamUpdate:
       return "sparse_adam_update";
   }

@@ -44,9 +44,11 @@ enum class OpKind {
   kAdamUpdate,
   kSparseAdamUpdate,
   kSampleNegatives,
+  kRowDotsForward,
+  kRowDotsBackward,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kSampleNegatives;
+constexpr OpKind kLastOpKind = OpKind::kRowDotsBackward;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).
