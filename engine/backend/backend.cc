@@ -342,6 +342,25 @@ void Backend::row_dots_backward(const Tensor& a, const Tensor& c, const Tensor& 
   row_dots_backward_impl(a, c, dy, da, da_mode, dc, dc_mode);
 }
 
+void Backend::sample_candidates(const CandidateSamplingParams& p, const Tensor& step,
+                                const Tensor& contexts, const Tensor& cdf, const Tensor& ids,
+                                const Tensor& labels) {
+  const char* op = "sample_candidates";
+  DLBENCH_CHECK(contexts.defined() && contexts.rank() == 1,
+                "sample_candidates: contexts must be [P]");
+  DLBENCH_CHECK(
+      ids.defined() && ids.rank() == 2 && ids.dim(0) == contexts.dim(0) && ids.dim(1) >= 1,
+      "sample_candidates: ids must be [P, m], m >= 1");
+  DLBENCH_CHECK(cdf.defined() && cdf.rank() == 1 && cdf.dim(0) > 0,
+                "sample_candidates: cdf must be [V], V > 0");
+  check(step, {1}, DType::kI32, op, "step");
+  check(contexts, {contexts.dim(0)}, DType::kI32, op, "contexts");
+  check(cdf, {cdf.dim(0)}, kF32, op, "cdf");
+  check(ids, ids.shape(), DType::kI32, op, "ids");
+  check(labels, ids.shape(), labels.dtype(), op, "labels");
+  sample_candidates_impl(p, step, contexts, cdf, ids, labels);
+}
+
 void Backend::copy_columns(const Tensor& src, std::int64_t src_col, const Tensor& dst,
                            std::int64_t dst_col, std::int64_t cols, GradMode mode) {
   const char* op = "copy_columns";

@@ -176,6 +176,15 @@ class Backend {
   void sample_negatives(const NegativeSamplingParams& p, const Tensor& step,
                         const Tensor& users_pos, const Tensor& items_pos, const Tensor& users,
                         const Tensor& items, const Tensor& labels);
+  // Word2Vec's candidates for P (word, context) pairs: ids [P, m] i32 and labels [P, m] (a float
+  // dtype), column 0 the pair's context (contexts: i32 [P]) with label 1, columns 1..m-1 drawn
+  // from the distribution whose cumulative table is cdf (f32 [V], nondecreasing, ending at 1:
+  // the unigram^0.75 of the vocabulary) with label 0. Draw j = p (m - 1) + column - 1 is
+  // table_draw(cdf, V, unit_uniform(key, j)) (sampled_negatives.h), key from (p.seed, step); step
+  // (i32 [1], on the device) is incremented first, as sample_negatives does.
+  void sample_candidates(const CandidateSamplingParams& p, const Tensor& step,
+                         const Tensor& contexts, const Tensor& cdf, const Tensor& ids,
+                         const Tensor& labels);
   // Each row of a [n, d] against its own m candidate rows of c [n * m, d] (Word2Vec's scores of
   // a word against its context and its negatives): y[i, j] = sum_k a[i, k] c[i m + j, k], y
   // [n, m], summed in f32 and rounded once. One dtype for all three.

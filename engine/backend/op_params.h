@@ -141,4 +141,9 @@ struct NegativeSamplingParams {
   std::uint64_t seed = 0;
 };
 
+// Word2Vec's candidates (Backend::sample_candidates): the stream negatives are drawn from.
+struct CandidateSamplingParams {
+  std::uint64_t seed = 0;
+};
+
 }  // namespace dlbench::backend

@@ -70,6 +70,8 @@ const char* to_string(OpKind op) {
       return "row_dots_forward";
     case OpKind::kRowDotsBackward:
       return "row_dots_backward";
+    case OpKind::kSampleCandidates:
+      return "sample_candidates";
     case OpKind::kSparseAdamUpdate:
       return "sparse_adam_update";
   }

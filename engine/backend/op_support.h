@@ -46,9 +46,10 @@ enum class OpKind {
   kSampleNegatives,
   kRowDotsForward,
   kRowDotsBackward,
+  kSampleCandidates,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kRowDotsBackward;
+constexpr OpKind kLastOpKind = OpKind::kSampleCandidates;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

@@ -1,4 +1,4 @@
-// Negative sampling's statistics on the CPU backend (the op cases hold every backend to the same
+// Negative sampling's statistics on the CPU backend (NCF's, and Word2Vec's from a table) (the op cases hold every backend to the same
 // ids): items spread uniformly over their range, each call draws anew, the seed picks the
 // stream, negatives cycle through the positives' users; and the door refuses a malformed batch
 // without advancing the counter.
@@ -98,6 +98,40 @@ TEST(SampleNegatives, MalformedBatchesAreRefusedBeforeTheCounterMoves) {
                                     Tensor(ok.labels.data(), {8, 1}, DType::kF32, Device::cpu())),
                Error);
   EXPECT_EQ(ok.step, 0);
+}
+
+// Word2Vec's candidates follow their table: weights 4, 0, 1, 3, 2 (out of 10), 50,000 draws.
+TEST(SampleCandidates, DrawsFollowTheTableAndContextsComeFirst) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  constexpr std::int64_t kPairs = 1000, kColumns = 51;
+  std::vector<float> cdf = {0.4f, 0.4f, 0.5f, 0.8f, 1.0f};
+  std::vector<std::int32_t> contexts(kPairs, 3), ids(kPairs * kColumns, -1);
+  std::vector<float> labels(kPairs * kColumns, -1.0f);
+  std::int32_t step = 0;
+  be->sample_candidates({11}, Batch::i32(&step, 1), Batch::i32(contexts.data(), kPairs),
+                        Tensor(cdf.data(), {5}, DType::kF32, Device::cpu()),
+                        Tensor(ids.data(), {kPairs, kColumns}, DType::kI32, Device::cpu()),
+                        Tensor(labels.data(), {kPairs, kColumns}, DType::kF32, Device::cpu()));
+  EXPECT_EQ(step, 1);
+  std::vector<double> counts(5, 0.0);
+  for (std::int64_t e = 0; e < kPairs * kColumns; ++e) {
+    const bool context = e % kColumns == 0;
+    EXPECT_EQ(labels[static_cast<std::size_t>(e)], context ? 1.0f : 0.0f);
+    if (context)
+      EXPECT_EQ(ids[static_cast<std::size_t>(e)], 3);
+    else
+      counts[static_cast<std::size_t>(ids[static_cast<std::size_t>(e)])] += 1;
+  }
+  EXPECT_EQ(counts[1], 0.0);  // weight 0: never drawn
+  const double draws = kPairs * (kColumns - 1);
+  const double share[] = {0.4, 0.0, 0.1, 0.3, 0.2};
+  double chi2 = 0;
+  for (int v : {0, 2, 3, 4}) {
+    const double expected = draws * share[v];
+    chi2 += (counts[static_cast<std::size_t>(v)] - expected) *
+            (counts[static_cast<std::size_t>(v)] - expected) / expected;
+  }
+  EXPECT_LT(chi2, 16.3);  // the 0.1 % tail at 3 degrees of freedom
 }
 
 }  // namespace
