@@ -92,6 +92,21 @@ TEST(ModelsTest, NcfTrainsOnPositivesAndSampledNegatives) {
   EXPECT_EQ(build("ncf", 1, 0).input_specs()[0].shape, (Shape{1}));
 }
 
+// Two text8-sized tables of dimension 128; training scores each pair against its context and 5
+// negatives drawn on the device, inference against its context alone.
+TEST(ModelsTest, Word2VecHasTwoTablesAndScoresSixCandidatesPerPair) {
+  nn::Graph train = build("word2vec", 256, 0);
+  EXPECT_EQ(nn::parameter_count(train), 2 * 71290 * 128);
+  EXPECT_EQ(nn::forward_macs(train), 256 * 6 * 128);
+  EXPECT_TRUE(train.has_loss());
+  EXPECT_STREQ(train.nodes().at(0).layer->kind(), "candidate_sampler");
+  nn::Graph infer = build("word2vec", 256, 0, Mode::kInfer);
+  EXPECT_EQ(nn::parameter_count(infer), nn::parameter_count(train));
+  EXPECT_EQ(nn::forward_macs(infer), 256 * 128);
+  EXPECT_EQ(infer.value(infer.outputs().at(0)).shape, (Shape{256, 1}));
+  EXPECT_EQ(find_model("word2vec").unit, SampleUnit::kPairs);
+}
+
 TEST(ModelsTest, MacsScaleWithTheBatch) {
   EXPECT_EQ(nn::forward_macs(build("vgg16", 4, 224)), 4 * nn::forward_macs(build("vgg16", 1, 224)));
 }
@@ -101,8 +116,9 @@ TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
   // (tests/engine/models/registry_probe_model.cc): whole-archive linking kept every registrar.
   std::vector<std::string> names;
   for (const ModelSpec* m : ModelRegistry::instance().all()) names.push_back(m->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "vgg16"}));
-  EXPECT_EQ(model_names(), "ncf, registry-probe, resnet50, vgg16");
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "vgg16", "word2vec"}));
+  EXPECT_EQ(model_names(), "ncf, registry-probe, resnet50, vgg16, word2vec");
 }
 
 TEST(ModelsTest, ASpecDescribesTheModelWithoutBuildingIt) {

@@ -1,7 +1,7 @@
-// Negative sampling's statistics on the CPU backend (NCF's, and Word2Vec's from a table) (the op cases hold every backend to the same
-// ids): items spread uniformly over their range, each call draws anew, the seed picks the
-// stream, negatives cycle through the positives' users; and the door refuses a malformed batch
-// without advancing the counter.
+// Negative sampling's statistics on the CPU backend (the op cases hold every backend to the same
+// ids): NCF's items spread uniformly over their range, each call draws anew, the seed picks the
+// stream, negatives cycle through the positives' users, and the door refuses a malformed batch
+// without advancing the counter; Word2Vec's draws follow their table.
 #include <algorithm>
 #include <cstdint>
 #include <vector>

@@ -13,6 +13,7 @@
 #include "engine/nn/layers/multiply.h"
 #include "engine/nn/layers/pool.h"
 #include "engine/nn/layers/relu.h"
+#include "engine/nn/layers/row_dots.h"
 #include "engine/nn/layers/split_columns.h"
 #include "engine/nn/losses/sigmoid_binary_cross_entropy.h"
 #include "tests/ops/harness/layer_case.h"
@@ -94,6 +95,14 @@ std::vector<LayerCase> dense_layers() {
   out.push_back({"add", "two_inputs", make<nn::Add>(), {{2, 3, 4}, {2, 3, 4}}, {}, {}, true});
   out.push_back(
       {"multiply", "two_inputs", make<nn::Multiply>(), {{2, 3, 4}, {2, 3, 4}}, {}, {}, true});
+  // Word2Vec's scores: 3 rows of width 4 against 1 + 2 candidates each.
+  out.push_back({"row_dots",
+                 "3_rows_3_candidates",
+                 make<nn::RowDots>(3, 3, 4),
+                 {{3, 4}, {9, 4}},
+                 {},
+                 {},
+                 true});
   // Three blocks of different widths; each input's gradient is its own columns of dy.
   out.push_back({"concat_columns",
                  "three_inputs",

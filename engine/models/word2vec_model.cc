@@ -1,0 +1,93 @@
+// Word2Vec: skip-gram with negative sampling (Mikolov et al., 2013), as the published text8
+// evaluations run it: an input and an output embedding table over a text8-sized vocabulary
+// (71,290 words seen 5 times or more), dimension 128; each (word, context) pair is scored
+// against its context and kNegatives words drawn from the unigram^0.75 distribution on the device
+// (CandidateSampler), a logistic loss on each; lazy Adam on the touched rows of both tables
+// (the reference C code runs plain SGD with a decaying rate: the same rows, another update).
+//
+// Training takes a batch of B (word, context) pairs and scores B (1 + kNegatives) candidates;
+// inference scores the B pairs it is given. Data: synthetic pairs whose words and contexts are
+// Zipf-distributed (exponent 1, as word frequencies are), the negatives' distribution built from
+// the same frequencies. Not yet here (issue 20): the text reader (vocabulary, subsampling,
+// windows), a PyTorch peer, 300 dimensions and 64 negatives as options.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "engine/models/builder.h"
+#include "engine/models/registry.h"
+#include "engine/nn/layers/candidate_sampler.h"
+#include "engine/nn/layers/embedding.h"
+#include "engine/nn/layers/row_dots.h"
+#include "engine/nn/losses/sigmoid_binary_cross_entropy.h"
+
+namespace dlbench::models {
+namespace {
+
+constexpr std::int64_t kVocabulary = 71290;  // text8, words seen at least 5 times
+constexpr std::int64_t kDimension = 128;
+constexpr int kNegatives = 5;
+constexpr double kWordSkew = 1.0;        // Zipf's law of word frequencies
+constexpr double kNegativePower = 0.75;  // the reference's unigram^0.75
+
+nn::Graph build(const ModelConfig& config) {
+  const std::int64_t b = config.batch;
+  const bool train = config.mode == Mode::kTrain;
+  const std::int64_t candidates = train ? 1 + kNegatives : 1;
+  nn::Graph g(config.compute);
+  const ValueId words = g.add_input(
+      {"words", {b}, DType::kI32, data::zipf(0, kVocabulary, kWordSkew), "center word ids"});
+  ValueId contexts = g.add_input(
+      {"contexts", {b}, DType::kI32, data::zipf(0, kVocabulary, kWordSkew), "context word ids"});
+  ValueId labels = -1;
+  if (train) {
+    // Rank r's frequency under the synthetic data's Zipf law, to the power the reference uses.
+    std::vector<double> weights(static_cast<std::size_t>(kVocabulary));
+    for (std::int64_t r = 0; r < kVocabulary; ++r)
+      weights[static_cast<std::size_t>(r)] =
+          std::pow(1.0 / static_cast<double>(r + 1), kWordSkew * kNegativePower);
+    const std::vector<ValueId> sampled = g.add_multi(
+        "negatives", std::make_unique<nn::CandidateSampler>(weights, kNegatives, config.seed),
+        {contexts});
+    contexts = sampled[0], labels = sampled[1];
+  }
+  // As the reference: input vectors uniform in +-0.5/D (here normal with that spread's
+  // standard deviation), output vectors 0.
+  const float input_stddev = 0.5f / kDimension / std::sqrt(3.0f);
+  const ValueId in =
+      g.add("input",
+            std::make_unique<nn::Embedding>(nn::EmbeddingShape{b, kVocabulary, kDimension},
+                                            config.compute, input_stddev),
+            {words});
+  const ValueId out =
+      g.add("output",
+            std::make_unique<nn::Embedding>(
+                nn::EmbeddingShape{b * candidates, kVocabulary, kDimension}, config.compute, 0.0f),
+            {contexts});
+  const ValueId logits =
+      g.add("scores", std::make_unique<nn::RowDots>(b, candidates, kDimension), {in, out});
+  if (train) g.add("loss", std::make_unique<nn::SigmoidBinaryCrossEntropy>(), {logits, labels});
+  g.mark_output(logits);
+  return g;
+}
+
+ModelSpec spec() {
+  ModelSpec s;
+  s.name = "word2vec";
+  s.description =
+      "Word2Vec skip-gram, negative sampling (5), text8-sized vocabulary, dimension 128";
+  s.unit = SampleUnit::kPairs;
+  s.default_train_batch = 256;  // the published evaluation's
+  s.default_infer_batch = 256;
+  s.size = {"input size", "", 0, {}};
+  s.default_optimizer.kind = nn::OptimizerConfig::Kind::kAdam;
+  s.default_optimizer.sparse_kind = nn::OptimizerConfig::Kind::kSparseAdam;
+  s.build = build;
+  return s;
+}
+
+}  // namespace
+
+DLBENCH_REGISTER_MODEL(spec);
+
+}  // namespace dlbench::models
