@@ -5,14 +5,14 @@
 namespace dlbench::runner {
 
 models::ModelConfig model_config(const models::ModelSpec& model, const result::RunConfig& config,
-                                 std::int64_t batch) {
+                                 std::int64_t batch, std::shared_ptr<const data::Dataset> data) {
   models::ModelConfig mc;
   mc.batch = batch;
   mc.size = config.input_size;
   mc.compute = compute_dtype(config.precision);
   mc.mode = config.mode;
   mc.seed = config.seed;
-  if (!config.data.empty()) mc.data = models::read_data(model, config.data);
+  mc.data = std::move(data);
   return models::resolve(model, mc);
 }
 

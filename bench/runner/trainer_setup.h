@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "bench/result/run_config.h"
 #include "engine/dist/communicator.h"
@@ -12,10 +13,11 @@
 
 namespace dlbench::runner {
 
-// The model at `batch` (input size and compute dtype from the configuration), resolved; with a
-// data file, read here (Error(kUsage) for a file the model cannot read).
+// The model at `batch` (input size and compute dtype from the configuration) on `data` (null:
+// synthetic), resolved.
 models::ModelConfig model_config(const models::ModelSpec& model, const result::RunConfig& config,
-                                 std::int64_t batch);
+                                 std::int64_t batch,
+                                 std::shared_ptr<const data::Dataset> data = nullptr);
 // The model's default optimizer with the run's learning rate and momentum.
 nn::TrainerConfig trainer_config(const models::ModelSpec& model, const result::RunConfig& config,
                                  dist::Communicator* communicator);

@@ -136,11 +136,12 @@ void add_start_up_metrics(result::RunResult& r, const StartUp& s, int warmed) {
 }
 
 // One replica's part of a run; the root replica's result is the run's.
-result::RunResult run_replica(const result::RunConfig& config, dist::Replica& replica,
-                              const RunHooks& hooks) {
+result::RunResult run_replica(const result::RunConfig& config,
+                              const std::shared_ptr<const data::Dataset>& data,
+                              dist::Replica& replica, const RunHooks& hooks) {
   const bool rss_reset = reset_peak_rss();  // this run's peak, not an earlier run's
   const models::ModelSpec& model = models::find_model(config.model);
-  const models::ModelConfig mc = model_config(model, config, *config.batch);
+  const models::ModelConfig mc = model_config(model, config, *config.batch, data);
   const std::int64_t samples_per_step = models::samples_per_step(model, mc);
 
   backend::Backend& be = replica.backend;
@@ -323,10 +324,14 @@ result::RunResult run_replica(const result::RunConfig& config, dist::Replica& re
 result::RunResult run_workload(const result::RunConfig& requested, const RunHooks& hooks) {
   const result::RunConfig config = validated(requested);
   const dist::LaunchPlan plan = launch_plan(config.launch);
+  // A data file is read once, before the replicas start, and shared by all of them.
+  const std::shared_ptr<const data::Dataset> data =
+      config.data.empty() ? nullptr
+                          : models::read_data(models::find_model(config.model), config.data);
   result::RunResult result;
   dist::run_replicas(plan, [&](dist::Replica& replica) {
     // Only the root replica reports progress and keeps its result.
-    result::RunResult r = run_replica(config, replica, replica.root() ? hooks : RunHooks{});
+    result::RunResult r = run_replica(config, data, replica, replica.root() ? hooks : RunHooks{});
     if (replica.root()) result = std::move(r);
   });
   return result;

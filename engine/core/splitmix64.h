@@ -17,6 +17,14 @@ DLBENCH_HOST_DEVICE inline std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// splitmix64 as a sequence: the next word of the stream `state` stands at, which it advances.
+// Host-side streams (shuffles, draws made once) use it, so every one is the same portable stream.
+inline std::uint64_t splitmix64_next(std::uint64_t& state) {
+  const std::uint64_t word = splitmix64(state);
+  state += 0x9e3779b97f4a7c15ull;
+  return word;
+}
+
 // An integer in [0, n) from 64 random bits: the top 32 bits scaled by n (Lemire's multiply-shift,
 // without rejection: for n below 2^20 the bias is under 2^-12 of a value's share).
 DLBENCH_HOST_DEVICE inline std::uint32_t below(std::uint64_t bits, std::uint32_t n) {

@@ -43,9 +43,7 @@ class RatingsSource final : public DataSource {
  private:
   void shuffle() {
     for (std::size_t i = order_.size(); i > 1; --i) {
-      const std::uint64_t word = splitmix64(state_);
-      state_ += 0x9E3779B97F4A7C15ull;
-      std::swap(order_[i - 1], order_[word % i]);
+      std::swap(order_[i - 1], order_[splitmix64_next(state_) % i]);
     }
     next_ = 0;
   }
@@ -115,9 +113,8 @@ RankingTest MovieLensData::ranking_test(int negatives, std::uint64_t seed) const
         if (!r.rated(user, item)) list.push_back(item);
     } else {  // distinct draws: rejection is cheap while most items are unrated and unpicked
       while (static_cast<int>(list.size()) <= negatives) {
-        const std::uint64_t word = splitmix64(state);
-        state += 0x9E3779B97F4A7C15ull;
-        const auto item = static_cast<std::int32_t>(word % static_cast<std::uint64_t>(r.items));
+        const auto item =
+            static_cast<std::int32_t>(splitmix64_next(state) % static_cast<std::uint64_t>(r.items));
         if (!r.rated(user, item) && std::find(list.begin(), list.end(), item) == list.end())
           list.push_back(item);
       }

@@ -7,17 +7,6 @@
 #include "engine/core/splitmix64.h"
 
 namespace dlbench::data {
-namespace {
-
-// splitmix64 as a sequence: a fixed, portable stream of 64-bit words per seed (std:: distributions
-// are not the same on every standard library).
-std::uint64_t next_word(std::uint64_t& state) {
-  const std::uint64_t word = splitmix64(state);
-  state += 0x9E3779B97F4A7C15ull;
-  return word;
-}
-
-}  // namespace
 
 std::vector<std::int32_t> zipf_ids(const Distribution& d, std::int64_t count, std::uint64_t seed) {
   const auto low = static_cast<std::int64_t>(d.a), high = static_cast<std::int64_t>(d.b);
@@ -30,7 +19,7 @@ std::vector<std::int32_t> zipf_ids(const Distribution& d, std::int64_t count, st
   std::vector<std::int32_t> ids(static_cast<std::size_t>(count));
   std::uint64_t state = seed;
   for (std::int32_t& id : ids) {
-    const double u = static_cast<double>(next_word(state) >> 11) * 0x1.0p-53 * total;
+    const double u = static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53 * total;
     const auto k = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
     id = static_cast<std::int32_t>(low + std::min<std::int64_t>(k, high - low - 1));
   }

@@ -76,7 +76,9 @@ TEST(MovieLensTest, MalformedLinesAreRefusedNamingTheFileAndLine) {
       {"1::1::5::", "Timestamp ''"},
       {"1::1::5::12.5", "Timestamp '12.5'"},
       {"1:: 1::5::9", "MovieID ' 1'"},
-      {std::string("1::1::5::9\0\x01", 12), "Timestamp '9?" "?'"},  // NUL, SOH shown as ?
+      {std::string("1::1::5::9\0\x01", 12),
+       "Timestamp '9?"
+       "?'"},  // NUL, SOH shown as ?
   };
   for (const Bad& b : cases) {
     const std::string message = refusal(good + good + b.line + "\n" + good);
