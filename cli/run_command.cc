@@ -234,6 +234,13 @@ void print_text(const result::RunResult& r, std::ostream& out,
                          " over " + fixed(lists->value, 0) +
                          " held-out items (popularity baseline: HR@10 " + fixed(pop_hr->value, 3) +
                          ", NDCG@10 " + fixed(pop_ndcg->value, 3) + ")");
+  // What the vectors learned: each probe word's nearest words, with their cosine similarity.
+  for (std::size_t i = 0; i < r.neighbours.size(); ++i) {
+    const result::WordNeighbours& n = r.neighbours[i];
+    std::string nearest = n.word + ":";
+    for (const auto& [word, cosine] : n.nearest) nearest += " " + word + " " + fixed(cosine, 2);
+    s.row(i == 0 ? "Nearest words" : "", nearest);
+  }
   s.print(out);
 }
 

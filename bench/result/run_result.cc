@@ -166,6 +166,12 @@ nlohmann::json to_json(const RunResult& r) {
   if (c.memory_limit_bytes > 0) doc["config"]["memory_limit_bytes"] = c.memory_limit_bytes;
   if (!c.data.empty()) doc["config"]["data"] = c.data;  // absent: synthetic data
   if (!r.data_description.empty()) doc["data_description"] = r.data_description;
+  for (const WordNeighbours& n : r.neighbours) {
+    nlohmann::json nearest = nlohmann::json::array();
+    for (const auto& [word, similarity] : n.nearest)
+      nearest.push_back({{"word", word}, {"cosine", similarity}});
+    doc["neighbours"].push_back({{"word", n.word}, {"nearest", nearest}});
+  }
   if (!r.peer.is_null()) doc["peer"] = r.peer;
   if (!r.interrupted.empty()) doc["interrupted"] = r.interrupted;
   if (r.measured_steps == 0) {

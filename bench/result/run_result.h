@@ -49,6 +49,13 @@ struct LayerRow {
   std::int64_t forward_macs = 0;
 };
 
+// A word of the data's vocabulary and the words whose trained vectors lie nearest it (cosine
+// similarity, highest first): what a reader can judge a word-embedding run's learning by.
+struct WordNeighbours {
+  std::string word;
+  std::vector<std::pair<std::string, double>> nearest;
+};
+
 struct RunResult {
   RunConfig config;
   std::optional<DataParallel> data_parallel;  // set when replicas > 1
@@ -68,8 +75,9 @@ struct RunResult {
   double first_loss = 0, last_loss = 0;  // train only
   int skipped_steps = 0;                 // fp16 loss scaling: steps with non-finite gradients
   float loss_scale = 1.0f;
-  std::vector<Metric> metrics;   // everything above and more, tagged
-  std::vector<LayerRow> layers;  // per layer: output shape, parameters, forward MACs
+  std::vector<Metric> metrics;             // everything above and more, tagged
+  std::vector<LayerRow> layers;            // per layer: output shape, parameters, forward MACs
+  std::vector<WordNeighbours> neighbours;  // trained on a text (ModelSpec::word_vectors)
   // Telemetry of the measured phase, when config.telemetry: its summary, every sample, and
   // the GPUs sampled.
   std::optional<telemetry::Recording> telemetry;

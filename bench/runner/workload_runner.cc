@@ -16,6 +16,7 @@
 #include "bench/runner/ranking_eval.h"
 #include "bench/runner/trainer_setup.h"
 #include "bench/runner/validated_config.h"
+#include "bench/runner/word_neighbours.h"
 #include "bench/sysinfo/interconnect.h"
 #include "bench/sysinfo/machine_info.h"
 #include "bench/telemetry/window.h"
@@ -293,9 +294,11 @@ result::RunResult run_replica(const result::RunConfig& config,
       add_start_up_metrics(r, start_up, warmed);
       result::add_energy_metrics(r);
       // After the memory's peak is read: the evaluation's trainer is not the run's.
-      if (train)
+      if (train) {
         if (const auto quality = evaluate_ranking(model, mc, config, net, be))
           add_ranking_metrics(r, *quality);
+        r.neighbours = nearest_neighbours(model, mc.data.get(), net, be);
+      }
     }
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
     r.environment = sysinfo::to_json(machine);

@@ -36,6 +36,9 @@ class Dataset {
     (void)negatives, (void)seed;
     return {};
   }
+  // The words a text's ids stand for (id i is word i, most frequent first); null for data of
+  // anything else.
+  virtual const std::vector<std::string>* words() const { return nullptr; }
 };
 
 }  // namespace dlbench::data

@@ -5,6 +5,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/splitmix64.h"
+#include "engine/data/dataset_helpers.h"
 
 namespace dlbench::data {
 namespace {
@@ -57,24 +58,6 @@ class RatingsSource final : public DataSource {
   std::vector<std::int32_t> users_, items_;  // the batch on the host
 };
 
-std::size_t input_index(const std::vector<InputSpec>& inputs, const char* name) {
-  for (std::size_t k = 0; k < inputs.size(); ++k)
-    if (inputs[k].name == name && inputs[k].dtype == DType::kI32 && inputs[k].shape.rank() == 1)
-      return k;
-  DLBENCH_CHECK(false,
-                std::string("MovieLens data: the graph has no i32 [n] input '") + name + "'");
-  return 0;
-}
-
-std::string with_commas(std::int64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string MovieLensData::describe() const {
@@ -89,7 +72,8 @@ std::string MovieLensData::describe() const {
 
 std::unique_ptr<DataSource> MovieLensData::source(const std::vector<InputSpec>& inputs,
                                                   std::uint64_t seed) const {
-  const std::size_t users = input_index(inputs, "users"), items = input_index(inputs, "items");
+  const std::size_t users = int_input_index(inputs, "users", "MovieLens data"),
+                    items = int_input_index(inputs, "items", "MovieLens data");
   DLBENCH_CHECK(inputs[users].shape == inputs[items].shape,
                 "MovieLens data: users and items differ in length");
   // A user's only rating stays in training, so a file with ratings always has some to train on.

@@ -92,7 +92,9 @@ nn::Graph build(const ModelConfig& config) {
 ModelSpec spec() {
   ModelSpec s;
   s.name = "ncf";
-  s.description = "NCF (NeuMF), MovieLens-1M sized tables, factors 64, MLP 256-256-128-64";
+  s.description =
+      "NCF (NeuMF), factors 64, MLP 256-256-128-64, tables of MovieLens-1M's size or of the "
+      "ratings read";
   s.unit = SampleUnit::kPairs;
   s.default_train_batch = 256;  // the published evaluation's; NVIDIA's reference runs 1,048,576
   s.default_infer_batch = 100;

@@ -8,12 +8,14 @@
 // Training takes a batch of B (word, context) pairs and scores B (1 + kNegatives) candidates;
 // inference scores the B pairs it is given. Data: synthetic pairs whose words and contexts are
 // Zipf-distributed (exponent 1, as word frequencies are), the negatives' distribution built from
-// the same frequencies. Not yet here (issue 20): the text reader (vocabulary, subsampling,
-// windows), a PyTorch peer, 300 dimensions and 64 negatives as options.
+// the same frequencies; or a text file (CorpusData: its vocabulary sizes the tables, its counts
+// the negatives' distribution, its windows the pairs). Not yet here: 300 dimensions and 64
+// negatives as options.
 #include <cmath>
 #include <memory>
 #include <vector>
 
+#include "engine/data/corpus_source.h"
 #include "engine/models/builder.h"
 #include "engine/models/registry.h"
 #include "engine/nn/layers/candidate_sampler.h"
@@ -32,20 +34,27 @@ constexpr double kNegativePower = 0.75;  // the reference's unigram^0.75
 
 nn::Graph build(const ModelConfig& config) {
   const std::int64_t b = config.batch;
+  const auto* text = dynamic_cast<const data::CorpusData*>(config.data.get());
+  DLBENCH_CHECK(config.data == nullptr || text != nullptr, "word2vec reads a text corpus only");
+  const std::int64_t vocabulary =
+      text ? static_cast<std::int64_t>(text->corpus().vocabulary.size()) : kVocabulary;
   const bool train = config.mode == Mode::kTrain;
   const std::int64_t candidates = train ? 1 + kNegatives : 1;
   nn::Graph g(config.compute);
   const ValueId words = g.add_input(
-      {"words", {b}, DType::kI32, data::zipf(0, kVocabulary, kWordSkew), "center word ids"});
+      {"words", {b}, DType::kI32, data::zipf(0, vocabulary, kWordSkew), "center word ids"});
   ValueId contexts = g.add_input(
-      {"contexts", {b}, DType::kI32, data::zipf(0, kVocabulary, kWordSkew), "context word ids"});
+      {"contexts", {b}, DType::kI32, data::zipf(0, vocabulary, kWordSkew), "context word ids"});
   ValueId labels = -1;
   if (train) {
-    // Rank r's frequency under the synthetic data's Zipf law, to the power the reference uses.
-    std::vector<double> weights(static_cast<std::size_t>(kVocabulary));
-    for (std::int64_t r = 0; r < kVocabulary; ++r)
+    // Each word's frequency (the text's count, or rank r's under the synthetic data's Zipf law),
+    // to the power the reference uses.
+    std::vector<double> weights(static_cast<std::size_t>(vocabulary));
+    for (std::int64_t r = 0; r < vocabulary; ++r)
       weights[static_cast<std::size_t>(r)] =
-          std::pow(1.0 / static_cast<double>(r + 1), kWordSkew * kNegativePower);
+          text ? std::pow(static_cast<double>(text->corpus().counts[static_cast<std::size_t>(r)]),
+                          kNegativePower)
+               : std::pow(1.0 / static_cast<double>(r + 1), kWordSkew * kNegativePower);
     const std::vector<ValueId> sampled = g.add_multi(
         "negatives", std::make_unique<nn::CandidateSampler>(weights, kNegatives, config.seed),
         {contexts});
@@ -56,13 +65,13 @@ nn::Graph build(const ModelConfig& config) {
   const float input_stddev = 0.5f / kDimension / std::sqrt(3.0f);
   const ValueId in =
       g.add("input",
-            std::make_unique<nn::Embedding>(nn::EmbeddingShape{b, kVocabulary, kDimension},
+            std::make_unique<nn::Embedding>(nn::EmbeddingShape{b, vocabulary, kDimension},
                                             config.compute, input_stddev),
             {words});
   const ValueId out =
       g.add("output",
             std::make_unique<nn::Embedding>(
-                nn::EmbeddingShape{b * candidates, kVocabulary, kDimension}, config.compute, 0.0f),
+                nn::EmbeddingShape{b * candidates, vocabulary, kDimension}, config.compute, 0.0f),
             {contexts});
   const ValueId logits =
       g.add("scores", std::make_unique<nn::RowDots>(b, candidates, kDimension), {in, out});
@@ -75,13 +84,17 @@ ModelSpec spec() {
   ModelSpec s;
   s.name = "word2vec";
   s.description =
-      "Word2Vec skip-gram, negative sampling (5), text8-sized vocabulary, dimension 128";
+      "Word2Vec skip-gram, negative sampling (5), dimension 128, vocabulary of text8's size or of "
+      "the text read";
   s.unit = SampleUnit::kPairs;
   s.default_train_batch = 256;  // the published evaluation's
   s.default_infer_batch = 256;
   s.size = {"input size", "", 0, {}};
   s.default_optimizer.kind = nn::OptimizerConfig::Kind::kAdam;
   s.default_optimizer.sparse_kind = nn::OptimizerConfig::Kind::kSparseAdam;
+  s.read_data = data::read_corpus_data;
+  s.data_format = "plain text (text8, or any text: words are runs of letters)";
+  s.word_vectors = "input.table";
   s.build = build;
   return s;
 }

@@ -97,6 +97,46 @@ TEST(DataCliTest, NcfRanksHeldOutItemsAbovePopularity) {
   EXPECT_EQ(metric(doc, "quality/ranked_lists"), 60);
 }
 
+// 120 words, w0 .. w119, in a round twenty times over, so each word's neighbours are its
+// neighbours in the round.
+std::string round_text() {
+  std::string text;
+  for (int pass = 0; pass < 20; ++pass) {
+    for (int w = 0; w < 120; ++w) {
+      const char word[] = {'w', char('a' + w / 26), char('a' + w % 26), ' ', '\0'};
+      text += word;
+    }
+    text += "\n";
+  }
+  return write_file("round.txt", text);
+}
+
+TEST(DataCliTest, Word2VecTrainsOnATextSizedByItsVocabularyAndShowsNearestWords) {
+  const std::string path = round_text();
+  const std::string json_path = testing::isolated_home() + "/w2v-data.json";
+  auto r =
+      dlbench("run word2vec --device cpu --data " + path +
+              " --batch 64 --steps 5 --warmup 1 --no-store --no-telemetry --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Data              text corpus " + path +
+                       ": 2,400 words; vocabulary 120 words (seen 5 times or more)"),
+            std::string::npos)
+      << r.out;
+  // The words at ranks 50 and 100 of the vocabulary, with five neighbours each.
+  EXPECT_NE(r.out.find("Nearest words     wby:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("                  wdw:"), std::string::npos) << r.out;
+  std::ifstream in(json_path);
+  const json doc = json::parse(in);
+  EXPECT_EQ(doc["parameters"], 2 * 120 * 128);  // two tables of the text's 120 words
+  ASSERT_EQ(doc["neighbours"].size(), 2u) << doc.dump();
+  EXPECT_EQ(doc["neighbours"][0]["word"], "wby");
+  ASSERT_EQ(doc["neighbours"][0]["nearest"].size(), 5u);
+  for (const json& n : doc["neighbours"][0]["nearest"]) {
+    EXPECT_NE(n["word"], "wby");
+    EXPECT_LE(std::abs(n["cosine"].get<double>()), 1.0 + 1e-9);
+  }
+}
+
 TEST(DataCliTest, SyntheticRunsSayNothingOfData) {
   auto r =
       dlbench("run ncf --device cpu --batch 10 --steps 2 --warmup 1 --no-store --no-telemetry");
@@ -120,6 +160,11 @@ TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
       {"run ncf --data " + write_file("empty.dat", ""), "empty.dat holds no ratings"},
       {"run ncf --data " + testing::isolated_home() + "/missing.dat", "--data cannot read"},
       {"run ncf --data ''", "an empty value"},
+      {"run word2vec --data " + write_file("binary.txt", std::string("one\ntwo\0", 8)),
+       "binary.txt:2: control byte 0x00; this is not a text file"},
+      {"run word2vec --data " + write_file("text8.zip", "PK\x03\x04text8"),
+       "text8.zip is a zip archive, not text"},
+      {"run word2vec --data " + good, "holds 0 word(s) seen 5 times or more"},
       {"run resnet50 --input 32 --data " + good, "resnet50 reads no data file yet"},
       {"run ncf --framework pytorch --data " + good, "--data is read by dlbench's own engine"},
   };

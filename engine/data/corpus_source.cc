@@ -1,0 +1,139 @@
+#include "engine/data/corpus_source.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "engine/core/error.h"
+#include "engine/core/splitmix64.h"
+#include "engine/data/dataset_helpers.h"
+
+namespace dlbench::data {
+namespace {
+
+// Passes in a row that may keep fewer than two words before a text counts as too short.
+constexpr int kMaxEmptyPasses = 1000;
+
+double unit_draw(std::uint64_t& state) {
+  return static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53;
+}
+
+// The reference's chance of keeping one occurrence of a word seen `count` times among `total`:
+// (sqrt(count / (t total)) + 1) t total / count, which is 1 or more for words rarer than about
+// 2.6 t total.
+std::vector<double> keep_chances(const Corpus& corpus) {
+  double total = 0;
+  for (std::int64_t c : corpus.counts) total += static_cast<double>(c);
+  const double t = kSubsample * total;
+  std::vector<double> keep;
+  for (std::int64_t c : corpus.counts) {
+    const double f = static_cast<double>(c);
+    keep.push_back((std::sqrt(f / t) + 1) * t / f);
+  }
+  return keep;
+}
+
+class SkipGramSource final : public DataSource {
+ public:
+  SkipGramSource(std::shared_ptr<const CorpusData> data, std::size_t words_input,
+                 std::size_t contexts_input, std::uint64_t seed)
+      : data_(std::move(data)),
+        corpus_(data_->corpus()),
+        words_input_(words_input),
+        contexts_input_(contexts_input),
+        keep_(keep_chances(corpus_)),
+        state_(seed) {
+    // Replicas (other seeds) start at other places in the text.
+    start_ = static_cast<std::size_t>(splitmix64_next(state_) % corpus_.tokens.size());
+  }
+  std::string name() const override { return "text corpus"; }
+
+  void fill(backend::Backend& backend, std::span<const Tensor> inputs) override {
+    const Tensor& words = inputs[words_input_];
+    const auto n = static_cast<std::size_t>(words.numel());
+    words_.resize(n), contexts_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      while (next_pair_ == pairs_.size()) next_centre();
+      words_[i] = pairs_[next_pair_].first;
+      contexts_[i] = pairs_[next_pair_].second;
+      ++next_pair_;
+    }
+    backend.from_host(words_.data(), words);
+    backend.from_host(contexts_.data(), inputs[contexts_input_]);
+  }
+
+ private:
+  // A pass over the whole text from start_ (wrapping round), each occurrence kept by chance.
+  void new_pass() {
+    const std::vector<std::int32_t>& tokens = corpus_.tokens;
+    for (int attempt = 0; attempt < kMaxEmptyPasses; ++attempt) {
+      kept_.clear();
+      for (std::size_t k = 0; k < tokens.size(); ++k) {
+        const std::int32_t id = tokens[(start_ + k) % tokens.size()];
+        const double keep = keep_[static_cast<std::size_t>(id)];
+        if (keep >= 1 || unit_draw(state_) < keep) kept_.push_back(id);
+      }
+      if (kept_.size() >= 2) {
+        centre_ = 0;
+        return;
+      }
+    }
+    throw Error(ErrorKind::kUsage,
+                corpus_.path + ": subsampling frequent words leaves too little text to pair",
+                "give a longer text");
+  }
+
+  // The next centre word's pairs, with every word within a reach drawn from 1..kWindow.
+  void next_centre() {
+    if (centre_ >= kept_.size()) new_pass();
+    const std::size_t c = centre_++;
+    const auto reach = static_cast<std::size_t>(1 + splitmix64_next(state_) % kWindow);
+    pairs_.clear();
+    next_pair_ = 0;
+    const std::size_t first = c >= reach ? c - reach : 0;
+    const std::size_t last = std::min(kept_.size() - 1, c + reach);
+    for (std::size_t j = first; j <= last; ++j)
+      if (j != c) pairs_.emplace_back(kept_[c], kept_[j]);
+  }
+
+  std::shared_ptr<const CorpusData> data_;  // keeps corpus_ alive
+  const Corpus& corpus_;
+  std::size_t words_input_, contexts_input_;
+  std::vector<double> keep_;
+  std::uint64_t state_;
+  std::size_t start_ = 0;
+  std::vector<std::int32_t> kept_;  // this pass's words
+  std::size_t centre_ = 0;          // the next centre in kept_; past the end: a new pass
+  std::vector<std::pair<std::int32_t, std::int32_t>> pairs_;  // the current centre's
+  std::size_t next_pair_ = 0;
+  std::vector<std::int32_t> words_, contexts_;  // the batch on the host
+};
+
+}  // namespace
+
+std::string CorpusData::describe() const {
+  const Corpus& c = corpus_;
+  char sample[32];
+  std::snprintf(sample, sizeof sample, "%g", kSubsample);
+  return "text corpus " + c.path + ": " + with_commas(c.words) + " words; vocabulary " +
+         with_commas(static_cast<std::int64_t>(c.vocabulary.size())) + " words (seen " +
+         std::to_string(c.min_count) + " times or more), " +
+         with_commas(static_cast<std::int64_t>(c.tokens.size())) + " words of the text; window " +
+         std::to_string(kWindow) + ", frequent words subsampled at " + sample;
+}
+
+std::unique_ptr<DataSource> CorpusData::source(const std::vector<InputSpec>& inputs,
+                                               std::uint64_t seed) const {
+  const std::size_t words = int_input_index(inputs, "words", "text corpus");
+  const std::size_t contexts = int_input_index(inputs, "contexts", "text corpus");
+  DLBENCH_CHECK(inputs[words].shape == inputs[contexts].shape,
+                "text corpus: words and contexts differ in length");
+  return std::make_unique<SkipGramSource>(shared_from_this(), words, contexts, seed);
+}
+
+std::shared_ptr<const Dataset> read_corpus_data(const std::string& path) {
+  return std::make_shared<CorpusData>(read_text_corpus(path));
+}
+
+}  // namespace dlbench::data

@@ -1,0 +1,20 @@
+// What every file-backed dataset needs: finding the graph input it fills, and numbers a reader
+// can take in at a glance in its one-line description.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/data/input_spec.h"
+
+namespace dlbench::data {
+
+// The index of the graph's i32 [n] input `name`; an internal error naming `dataset` when the
+// graph has none (a model and its data disagree).
+std::size_t int_input_index(const std::vector<InputSpec>& inputs, const char* name,
+                            const char* dataset);
+
+std::string with_commas(std::int64_t v);  // 1234567 -> "1,234,567"
+
+}  // namespace dlbench::data
