@@ -15,26 +15,7 @@ optimizers of dlbench's ncf (engine/models/ncf_model.cc), so the two measure the
     embedding lookups); fp16 with GradScaler, which unscales the sparse gradients too.
 """
 
-
-def zipf(torch, low, high, exponent, count, device, generator):
-    """Ids in [low, high), id low + k drawn with weight (k + 1)^-exponent."""
-    ranks = torch.arange(1, high - low + 1, dtype=torch.float64)
-    weights = ranks.pow(-exponent)
-    drawn = torch.multinomial(weights, count, replacement=True, generator=generator)
-    return (low + drawn).to(device=device, dtype=torch.int64)
-
-
-def draw(torch, spec, device, generator):
-    """A tensor for one --inputs entry of integer ids."""
-    d = spec["distribution"]
-    count = 1
-    for n in spec["shape"]:
-        count *= n
-    if d["kind"] == "zipf":
-        values = zipf(torch, d["low"], d["high"], d["exponent"], count, device, generator)
-    else:
-        values = torch.randint(d["low"], d["high"], (count,), generator=generator).to(device)
-    return values.reshape(spec["shape"])
+from pytorch_ids import draw
 
 
 class NeuMF:

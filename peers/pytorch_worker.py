@@ -8,6 +8,8 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
     parameter count but adds work), 138,357,544 parameters at 224x224.
   - ncf: NeuMF with sparse embedding tables, its negatives sampled on the device each step
     (pytorch_ncf.py says how it matches dlbench's).
+  - word2vec: skip-gram with sparse input and output tables, 5 negatives per pair drawn on the
+    device each step (pytorch_word2vec.py says how it matches dlbench's).
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
@@ -26,9 +28,12 @@ import time
 
 import protocol
 import pytorch_ncf
+import pytorch_word2vec
 
 
-MODELS = ("ncf", "resnet50", "vgg16")
+# The models whose workload is not an image classifier, by name.
+EMBEDDING_WORKLOADS = {"ncf": pytorch_ncf.Workload, "word2vec": pytorch_word2vec.Workload}
+MODELS = ("ncf", "resnet50", "vgg16", "word2vec")
 
 
 def build_model(torch, torchvision, args, classes):
@@ -93,7 +98,8 @@ class ImageWorkload:
 def run(channel, args):
     protocol.check_model(channel, args, MODELS)
     torch = protocol.require(channel, "torch")
-    torchvision = None if args.model == "ncf" else protocol.require(channel, "torchvision")
+    embedding = EMBEDDING_WORKLOADS.get(args.model)
+    torchvision = None if embedding else protocol.require(channel, "torchvision")
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         channel.fail("usage", f"torch {torch.__version__} sees no CUDA device "
@@ -103,8 +109,8 @@ def run(channel, args):
     torch.manual_seed(args.seed)
     amp = configure_precision(torch, args.precision)
 
-    if args.model == "ncf":
-        workload = pytorch_ncf.Workload(torch, channel, args, device, protocol.input_named)
+    if embedding:
+        workload = embedding(torch, channel, args, device, protocol.input_named)
     else:
         workload = ImageWorkload(torch, torchvision, channel, args, device, amp is not None)
     model = workload.module

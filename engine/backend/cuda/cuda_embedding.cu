@@ -5,13 +5,16 @@
 //   columns:  dst[:, dst_col + j] (+)= src[:, src_col + j]
 // The backward is deterministic without float atomics: the (id, position) pairs are sorted by
 // id with CUB's radix sort, which is stable, so each id's positions stay in ascending order;
-// then one block per run of equal ids adds that run's dy rows to the table row in order, in
-// f32, and rounds once. That is the CPU backend's order too, so f32 gradients match it bit for
-// bit. The sort's buffers and scratch come from the caller's workspace
+// then one block per run of equal ids adds that run's dy rows to the table row in f32 and
+// rounds once. A run shorter than kSplitRun is added in order, the CPU backend's order, so those
+// rows match it bit for bit. A longer run (a frequent word: at 65,536 Zipf pairs the commonest
+// takes about 5,500 of them, and summing those one after another took most of a Word2Vec step)
+// is cut into kSplitWarps equal parts, each warp sums its part in order with kUnroll loads in
+// flight, and the parts are added in part order: another order than the CPU's, but the same on
+// every run. The sort's buffers and scratch come from the caller's workspace
 // (embedding_backward_workspace_bytes), so the op allocates nothing, never waits for the host
 // and can be recorded in a device graph. Ids outside [0, V) are sorted as V and skipped: their
 // rows add to nothing (the CPU backend throws instead; a device kernel cannot).
-// A very frequent id is summed by one block alone; measure before splitting long runs.
 #include <cub/device/device_radix_sort.cuh>
 
 #include "engine/backend/cuda/cuda_kernels.cuh"
@@ -74,22 +77,77 @@ __global__ void sort_input_kernel(const std::int32_t* ids, std::int64_t n, std::
   }
 }
 
+constexpr std::int64_t kSplitRun = 64;    // runs this long or longer are summed by parts
+constexpr int kSplitWarps = kBlock / 32;  // the parts of a long run, a warp each
+constexpr int kUnroll = 4;                // loads a warp keeps in flight
+
+// The sum over sorted entries [first, last) of dy[positions[j], d], in order.
+template <class T>
+__device__ float run_part_sum(const std::int32_t* positions, std::int64_t first, std::int64_t last,
+                              std::int64_t dim, std::int64_t d, const T* dy) {
+  float sum = 0;
+  std::int64_t j = first;
+  for (; j + kUnroll <= last; j += kUnroll) {
+    float v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      v[u] = to_f32(dy[static_cast<std::int64_t>(positions[j + u]) * dim + d]);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) sum += v[u];
+  }
+  for (; j < last; ++j) sum += to_f32(dy[static_cast<std::int64_t>(positions[j]) * dim + d]);
+  return sum;
+}
+
 // Block k owns sorted entry k when it starts a run of equal ids, and adds the run's dy rows.
+// Launched with kBlock threads.
 template <class T>
 __global__ void embedding_backward_kernel(const std::uint32_t* keys, const std::int32_t* positions,
                                           std::int64_t n, std::int64_t vocab, std::int64_t dim,
                                           const T* dy, T* dtable, std::int32_t* touched) {
+  __shared__ std::int64_t run_end;
+  __shared__ float parts[kSplitWarps][32];
   for (std::int64_t k = blockIdx.x; k < n; k += gridDim.x) {
     const std::uint32_t row = keys[k];
     if (row >= vocab || (k > 0 && keys[k - 1] == row)) continue;
     T* out = dtable + static_cast<std::int64_t>(row) * dim;
-    for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
-      float sum = to_f32(out[d]);
-      for (std::int64_t j = k; j < n && keys[j] == row; ++j)
-        sum += to_f32(dy[static_cast<std::int64_t>(positions[j]) * dim + d]);
-      out[d] = from_f32<T>(sum);
-    }
     if (threadIdx.x == 0) touched[row] = 1;
+    if (k + kSplitRun > n || keys[k + kSplitRun - 1] != row) {  // short: in order, as the CPU
+      for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+        float sum = to_f32(out[d]);
+        for (std::int64_t j = k; j < n && keys[j] == row; ++j)
+          sum += to_f32(dy[static_cast<std::int64_t>(positions[j]) * dim + d]);
+        out[d] = from_f32<T>(sum);
+      }
+      continue;
+    }
+    if (threadIdx.x == 0) {  // the run's end: the first key past `row`, by bisection
+      std::int64_t low = k + kSplitRun, high = n;
+      while (low < high) {
+        const std::int64_t mid = low + (high - low) / 2;
+        if (keys[mid] == row)
+          low = mid + 1;
+        else
+          high = mid;
+      }
+      run_end = low;
+    }
+    __syncthreads();
+    const std::int64_t length = run_end - k;
+    const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+    const std::int64_t first = k + length * warp / kSplitWarps;
+    const std::int64_t last = k + length * (warp + 1) / kSplitWarps;
+    for (std::int64_t d0 = 0; d0 < dim; d0 += 32) {
+      const std::int64_t d = d0 + lane;
+      if (d < dim) parts[warp][lane] = run_part_sum(positions, first, last, dim, d, dy);
+      __syncthreads();
+      if (warp == 0 && d < dim) {
+        float sum = to_f32(out[d]);
+        for (int w = 0; w < kSplitWarps; ++w) sum += parts[w][lane];
+        out[d] = from_f32<T>(sum);
+      }
+      __syncthreads();
+    }
   }
 }
 
@@ -165,7 +223,7 @@ void CudaBackend::embedding_backward_impl(const Tensor& dy, const Tensor& ids,
   if (dim == 0) return;
   dispatch_float(dtable.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    embedding_backward_kernel<T><<<row_blocks(n), row_threads(dim), 0, stream_>>>(
+    embedding_backward_kernel<T><<<row_blocks(n), kBlock, 0, stream_>>>(
         keys, positions, n, vocab, dim, static_cast<const T*>(dy.data()),
         static_cast<T*>(dtable.data()), touched.data_as<std::int32_t>());
     CUDA_CHECK_LAUNCH();
