@@ -3,11 +3,11 @@ pytorch_worker.py: the model, data and optimizer of dlbench's word2vec
 (engine/models/word2vec_model.cc), so the two measure the same work.
 
   - model: an input and an output table, nn.Embedding(sparse=True), of the vocabulary in
-    --inputs (71,290 words at text8's size) by dimension 128: 18,250,240 parameters. Input
-    vectors N(0, (0.5 / 128) / sqrt(3)) (the spread of the reference's uniform +-0.5/D), output
-    vectors 0.
+    --inputs (71,290 words at text8's size) by dimension D: 128 (18,250,240 parameters), 300 for
+    word2vec-d300. Input vectors N(0, (0.5 / D) / sqrt(3)) (the spread of the reference's
+    uniform +-0.5/D), output vectors 0.
   - training: the B (word, context) pairs of --inputs are drawn once (Zipf, as word
-    frequencies); each step draws 5 negatives per pair on the device from the unigram^0.75
+    frequencies); each step draws 5 negatives per pair (64 for word2vec-neg64) on the device from the unigram^0.75
     distribution of the same frequencies (torch.multinomial, with replacement), scores each word
     against its context and negatives (a batched dot product), binary cross-entropy with logits
     (1 for the context, 0 for the negatives), SparseAdam on both tables at the run's rate.
@@ -18,15 +18,16 @@ pytorch_worker.py: the model, data and optimizer of dlbench's word2vec
 
 from pytorch_ids import draw
 
-NEGATIVES = 5
 NEGATIVE_POWER = 0.75  # the reference's unigram^0.75
+# dlbench's variants (engine/models/word2vec_model.cc): (dimension, negatives per pair).
+VARIANTS = {"word2vec": (128, 5), "word2vec-d300": (300, 5), "word2vec-neg64": (128, 64)}
 
 
 class SkipGram:
     """Builds the torch module lazily so this file imports without torch."""
 
     @staticmethod
-    def build(torch, vocabulary, dimension=128):
+    def build(torch, vocabulary, dimension):
         nn = torch.nn
 
         class Module(nn.Module):
@@ -53,7 +54,8 @@ class Workload:
         contexts_spec = input_named(channel, args, "contexts")
         self.torch = torch
         vocabulary = contexts_spec["distribution"]["high"]
-        self.module = SkipGram.build(torch, vocabulary)
+        dimension, self.negatives = VARIANTS[args.model]
+        self.module = SkipGram.build(torch, vocabulary, dimension)
         self.train = args.mode == "train"
         generator = torch.Generator().manual_seed(args.seed)
         self.words = draw(torch, words_spec, device, generator)
@@ -63,7 +65,7 @@ class Workload:
         exponent = contexts_spec["distribution"].get("exponent", 0.0)
         ranks = torch.arange(1, vocabulary + 1, dtype=torch.float32, device=device)
         self.negative_weights = ranks.pow(-exponent * NEGATIVE_POWER)
-        self.labels = torch.cat([torch.ones(pairs, 1), torch.zeros(pairs, NEGATIVES)],
+        self.labels = torch.cat([torch.ones(pairs, 1), torch.zeros(pairs, self.negatives)],
                                 dim=1).to(device)
         self.channels_last = False
 
@@ -77,7 +79,8 @@ class Workload:
             model(self.words, self.contexts)
             return None
         pairs = self.words.shape[0]
-        negatives = torch.multinomial(self.negative_weights, pairs * NEGATIVES, replacement=True)
-        candidates = torch.cat([self.contexts, negatives.view(pairs, NEGATIVES)], dim=1)
+        negatives = torch.multinomial(self.negative_weights, pairs * self.negatives,
+                                      replacement=True)
+        candidates = torch.cat([self.contexts, negatives.view(pairs, self.negatives)], dim=1)
         logits = model(self.words, candidates)
         return torch.nn.functional.binary_cross_entropy_with_logits(logits.float(), self.labels)

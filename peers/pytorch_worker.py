@@ -8,8 +8,9 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
     parameter count but adds work), 138,357,544 parameters at 224x224.
   - ncf: NeuMF with sparse embedding tables, its negatives sampled on the device each step
     (pytorch_ncf.py says how it matches dlbench's).
-  - word2vec: skip-gram with sparse input and output tables, 5 negatives per pair drawn on the
-    device each step (pytorch_word2vec.py says how it matches dlbench's).
+  - word2vec (and its variants word2vec-d300, word2vec-neg64): skip-gram with sparse input and
+    output tables, negatives drawn on the device each step (pytorch_word2vec.py says how it
+    matches dlbench's).
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
@@ -32,8 +33,9 @@ import pytorch_word2vec
 
 
 # The models whose workload is not an image classifier, by name.
-EMBEDDING_WORKLOADS = {"ncf": pytorch_ncf.Workload, "word2vec": pytorch_word2vec.Workload}
-MODELS = ("ncf", "resnet50", "vgg16", "word2vec")
+EMBEDDING_WORKLOADS = {"ncf": pytorch_ncf.Workload}
+EMBEDDING_WORKLOADS.update({name: pytorch_word2vec.Workload for name in pytorch_word2vec.VARIANTS})
+MODELS = ("resnet50", "vgg16") + tuple(EMBEDDING_WORKLOADS)
 
 
 def build_model(torch, torchvision, args, classes):

@@ -65,6 +65,9 @@ std::string model_label(const std::string& model) {
   if (model == "resnet50-cifar") return "ResNet-50 (CIFAR)";
   if (model == "vgg16") return "VGG16";
   if (model == "ncf") return "NCF";
+  if (model == "word2vec") return "Word2Vec";
+  if (model == "word2vec-d300") return "Word2Vec (d300)";
+  if (model == "word2vec-neg64") return "Word2Vec (64 negatives)";
   return model;
 }
 

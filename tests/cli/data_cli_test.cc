@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/support/data_file.h"
 #include "tests/support/isolated_home.h"
 #include "tests/support/run_command.h"
 
@@ -18,11 +19,7 @@ namespace {
 using nlohmann::json;
 using testing::dlbench;
 
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = testing::isolated_home() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using testing::write_data_file;
 
 // 4 users, 6 movies, 12 ratings: each user's latest held out, 8 to train on.
 std::string ratings_file() {
@@ -33,7 +30,7 @@ std::string ratings_file() {
   for (const auto& r : rows)
     text +=
         std::to_string(r[0]) + "::" + std::to_string(r[1]) + "::4::" + std::to_string(r[2]) + "\n";
-  return write_file("ratings.dat", text);
+  return write_data_file("ratings.dat", text);
 }
 
 TEST(DataCliTest, NcfTrainsOnARatingsFileSizedByIt) {
@@ -66,7 +63,7 @@ std::string grouped_ratings_file() {
       text += std::to_string(user) + "::" + std::to_string(movie) +
               "::" + std::to_string(1 + k % 5) + "::" + std::to_string(++timestamp) + "\n";
     }
-  return write_file("grouped.dat", text);
+  return write_data_file("grouped.dat", text);
 }
 
 double metric(const json& doc, const std::string& tag) {
@@ -108,7 +105,7 @@ std::string round_text() {
     }
     text += "\n";
   }
-  return write_file("round.txt", text);
+  return write_data_file("round.txt", text);
 }
 
 TEST(DataCliTest, Word2VecTrainsOnATextSizedByItsVocabularyAndShowsNearestWords) {
@@ -153,16 +150,16 @@ TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
   const std::string good = ratings_file();
   const std::string db = testing::isolated_home() + "/data-errors.db";
   const BadData cases[] = {
-      {"run ncf --data " + write_file("three.dat", "1::10::4::5\n1::10::4\n"),
+      {"run ncf --data " + write_data_file("three.dat", "1::10::4::5\n1::10::4\n"),
        "three.dat:2: expected 4 fields separated by '::', found 3 in '1::10::4'"},
-      {"run ncf --data " + write_file("csv.dat", "userId,movieId,rating,timestamp\n"),
+      {"run ncf --data " + write_data_file("csv.dat", "userId,movieId,rating,timestamp\n"),
        "csv.dat:1: expected 4 fields"},
-      {"run ncf --data " + write_file("empty.dat", ""), "empty.dat holds no ratings"},
+      {"run ncf --data " + write_data_file("empty.dat", ""), "empty.dat holds no ratings"},
       {"run ncf --data " + testing::isolated_home() + "/missing.dat", "--data cannot read"},
       {"run ncf --data ''", "an empty value"},
-      {"run word2vec --data " + write_file("binary.txt", std::string("one\ntwo\0", 8)),
+      {"run word2vec --data " + write_data_file("binary.txt", std::string("one\ntwo\0", 8)),
        "binary.txt:2: control byte 0x00; this is not a text file"},
-      {"run word2vec --data " + write_file("text8.zip", "PK\x03\x04text8"),
+      {"run word2vec --data " + write_data_file("text8.zip", "PK\x03\x04text8"),
        "text8.zip is a zip archive, not text"},
       {"run word2vec --data " + good, "holds 0 word(s) seen 5 times or more"},
       {"run resnet50 --input 32 --data " + good, "resnet50 reads no data file yet"},

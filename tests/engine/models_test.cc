@@ -107,6 +107,17 @@ TEST(ModelsTest, Word2VecHasTwoTablesAndScoresSixCandidatesPerPair) {
   EXPECT_EQ(find_model("word2vec").unit, SampleUnit::kPairs);
 }
 
+// The variants: dimension 300 (both tables wider), and 64 negatives (65 candidates per pair).
+TEST(ModelsTest, Word2VecVariantsChangeTheDimensionOrTheNegatives) {
+  nn::Graph wide = build("word2vec-d300", 256, 0);
+  EXPECT_EQ(nn::parameter_count(wide), 2 * 71290 * 300);
+  EXPECT_EQ(nn::forward_macs(wide), 256 * 6 * 300);
+  nn::Graph many = build("word2vec-neg64", 256, 0);
+  EXPECT_EQ(nn::parameter_count(many), 2 * 71290 * 128);
+  EXPECT_EQ(nn::forward_macs(many), 256 * 65 * 128);
+  EXPECT_EQ(nn::forward_macs(build("word2vec-neg64", 256, 0, Mode::kInfer)), 256 * 128);
+}
+
 TEST(ModelsTest, MacsScaleWithTheBatch) {
   EXPECT_EQ(nn::forward_macs(build("vgg16", 4, 224)), 4 * nn::forward_macs(build("vgg16", 1, 224)));
 }
@@ -117,8 +128,10 @@ TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
   std::vector<std::string> names;
   for (const ModelSpec* m : ModelRegistry::instance().all()) names.push_back(m->name);
   EXPECT_EQ(names,
-            (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "vgg16", "word2vec"}));
-  EXPECT_EQ(model_names(), "ncf, registry-probe, resnet50, vgg16, word2vec");
+            (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "vgg16", "word2vec",
+                                      "word2vec-d300", "word2vec-neg64"}));
+  EXPECT_EQ(model_names(),
+            "ncf, registry-probe, resnet50, vgg16, word2vec, word2vec-d300, word2vec-neg64");
 }
 
 TEST(ModelsTest, ASpecDescribesTheModelWithoutBuildingIt) {

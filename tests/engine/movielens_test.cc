@@ -8,27 +8,25 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "tests/support/data_file.h"
 #include "tests/support/isolated_home.h"
 
 namespace dlbench::data {
 namespace {
 
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = testing::isolated_home() + "/" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
+using testing::write_data_file;
 
 // Users 7 and 3 (dense 1 and 0), movies 10, 200, 5000 (dense 0, 1, 2).
 TEST(MovieLensTest, IdsAreDenseAndEachUsersLatestRatingIsHeldOut) {
-  const std::string path = write_file("small.dat",
-                                      "7::200::5::100\n"
-                                      "3::10::3.5::50\r\n"  // a Windows line ending
-                                      "7::10::1::300\n"
-                                      "\n"
-                                      "3::5000::4::50\n"  // ties user 3's latest: the later line
-                                      "7::5000::2::200\n"
-                                      "9::10::5::1\n");  // one rating: stays in training
+  const std::string path =
+      write_data_file("small.dat",
+                      "7::200::5::100\n"
+                      "3::10::3.5::50\r\n"  // a Windows line ending
+                      "7::10::1::300\n"
+                      "\n"
+                      "3::5000::4::50\n"  // ties user 3's latest: the later line
+                      "7::5000::2::200\n"
+                      "9::10::5::1\n");  // one rating: stays in training
   const Ratings r = read_movielens(path);
   EXPECT_EQ(r.ratings, 6);
   EXPECT_EQ(r.users, 3);
@@ -43,19 +41,10 @@ TEST(MovieLensTest, IdsAreDenseAndEachUsersLatestRatingIsHeldOut) {
   EXPECT_FALSE(r.rated(2, 2));
 }
 
-// The message of the error read_movielens throws for `text`, checked to be a usage error.
+// The one-line usage error read_movielens gives for a file holding `text`.
 std::string refusal(const std::string& text) {
-  const std::string path = write_file("bad.dat", text);
-  try {
-    read_movielens(path);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kUsage) << e.what();
-    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "accepted: " << text;
-  return {};
+  return testing::usage_refusal("bad.dat", text,
+                                [](const std::string& path) { read_movielens(path); });
 }
 
 TEST(MovieLensTest, MalformedLinesAreRefusedNamingTheFileAndLine) {

@@ -13,22 +13,19 @@
 #include "engine/core/error.h"
 #include "engine/data/corpus_source.h"
 #include "engine/data/text_corpus.h"
+#include "tests/support/data_file.h"
 #include "tests/support/isolated_home.h"
 
 namespace dlbench::data {
 namespace {
 
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = testing::isolated_home() + "/" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
+using testing::write_data_file;
 
 TEST(TextCorpusTest, WordsAreLowercasedLetterRunsAndRareWordsAreDropped) {
-  const std::string path = write_file("small.txt",
-                                      "The cat sat; the CAT's hat.\r\n"
-                                      "1:1 The hat, the cat-hat!\n"
-                                      "a mat\n");
+  const std::string path = write_data_file("small.txt",
+                                           "The cat sat; the CAT's hat.\r\n"
+                                           "1:1 The hat, the cat-hat!\n"
+                                           "a mat\n");
   const Corpus c = read_text_corpus(path, 2);
   EXPECT_EQ(c.words, 14);  // the cat sat the cat s hat / the hat the cat hat / a mat
   EXPECT_EQ(c.vocabulary, (std::vector<std::string>{"the", "cat", "hat"}));
@@ -39,29 +36,19 @@ TEST(TextCorpusTest, WordsAreLowercasedLetterRunsAndRareWordsAreDropped) {
 
 TEST(TextCorpusTest, LatinLettersStayInsideWordsAndOtherCharactersSeparate) {
   // "é" and "ï" are letters; the em dash and the curly quotes are not.
-  const std::string path = write_file("latin.txt",
-                                      "café\xe2\x80\x94na\xc3\xafve \xe2\x80\x9c"
-                                      "caf\xc3\xa9\xe2\x80\x9d "
-                                      "na\xc3\xafve");
+  const std::string path = write_data_file("latin.txt",
+                                           "café\xe2\x80\x94na\xc3\xafve \xe2\x80\x9c"
+                                           "caf\xc3\xa9\xe2\x80\x9d "
+                                           "na\xc3\xafve");
   const Corpus c = read_text_corpus(path, 2);
   EXPECT_EQ(c.vocabulary, (std::vector<std::string>{"caf\xc3\xa9", "na\xc3\xafve"}));
   EXPECT_EQ(c.tokens, (std::vector<std::int32_t>{0, 1, 0, 1}));
 }
 
-// The message of the error read_text_corpus throws for `text`, checked to be a one-line usage
-// error naming the file.
+// The one-line usage error read_text_corpus gives for a file holding `text`.
 std::string refusal(const std::string& text, int min_count = 1) {
-  const std::string path = write_file("bad.txt", text);
-  try {
-    read_text_corpus(path, min_count);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kUsage) << e.what();
-    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "accepted: " << text;
-  return {};
+  return testing::usage_refusal(
+      "bad.txt", text, [&](const std::string& path) { read_text_corpus(path, min_count); });
 }
 
 TEST(TextCorpusTest, FilesThatAreNotTextAreRefusedNamingTheLine) {
@@ -81,7 +68,7 @@ TEST(TextCorpusTest, FilesThatAreNotTextAreRefusedNamingTheLine) {
   EXPECT_NE(refusal("1984, 2001: 42!").find("holds 0 word(s)"), std::string::npos);
   EXPECT_NE(refusal("to be or not to go", 2).find("holds 1 word(s) seen 2 times"),
             std::string::npos);
-  EXPECT_NO_THROW(read_text_corpus(write_file("two.txt", "to be or not to be"), 2))
+  EXPECT_NO_THROW(read_text_corpus(write_data_file("two.txt", "to be or not to be"), 2))
       << "two words are enough";
 }
 
