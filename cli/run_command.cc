@@ -167,6 +167,10 @@ void print_text(const result::RunResult& r, std::ostream& out,
                            fixed(r.measured_seconds, 2) + " s after " +
                            count_text(c.warmup_steps, "warm-up step"))
       .row("Throughput", fixed(r.throughput, 2) + per_second + median_note(r));
+  // Rates of the data's own unit beside the samples' (a text's words for Word2Vec).
+  for (const result::Metric& m : r.metrics)
+    if (m.tag.rfind("throughput/", 0) == 0 && m.tag != "throughput/samples_per_s")
+      s.row("", fixed(m.value, 2) + " " + m.unit + ": " + m.description);
   add_repeats_row(s, r);
   s.row("Step time", "mean " + fixed(r.step.mean_ms, 1) + " ms, median " +
                          fixed(r.step.median_ms, 1) + ", p5 " + fixed(r.step.p5_ms, 1) + ", p95 " +

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 
 #include "bench/nvml/nvml.h"
 #include "bench/result/efficiency.h"
@@ -210,6 +211,8 @@ result::RunResult run_replica(const result::RunConfig& config,
   // the first measured step they share its slowest time once and all run the steps that fill
   // the time, instead of asking each other after every step inside the timed window.
   int planned = config.seconds > 0 ? -1 : config.steps;
+  // The data read in the measured steps, where the source counts it in a unit of its own.
+  std::optional<data::DataSource::ReadCount> read_before, read_after;
   // Stopped during warm-up: nothing is measured, so there is no window to time or sample.
   if (!stop_requested()) {
     // The sampler (root only) follows dlbench's own process and every GPU during the measured
@@ -218,6 +221,7 @@ result::RunResult run_replica(const result::RunConfig& config,
                                      config.telemetry_interval_s, nvml);
     window.begin();
     if (hooks.on_measure_begin) hooks.on_measure_begin();
+    read_before = source->read_count();
     const Clock::time_point start = Clock::now();
     for (int i = 0; planned < 0 || i < planned; ++i) {
       if (planned < 0 && i > 0) {
@@ -243,6 +247,7 @@ result::RunResult run_replica(const result::RunConfig& config,
       if (train && i == 0) r.first_loss = net.loss();
     }
     r.measured_seconds = elapsed_ms(start) / 1000.0;
+    read_after = source->read_count();
     if (hooks.on_measure_end) hooks.on_measure_end();
     r.telemetry = window.take();
     if (train) r.last_loss = net.loss();
@@ -287,12 +292,22 @@ result::RunResult run_replica(const result::RunConfig& config,
   }
   // Nothing measured, no rate: never a made-up number.
   if (r.measured_steps > 0) r.throughput = static_cast<double>(samples) / r.measured_seconds;
+  // The data's own unit read in the measured steps (a text's words), over all replicas.
+  double read = read_before && read_after ? double(read_after->count - read_before->count) : -1;
+  if (comm != nullptr && read >= 0) {
+    const std::vector<double> each = comm->allgather(read);
+    read = std::accumulate(each.begin(), each.end(), 0.0);
+  }
   if (replica.root()) {
     if (r.measured_steps > 0) {
       add_metrics(r, net.memory(), be.allocator().peak_bytes(), be.workspace_bytes(),
                   read_peak_rss(rss_reset));
       add_start_up_metrics(r, start_up, warmed);
       result::add_energy_metrics(r);
+      if (read >= 0)
+        result::add_metric(r, "throughput/" + read_after->unit + "_per_s",
+                           read / r.measured_seconds, read_after->unit + "/s",
+                           read_after->what + " in the measured steps / their wall time");
       // After the memory's peak is read: the evaluation's trainer is not the run's.
       if (train) {
         if (const auto quality = evaluate_ranking(model, mc, config, net, be))

@@ -49,6 +49,15 @@ class SkipGramSource final : public DataSource {
   }
   std::string name() const override { return "text corpus"; }
 
+  // The text's words walked past, kept by subsampling or not, as the reference C code counts
+  // the words it trains on (rare words dropped from the vocabulary are not counted).
+  std::optional<ReadCount> read_count() const override {
+    const auto words = static_cast<std::int64_t>(corpus_.tokens.size());
+    return ReadCount{"words", passes_ * words + (centre_ > 0 ? kept_at_[centre_ - 1] + 1 : 0),
+                     "words of the text read, those subsampling dropped included (as the "
+                     "reference C code counts them)"};
+  }
+
   void fill(backend::Backend& backend, std::span<const Tensor> inputs) override {
     const Tensor& words = inputs[words_input_];
     const auto n = static_cast<std::size_t>(words.numel());
@@ -68,11 +77,14 @@ class SkipGramSource final : public DataSource {
   void new_pass() {
     const std::vector<std::int32_t>& tokens = corpus_.tokens;
     for (int attempt = 0; attempt < kMaxEmptyPasses; ++attempt) {
-      kept_.clear();
+      if (started_) ++passes_;
+      started_ = true;
+      kept_.clear(), kept_at_.clear();
       for (std::size_t k = 0; k < tokens.size(); ++k) {
         const std::int32_t id = tokens[(start_ + k) % tokens.size()];
         const double keep = keep_[static_cast<std::size_t>(id)];
-        if (keep >= 1 || unit_draw(state_) < keep) kept_.push_back(id);
+        if (keep >= 1 || unit_draw(state_) < keep)
+          kept_.push_back(id), kept_at_.push_back(static_cast<std::int64_t>(k));
       }
       if (kept_.size() >= 2) {
         centre_ = 0;
@@ -103,8 +115,11 @@ class SkipGramSource final : public DataSource {
   std::vector<double> keep_;
   std::uint64_t state_;
   std::size_t start_ = 0;
-  std::vector<std::int32_t> kept_;  // this pass's words
-  std::size_t centre_ = 0;          // the next centre in kept_; past the end: a new pass
+  std::vector<std::int32_t> kept_;     // this pass's words
+  std::vector<std::int64_t> kept_at_;  // where each is in the pass, from 0
+  bool started_ = false;               // a pass has begun
+  std::int64_t passes_ = 0;            // passes finished
+  std::size_t centre_ = 0;             // the next centre in kept_; past the end: a new pass
   std::vector<std::pair<std::int32_t, std::int32_t>> pairs_;  // the current centre's
   std::size_t next_pair_ = 0;
   std::vector<std::int32_t> words_, contexts_;  // the batch on the host

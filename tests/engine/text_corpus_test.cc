@@ -82,9 +82,13 @@ TEST(TextCorpusTest, AMissingFileIsAUsageError) {
   }
 }
 
+struct Drawn {
+  std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+  std::int64_t words_read = 0;  // the source's count after the last batch
+};
+
 // Draws `steps` batches of `batch` pairs from a skip-gram source over `corpus`.
-std::vector<std::pair<std::int32_t, std::int32_t>> draw_pairs(Corpus corpus, std::uint64_t seed,
-                                                              int steps, std::int64_t batch) {
+Drawn draw(Corpus corpus, std::uint64_t seed, int steps, std::int64_t batch) {
   const auto data = std::make_shared<CorpusData>(std::move(corpus));
   const auto vocabulary = static_cast<std::int64_t>(data->corpus().vocabulary.size());
   const std::vector<InputSpec> specs = {
@@ -96,12 +100,23 @@ std::vector<std::pair<std::int32_t, std::int32_t>> draw_pairs(Corpus corpus, std
       contexts(static_cast<std::size_t>(batch));
   const Tensor inputs[] = {Tensor(words.data(), {batch}, DType::kI32, Device::cpu()),
                            Tensor(contexts.data(), {batch}, DType::kI32, Device::cpu())};
-  std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+  Drawn out;
   for (int s = 0; s < steps; ++s) {
     source->fill(*be, inputs);
-    for (std::size_t i = 0; i < words.size(); ++i) pairs.emplace_back(words[i], contexts[i]);
+    for (std::size_t i = 0; i < words.size(); ++i) out.pairs.emplace_back(words[i], contexts[i]);
   }
-  return pairs;
+  const auto read = source->read_count();
+  EXPECT_TRUE(read.has_value());
+  if (read) {
+    EXPECT_EQ(read->unit, "words");
+    out.words_read = read->count;
+  }
+  return out;
+}
+
+std::vector<std::pair<std::int32_t, std::int32_t>> draw_pairs(Corpus corpus, std::uint64_t seed,
+                                                              int steps, std::int64_t batch) {
+  return draw(std::move(corpus), seed, steps, batch).pairs;
 }
 
 // Words 0..499 in order, five times over: each is 1/500 of the text, too rare to subsample,
@@ -148,12 +163,19 @@ TEST(SkipGramSourceTest, FrequentWordsAreSubsampled) {
   c.vocabulary.insert(c.vocabulary.begin(), "the");
   c.counts.insert(c.counts.begin(), 2500);
   c.tokens = tokens;
-  const auto pairs = draw_pairs(c, 3, 50, 256);
+  const Drawn drawn = draw(c, 3, 50, 256);
   std::int64_t the = 0;
-  for (const auto& [word, context] : pairs) the += word == 0;
-  const double share = static_cast<double>(the) / static_cast<double>(pairs.size());
+  for (const auto& [word, context] : drawn.pairs) the += word == 0;
+  const double share = static_cast<double>(the) / static_cast<double>(drawn.pairs.size());
   EXPECT_GT(share, 0.02);
   EXPECT_LT(share, 0.08);
+  // The words read count the dropped occurrences too: about 1 / (6 x 0.52) of the pairs here,
+  // against 1/6 where nothing is dropped.
+  const Drawn all_kept = draw(counting_corpus(), 3, 50, 256);
+  const double dropped = double(drawn.words_read) / double(drawn.pairs.size());
+  const double kept = double(all_kept.words_read) / double(all_kept.pairs.size());
+  EXPECT_NEAR(kept, 1.0 / 6, 0.02);
+  EXPECT_NEAR(dropped, 1.0 / (6 * 0.52), 0.04);
 }
 
 }  // namespace
