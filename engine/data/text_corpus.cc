@@ -81,7 +81,10 @@ void split_words(const std::string& path, std::string_view text, OnWord&& word) 
       valid = (next & 0xC0) == 0x80;
       code = (code << 6) | (next & 0x3Fu);
     }
-    if (!valid) not_text(path, line, "bytes that are not UTF-8 text");
+    if (!valid)
+      not_text(path, line,
+               "bytes that are not UTF-8 text (a Latin-1 file? iconv -f latin1 -t utf-8 "
+               "converts it)");
     if (latin_letter(code)) {
       current.append(text.substr(i, static_cast<std::size_t>(more) + 1));
     } else {
