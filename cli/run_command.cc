@@ -48,14 +48,6 @@ struct RunOptions {
   std::optional<std::string> data;
 };
 
-// What each model that reads data files reads, for --data's help: "ncf: MovieLens ratings ...".
-std::string data_formats() {
-  std::string text;
-  for (const models::ModelSpec* m : models::ModelRegistry::instance().all())
-    if (m->read_data) text += (text.empty() ? "" : "; ") + m->name + ": " + m->data_format;
-  return text;
-}
-
 // A last loss this many times the first counts as diverging.
 constexpr double kDivergedRatio = 10.0;
 
@@ -285,9 +277,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                       .gpus = "Data parallel over this machine's GPUs, a thread each: N or all "
                               "(--batch is per GPU)",
                       .gpus_names = "--gpus"});
-  run->add_option(
-         "--data", opts->data,
-         "Train or infer on this data file instead of synthetic data (" + data_formats() + ")")
+  run->add_option("--data", opts->data,
+                  "Train or infer on this data file instead of synthetic data (" +
+                      models::data_formats() + ")")
       ->type_name("FILE");
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
       ->capture_default_str();

@@ -73,11 +73,27 @@ ModelConfig resolve(const ModelSpec& spec, ModelConfig config) {
   return config;
 }
 
+std::string data_formats() {
+  // Models of one format share an entry: "word2vec, word2vec-d300: plain text ...".
+  std::vector<std::pair<std::string, std::string>> formats;  // (format, names)
+  for (const ModelSpec* m : ModelRegistry::instance().all()) {
+    if (!m->read_data) continue;
+    auto same = std::find_if(formats.begin(), formats.end(),
+                             [&](const auto& f) { return f.first == m->data_format; });
+    if (same == formats.end())
+      formats.emplace_back(m->data_format, m->name);
+    else
+      same->second += ", " + m->name;
+  }
+  std::string text;
+  for (const auto& [format, names] : formats)
+    text += (text.empty() ? "" : "; ") + names + ": " + format;
+  return text;
+}
+
 std::shared_ptr<const data::Dataset> read_data(const ModelSpec& spec, const std::string& path) {
   if (!spec.read_data) {
-    std::string readers;
-    for (const ModelSpec* m : ModelRegistry::instance().all())
-      if (m->read_data) readers += (readers.empty() ? "" : "; ") + m->name + ": " + m->data_format;
+    const std::string readers = data_formats();
     throw Error(ErrorKind::kUsage, spec.name + " reads no data file yet: it runs on synthetic data",
                 "leave the data file unset" +
                     (readers.empty() ? std::string() : " (models that read one: " + readers + ")"));

@@ -39,6 +39,10 @@ std::string model_names();
 // the setting, not a flag, as the engine's errors do.
 ModelConfig resolve(const ModelSpec& spec, ModelConfig config);
 
+// What the models that read data files read, for help texts and errors:
+// "ncf: MovieLens ratings (...); word2vec, word2vec-d300, word2vec-neg64: plain text (...)".
+std::string data_formats();
+
 // The model's reader on `path`; Error(kUsage) naming the setting when the model reads no files.
 std::shared_ptr<const data::Dataset> read_data(const ModelSpec& spec, const std::string& path);
 
