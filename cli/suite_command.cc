@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "bench/nvml/nvml.h"
+#include "bench/report/names.h"
 #include "bench/report/report_data.h"
 #include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/gpu_info.h"
@@ -19,6 +20,7 @@
 #include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "engine/core/error.h"
+#include "engine/models/registry.h"
 
 namespace dlbench::cli {
 namespace {
@@ -31,6 +33,11 @@ struct SuiteCommandOptions {
   bool check = false;
   double interval = 0.5;
 };
+
+// "pairs/s" for NCF, "images/s" for the classifiers: what a model's throughput counts.
+std::string rate_unit(const std::string& model) {
+  return std::string(models::to_string(models::find_model(model).unit)) + "/s";
+}
 
 std::string bar(int done, int total) {
   int filled = total ? kBarWidth * done / total : 0;
@@ -96,8 +103,8 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
                          std::to_string(p.total) + " " + p.entry->label + "  " + p.phase;
       if (std::isfinite(p.throughput)) {
         char tp[32];
-        std::snprintf(tp, sizeof tp, "  %.1f samples/s", p.throughput);
-        line += tp;
+        std::snprintf(tp, sizeof tp, "  %.1f ", p.throughput);
+        line += tp + rate_unit(p.entry->config.model);
       }
       line += "  elapsed " + clock_text(p.elapsed_s) + "  left ~" + clock_text(p.remaining_s);
       std::string pad(last_line.size() > line.size() ? last_line.size() - line.size() : 0, ' ');
@@ -110,8 +117,9 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
       if (global.quiet) return;
       if (live) std::cerr << "\r" << std::string(last_line.size(), ' ') << "\r";
       last_line.clear();
-      char tp[32];
-      std::snprintf(tp, sizeof tp, "%.2f samples/s", r.throughput);
+      char number[32];
+      std::snprintf(number, sizeof number, "%.2f ", r.throughput);
+      const std::string tp = number + report::throughput_unit(r);
       std::string what = r.status == "ok"            ? std::string(tp)
                          : r.status != "interrupted" ? "failed: " + r.error
                          : r.measured()              ? r.error + " (" + tp + " over those steps)"

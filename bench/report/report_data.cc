@@ -102,6 +102,12 @@ double allocator_peak_gib(const RunRecord& r) {
 
 namespace {
 
+// A run's input size for a table cell; "-" for models that take none (NCF's and Word2Vec's
+// pairs), as `dlbench runs` prints it.
+std::string input_text(const RunRecord& r) {
+  return r.input_size ? std::to_string(r.input_size) : "-";
+}
+
 // The GPUs' energy counters over the measured phase: their increase (J) and their mean rate, the
 // mean board power (W); NaN without GPU energy telemetry.
 struct GpuEnergy {
@@ -202,13 +208,13 @@ std::vector<Table> report_tables(const ReportData& d) {
   for (const RunRecord& r : d.runs) {
     const nlohmann::json& st =
         r.result.contains("step_time_ms") ? r.result["step_time_ms"] : nlohmann::json::object();
-    runs.rows.push_back(
-        {std::to_string(r.id), machine(r), r.model, r.mode, precision_label(r.precision),
-         std::to_string(r.batch), std::to_string(r.input_size), r.device, status_text(r),
-         r.measured() ? fixed(r.throughput, 2) : "", fixed(st.value("median", NAN), 1),
-         fixed(st.value("p95", NAN), 1), fixed(100 * st.value("cv", NAN), 1),
-         fixed(metric(r, "compute/achieved_gflops") / 1000, 2),
-         fixed(100 * metric(r, "compute/mfu"), 1)});
+    runs.rows.push_back({std::to_string(r.id), machine(r), r.model, r.mode,
+                         precision_label(r.precision), std::to_string(r.batch), input_text(r),
+                         r.device, status_text(r), r.measured() ? fixed(r.throughput, 2) : "",
+                         fixed(st.value("median", NAN), 1), fixed(st.value("p95", NAN), 1),
+                         fixed(100 * st.value("cv", NAN), 1),
+                         fixed(metric(r, "compute/achieved_gflops") / 1000, 2),
+                         fixed(100 * metric(r, "compute/mfu"), 1)});
     if (gpu) runs.rows.back().push_back(throttle_text(r));
     const std::vector<double> rates = result::repeat_throughputs(r.result);
     const result::SpreadStats spread = result::spread_stats(rates);
@@ -266,9 +272,9 @@ std::vector<Table> report_tables(const ReportData& d) {
     if (r.status != "ok" || r.precision == "fp32") continue;
     std::string vs_fp32 = ratio(fp32, r), vs_tf32 = r.precision == "tf32" ? "" : ratio(tf32, r);
     if (vs_fp32.empty() && vs_tf32.empty()) continue;
-    speedup.rows.push_back({machine(r), r.model, r.mode, std::to_string(r.batch),
-                            std::to_string(r.input_size), precision_label(r.precision),
-                            fixed(r.throughput, 2), vs_fp32, vs_tf32});
+    speedup.rows.push_back({machine(r), r.model, r.mode, std::to_string(r.batch), input_text(r),
+                            precision_label(r.precision), fixed(r.throughput, 2), vs_fp32,
+                            vs_tf32});
   }
   tables.push_back(speedup);
   if (spans_frameworks(d.runs)) tables.push_back(framework_table(d.runs));
