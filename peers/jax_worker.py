@@ -9,6 +9,7 @@ count is checked against dlbench's exactly. Protocol and timing rules: protocol.
     CIFAR-10 variant (3x3 stride-1 stem, no max-pool, 10 classes). Batch norm uses batch
     statistics in training and updates running statistics, like PyTorch's and dlbench's.
   - vgg16: 13 convolutions with bias, 3 dense layers, no dropout, 138,357,544 parameters.
+  - ncf, word2vec (and its variants): jax_embedding.py says how they match dlbench's.
   - data: one synthetic batch (standard-normal images, uniform labels) made on the device.
   - precision: fp32 = matmul/conv precision "highest" (no TF32); tf32 = "tensorfloat32";
     fp16 and bf16 = compute-dtype policy: fp32 master parameters cast to the compute dtype in
@@ -21,6 +22,7 @@ count is checked against dlbench's exactly. Protocol and timing rules: protocol.
 
 import sys
 
+import jax_embedding
 import protocol
 
 RESNET_STAGES = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))
@@ -221,7 +223,49 @@ def make_step(jax, args, forward, dtype):
     return jax.jit(train_step, donate_argnums=(0, 1, 2))
 
 
-MODELS = ("resnet50", "vgg16")
+MODELS = ("resnet50", "vgg16") + jax_embedding.MODELS
+
+
+def prepare_image_model(jax, channel, args, device, dtype):
+    """ResNet-50 or VGG16 on one synthetic batch: (parameter count, compile) as
+    jax_embedding.prepare returns them."""
+    jnp = jax.numpy
+    classes = protocol.classes(channel, args)
+    builder = Builder(jax, args.seed)
+    (build_resnet50 if args.model == "resnet50" else build_vgg16)(builder, args, classes)
+    forward = resnet50_forward if args.model == "resnet50" else vgg16_forward
+    parameters = int(sum(x.size for x in jax.tree_util.tree_leaves(builder.params)))
+
+    def compile_step():
+        put = lambda tree: jax.device_put(tree, device)  # noqa: E731
+        params, state = put(builder.params), put(builder.state)
+        key = jax.random.PRNGKey(args.seed + 7)
+        images = put(jax.random.normal(key, (args.batch, args.input, args.input, 3),
+                                       jnp.float32))
+        labels = put(jax.random.randint(jax.random.fold_in(key, 1), (args.batch,), 0, classes))
+        step_fn = make_step(jax, args, forward, dtype)
+        if args.mode == "train":
+            velocity = put(jax.tree_util.tree_map(jnp.zeros_like, builder.params))
+            initial_scale = 2.0 ** 16 if args.precision == "fp16" else 1.0
+            scaler = put((jnp.float32(initial_scale), jnp.int32(0)))
+            compiled = step_fn.lower(params, velocity, state, scaler, images, labels).compile()
+            box = {"params": params, "velocity": velocity, "state": state, "scaler": scaler}
+
+            def step():
+                b = box
+                b["params"], b["velocity"], b["state"], b["scaler"], loss = compiled(
+                    b["params"], b["velocity"], b["state"], b["scaler"], images, labels)
+                return loss
+        else:
+            compiled = step_fn.lower(params, state, images).compile()
+            box = {"out": None}
+
+            def step():
+                box["out"] = compiled(params, state, images)
+                return None
+        return step, lambda: jax.block_until_ready(box)
+
+    return parameters, compile_step
 
 
 def run(channel, args):
@@ -229,7 +273,6 @@ def run(channel, args):
     if args.compile:
         channel.fail("usage", "the JAX worker always compiles its step with XLA: there is no "
                               "separate compiled variant (run --framework jax)")
-    classes = protocol.classes(channel, args)
     jax = protocol.require(channel, "jax")
     jnp = jax.numpy
     if args.precision == "fp32":
@@ -239,46 +282,19 @@ def run(channel, args):
     dtype = {"fp16": jnp.float16, "bf16": jnp.bfloat16}.get(args.precision, jnp.float32)
     device = pick_device(jax, channel, args.device)
 
-    builder = Builder(jax, args.seed)
-    (build_resnet50 if args.model == "resnet50" else build_vgg16)(builder, args, classes)
-    forward = resnet50_forward if args.model == "resnet50" else vgg16_forward
-    parameters = sum(x.size for x in jax.tree_util.tree_leaves(builder.params))
+    if args.model in jax_embedding.MODELS:
+        parameters, compile_step = jax_embedding.prepare(jax, channel, args, device, dtype,
+                                                         protocol.input_named)
+    else:
+        parameters, compile_step = prepare_image_model(jax, channel, args, device, dtype)
     import jaxlib
     channel.send("hello", protocol=protocol.PROTOCOL, framework="jax",
                  versions=protocol.versions(jax=jax.__version__,
                                             jaxlib=getattr(jaxlib, "__version__", None)),
-                 device=getattr(device, "device_kind", str(device)), parameters=int(parameters))
-    protocol.check_parameters(channel, args, int(parameters))
-
-    put = lambda tree: jax.device_put(tree, device)  # noqa: E731
-    params, state = put(builder.params), put(builder.state)
-    key = jax.random.PRNGKey(args.seed + 7)
-    images = put(jax.random.normal(key, (args.batch, args.input, args.input, 3), jnp.float32))
-    labels = put(jax.random.randint(jax.random.fold_in(key, 1), (args.batch,), 0, classes))
-    step_fn = make_step(jax, args, forward, dtype)
-
-    if args.mode == "train":
-        velocity = put(jax.tree_util.tree_map(jnp.zeros_like, builder.params))
-        initial_scale = 2.0 ** 16 if args.precision == "fp16" else 1.0
-        scaler = put((jnp.float32(initial_scale), jnp.int32(0)))
-        compiled = step_fn.lower(params, velocity, state, scaler, images, labels).compile()
-        box = {"params": params, "velocity": velocity, "state": state, "scaler": scaler}
-
-        def step():
-            b = box
-            b["params"], b["velocity"], b["state"], b["scaler"], loss = compiled(
-                b["params"], b["velocity"], b["state"], b["scaler"], images, labels)
-            return loss
-    else:
-        compiled = step_fn.lower(params, state, images).compile()
-        box = {"out": None}
-
-        def step():
-            box["out"] = compiled(params, state, images)
-            return None
-
-    def synchronize():
-        jax.block_until_ready(box)
+                 device=getattr(device, "device_kind", str(device)), parameters=parameters)
+    protocol.check_parameters(channel, args, parameters)
+    # Compiled ahead of time: no measured or warm-up step pays for compilation.
+    step, synchronize = compile_step()
 
     summary = protocol.measure(channel, args, step, synchronize)
     stats = device.memory_stats() if hasattr(device, "memory_stats") else None
