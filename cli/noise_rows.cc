@@ -28,8 +28,8 @@ void add_repeats_row(Section& section, const result::RunResult& r) {
   std::vector<double> rates;
   for (const result::Repeat& each : r.repeats->runs) rates.push_back(each.throughput);
   const result::SpreadStats s = result::spread_stats(rates);
-  std::string text = "min " + fixed(s.min, 2) + ", max " + fixed(s.max, 2) + " samples/s: range " +
-                     fixed(100 * s.range, 1) + " % of the median";
+  std::string text = "min " + fixed(s.min, 2) + ", max " + fixed(s.max, 2) + " " + r.sample_unit +
+                     "/s: range " + fixed(100 * s.range, 1) + " % of the median";
   if (std::isfinite(s.stddev)) text += ", stddev " + fixed(100 * s.stddev, 1) + " %";
   text +=
       "; each built, warmed up and measured anew; step times, memory and telemetry are "

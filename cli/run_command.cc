@@ -161,7 +161,7 @@ void print_text(const result::RunResult& r, std::ostream& out,
       .row("Throughput", fixed(r.throughput, 2) + per_second + median_note(r));
   // Rates of the data's own unit beside the samples' (a text's words for Word2Vec).
   for (const result::Metric& m : r.metrics)
-    if (m.tag.rfind("throughput/", 0) == 0 && m.tag != "throughput/samples_per_s")
+    if (m.tag.rfind("data/", 0) == 0 && m.unit.ends_with("/s"))
       s.row("", fixed(m.value, 2) + " " + m.unit + ": " + m.description);
   add_repeats_row(s, r);
   s.row("Step time", "mean " + fixed(r.step.mean_ms, 1) + " ms, median " +
@@ -234,7 +234,8 @@ void print_text(const result::RunResult& r, std::ostream& out,
   for (std::size_t i = 0; i < r.neighbours.size(); ++i) {
     const result::WordNeighbours& n = r.neighbours[i];
     std::string nearest = n.word + ":";
-    for (const auto& [word, cosine] : n.nearest) nearest += " " + word + " " + fixed(cosine, 2);
+    for (const result::Neighbour& near : n.nearest)
+      nearest += " " + near.word + " " + fixed(near.cosine, 2);
     s.row(i == 0 ? "Nearest words" : "", nearest);
   }
   s.print(out);

@@ -23,7 +23,6 @@ import math
 
 NCF_FACTORS = 64
 NCF_MLP = (256, 256, 128, 64)
-NCF_NEGATIVES = 4
 NEGATIVE_POWER = 0.75
 # dlbench's Word2Vec variants: (dimension, negatives per pair).
 WORD2VEC = {"word2vec": (128, 5), "word2vec-d300": (300, 5), "word2vec-neg64": (128, 64)}

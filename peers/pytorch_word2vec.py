@@ -7,10 +7,11 @@ pytorch_worker.py: the model, data and optimizer of dlbench's word2vec
     word2vec-d300. Input vectors N(0, (0.5 / D) / sqrt(3)) (the spread of the reference's
     uniform +-0.5/D), output vectors 0.
   - training: the B (word, context) pairs of --inputs are drawn once (Zipf, as word
-    frequencies); each step draws 5 negatives per pair (64 for word2vec-neg64) on the device from the unigram^0.75
-    distribution of the same frequencies (torch.multinomial, with replacement), scores each word
-    against its context and negatives (a batched dot product), binary cross-entropy with logits
-    (1 for the context, 0 for the negatives), SparseAdam on both tables at the run's rate.
+    frequencies); each step draws 5 negatives per pair (64 for word2vec-neg64) on the device
+    from the unigram^0.75 distribution of the same frequencies (torch.multinomial, with
+    replacement), scores each word against its context and negatives (a batched dot product),
+    binary cross-entropy with logits (1 for the context, 0 for the negatives), SparseAdam on
+    both tables at the run's rate.
   - inference: scores the B pairs of --inputs under torch.no_grad().
   - precision: autocast as for the other models (the tables stay f32; the dot products run in
     the autocast dtype); fp16 with GradScaler.

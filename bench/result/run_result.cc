@@ -168,8 +168,8 @@ nlohmann::json to_json(const RunResult& r) {
   if (!r.data_description.empty()) doc["data_description"] = r.data_description;
   for (const WordNeighbours& n : r.neighbours) {
     nlohmann::json nearest = nlohmann::json::array();
-    for (const auto& [word, similarity] : n.nearest)
-      nearest.push_back({{"word", word}, {"cosine", similarity}});
+    for (const Neighbour& near : n.nearest)
+      nearest.push_back({{"word", near.word}, {"cosine", near.cosine}});
     doc["neighbours"].push_back({{"word", n.word}, {"nearest", nearest}});
   }
   if (!r.peer.is_null()) doc["peer"] = r.peer;

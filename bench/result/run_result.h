@@ -51,9 +51,13 @@ struct LayerRow {
 
 // A word of the data's vocabulary and the words whose trained vectors lie nearest it (cosine
 // similarity, highest first): what a reader can judge a word-embedding run's learning by.
+struct Neighbour {
+  std::string word;
+  double cosine = 0;
+};
 struct WordNeighbours {
   std::string word;
-  std::vector<std::pair<std::string, double>> nearest;
+  std::vector<Neighbour> nearest;
 };
 
 struct RunResult {

@@ -17,8 +17,8 @@ std::vector<result::WordNeighbours> nearest_neighbours(const models::ModelSpec& 
                                                        const data::Dataset* data,
                                                        const nn::Trainer& trained,
                                                        backend::Backend& be) {
-  if (data == nullptr || data->words() == nullptr || model.word_vectors.empty()) return {};
-  const std::vector<std::string>& words = *data->words();
+  if (data == nullptr || data->vocabulary() == nullptr || model.word_vectors.empty()) return {};
+  const std::vector<std::string>& words = *data->vocabulary();
   const nn::ParameterSlice* slice = nullptr;
   for (const nn::ParameterSlice& s : trained.parameter_slices())
     if (s.name == model.word_vectors) slice = &s;
@@ -36,7 +36,7 @@ std::vector<result::WordNeighbours> nearest_neighbours(const models::ModelSpec& 
   for (std::int64_t w = 0; w < rows; ++w) {
     double sum = 0;
     for (std::int64_t k = 0; k < dim; ++k)
-      sum += double(vectors[w * dim + k]) * vectors[w * dim + k];
+      sum += static_cast<double>(vectors[w * dim + k]) * vectors[w * dim + k];
     norm[static_cast<std::size_t>(w)] = std::sqrt(sum);
   }
 
@@ -44,13 +44,14 @@ std::vector<result::WordNeighbours> nearest_neighbours(const models::ModelSpec& 
   for (std::size_t rank = kFirstProbeRank;
        rank < words.size() && out.size() < static_cast<std::size_t>(kProbeWords); rank *= 2) {
     const auto probe = static_cast<std::int64_t>(rank);
+    if (norm[rank] == 0) continue;  // never trained: no direction to be near
     std::vector<std::pair<double, std::int64_t>> scored;
     for (std::int64_t w = 0; w < rows; ++w) {
       const double denominator = norm[rank] * norm[static_cast<std::size_t>(w)];
       if (w == probe || denominator == 0) continue;  // an untouched row has no direction
       double dot = 0;
       for (std::int64_t k = 0; k < dim; ++k)
-        dot += double(vectors[probe * dim + k]) * vectors[w * dim + k];
+        dot += static_cast<double>(vectors[probe * dim + k]) * vectors[w * dim + k];
       scored.emplace_back(dot / denominator, w);
     }
     const auto shown = std::min<std::size_t>(kNeighbours, scored.size());
@@ -58,7 +59,7 @@ std::vector<result::WordNeighbours> nearest_neighbours(const models::ModelSpec& 
                       scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     result::WordNeighbours n{words[rank], {}};
     for (std::size_t i = 0; i < shown; ++i)
-      n.nearest.emplace_back(words[static_cast<std::size_t>(scored[i].second)], scored[i].first);
+      n.nearest.push_back({words[static_cast<std::size_t>(scored[i].second)], scored[i].first});
     out.push_back(std::move(n));
   }
   return out;

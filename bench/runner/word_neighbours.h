@@ -15,7 +15,7 @@ namespace dlbench::runner {
 constexpr int kProbeWords = 5;  // the words at ranks 50, 100, 200, 400 and 800, where they exist
 constexpr int kNeighbours = 5;  // shown per word
 
-// Empty unless the data has words (Dataset::words) and the model names its word vectors
+// Empty unless the data has words (Dataset::vocabulary) and the model names its word vectors
 // (ModelSpec::word_vectors).
 std::vector<result::WordNeighbours> nearest_neighbours(const models::ModelSpec& model,
                                                        const data::Dataset* data,

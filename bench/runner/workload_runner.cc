@@ -305,9 +305,9 @@ result::RunResult run_replica(const result::RunConfig& config,
       add_start_up_metrics(r, start_up, warmed);
       result::add_energy_metrics(r);
       if (read >= 0)
-        result::add_metric(r, "throughput/" + read_after->unit + "_per_s",
-                           read / r.measured_seconds, read_after->unit + "/s",
-                           read_after->what + " in the measured steps / their wall time");
+        result::add_metric(r, "data/" + read_after->unit + "_per_s", read / r.measured_seconds,
+                           read_after->unit + "/s",
+                           read_after->what + ", per second of the measured steps");
       // After the memory's peak is read: the evaluation's trainer is not the run's.
       if (train) {
         if (const auto quality = evaluate_ranking(model, mc, config, net, be))

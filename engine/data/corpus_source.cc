@@ -131,7 +131,7 @@ std::string CorpusData::describe() const {
   const Corpus& c = corpus_;
   char sample[32];
   std::snprintf(sample, sizeof sample, "%g", kSubsample);
-  return "text corpus " + c.path + ": " + with_commas(c.words) + " words; vocabulary " +
+  return "text corpus " + c.path + ": " + with_commas(c.word_count) + " words; vocabulary " +
          with_commas(static_cast<std::int64_t>(c.vocabulary.size())) + " words (seen " +
          std::to_string(c.min_count) + " times or more), " +
          with_commas(static_cast<std::int64_t>(c.tokens.size())) + " words of the text; window " +

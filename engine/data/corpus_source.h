@@ -24,7 +24,7 @@ class CorpusData final : public Dataset, public std::enable_shared_from_this<Cor
   // Fills the graph's i32 "words" and "contexts" inputs (of one length) with skip-gram pairs.
   std::unique_ptr<DataSource> source(const std::vector<InputSpec>& inputs,
                                      std::uint64_t seed) const override;
-  const std::vector<std::string>* words() const override { return &corpus_.vocabulary; }
+  const std::vector<std::string>* vocabulary() const override { return &corpus_.vocabulary; }
 
  private:
   Corpus corpus_;

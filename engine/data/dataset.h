@@ -38,7 +38,7 @@ class Dataset {
   }
   // The words a text's ids stand for (id i is word i, most frequent first); null for data of
   // anything else.
-  virtual const std::vector<std::string>* words() const { return nullptr; }
+  virtual const std::vector<std::string>* vocabulary() const { return nullptr; }
 };
 
 }  // namespace dlbench::data

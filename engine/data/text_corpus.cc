@@ -39,10 +39,46 @@ const char* compressed_kind(std::string_view head) {
               std::string("word2vec reads ") + kWhat);
 }
 
-// Latin letters beyond ASCII (U+00C0 to U+024F but the signs x and /) stay inside words, so
-// "café" is one word; any other character separates words.
-bool latin_letter(unsigned code) {
-  return code >= 0xC0 && code <= 0x24F && code != 0xD7 && code != 0xF7;
+// Which characters beyond ASCII are part of words: every letter of every script is, so a
+// Cyrillic or Greek text reads as words too; what separates them is punctuation, symbols and
+// spaces: Latin-1's (U+0080 to U+00BF, the signs x and /), the general punctuation, symbol and
+// arrow blocks (U+2000 to U+2BFF, U+2E00 to U+2E7F), CJK punctuation (U+3000 to U+303F), the
+// byte-order mark, full-width punctuation and the emoji planes.
+bool word_character(unsigned code) {
+  struct Range {
+    unsigned first, last;
+  };
+  static constexpr Range kSeparators[] = {
+      {0x80, 0xBF},     {0xD7, 0xD7},     {0xF7, 0xF7},      {0x2000, 0x2BFF}, {0x2E00, 0x2E7F},
+      {0x3000, 0x303F}, {0xFE30, 0xFE6F}, {0xFEFF, 0xFEFF},  {0xFF00, 0xFF0F}, {0xFF1A, 0xFF20},
+      {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65}, {0x1F000, 0x1FAFF}};
+  for (const Range& r : kSeparators)
+    if (code >= r.first && code <= r.last) return false;
+  return true;
+}
+
+// Latin-1's capitals (U+00C0 to U+00DE but x) in lower case, as ASCII's; other scripts' letters
+// stay as written.
+unsigned lower_case(unsigned code) {
+  return code >= 0xC0 && code <= 0xDE && code != 0xD7 ? code + 0x20 : code;
+}
+
+void append_utf8(std::string& out, unsigned code) {
+  if (code < 0x80) {
+    out += static_cast<char>(code);
+  } else if (code < 0x800) {
+    out += static_cast<char>(0xC0 | (code >> 6));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else if (code < 0x10000) {
+    out += static_cast<char>(0xE0 | (code >> 12));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (code >> 18));
+    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  }
 }
 
 // Splits the text into words and calls `word` on each, checking as it goes that it is text.
@@ -81,12 +117,16 @@ void split_words(const std::string& path, std::string_view text, OnWord&& word) 
       valid = (next & 0xC0) == 0x80;
       code = (code << 6) | (next & 0x3Fu);
     }
+    // The shortest form only, no surrogates, nothing past U+10FFFF (Unicode's table 3-7).
+    constexpr unsigned kSmallest[] = {0, 0x80, 0x800, 0x10000};
+    if (valid)
+      valid = code >= kSmallest[more] && (code < 0xD800 || code > 0xDFFF) && code <= 0x10FFFF;
     if (!valid)
       not_text(path, line,
                "bytes that are not UTF-8 text (a Latin-1 file? iconv -f latin1 -t utf-8 "
                "converts it)");
-    if (latin_letter(code)) {
-      current.append(text.substr(i, static_cast<std::size_t>(more) + 1));
+    if (word_character(code)) {
+      append_utf8(current, lower_case(code));
     } else {
       flush();
     }
@@ -129,7 +169,7 @@ Corpus read_text_corpus(const std::string& path, int min_count) {
   });
   Corpus corpus;
   corpus.path = path;
-  corpus.words = static_cast<std::int64_t>(provisional.size());
+  corpus.word_count = static_cast<std::int64_t>(provisional.size());
   corpus.min_count = min_count;
   std::vector<std::int32_t> id_of(seen.size(), -1);
   for (std::int32_t s : order) {

@@ -1,9 +1,10 @@
 // A plain-text corpus as Word2Vec reads it: text8 (one line of 17M lowercase words) or any
-// English text. Words are runs of letters, lowercased, as text8 was made (Mahoney's script kept
-// a-z and turned everything else into spaces; text8 itself reads unchanged); bytes of UTF-8
-// letters beyond ASCII stay inside their word. The vocabulary is every word seen at least
-// `min_count` times, most frequent first, and the text becomes their ids, rarer words dropped
-// (as the reference's reader drops them, so windows reach across them).
+// UTF-8 text. Words are runs of letters: ASCII letters and every character beyond ASCII but
+// punctuation, symbols and spaces (so Greek or Cyrillic reads as words), with ASCII's and
+// Latin-1's capitals lowercased. Digits and punctuation separate words (text8's script spelled
+// digits out instead; text8 itself reads unchanged). The vocabulary is every word seen at
+// least `min_count` times, most frequent first, and the text becomes their ids, rarer words
+// dropped (as the reference's reader drops them, so windows reach across them).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@ constexpr int kMinWordCount = 5;  // the reference's -min-count and text8's 71,2
 
 struct Corpus {
   std::string path;
-  std::int64_t words = 0;  // words in the text, rare ones included
+  std::int64_t word_count = 0;  // words in the text, rare ones included
   int min_count = kMinWordCount;
   std::vector<std::string> vocabulary;  // by descending count, ties in byte order
   std::vector<std::int64_t> counts;     // per vocabulary word

@@ -61,8 +61,8 @@ struct ModelSpec {
   // on synthetic data only.
   std::function<std::shared_ptr<const data::Dataset>(const std::string& path)> read_data;
   std::string data_format;  // "MovieLens ratings (ratings.dat: UserID::MovieID::Rating::Timestamp)"
-  // The parameter whose rows are the data's words' vectors (Dataset::words()), which a run on a
-  // text shows the nearest neighbours in; empty: the model learns no word vectors.
+  // The parameter whose rows are the data's words' vectors (Dataset::vocabulary()), which a run on
+  // a text shows the nearest neighbours in; empty: the model learns no word vectors.
   std::string word_vectors;
   // Samples one step processes; empty: the batch.
   std::function<std::int64_t(const ModelConfig&)> samples;

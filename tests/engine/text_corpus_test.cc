@@ -27,21 +27,26 @@ TEST(TextCorpusTest, WordsAreLowercasedLetterRunsAndRareWordsAreDropped) {
                                            "1:1 The hat, the cat-hat!\n"
                                            "a mat\n");
   const Corpus c = read_text_corpus(path, 2);
-  EXPECT_EQ(c.words, 14);  // the cat sat the cat s hat / the hat the cat hat / a mat
+  EXPECT_EQ(c.word_count, 14);  // the cat sat the cat s hat / the hat the cat hat / a mat
   EXPECT_EQ(c.vocabulary, (std::vector<std::string>{"the", "cat", "hat"}));
   EXPECT_EQ(c.counts, (std::vector<std::int64_t>{4, 3, 3}));
   // sat, s, a and mat are seen once: dropped from the text, which closes up around them.
   EXPECT_EQ(c.tokens, (std::vector<std::int32_t>{0, 1, 0, 1, 2, 0, 2, 0, 1, 2}));
 }
 
-TEST(TextCorpusTest, LatinLettersStayInsideWordsAndOtherCharactersSeparate) {
-  // "é" and "ï" are letters; the em dash and the curly quotes are not.
-  const std::string path = write_data_file("latin.txt",
-                                           "café\xe2\x80\x94na\xc3\xafve \xe2\x80\x9c"
-                                           "caf\xc3\xa9\xe2\x80\x9d "
-                                           "na\xc3\xafve");
+TEST(TextCorpusTest, LettersOfEveryScriptAreWordsAndPunctuationSeparates) {
+  // "É" lowercases to "é"; Cyrillic letters are a word; the em dash, the curly quotes, the
+  // non-breaking space and the byte-order mark separate words.
+  const std::string path = write_data_file("scripts.txt",
+                                           "\xef\xbb\xbf"
+                                           "CAF\xc3\x89\xe2\x80\x94"
+                                           "\xd0\xb6\xd0\xb8\xd0\xb7\xd0\xbd\xd1\x8c "
+                                           "\xe2\x80\x9c"
+                                           "caf\xc3\xa9\xe2\x80\x9d\xc2\xa0"
+                                           "\xd0\xb6\xd0\xb8\xd0\xb7\xd0\xbd\xd1\x8c");
   const Corpus c = read_text_corpus(path, 2);
-  EXPECT_EQ(c.vocabulary, (std::vector<std::string>{"caf\xc3\xa9", "na\xc3\xafve"}));
+  EXPECT_EQ(c.vocabulary,
+            (std::vector<std::string>{"caf\xc3\xa9", "\xd0\xb6\xd0\xb8\xd0\xb7\xd0\xbd\xd1\x8c"}));
   EXPECT_EQ(c.tokens, (std::vector<std::int32_t>{0, 1, 0, 1}));
 }
 
@@ -59,11 +64,28 @@ TEST(TextCorpusTest, FilesThatAreNotTextAreRefusedNamingTheLine) {
                 .find("bad.txt:2: bytes that are "
                       "not UTF-8"),
             std::string::npos);
-  // A sequence cut short by the end of the file.
-  EXPECT_NE(refusal("one two \xc3").find("not UTF-8"), std::string::npos);
+  // A sequence cut short by the end of the file, a stray continuation byte, a lead byte UTF-8
+  // never uses, an overlong form, a surrogate and a code point past U+10FFFF.
+  for (const char* bad : {"one two \xc3", "one \x80 two", "one \xf8\x88\x80\x80\x80",
+                          "ab\xe0\x83\xa9"
+                          "cd",
+                          "ab\xc1\xa9"
+                          "cd",
+                          "ab\xed\xa0\x80"
+                          "cd",
+                          "ab\xf4\x90\x80\x80"
+                          "cd"})
+    EXPECT_NE(refusal(bad).find("not UTF-8"), std::string::npos) << bad;
   EXPECT_NE(refusal("\x1f\x8b\x08\x00 text8").find("is a gzip archive, not text"),
             std::string::npos);
   EXPECT_NE(refusal("PK\x03\x04text8").find("is a zip archive"), std::string::npos);
+  EXPECT_NE(refusal("BZh91AY&SY").find("is a bzip2 archive"), std::string::npos);
+  EXPECT_NE(refusal(std::string("\xfd"
+                                "7zXZ\0 text8",
+                                12))
+                .find("is a xz archive"),
+            std::string::npos);
+  EXPECT_NE(refusal("\x28\xb5\x2f\xfd text8").find("is a zstd archive"), std::string::npos);
   EXPECT_NE(refusal("").find("holds 0 word(s) seen 1 times or more"), std::string::npos);
   EXPECT_NE(refusal("1984, 2001: 42!").find("holds 0 word(s)"), std::string::npos);
   EXPECT_NE(refusal("to be or not to go", 2).find("holds 1 word(s) seen 2 times"),
@@ -131,7 +153,7 @@ Corpus counting_corpus() {
   }
   for (int pass = 0; pass < 5; ++pass)
     for (int w = 0; w < 500; ++w) c.tokens.push_back(w);
-  c.words = static_cast<std::int64_t>(c.tokens.size());
+  c.word_count = static_cast<std::int64_t>(c.tokens.size());
   return c;
 }
 
