@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <utility>
 
 #include "engine/core/error.h"
@@ -12,7 +13,7 @@
 namespace dlbench::data {
 namespace {
 
-// Passes in a row that may keep fewer than two words before a text counts as too short.
+// Passes in a row that may make no pair before a text counts as too short.
 constexpr int kMaxEmptyPasses = 1000;
 
 double unit_draw(std::uint64_t& state) {
@@ -50,10 +51,11 @@ class SkipGramSource final : public DataSource {
   std::string name() const override { return "text corpus"; }
 
   // The text's words walked past, kept by subsampling or not, as the reference C code counts
-  // the words it trains on (rare words dropped from the vocabulary are not counted).
+  // the words it trains on (rare words dropped from the vocabulary are not counted): those up
+  // to the last centre word used.
   std::optional<ReadCount> read_count() const override {
     const auto words = static_cast<std::int64_t>(corpus_.tokens.size());
-    return ReadCount{"words", passes_ * words + (centre_ > 0 ? kept_at_[centre_ - 1] + 1 : 0),
+    return ReadCount{"words", passes_ * words + last_centre_at_ + 1,
                      "words of the text read, those subsampling dropped included (as the "
                      "reference C code counts them)"};
   }
@@ -73,40 +75,59 @@ class SkipGramSource final : public DataSource {
   }
 
  private:
-  // A pass over the whole text from start_ (wrapping round), each occurrence kept by chance.
-  void new_pass() {
+  struct Kept {
+    std::int32_t id;
+    std::int64_t at;  // its place in the pass, from 0
+  };
+
+  // Appends the pass's next word that subsampling keeps; false at the end of the pass. The pass
+  // is walked as it is used, so no step pays for subsampling a whole text at once.
+  bool pull() {
     const std::vector<std::int32_t>& tokens = corpus_.tokens;
-    for (int attempt = 0; attempt < kMaxEmptyPasses; ++attempt) {
-      if (started_) ++passes_;
-      started_ = true;
-      kept_.clear(), kept_at_.clear();
-      for (std::size_t k = 0; k < tokens.size(); ++k) {
-        const std::int32_t id = tokens[(start_ + k) % tokens.size()];
-        const double keep = keep_[static_cast<std::size_t>(id)];
-        if (keep >= 1 || unit_draw(state_) < keep)
-          kept_.push_back(id), kept_at_.push_back(static_cast<std::int64_t>(k));
-      }
-      if (kept_.size() >= 2) {
-        centre_ = 0;
-        return;
+    const auto size = static_cast<std::int64_t>(tokens.size());
+    while (walked_ < size) {
+      const std::int64_t k = walked_++;
+      const std::int32_t id = tokens[(start_ + static_cast<std::size_t>(k)) % tokens.size()];
+      const double keep = keep_[static_cast<std::size_t>(id)];
+      if (keep >= 1 || unit_draw(state_) < keep) {
+        window_.push_back({id, k});
+        return true;
       }
     }
-    throw Error(ErrorKind::kUsage,
-                corpus_.path + ": subsampling frequent words leaves too little text to pair",
-                "give a longer text");
+    return false;
   }
 
-  // The next centre word's pairs, with every word within a reach drawn from 1..kWindow.
+  // A fresh pass over the whole text from start_ (wrapping round); windows do not span passes.
+  void new_pass() {
+    if (++idle_passes_ > kMaxEmptyPasses)
+      throw Error(ErrorKind::kUsage,
+                  corpus_.path + ": subsampling frequent words leaves too little text to pair",
+                  "give a longer text");
+    ++passes_;
+    walked_ = 0;
+    last_centre_at_ = -1;
+    window_.clear();
+    centre_ = 0;
+  }
+
+  // The next centre word's pairs, with every kept word within a reach drawn from 1..kWindow.
   void next_centre() {
-    if (centre_ >= kept_.size()) new_pass();
-    const std::size_t c = centre_++;
+    while (centre_ >= window_.size())
+      if (!pull()) new_pass();
     const auto reach = static_cast<std::size_t>(1 + splitmix64_next(state_) % kWindow);
+    while (window_.size() <= centre_ + reach && pull()) {
+    }
     pairs_.clear();
     next_pair_ = 0;
+    const std::size_t c = centre_;
     const std::size_t first = c >= reach ? c - reach : 0;
-    const std::size_t last = std::min(kept_.size() - 1, c + reach);
+    const std::size_t last = std::min(window_.size() - 1, c + reach);
     for (std::size_t j = first; j <= last; ++j)
-      if (j != c) pairs_.emplace_back(kept_[c], kept_[j]);
+      if (j != c) pairs_.emplace_back(window_[c].id, window_[j].id);
+    if (!pairs_.empty()) idle_passes_ = 0;
+    last_centre_at_ = window_[c].at;
+    // Keep the kWindow words left of the next centre, drop the rest.
+    if (++centre_ > static_cast<std::size_t>(kWindow)) window_.pop_front(), --centre_;
   }
 
   std::shared_ptr<const CorpusData> data_;  // keeps corpus_ alive
@@ -115,11 +136,12 @@ class SkipGramSource final : public DataSource {
   std::vector<double> keep_;
   std::uint64_t state_;
   std::size_t start_ = 0;
-  std::vector<std::int32_t> kept_;     // this pass's words
-  std::vector<std::int64_t> kept_at_;  // where each is in the pass, from 0
-  bool started_ = false;               // a pass has begun
-  std::int64_t passes_ = 0;            // passes finished
-  std::size_t centre_ = 0;             // the next centre in kept_; past the end: a new pass
+  std::int64_t passes_ = 0;           // passes finished
+  std::int64_t walked_ = 0;           // words of this pass looked at
+  std::int64_t last_centre_at_ = -1;  // the last centre's place in this pass
+  std::deque<Kept> window_;           // kept words around the next centre
+  std::size_t centre_ = 0;            // the next centre in window_
+  int idle_passes_ = 0;               // passes in a row that made no pair
   std::vector<std::pair<std::int32_t, std::int32_t>> pairs_;  // the current centre's
   std::size_t next_pair_ = 0;
   std::vector<std::int32_t> words_, contexts_;  // the batch on the host
