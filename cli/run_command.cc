@@ -48,6 +48,15 @@ struct RunOptions {
   std::optional<std::string> data;
 };
 
+// "ncf, word2vec, ...": the models that train with Adam, for --lr's help.
+std::string adam_models() {
+  std::string names;
+  for (const models::ModelSpec* m : models::ModelRegistry::instance().all())
+    if (m->default_optimizer.kind == nn::OptimizerConfig::Kind::kAdam)
+      names += (names.empty() ? "" : ", ") + m->name;
+  return names;
+}
+
 // A last loss this many times the first counts as diverging.
 constexpr double kDivergedRatio = 10.0;
 
@@ -284,8 +293,13 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->type_name("FILE");
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
       ->capture_default_str();
-  run->add_option("--lr", opts->lr, "SGD learning rate (training)")->capture_default_str();
-  run->add_option("--momentum", opts->momentum, "SGD momentum (training)")->capture_default_str();
+  run->add_option("--lr", opts->lr,
+                  "Learning rate (training): SGD's, or Adam's for the models that train with "
+                  "Adam (" +
+                      adam_models() + ")")
+      ->capture_default_str();
+  run->add_option("--momentum", opts->momentum, "SGD momentum (training; Adam has none)")
+      ->capture_default_str();
   run->add_flag("--layers", opts->layers,
                 "Also print every layer: output shape, parameters, share of the MACs");
   run->add_option("--profile-layers", opts->profile_layers,
