@@ -195,8 +195,10 @@ std::vector<Table> report_tables(const ReportData& d) {
   Table runs{
       "runs",
       "Runs",
-      "throughput = samples in the measured steps / their wall time; step time over the "
-      "measured steps; CV = coefficient of variation of step time; TFLOP/s = model FLOPs "
+      "throughput = samples in the measured steps / their wall time (a sample is what the "
+      "model counts: an image, or a pair for the recommendation and embedding models; the "
+      "charts name the unit); step time over the measured steps; CV = coefficient of variation of "
+      "step time; TFLOP/s = model FLOPs "
       "per sample x throughput; MFU = TFLOP/s / the measured peak of the precision (the newest "
       "micro gemm of the machine when the run was stored)",
       {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
