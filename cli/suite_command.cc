@@ -9,7 +9,6 @@
 #include <iostream>
 
 #include "bench/nvml/nvml.h"
-#include "bench/report/names.h"
 #include "bench/report/report_data.h"
 #include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/gpu_info.h"
@@ -119,7 +118,7 @@ void add_suite_command(CLI::App& app, const GlobalOptions& global) {
       last_line.clear();
       char number[32];
       std::snprintf(number, sizeof number, "%.2f ", r.throughput);
-      const std::string tp = number + report::throughput_unit(r);
+      const std::string tp = number + rate_unit(e.config.model);
       std::string what = r.status == "ok"            ? std::string(tp)
                          : r.status != "interrupted" ? "failed: " + r.error
                          : r.measured()              ? r.error + " (" + tp + " over those steps)"

@@ -192,18 +192,17 @@ std::vector<Table> report_tables(const ReportData& d) {
     auto it = names.find(r.machine.id);
     return it != names.end() ? it->second : machine_name(r.machine);
   };
-  Table runs{
-      "runs",
-      "Runs",
-      "throughput = samples in the measured steps / their wall time (a sample is what the "
-      "model counts: an image, or a pair for the recommendation and embedding models; the "
-      "charts name the unit); step time over the measured steps; CV = coefficient of variation of "
-      "step time; TFLOP/s = model FLOPs "
-      "per sample x throughput; MFU = TFLOP/s / the measured peak of the precision (the newest "
-      "micro gemm of the machine when the run was stored)",
-      {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
-       "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s", "MFU %"},
-      {}};
+  Table runs{"runs",
+             "Runs",
+             "throughput = samples in the measured steps / their wall time (a sample is what the "
+             "model counts: an image, or a pair for the recommendation and embedding models; the "
+             "charts name the unit); step time over the measured steps; CV = coefficient of "
+             "variation of step time; TFLOP/s = model FLOPs per sample x throughput; MFU = TFLOP/s "
+             "/ the measured peak of the precision (the newest "
+             "micro gemm of the machine when the run was stored)",
+             {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
+              "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s", "MFU %"},
+             {}};
   if (gpu) runs.columns.push_back("throttling");
   runs.columns.insert(runs.columns.end(), {"repeats", "repeat range %", "warnings"});
   bool repeated = false;

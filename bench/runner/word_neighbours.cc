@@ -28,10 +28,13 @@ std::vector<result::WordNeighbours> nearest_neighbours(const models::ModelSpec& 
                 model.word_vectors + " is not one row per word of the data");
   const std::int64_t dim = slice->count / rows;
 
+  // Only the word vectors' rows come to the host, not every weight of the model.
   const Tensor flat = trained.flat_weights();
-  std::vector<float> all(static_cast<std::size_t>(flat.numel()));
-  be.to_host(flat, all.data());
-  const float* vectors = all.data() + slice->offset;
+  const Tensor table(flat.data_as<float>() + slice->offset, {rows, dim}, DType::kF32,
+                     flat.device());
+  std::vector<float> host(static_cast<std::size_t>(slice->count));
+  be.to_host(table, host.data());
+  const float* vectors = host.data();
   std::vector<double> norm(static_cast<std::size_t>(rows));
   for (std::int64_t w = 0; w < rows; ++w) {
     double sum = 0;

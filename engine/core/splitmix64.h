@@ -25,6 +25,11 @@ inline std::uint64_t splitmix64_next(std::uint64_t& state) {
   return word;
 }
 
+// The stream's next double in [0, 1), from the word's top 53 bits.
+inline double splitmix64_unit(std::uint64_t& state) {
+  return static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53;
+}
+
 // An integer in [0, n) from 64 random bits: the top 32 bits scaled by n (Lemire's multiply-shift,
 // without rejection: for n below 2^20 the bias is under 2^-12 of a value's share).
 DLBENCH_HOST_DEVICE inline std::uint32_t below(std::uint64_t bits, std::uint32_t n) {

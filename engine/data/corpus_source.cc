@@ -16,10 +16,6 @@ namespace {
 // Passes in a row that may make no pair before a text counts as too short.
 constexpr int kMaxEmptyPasses = 1000;
 
-double unit_draw(std::uint64_t& state) {
-  return static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53;
-}
-
 // The reference's chance of keeping one occurrence of a word seen `count` times among `total`:
 // (sqrt(count / (t total)) + 1) t total / count, which is 1 or more for words rarer than about
 // 2.6 t total.
@@ -89,7 +85,7 @@ class SkipGramSource final : public DataSource {
       const std::int64_t k = walked_++;
       const std::int32_t id = tokens[(start_ + static_cast<std::size_t>(k)) % tokens.size()];
       const double keep = keep_[static_cast<std::size_t>(id)];
-      if (keep >= 1 || unit_draw(state_) < keep) {
+      if (keep >= 1 || splitmix64_unit(state_) < keep) {
         window_.push_back({id, k});
         return true;
       }

@@ -19,7 +19,7 @@ std::vector<std::int32_t> zipf_ids(const Distribution& d, std::int64_t count, st
   std::vector<std::int32_t> ids(static_cast<std::size_t>(count));
   std::uint64_t state = seed;
   for (std::int32_t& id : ids) {
-    const double u = static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53 * total;
+    const double u = splitmix64_unit(state) * total;
     const auto k = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
     id = static_cast<std::int32_t>(low + std::min<std::int64_t>(k, high - low - 1));
   }

@@ -154,8 +154,12 @@ Corpus read_text_corpus(const std::string& path, int min_count) {
   std::vector<std::int64_t> seen_counts;
   std::vector<std::int32_t> provisional;
   split_words(path, text, [&](const std::string& w) {
-    const auto [it, fresh] = first_seen.emplace(w, static_cast<std::int32_t>(seen.size()));
-    if (fresh) seen.push_back(w), seen_counts.push_back(0);
+    // Looked up first: a key is copied only for a word not seen before.
+    auto it = first_seen.find(w);
+    if (it == first_seen.end()) {
+      it = first_seen.emplace(w, static_cast<std::int32_t>(seen.size())).first;
+      seen.push_back(w), seen_counts.push_back(0);
+    }
     ++seen_counts[static_cast<std::size_t>(it->second)];
     provisional.push_back(it->second);
   });
