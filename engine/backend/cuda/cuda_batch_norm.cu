@@ -3,7 +3,7 @@
 #include <string>
 #include <type_traits>
 
-#include "engine/backend/cuda/cuda_batch_norm_kernels.cuh"
+#include "engine/backend/cuda/cuda_batch_norm_apply.cuh"
 
 namespace dlbench::backend::cuda {
 namespace {

@@ -18,7 +18,8 @@
 //   2. finalize: per channel, adds the chunks' partials in f64 (fixed lanes, fixed tree) and
 //      turns them into the statistics, the gradients of gamma and beta, and per-channel
 //      coefficients for step 3;
-//   3. apply: y (or dx) elementwise from x (and dy) and the coefficients.
+//   3. apply: y (or dx) elementwise from x (and dy) and the coefficients
+//      (cuda_batch_norm_apply.cuh).
 // The number of chunks depends on the shape, not on the GPU, so every GPU sums the same way.
 //
 // The tail (BatchNormParams::residual, ::activation): forward apply adds the residual and
@@ -53,11 +54,33 @@ struct alignas(sizeof(T) * kVec) Pack {
 };
 
 template <class T, int kVec>
-__device__ __forceinline__ void load(const T* p, float (&out)[kVec]) {
-  const Pack<T, kVec> pack = *reinterpret_cast<const Pack<T, kVec>*>(p);
+__device__ __forceinline__ Pack<T, kVec> load_pack(const T* p) {
+  return *reinterpret_cast<const Pack<T, kVec>*>(p);
+}
+
+template <class T, int kVec>
+__device__ __forceinline__ void unpack(const Pack<T, kVec>& pack, float (&out)[kVec]) {
 #pragma unroll
   for (int j = 0; j < kVec; ++j) out[j] = to_f32(pack.v[j]);
 }
+
+template <class T, int kVec>
+__device__ __forceinline__ void load(const T* p, float (&out)[kVec]) {
+  unpack<T, kVec>(load_pack<T, kVec>(p), out);
+}
+
+// How the streaming loops walk their rows: kRows rows per iteration, all loaded before the first
+// is used (predicated on the row existing), and __launch_bounds__ asking for kMinBlocks blocks
+// per SM. Both are template parameters so bench/scripts/bn_kernels_bench.cu can time other
+// choices; the defaults are what measured fastest on an H200 (2026-11-28, R50 shapes at batch
+// 256, docs/measurements.md): one row at a time for apply and the backward sums (more rows in
+// flight cost registers, hence occupancy, and lost up to 40 %), four for the forward sums, which
+// only read (15 % faster than one). One row without the old `#pragma unroll 4` was itself 10-19 %
+// faster than the loop before it.
+constexpr int kApplyRows = 1;
+constexpr int kBackwardSumRows = 1;
+constexpr int kForwardSumRows = 4;
+constexpr int kMinBlocksPerSm = 1;
 
 template <class T, int kVec>
 __device__ __forceinline__ void store(T* p, const float (&in)[kVec]) {
@@ -91,10 +114,11 @@ __device__ __forceinline__ void store_mask(unsigned char* mask, std::int64_t e0,
 }
 
 // g (the gradient of the ReLU's output) becomes the gradient of its input: 0 where it did not pass.
+// `byte` is the mask byte holding element e0's bit (mask[e0 / 8], loaded ahead by the caller).
 template <int kVec>
-__device__ __forceinline__ void mask_gradient(const unsigned char* mask, std::int64_t e0,
+__device__ __forceinline__ void mask_gradient(unsigned char byte, std::int64_t e0,
                                               float (&g)[kVec]) {
-  const unsigned bits = static_cast<unsigned>(mask[e0 / 8]) >> static_cast<unsigned>(e0 % 8);
+  const unsigned bits = static_cast<unsigned>(byte) >> static_cast<unsigned>(e0 % 8);
 #pragma unroll
   for (int j = 0; j < kVec; ++j)
     if (((bits >> j) & 1u) == 0) g[j] = 0.0f;
@@ -145,8 +169,10 @@ struct ResidualSums {
 //         b' = sum dy (r - mean'), its partials holding a (its dbeta's sum too) and b'.
 // partial is [chunks][2][channels]. blockDim.x threads across channel packs, blockDim.y (a
 // power of two) down the rows.
-template <class T, int kVec, SumKind kKind, bool kRelu = false, bool kPair = false>
-__global__ void __launch_bounds__(kBlock)
+template <class T, int kVec, SumKind kKind, bool kRelu = false, bool kPair = false,
+          int kRows = kKind == SumKind::kForward ? kForwardSumRows : kBackwardSumRows,
+          int kMinBlocks = kMinBlocksPerSm>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
     bn_partial_kernel(const T* x, const T* dy, const float* mean, const unsigned char* mask,
                       std::int64_t rows, std::int64_t channels, std::int64_t rows_per_chunk,
                       float* partial, ResidualSums<T> pair = {}) {
@@ -171,31 +197,49 @@ __global__ void __launch_bounds__(kBlock)
         for (int j = 0; j < kVec; ++j) center2[j] = pair.mean[c0 + j];
       }
     }
-#pragma unroll 4
-    for (std::int64_t r = begin + threadIdx.y; r < end; r += blockDim.y) {
-      float xv[kVec];
-      load<T, kVec>(x + r * channels + c0, xv);
-      if constexpr (kKind == SumKind::kForward) {
+    for (std::int64_t r0 = begin + threadIdx.y; r0 < end; r0 += kRows * blockDim.y) {
+      Pack<T, kVec> xp[kRows] = {}, gp[kRows] = {}, rp[kRows] = {};
+      unsigned char mp[kRows] = {};
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          const float d = xv[j] - center[j];
-          a[j] += d;
-          b[j] = fmaf(d, d, b[j]);
+      for (int k = 0; k < kRows; ++k) {
+        const std::int64_t r = r0 + k * static_cast<std::int64_t>(blockDim.y);
+        if (r >= end) continue;
+        const std::int64_t e = r * channels + c0;
+        xp[k] = load_pack<T, kVec>(x + e);
+        if constexpr (kKind == SumKind::kBackward) {
+          gp[k] = load_pack<T, kVec>(dy + e);
+          if constexpr (kRelu) mp[k] = mask[e / 8];
+          if constexpr (kPair) rp[k] = load_pack<T, kVec>(pair.x + e);
         }
-      } else {
-        float g[kVec];
-        load<T, kVec>(dy + r * channels + c0, g);
-        if constexpr (kRelu) mask_gradient<kVec>(mask, r * channels + c0, g);
+      }
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          a[j] += g[j];
-          b[j] = fmaf(g[j], xv[j] - center[j], b[j]);
-        }
-        if constexpr (kPair) {
-          float rv[kVec];
-          load<T, kVec>(pair.x + r * channels + c0, rv);
+      for (int k = 0; k < kRows; ++k) {
+        const std::int64_t r = r0 + k * static_cast<std::int64_t>(blockDim.y);
+        if (r >= end) continue;
+        float xv[kVec];
+        unpack<T, kVec>(xp[k], xv);
+        if constexpr (kKind == SumKind::kForward) {
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) b2[j] = fmaf(g[j], rv[j] - center2[j], b2[j]);
+          for (int j = 0; j < kVec; ++j) {
+            const float d = xv[j] - center[j];
+            a[j] += d;
+            b[j] = fmaf(d, d, b[j]);
+          }
+        } else {
+          float g[kVec];
+          unpack<T, kVec>(gp[k], g);
+          if constexpr (kRelu) mask_gradient<kVec>(mp[k], r * channels + c0, g);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            a[j] += g[j];
+            b[j] = fmaf(g[j], xv[j] - center[j], b[j]);
+          }
+          if constexpr (kPair) {
+            float rv[kVec];
+            unpack<T, kVec>(rp[k], rv);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) b2[j] = fmaf(g[j], rv[j] - center2[j], b2[j]);
+          }
         }
       }
     }
@@ -346,122 +390,6 @@ __global__ void bn_backward_finalize_kernel(const float* partial, std::int64_t c
   coef[channels + c] = ch.gamma[c] * inv_std;
   coef[2 * channels + c] = dbeta * per_row;
   coef[3 * channels + c] = inv_std * dgamma * per_row;
-}
-
-// Step 3, forward: y = (x - mean) scale + beta. Each thread keeps its channels' coefficients
-// in registers and strides down the rows.
-template <class T, int kVec, bool kTail>
-__global__ void __launch_bounds__(kBlock)
-    bn_forward_apply_kernel(const T* x, const float* coef, std::int64_t rows, std::int64_t channels,
-                            ForwardTail<T> tail, T* y) {
-  const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
-  if (c0 >= channels) return;
-  float mean[kVec], scale[kVec], beta[kVec];
-  float mean2[kVec] = {}, scale2[kVec] = {}, beta2[kVec] = {};  // the residual's, if normalized
-#pragma unroll
-  for (int j = 0; j < kVec; ++j)
-    mean[j] = coef[c0 + j], scale[j] = coef[channels + c0 + j],
-    beta[j] = coef[2 * channels + c0 + j];
-  if constexpr (kTail) {
-    if (tail.residual_coef != nullptr) {
-      const float* rc = tail.residual_coef;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j)
-        mean2[j] = rc[c0 + j], scale2[j] = rc[channels + c0 + j],
-        beta2[j] = rc[2 * channels + c0 + j];
-    }
-  }
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
-#pragma unroll 4
-  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
-       r += step) {
-    const std::int64_t i = r * channels + c0;
-    float v[kVec];
-    load<T, kVec>(x + i, v);
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) v[j] = fmaf(v[j] - mean[j], scale[j], beta[j]);
-    if constexpr (kTail) {
-      if (tail.residual != nullptr) {
-        float add[kVec];
-        load<T, kVec>(tail.residual + i, add);
-        if (tail.residual_coef != nullptr) {
-#pragma unroll
-          for (int j = 0; j < kVec; ++j) add[j] = fmaf(add[j] - mean2[j], scale2[j], beta2[j]);
-        }
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) v[j] += add[j];
-      }
-      if (tail.relu) {
-        unsigned bits = 0;
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          if (v[j] > 0.0f) bits |= 1u << j;
-          v[j] = fmaxf(v[j], 0.0f);
-        }
-        if (tail.mask != nullptr) store_mask<kVec>(tail.mask, i, bits);
-      }
-    }
-    store<T, kVec>(y + i, v);
-  }
-}
-
-// Step 3, backward: dx (+)= a (dy - k2 - (x - mean) k3), dy masked by the ReLU's bits first.
-template <class T, int kVec, bool kTail>
-__global__ void __launch_bounds__(kBlock)
-    bn_backward_apply_kernel(const T* x, const T* dy, const float* coef, std::int64_t rows,
-                             std::int64_t channels, bool accumulate, BackwardTail<T> tail, T* dx) {
-  const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
-  if (c0 >= channels) return;
-  float mean[kVec], a[kVec], k2[kVec], k3[kVec];
-  // The residual's batch norm's coefficients, where it has one (loaded with the tail's).
-  float mean2[kVec] = {}, a2[kVec] = {}, k22[kVec] = {}, k32[kVec] = {};
-#pragma unroll
-  for (int j = 0; j < kVec; ++j) {
-    mean[j] = coef[c0 + j], a[j] = coef[channels + c0 + j];
-    k2[j] = coef[2 * channels + c0 + j], k3[j] = coef[3 * channels + c0 + j];
-  }
-  if constexpr (kTail) {
-    if (tail.residual_coef != nullptr) {
-      const float* rc = tail.residual_coef;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        mean2[j] = rc[c0 + j], a2[j] = rc[channels + c0 + j];
-        k22[j] = rc[2 * channels + c0 + j], k32[j] = rc[3 * channels + c0 + j];
-      }
-    }
-  }
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
-#pragma unroll 4
-  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
-       r += step) {
-    const std::int64_t i = r * channels + c0;
-    float xv[kVec], g[kVec], old[kVec] = {};
-    load<T, kVec>(x + i, xv);
-    load<T, kVec>(dy + i, g);
-    if constexpr (kTail) {
-      if (tail.mask != nullptr) mask_gradient<kVec>(tail.mask, i, g);
-      if (tail.dresidual != nullptr) {
-        float dr[kVec] = {};
-        if (tail.accumulate_residual) load<T, kVec>(tail.dresidual + i, dr);
-        if (tail.residual_coef != nullptr) {
-          float rv[kVec];
-          load<T, kVec>(tail.residual + i, rv);
-#pragma unroll
-          for (int j = 0; j < kVec; ++j)
-            dr[j] += a2[j] * (g[j] - k22[j] - (rv[j] - mean2[j]) * k32[j]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < kVec; ++j) dr[j] += g[j];
-        }
-        store<T, kVec>(tail.dresidual + i, dr);
-      }
-    }
-    if (accumulate) load<T, kVec>(dx + i, old);
-#pragma unroll
-    for (int j = 0; j < kVec; ++j)
-      xv[j] = old[j] + a[j] * (g[j] - k2[j] - (xv[j] - mean[j]) * k3[j]);
-    store<T, kVec>(dx + i, xv);
-  }
 }
 
 }  // namespace
