@@ -7,8 +7,11 @@
 namespace dlbench::nn {
 
 // y = [x_0 | x_1 | ...]: inputs [rows, w_k] side by side in the columns of y [rows, Σ w_k]
-// (NCF's two embeddings into its MLP, and its two branches into the last layer). Backward hands
-// each input its own columns of dy: SplitColumns the other way round. Nothing is kept.
+// (NCF's two embeddings into its MLP, and its two branches into the last layer). Inputs of
+// higher rank are joined along their last axis, the leading axes alike: NHWC activations
+// [n, h, w, c_k] are [n*h*w, c_k] matrices, so this is also U-Net's concatenation along the
+// channels. Backward hands each input its own columns of dy: SplitColumns the other way round.
+// Nothing is kept.
 class ConcatColumns final : public Layer {
  public:
   explicit ConcatColumns(int inputs) : inputs_(inputs) {}

@@ -1,13 +1,14 @@
 // Layer cases: every layer's backward against central finite differences of its forward
-// (tests/ops/harness/layer_case.h), on tiny shapes: convolution, batch norm (also with its
-// fused tails), ReLU, pooling, Add, Linear, and the layers of the sparse-ids contract (Embedding
-// with repeated ids, SplitColumns, the SigmoidBinaryCrossEntropy loss).
+// (tests/ops/harness/layer_case.h), on tiny shapes: convolution, transposed convolution, batch norm
+// (also with its fused tails), ReLU, pooling, Add, Linear, and the layers of the sparse-ids
+// contract (Embedding with repeated ids, SplitColumns, the SigmoidBinaryCrossEntropy loss).
 #include <memory>
 
 #include "engine/nn/layers/add.h"
 #include "engine/nn/layers/batch_norm.h"
 #include "engine/nn/layers/concat_columns.h"
 #include "engine/nn/layers/conv2d.h"
+#include "engine/nn/layers/conv_transpose2d.h"
 #include "engine/nn/layers/embedding.h"
 #include "engine/nn/layers/linear.h"
 #include "engine/nn/layers/multiply.h"
@@ -55,6 +56,71 @@ LayerCase with_relu_epilogue(const char* layer, const char* params, OpParams p, 
   return c;
 }
 
+// The transposed convolution by its definition: each input pixel scatters its channels through
+// the kernel into a stride-spaced window of the output, y[n, i*sh + a, j*sw + b, c] +=
+// x[n, i, j, k] W[k, a, b, c] (`p`: the convolution it transposes, no padding).
+std::vector<std::vector<float>> conv_transpose_reference(
+    const backend::Conv2dParams& p, const std::vector<std::vector<float>>& inputs,
+    const std::vector<std::vector<float>>& params) {
+  const std::vector<float>&x = inputs[0], &w = params[0];
+  std::vector<float> y(static_cast<std::size_t>(p.input_shape().numel()), 0.0f);
+  for (std::int64_t n = 0; n < p.n; ++n)
+    for (std::int64_t i = 0; i < p.out_h(); ++i)
+      for (std::int64_t j = 0; j < p.out_w(); ++j)
+        for (std::int64_t k = 0; k < p.k; ++k)
+          for (std::int64_t a = 0; a < p.r; ++a)
+            for (std::int64_t b = 0; b < p.s; ++b)
+              for (std::int64_t c = 0; c < p.c; ++c) {
+                const std::int64_t row = i * p.stride_h + a, col = j * p.stride_w + b;
+                y[((n * p.h + row) * p.w + col) * p.c + c] +=
+                    x[((n * p.out_h() + i) * p.out_w() + j) * p.k + k] *
+                    w[((k * p.r + a) * p.s + b) * p.c + c];
+              }
+  return {y};
+}
+
+LayerCase conv_transpose_case(const char* params, const backend::Conv2dParams& p) {
+  return {"conv_transpose2d",
+          params,
+          make<nn::ConvTranspose2d>(p),
+          {p.output_shape()},
+          {},
+          {},
+          false,
+          0,
+          std::nullopt,
+          [p](const auto& inputs, const auto& weights) {
+            return conv_transpose_reference(p, inputs, weights);
+          }};
+}
+
+// Rows of each input's last axis side by side.
+std::vector<std::vector<float>> concat_reference(const std::vector<Shape>& shapes,
+                                                 const std::vector<std::vector<float>>& inputs) {
+  const std::int64_t rows = shapes[0].numel() / shapes[0][shapes[0].rank() - 1];
+  std::vector<float> y;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const std::int64_t width = shapes[k][shapes[k].rank() - 1];
+      y.insert(y.end(), inputs[k].begin() + r * width, inputs[k].begin() + (r + 1) * width);
+    }
+  return {y};
+}
+
+LayerCase concat_case(const char* params, std::vector<Shape> shapes) {
+  const int n = static_cast<int>(shapes.size());
+  return {"concat_columns",
+          params,
+          make<nn::ConcatColumns>(n),
+          shapes,
+          {},
+          {},
+          true,
+          0,
+          std::nullopt,
+          [shapes](const auto& inputs, const auto&) { return concat_reference(shapes, inputs); }};
+}
+
 std::vector<LayerCase> dense_layers() {
   std::vector<LayerCase> out;
   out.push_back({"conv2d",
@@ -71,6 +137,13 @@ std::vector<LayerCase> dense_layers() {
                  {},
                  {},
                  true});
+
+  // U-Net's upsampling (2x2 at stride 2: each output from one tap), and overlapping taps (3x3
+  // at stride 2). Input gradients overwrite only (the layer says so), hence no accumulate pass.
+  out.push_back(
+      conv_transpose_case("2x2_stride2", nn::ConvTranspose2d::upsampling(2, 3, 3, 4, 3, 2, 2)));
+  out.push_back(conv_transpose_case("3x3_stride2_overlapping",
+                                    nn::ConvTranspose2d::upsampling(1, 3, 3, 2, 3, 3, 2)));
 
   backend::BatchNormParams bn;
   bn.rows = 2 * 3 * 3, bn.channels = 4;
@@ -103,14 +176,10 @@ std::vector<LayerCase> dense_layers() {
                  {},
                  {},
                  true});
-  // Three blocks of different widths; each input's gradient is its own columns of dy.
-  out.push_back({"concat_columns",
-                 "three_inputs",
-                 make<nn::ConcatColumns>(3),
-                 {{3, 2}, {3, 5}, {3, 1}},
-                 {},
-                 {},
-                 true});
+  // Three blocks of different widths; each input's gradient is its own columns of dy. Then U-Net's
+  // skip connection: NHWC activations joined along their channels.
+  out.push_back(concat_case("three_inputs", {{3, 2}, {3, 5}, {3, 1}}));
+  out.push_back(concat_case("nhwc_channels", {{2, 2, 3, 3}, {2, 2, 3, 2}}));
 
   backend::MatmulParams fc;
   fc.m = 3, fc.k = 5, fc.n = 4, fc.bias = true;

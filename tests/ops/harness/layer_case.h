@@ -41,6 +41,14 @@ struct LayerCase {
   // An op the layer runs that not every backend has (a fused ReLU epilogue): where
   // Backend::supports says no (asked at f32), the case skips with the backend's reason.
   std::optional<nn::ReluEpilogue> needs = std::nullopt;
+  // For layers whose forward is not simply an op the op harness checks (a transposed
+  // convolution run as a convolution's backward, a concatenation made of column copies): the
+  // outputs from the inputs and parameters, on the host. The forward is held to it before the
+  // gradients are probed, since a gradient check alone passes any linear forward whose
+  // backward is its adjoint.
+  std::function<std::vector<std::vector<float>>(const std::vector<std::vector<float>>& inputs,
+                                                const std::vector<std::vector<float>>& params)>
+      reference = nullptr;
 };
 
 using LayerCaseMaker = std::vector<LayerCase> (*)();

@@ -129,6 +129,23 @@ class LayerRunner {
     for (std::size_t i : probed()) EXPECT_LT(check(i, grads[i]), kTolerance) << host_[i].name;
   }
 
+  // The forward's outputs against LayerCase::reference (f32 on every backend).
+  void expect_forward_matches() {
+    loss();
+    std::vector<std::vector<float>> inputs, params;
+    for (std::size_t i = 0; i < n_in_; ++i) inputs.push_back(host_[i].data);
+    for (std::size_t p = 0; p < decls_.size(); ++p) params.push_back(host_[param(p)].data);
+    const std::vector<std::vector<float>> want = c_.reference(inputs, params);
+    ASSERT_EQ(want.size(), n_out_);
+    for (std::size_t k = 0; k < n_out_; ++k) {
+      const std::vector<float> got = dev_->download(output(k));
+      ASSERT_EQ(got.size(), want[k].size()) << "output " << k;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[k][i], 1e-4 + 1e-4 * std::fabs(want[k][i]))
+            << "output " << k << " [" << i << "]";
+    }
+  }
+
   // Accumulate mode adds the same gradient on top of what was there.
   void expect_accumulate_adds() {
     std::vector<std::size_t> checked;
@@ -210,6 +227,7 @@ void run_layer_mode(const LayerCase& c, const Variant& v) {
     if (!support) GTEST_SKIP() << support.reason;
   }
   LayerRunner runner(c, *be);
+  if (c.reference) runner.expect_forward_matches();
   runner.expect_gradients_match();
   if (c.accumulate) runner.expect_accumulate_adds();
 }
