@@ -1,6 +1,8 @@
 // Softmax cross-entropy of logits [m, classes] against i32 class labels [m], averaged over the
-// rows: the image classifiers' loss. One fused op computes the loss and, in the same pass,
-// the logits' gradient (scaled by the loss scale), so the backward has nothing left to do.
+// rows: the image classifiers' loss. Logits of higher rank [..., classes] with labels [...]
+// (NHWC scores per pixel against a label per pixel: segmentation) are the rows of their leading
+// axes, averaged over every pixel of the batch. One fused op computes the loss and, in the same
+// pass, the logits' gradient (scaled by the loss scale), so the backward has nothing left to do.
 #pragma once
 
 #include "engine/nn/layer.h"

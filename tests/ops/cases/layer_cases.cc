@@ -2,6 +2,7 @@
 // (tests/ops/harness/layer_case.h), on tiny shapes: convolution, transposed convolution, batch norm
 // (also with its fused tails), ReLU, pooling, Add, Linear, and the layers of the sparse-ids
 // contract (Embedding with repeated ids, SplitColumns, the SigmoidBinaryCrossEntropy loss).
+#include <cmath>
 #include <memory>
 
 #include "engine/nn/layers/add.h"
@@ -17,6 +18,7 @@
 #include "engine/nn/layers/row_dots.h"
 #include "engine/nn/layers/split_columns.h"
 #include "engine/nn/losses/sigmoid_binary_cross_entropy.h"
+#include "engine/nn/losses/softmax_cross_entropy.h"
 #include "tests/ops/harness/layer_case.h"
 
 namespace dlbench::op_harness {
@@ -272,6 +274,29 @@ std::vector<LayerCase> sparse_layers() {
                  {},
                  false,
                  kGradientTolerance});
+  // Segmentation's loss: NHWC scores per pixel against a label per pixel, averaged over all
+  // 2 x 2 x 3 pixels; the reference is the mean of log-sum-exp minus the label's score.
+  const std::vector<float> pixel_labels = {0, 2, 1, 1, 0, 2, 2, 2, 0, 1, 0, 1};
+  out.push_back({"softmax_cross_entropy",
+                 "nhwc_pixels",
+                 make<nn::SoftmaxCrossEntropy>(),
+                 {{2, 2, 3, 3}, {2, 2, 3}},
+                 {{1, pixel_labels}},
+                 {1},
+                 false,
+                 kGradientTolerance,
+                 std::nullopt,
+                 [pixel_labels](const auto& inputs, const auto&) {
+                   const std::vector<float>& z = inputs[0];
+                   double total = 0;
+                   for (std::size_t r = 0; r < pixel_labels.size(); ++r) {
+                     double sum = 0;
+                     for (int c = 0; c < 3; ++c) sum += std::exp(z[3 * r + c]);
+                     total += std::log(sum) - z[3 * r + static_cast<int>(pixel_labels[r])];
+                   }
+                   return std::vector<std::vector<float>>{
+                       {static_cast<float>(total / static_cast<double>(pixel_labels.size()))}};
+                 }});
   return out;
 }
 DLBENCH_LAYER_CASES(sparse_layers);
