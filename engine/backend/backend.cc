@@ -391,6 +391,20 @@ void Backend::sigmoid_binary_cross_entropy(const Tensor& logits, const Tensor& t
   sigmoid_binary_cross_entropy_impl(logits, targets, loss, dlogits, scale);
 }
 
+void Backend::soft_dice(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
+                        const Tensor& loss, const Tensor& dlogits, float scale) {
+  const char* op = "soft_dice";
+  DLBENCH_CHECK(p.samples > 0 && p.pixels > 0 && p.classes > 0 && p.first_class >= 0 &&
+                    p.first_class < p.classes && p.smooth > 0,
+                "soft_dice: samples, pixels and classes must be positive, first_class a class, "
+                "smooth positive");
+  check(logits, {p.samples * p.pixels, p.classes}, logits.dtype(), op, "logits");
+  check(labels, {p.samples * p.pixels}, DType::kI32, op, "labels");
+  check(loss, {1}, kF32, op, "loss");
+  check_same(logits, dlogits, op, "dlogits");
+  soft_dice_impl(p, logits, labels, loss, dlogits, scale);
+}
+
 void Backend::adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
                           const Tensor& grads, const Tensor& m, const Tensor& v) {
   const char* op = "adam_update";

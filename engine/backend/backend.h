@@ -228,6 +228,14 @@ class Backend {
   void sigmoid_binary_cross_entropy(const Tensor& logits, const Tensor& targets, const Tensor& loss,
                                     const Tensor& dlogits, float scale);
 
+  // Soft Dice loss of logits [samples * pixels, classes] against i32 labels [samples * pixels]
+  // (p.samples blocks of p.pixels rows): with q = softmax of each row and g the labels one-hot,
+  // per sample n and class c >= p.first_class, over the sample's pixels i,
+  //   dice[n, c] = (2 sum_i q[i, c] g[i, c] + s) / (sum_i q[i, c] + sum_i g[i, c] + s),
+  // loss [1] = 1 - mean of dice over n and c, and dlogits = scale * dloss/dlogits.
+  void soft_dice(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
+                 const Tensor& loss, const Tensor& dlogits, float scale);
+
   // --- optimizer -------------------------------------------------------------------------
   // One fused pass over flat f32 buffers of equal size:
   //   g' = grad_scale * g + wd * w;  v = momentum * v + g';  w = w - lr * v

@@ -122,6 +122,17 @@ struct SgdParams {
   float grad_scale = 1.0f;  // gradients are multiplied by this first (1 / loss scale)
 };
 
+// Soft Dice loss over the softmax of per-pixel scores (segmentation), as MLPerf's KiTS19
+// reference computes it: per sample and per class from first_class on (the background left
+// out), over the sample's pixels; see Backend::soft_dice.
+struct SoftDiceParams {
+  std::int64_t samples = 1;
+  std::int64_t pixels = 1;  // per sample: logits are [samples * pixels, classes]
+  std::int64_t classes = 2;
+  std::int64_t first_class = 1;
+  float smooth = 1e-6f;  // added to numerator and denominator: an absent class scores 1
+};
+
 // Adam (decoupled = false) and AdamW (decoupled = true), PyTorch's formulas, so the peers'
 // learning rates carry over. The step count lives on the device (see Backend::adam_update).
 struct AdamParams {

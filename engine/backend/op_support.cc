@@ -62,6 +62,8 @@ const char* to_string(OpKind op) {
       return "copy_columns";
     case OpKind::kSigmoidBinaryCrossEntropy:
       return "sigmoid_binary_cross_entropy";
+    case OpKind::kSoftDice:
+      return "soft_dice";
     case OpKind::kAdamUpdate:
       return "adam_update";
     case OpKind::kSampleNegatives:

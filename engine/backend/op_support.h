@@ -47,14 +47,15 @@ enum class OpKind {
   kRowDotsForward,
   kRowDotsBackward,
   kSampleCandidates,
+  kSoftDice,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kSampleCandidates;
+constexpr OpKind kLastOpKind = OpKind::kSoftDice;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).
 using OpParams = std::variant<std::monostate, Conv2dParams, BatchNormParams, PoolParams,
-                              MatmulParams, Activation, SgdParams, AdamParams>;
+                              MatmulParams, Activation, SgdParams, AdamParams, SoftDiceParams>;
 
 struct Support {
   bool supported = true;

@@ -11,12 +11,39 @@
 //   bce loss = (1/m) sum_i max(x_i, 0) - x_i t_i + log1p(exp(-|x_i|))
 //   dx_i     = scale (sigmoid(x_i) - t_i) / m
 // which is -t log sigmoid(x) - (1 - t) log(1 - sigmoid(x)) without overflow for any x.
+//
+// Soft Dice over per-pixel softmax scores (Backend::soft_dice), at the end of the file.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
 
 namespace dlbench::backend::cpu {
+namespace {
+
+void require_class_labels(const std::int32_t* label, std::int64_t rows, std::int64_t classes,
+                          const char* op) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (label[i] < 0 || label[i] >= classes)
+      throw Error(ErrorKind::kUsage,
+                  std::string(op) + ": label " + std::to_string(label[i]) + " of row " +
+                      std::to_string(i) + " is outside [0, " + std::to_string(classes) + ")",
+                  "labels must be class indices of the model's output");
+  }
+}
+
+// q = softmax(z) of one row of `classes` scores, in double.
+void softmax_row(const float* z, std::int64_t classes, double* q) {
+  float max = z[0];
+  for (std::int64_t j = 1; j < classes; ++j) max = std::fmax(max, z[j]);
+  double sum = 0.0;
+  for (std::int64_t j = 0; j < classes; ++j)
+    sum += q[j] = std::exp(static_cast<double>(z[j] - max));
+  for (std::int64_t j = 0; j < classes; ++j) q[j] /= sum;
+}
+
+}  // namespace
 
 void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
                                             const Tensor& loss, const Tensor& dlogits,
@@ -28,13 +55,7 @@ void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& 
   const float* z = logits.data_as<float>();
   const auto* label = labels.data_as<std::int32_t>();
   float* dz = dlogits.data_as<float>();
-  for (std::int64_t i = 0; i < rows; ++i) {
-    if (label[i] < 0 || label[i] >= classes)
-      throw Error(ErrorKind::kUsage,
-                  std::string(op) + ": label " + std::to_string(label[i]) + " of row " +
-                      std::to_string(i) + " is outside [0, " + std::to_string(classes) + ")",
-                  "labels must be class indices of the model's output");
-  }
+  require_class_labels(label, rows, classes, op);
   const double row_weight = rows > 0 ? 1.0 / static_cast<double>(rows) : 0.0;
   double total = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : total)
@@ -78,6 +99,62 @@ void CpuBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const T
     dx[i] = static_cast<float>(g * (sigmoid - ti));
   }
   loss.data_as<float>()[0] = static_cast<float>(total * row_weight);
+}
+
+// Soft Dice: per sample, the sums I = sum_i q g, P = sum_i q and G = sum_i g of each class
+// over its pixels (in double), then dice = (2I + s) / (P + G + s) = A / D and, with w = 1 /
+// (samples * counted classes), dloss/dq[i, c] = -w (2 g[i, c] D - A) / D^2 for the counted
+// classes, through the softmax: dz[i, j] = scale q[i, j] (dq[i, j] - sum_c q[i, c] dq[i, c]).
+void CpuBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
+                                const Tensor& loss, const Tensor& dlogits, float scale) {
+  const char* op = "soft_dice";
+  require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
+  require_cpu(labels, op, "labels");
+  const std::int64_t classes = p.classes, rows = p.samples * p.pixels;
+  const float* z = logits.data_as<float>();
+  const auto* label = labels.data_as<std::int32_t>();
+  float* dz = dlogits.data_as<float>();
+  require_class_labels(label, rows, classes, op);
+  // Per sample and class: A and D as above.
+  std::vector<double> a(static_cast<std::size_t>(p.samples * classes)), d(a.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < p.samples; ++n) {
+    std::vector<double> q(static_cast<std::size_t>(classes)), inter(q.size()), pred(q.size()),
+        truth(q.size());
+    for (std::int64_t i = n * p.pixels; i < (n + 1) * p.pixels; ++i) {
+      softmax_row(z + i * classes, classes, q.data());
+      for (std::int64_t c = 0; c < classes; ++c) pred[c] += q[c];
+      inter[label[i]] += q[label[i]];
+      truth[label[i]] += 1.0;
+    }
+    for (std::int64_t c = 0; c < classes; ++c) {
+      a[n * classes + c] = 2.0 * inter[c] + p.smooth;
+      d[n * classes + c] = pred[c] + truth[c] + p.smooth;
+    }
+  }
+  const double w = 1.0 / static_cast<double>(p.samples * (classes - p.first_class));
+  double mean_dice = 0.0;
+  for (std::int64_t n = 0; n < p.samples; ++n)
+    for (std::int64_t c = p.first_class; c < classes; ++c)
+      mean_dice += w * a[n * classes + c] / d[n * classes + c];
+  loss.data_as<float>()[0] = static_cast<float>(1.0 - mean_dice);
+#pragma omp parallel
+  {
+    std::vector<double> q(static_cast<std::size_t>(classes)), dq(q.size(), 0.0);
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      softmax_row(z + i * classes, classes, q.data());
+      const std::int64_t n = i / p.pixels;
+      double dot = 0.0;
+      for (std::int64_t c = p.first_class; c < classes; ++c) {
+        const double an = a[n * classes + c], dn = d[n * classes + c];
+        dq[c] = -w * (2.0 * (label[i] == c ? 1.0 : 0.0) * dn - an) / (dn * dn);
+        dot += q[c] * dq[c];
+      }
+      for (std::int64_t j = 0; j < classes; ++j)
+        dz[i * classes + j] = static_cast<float>(scale * q[j] * (dq[j] - dot));
+    }
+  }
 }
 
 }  // namespace dlbench::backend::cpu

@@ -34,6 +34,9 @@
 
 namespace dlbench::backend::cuda {
 
+// Soft Dice keeps a row's classes in registers (cuda_soft_dice.cu): at most this many.
+inline constexpr int kMaxDiceClasses = 16;
+
 // cudaMalloc on one device. Out of memory becomes Error(kResource) saying how much was asked
 // for and how much the device has free, so a user can pick a smaller batch.
 class CudaAllocator final : public DeviceAllocator {

@@ -18,6 +18,7 @@
 #include "engine/nn/layers/row_dots.h"
 #include "engine/nn/layers/split_columns.h"
 #include "engine/nn/losses/sigmoid_binary_cross_entropy.h"
+#include "engine/nn/losses/soft_dice.h"
 #include "engine/nn/losses/softmax_cross_entropy.h"
 #include "tests/ops/harness/layer_case.h"
 
@@ -296,6 +297,35 @@ std::vector<LayerCase> sparse_layers() {
                    }
                    return std::vector<std::vector<float>>{
                        {static_cast<float>(total / static_cast<double>(pixel_labels.size()))}};
+                 }});
+  // U-Net's Dice over the same pixels (two samples of 2 x 3), the background left out: the
+  // reference is 1 - the mean over samples and classes 1, 2 of (2 sum q g + s) / (sum q + sum g
+  // + s).
+  out.push_back({"soft_dice",
+                 "nhwc_pixels",
+                 make<nn::SoftDice>(1),
+                 {{2, 2, 3, 3}, {2, 2, 3}},
+                 {{1, pixel_labels}},
+                 {1},
+                 false,
+                 kGradientTolerance,
+                 std::nullopt,
+                 [pixel_labels](const auto& inputs, const auto&) {
+                   const std::vector<float>& z = inputs[0];
+                   double mean = 0;
+                   for (int n = 0; n < 2; ++n)
+                     for (int c = 1; c < 3; ++c) {
+                       double inter = 0, pred = 0, truth = 0;
+                       for (int r = 6 * n; r < 6 * n + 6; ++r) {
+                         double sum = 0;
+                         for (int j = 0; j < 3; ++j) sum += std::exp(z[3 * r + j]);
+                         const double q = std::exp(z[3 * r + c]) / sum;
+                         const double g = static_cast<int>(pixel_labels[r]) == c ? 1 : 0;
+                         inter += q * g, pred += q, truth += g;
+                       }
+                       mean += (2 * inter + 1e-6) / (pred + truth + 1e-6) / 4;
+                     }
+                   return std::vector<std::vector<float>>{{static_cast<float>(1 - mean)}};
                  }});
   return out;
 }

@@ -1,7 +1,8 @@
-// Softmax cross-entropy and sigmoid binary cross-entropy (loss and loss-scaled dlogits): the
-// CPU backend against the float64 reference, every other backend against the CPU in every
-// float dtype; and finite differences of each loss.
+// Softmax cross-entropy, sigmoid binary cross-entropy and soft Dice (loss and loss-scaled dlogits):
+// the CPU backend against the float64 reference, every other backend against the CPU in every float
+// dtype; and finite differences of each loss.
 #include <sstream>
+#include <tuple>
 
 #include "tests/ops/harness/op_case.h"
 #include "tests/ops/harness/reference.h"
@@ -116,6 +117,61 @@ class SigmoidBinaryCrossEntropy final : public LossCase {
   }
 };
 
+// Soft Dice over `samples` blocks of `pixels` rows: labels in a fixed pattern, one class
+// absent from the first sample where it can be (its dice is then smooth / (P + smooth)).
+std::vector<std::int32_t> dice_labels(const backend::SoftDiceParams& p) {
+  std::vector<std::int32_t> labels = labels_of(p.samples * p.pixels, p.classes);
+  if (p.classes > 2)
+    for (std::int64_t i = 0; i < p.pixels; ++i)
+      if (labels[static_cast<std::size_t>(i)] == p.classes - 1)
+        labels[static_cast<std::size_t>(i)] = 0;
+  return labels;
+}
+
+class SoftDice final : public LossCase {
+ public:
+  SoftDice(const backend::SoftDiceParams& p, float scale, float gain)
+      : LossCase(p.samples * p.pixels, scale, gain), p_(p) {}
+  std::string op() const override { return "soft_dice"; }
+  std::string params() const override {
+    std::ostringstream o;
+    o << "samples" << p_.samples << "_pixels" << p_.pixels << "_classes" << p_.classes << "_from"
+      << p_.first_class << "_scale" << scale_ << "_gain" << gain_;
+    return o.str();
+  }
+  OpKind kind() const override { return OpKind::kSoftDice; }
+  backend::OpParams op_params(const Precision&) const override { return p_; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    const std::vector<std::int32_t> labels = dice_labels(p_);
+    return {logits(p_.classes, 61),
+            {"labels",
+             {rows_},
+             Role::kIn,
+             Kind::kI32,
+             std::vector<float>(labels.begin(), labels.end())},
+            output("loss", {1}, Kind::kF32),
+            output("dlogits", {rows_, p_.classes})};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.soft_dice(p_, t[0], t[1], t[2], t[3], scale_);
+  }
+
+ private:
+  Result compute(const std::vector<HostTensor>& t) const override {
+    const ref::SoftmaxCrossEntropy r =
+        ref::soft_dice(p_, t[0].as_double(), dice_labels(p_), scale_);
+    return {r.loss, r.dlogits};
+  }
+  backend::SoftDiceParams p_;
+};
+
+backend::SoftDiceParams dice(std::int64_t samples, std::int64_t pixels, std::int64_t classes,
+                             std::int64_t first_class) {
+  backend::SoftDiceParams p;
+  p.samples = samples, p.pixels = pixels, p.classes = classes, p.first_class = first_class;
+  return p;
+}
+
 CaseList cases() {
   CaseList out;
   // Small heads, ImageNet's 1000 classes, a loss-scaled batch, and large gains (exp would
@@ -133,6 +189,15 @@ CaseList cases() {
   for (const auto& [rows, scale, gain] : std::vector<std::tuple<std::int64_t, float, float>>{
            {1, 1, 8}, {37, 1, 8}, {500, 256, 8}, {1, 1, 6}, {1000, 1, 6}, {65536, 512, 6}})
     out.push_back(std::make_unique<SigmoidBinaryCrossEntropy>(rows, scale, gain));
+  // U-Net's 3 classes without the background, one sample over several of the CUDA sums' chunks
+  // (8192 rows each), every class counted, a loss-scaled batch, and 16 classes (CUDA's most).
+  for (const auto& [p, scale, gain] :
+       std::vector<std::tuple<backend::SoftDiceParams, float, float>>{{dice(2, 12, 3, 1), 1, 2},
+                                                                      {dice(1, 20000, 3, 1), 1, 3},
+                                                                      {dice(3, 7, 4, 0), 1, 1},
+                                                                      {dice(2, 50, 3, 1), 512, 4},
+                                                                      {dice(2, 9, 16, 1), 1, 2}})
+    out.push_back(std::make_unique<SoftDice>(p, scale, gain));
   return out;
 }
 DLBENCH_OP_CASES(cases);
@@ -176,8 +241,30 @@ std::vector<GradCase> grad_cases() {
   bce.backward = [](backend::Backend& be, std::span<const Tensor> t) {
     be.sigmoid_binary_cross_entropy(t[0], t[1], t[2], t[3], 1.0f);
   };
+  GradCase dice_case;
+  const backend::SoftDiceParams dp = dice(2, 4, 3, 1);
+  const std::vector<std::int32_t> dl = {0, 1, 1, 2, 2, 0, 1, 2};
+  dice_case.op = "soft_dice";
+  dice_case.params = "samples2_pixels4_classes3";
+  dice_case.kind = OpKind::kSoftDice;
+  dice_case.op_params = dp;
+  dice_case.tensors = {input("logits", {8, 3}, 151),
+                       {"labels", {8}, Role::kIn, Kind::kI32, {0, 1, 1, 2, 2, 0, 1, 2}},
+                       output("loss", {1}, Kind::kF32),
+                       output("dlogits", {8, 3})};
+  dice_case.wrt = {{0, 3}};
+  dice_case.forward = [dp, dl](const std::vector<Vec>& t) {
+    return Vec{ref::soft_dice(dp, t[0], dl, 1.0).loss};
+  };
+  dice_case.reference_backward = [dp, dl](const std::vector<Vec>& t) {
+    return std::vector<Vec>{ref::soft_dice(dp, t[0], dl, 1.0).dlogits};
+  };
+  dice_case.backward = [dp](backend::Backend& be, std::span<const Tensor> t) {
+    be.soft_dice(dp, t[0], t[1], t[2], t[3], 1.0f);
+  };
   std::vector<GradCase> out;
   out.push_back(std::move(softmax));
+  out.push_back(std::move(dice_case));
   out.push_back(std::move(bce));
   return out;
 }

@@ -235,6 +235,40 @@ SoftmaxCrossEntropy softmax_cross_entropy(std::int64_t rows, std::int64_t classe
   return out;
 }
 
+SoftmaxCrossEntropy soft_dice(const backend::SoftDiceParams& p, const Vec& logits,
+                              const std::vector<std::int32_t>& labels, double scale) {
+  const std::int64_t classes = p.classes, rows = p.samples * p.pixels;
+  Vec q(logits.size());
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double sum = 0;
+    for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(logits[i * classes + j]);
+    for (std::int64_t j = 0; j < classes; ++j)
+      q[i * classes + j] = std::exp(logits[i * classes + j]) / sum;
+  }
+  const double counted = static_cast<double>(p.samples * (classes - p.first_class));
+  SoftmaxCrossEntropy out{1.0, Vec(logits.size(), 0.0)};
+  for (std::int64_t n = 0; n < p.samples; ++n)
+    for (std::int64_t c = p.first_class; c < classes; ++c) {
+      double inter = 0, pred = 0, truth = 0;
+      for (std::int64_t i = n * p.pixels; i < (n + 1) * p.pixels; ++i) {
+        const double g = labels[i] == c ? 1.0 : 0.0;
+        inter += q[i * classes + c] * g, pred += q[i * classes + c], truth += g;
+      }
+      const double num = 2 * inter + p.smooth, den = pred + truth + p.smooth;
+      out.loss -= num / den / counted;
+      // d(num / den)/dq[i, c], then through the softmax to every logit of row i.
+      for (std::int64_t i = n * p.pixels; i < (n + 1) * p.pixels; ++i) {
+        const double g = labels[i] == c ? 1.0 : 0.0;
+        const double dq = -(2 * g * den - num) / (den * den) / counted;
+        for (std::int64_t j = 0; j < classes; ++j) {
+          const double dq_dz = q[i * classes + c] * ((j == c ? 1.0 : 0.0) - q[i * classes + j]);
+          out.dlogits[i * classes + j] += scale * dq * dq_dz;
+        }
+      }
+    }
+  return out;
+}
+
 SgdState sgd_momentum_update(const SgdParams& p, const Vec& weights, const Vec& grads,
                              const Vec& velocity) {
   SgdState s{weights, velocity};

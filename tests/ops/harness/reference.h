@@ -58,6 +58,10 @@ struct SoftmaxCrossEntropy {
 SoftmaxCrossEntropy softmax_cross_entropy(std::int64_t rows, std::int64_t classes,
                                           const Vec& logits,
                                           const std::vector<std::int32_t>& labels, double scale);
+// Soft Dice (Backend::soft_dice) by its definition, the gradient by the chain rule through
+// the softmax; the loss is also what the finite differences of the grad case probe.
+SoftmaxCrossEntropy soft_dice(const backend::SoftDiceParams& p, const Vec& logits,
+                              const std::vector<std::int32_t>& labels, double scale);
 
 struct SgdState {
   Vec weights, velocity;
