@@ -11,6 +11,16 @@ void expect_shape(const Shape& got, const Shape& want, const char* layer) {
                                           " does not match the layer's " + want.str());
 }
 
+void expect_labels_of(const Shape& scores, const ValueInfo& labels, const char* loss) {
+  const int rank = scores.rank();
+  bool leading_match = labels.shape.rank() == rank - 1;
+  for (int d = 0; leading_match && d < rank - 1; ++d) leading_match = labels.shape[d] == scores[d];
+  DLBENCH_CHECK(labels.dtype == DType::kI32 && leading_match,
+                std::string(loss) +
+                    ": labels must be i32, shaped as the scores without their "
+                    "last axis");
+}
+
 Tensor flat(const Tensor& t, std::int64_t rows) {
   return t.reshaped({rows, t.numel() / rows});
 }

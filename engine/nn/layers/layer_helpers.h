@@ -16,6 +16,9 @@ Tensor flat(const Tensor& t, std::int64_t rows);
 Tensor state_as(const Tensor& state, Shape shape, DType dtype);
 // ... as `words` i32 words: a bit mask's storage.
 Tensor as_i32(const Tensor& state, std::int64_t words);
+// A loss's i32 labels shaped as its scores [..., classes] without their last axis, or an
+// error naming the loss.
+void expect_labels_of(const Shape& scores, const ValueInfo& labels, const char* loss);
 // Gradients that flow unchanged (residual add) are copied or accumulated.
 void pass_gradient(backend::Backend& be, const Tensor& dy, const Tensor& dx, GradMode mode);
 // The backend writes a layer's weight and bias gradients in one mode. Where they differ (a

@@ -11,10 +11,7 @@ std::vector<OutputInfo> SoftDice::outputs(std::span<const ValueInfo> inputs) con
   const ValueInfo& labels = inputs[1];
   const int rank = scores.rank();
   DLBENCH_CHECK(rank >= 3, "soft Dice: scores must be [samples, ..., classes]");
-  bool leading_match = labels.shape.rank() == rank - 1;
-  for (int d = 0; leading_match && d < rank - 1; ++d) leading_match = labels.shape[d] == scores[d];
-  DLBENCH_CHECK(labels.dtype == DType::kI32 && leading_match,
-                "soft Dice: labels must be i32, shaped as the scores without their last axis");
+  expect_labels_of(scores, labels, "soft Dice");
   DLBENCH_CHECK(first_class_ >= 0 && first_class_ < scores[rank - 1],
                 "soft Dice: the first counted class " + std::to_string(first_class_) +
                     " is not one of the " + std::to_string(scores[rank - 1]) + " classes");

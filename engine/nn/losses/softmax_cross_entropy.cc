@@ -10,11 +10,7 @@ std::vector<OutputInfo> SoftmaxCrossEntropy::outputs(std::span<const ValueInfo> 
   const int rank = logits.rank();
   DLBENCH_CHECK(rank >= 2,
                 "softmax cross-entropy: logits must be [rows, classes] or [..., classes]");
-  bool leading_match = labels.shape.rank() == rank - 1;
-  for (int d = 0; leading_match && d < rank - 1; ++d) leading_match = labels.shape[d] == logits[d];
-  DLBENCH_CHECK(labels.dtype == DType::kI32 && leading_match,
-                "softmax cross-entropy: labels must be i32, shaped as the logits without their "
-                "last axis");
+  expect_labels_of(logits, labels, "softmax cross-entropy");
   return {{Shape{1}, DType::kF32}};
 }
 

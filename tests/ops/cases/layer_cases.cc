@@ -275,58 +275,52 @@ std::vector<LayerCase> sparse_layers() {
                  {},
                  false,
                  kGradientTolerance});
-  // Segmentation's loss: NHWC scores per pixel against a label per pixel, averaged over all
-  // 2 x 2 x 3 pixels; the reference is the mean of log-sum-exp minus the label's score.
+  // Segmentation's losses over NHWC scores per pixel against a label per pixel (two samples of
+  // 2 x 3 pixels, 3 classes). Cross-entropy's reference: the mean of log-sum-exp minus the
+  // label's score. Dice's (the background left out): 1 - the mean over samples and classes 1, 2
+  // of (2 sum q g + s) / (sum q + sum g + s).
   const std::vector<float> pixel_labels = {0, 2, 1, 1, 0, 2, 2, 2, 0, 1, 0, 1};
-  out.push_back({"softmax_cross_entropy",
-                 "nhwc_pixels",
-                 make<nn::SoftmaxCrossEntropy>(),
-                 {{2, 2, 3, 3}, {2, 2, 3}},
-                 {{1, pixel_labels}},
-                 {1},
-                 false,
-                 kGradientTolerance,
-                 std::nullopt,
-                 [pixel_labels](const auto& inputs, const auto&) {
-                   const std::vector<float>& z = inputs[0];
-                   double total = 0;
-                   for (std::size_t r = 0; r < pixel_labels.size(); ++r) {
-                     double sum = 0;
-                     for (int c = 0; c < 3; ++c) sum += std::exp(z[3 * r + c]);
-                     total += std::log(sum) - z[3 * r + static_cast<int>(pixel_labels[r])];
-                   }
-                   return std::vector<std::vector<float>>{
-                       {static_cast<float>(total / static_cast<double>(pixel_labels.size()))}};
-                 }});
-  // U-Net's Dice over the same pixels (two samples of 2 x 3), the background left out: the
-  // reference is 1 - the mean over samples and classes 1, 2 of (2 sum q g + s) / (sum q + sum g
-  // + s).
-  out.push_back({"soft_dice",
-                 "nhwc_pixels",
-                 make<nn::SoftDice>(1),
-                 {{2, 2, 3, 3}, {2, 2, 3}},
-                 {{1, pixel_labels}},
-                 {1},
-                 false,
-                 kGradientTolerance,
-                 std::nullopt,
-                 [pixel_labels](const auto& inputs, const auto&) {
-                   const std::vector<float>& z = inputs[0];
-                   double mean = 0;
-                   for (int n = 0; n < 2; ++n)
-                     for (int c = 1; c < 3; ++c) {
-                       double inter = 0, pred = 0, truth = 0;
-                       for (int r = 6 * n; r < 6 * n + 6; ++r) {
-                         double sum = 0;
-                         for (int j = 0; j < 3; ++j) sum += std::exp(z[3 * r + j]);
-                         const double q = std::exp(z[3 * r + c]) / sum;
-                         const double g = static_cast<int>(pixel_labels[r]) == c ? 1 : 0;
-                         inter += q * g, pred += q, truth += g;
-                       }
-                       mean += (2 * inter + 1e-6) / (pred + truth + 1e-6) / 4;
-                     }
-                   return std::vector<std::vector<float>>{{static_cast<float>(1 - mean)}};
-                 }});
+  auto pixel_loss = [&](const char* name, std::function<std::unique_ptr<Layer>()> layer,
+                        std::function<double(const std::vector<float>& z)> loss) {
+    out.push_back({name,
+                   "nhwc_pixels",
+                   std::move(layer),
+                   {{2, 2, 3, 3}, {2, 2, 3}},
+                   {{1, pixel_labels}},
+                   {1},
+                   false,
+                   kGradientTolerance,
+                   std::nullopt,
+                   [loss](const auto& inputs, const auto&) {
+                     return std::vector<std::vector<float>>{{static_cast<float>(loss(inputs[0]))}};
+                   }});
+  };
+  // Softmax probability of class c in pixel r.
+  auto prob = [](const std::vector<float>& z, int r, int c) {
+    double sum = 0;
+    for (int j = 0; j < 3; ++j) sum += std::exp(z[3 * r + j]);
+    return std::exp(z[3 * r + c]) / sum;
+  };
+  pixel_loss("softmax_cross_entropy", make<nn::SoftmaxCrossEntropy>(),
+             [pixel_labels, prob](const std::vector<float>& z) {
+               double total = 0;
+               for (int r = 0; r < 12; ++r)
+                 total -= std::log(prob(z, r, static_cast<int>(pixel_labels[r])));
+               return total / 12;
+             });
+  pixel_loss("soft_dice", make<nn::SoftDice>(1), [pixel_labels, prob](const std::vector<float>& z) {
+    double mean = 0;
+    for (int n = 0; n < 2; ++n)
+      for (int c = 1; c < 3; ++c) {
+        double inter = 0, pred = 0, truth = 0;
+        for (int r = 6 * n; r < 6 * n + 6; ++r) {
+          const double q = prob(z, r, c), g = static_cast<int>(pixel_labels[r]) == c ? 1 : 0;
+          inter += q * g, pred += q, truth += g;
+        }
+        mean += (2 * inter + 1e-6) / (pred + truth + 1e-6) / 4;
+      }
+    return 1 - mean;
+  });
   return out;
 }
 DLBENCH_LAYER_CASES(sparse_layers);
