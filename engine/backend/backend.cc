@@ -392,7 +392,7 @@ void Backend::sigmoid_binary_cross_entropy(const Tensor& logits, const Tensor& t
 }
 
 void Backend::soft_dice(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
-                        const Tensor& loss, const Tensor& dlogits, float scale) {
+                        const Tensor& loss, const Tensor& dlogits, float scale, GradMode mode) {
   const char* op = "soft_dice";
   DLBENCH_CHECK(p.samples > 0 && p.pixels > 0 && p.classes > 0 && p.first_class >= 0 &&
                     p.first_class < p.classes && p.smooth > 0,
@@ -402,7 +402,7 @@ void Backend::soft_dice(const SoftDiceParams& p, const Tensor& logits, const Ten
   check(labels, {p.samples * p.pixels}, DType::kI32, op, "labels");
   check(loss, {1}, kF32, op, "loss");
   check_same(logits, dlogits, op, "dlogits");
-  soft_dice_impl(p, logits, labels, loss, dlogits, scale);
+  soft_dice_impl(p, logits, labels, loss, dlogits, scale, mode);
 }
 
 void Backend::adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,

@@ -232,9 +232,11 @@ class Backend {
   // (p.samples blocks of p.pixels rows): with q = softmax of each row and g the labels one-hot,
   // per sample n and class c >= p.first_class, over the sample's pixels i,
   //   dice[n, c] = (2 sum_i q[i, c] g[i, c] + s) / (sum_i q[i, c] + sum_i g[i, c] + s),
-  // loss [1] = 1 - mean of dice over n and c, and dlogits = scale * dloss/dlogits.
+  // loss [1] = 1 - mean of dice over n and c, and dlogits = scale * dloss/dlogits (mode: added
+  // to dlogits, as the second loss on the same scores does).
   void soft_dice(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
-                 const Tensor& loss, const Tensor& dlogits, float scale);
+                 const Tensor& loss, const Tensor& dlogits, float scale,
+                 GradMode mode = GradMode::kOverwrite);
 
   // --- optimizer -------------------------------------------------------------------------
   // One fused pass over flat f32 buffers of equal size:

@@ -122,7 +122,10 @@ void Executor::forward() {
 void Executor::run_losses(float loss_scale) {
   DLBENCH_CHECK(mode_ == Mode::kTrain, "losses run in training only");
   Scratch scratch;
-  for (std::size_t n = graph_.layer_count(); n < graph_.nodes().size(); ++n)
+  // Last first, as backward runs: a loss writes its scores' gradient here, and the planner gave
+  // the last reader of a value the overwrite (two losses on one value: U-Net's Dice and
+  // cross-entropy).
+  for (std::size_t n = graph_.nodes().size(); n-- > graph_.layer_count();)
     graph_.nodes()[n].layer->forward(context(n, scratch, loss_scale));
 }
 

@@ -106,7 +106,8 @@ void CpuBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const T
 // (samples * counted classes), dloss/dq[i, c] = -w (2 g[i, c] D - A) / D^2 for the counted
 // classes, through the softmax: dz[i, j] = scale q[i, j] (dq[i, j] - sum_c q[i, c] dq[i, c]).
 void CpuBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
-                                const Tensor& loss, const Tensor& dlogits, float scale) {
+                                const Tensor& loss, const Tensor& dlogits, float scale,
+                                GradMode mode) {
   const char* op = "soft_dice";
   require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
   require_cpu(labels, op, "labels");
@@ -151,8 +152,10 @@ void CpuBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits, c
         dq[c] = -w * (2.0 * (label[i] == c ? 1.0 : 0.0) * dn - an) / (dn * dn);
         dot += q[c] * dq[c];
       }
+      const bool add = mode == GradMode::kAccumulate;
       for (std::int64_t j = 0; j < classes; ++j)
-        dz[i * classes + j] = static_cast<float>(scale * q[j] * (dq[j] - dot));
+        dz[i * classes + j] =
+            static_cast<float>((add ? dz[i * classes + j] : 0.0) + scale * q[j] * (dq[j] - dot));
     }
   }
 }

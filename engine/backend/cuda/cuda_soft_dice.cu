@@ -5,7 +5,7 @@
 //      G = sum g in f32; block_reduce adds the threads' in a fixed order; one partial per chunk;
 //   2. finalize (one thread): per sample and class, the chunks in order in double: A = 2I + s,
 //      D = P + G + s, and the loss 1 - mean A / D over the counted classes;
-//   3. gradient: per row, the softmax again and dz[i, j] = scale q[i, j] (dq[i, j] - sum_c
+//   3. gradient: per row, the softmax again and dz[i, j] (+)= scale q[i, j] (dq[i, j] - sum_c
 //      q[i, c] dq[i, c]), dq[i, c] = -w (2 g[i, c] D - A) / D^2 for the counted classes.
 // The classes live in registers: at most kMaxDiceClasses (cuda_supports says no beyond). A label
 // outside [0, classes) counts for no class and its row's gradient is left as if its class were
@@ -96,7 +96,8 @@ __global__ void dice_finalize_kernel(const float* partial, SoftDiceParams p, std
 
 template <class T>
 __global__ void dice_gradient_kernel(const T* logits, const std::int32_t* labels, SoftDiceParams p,
-                                     const float* coef, float grad_scale, T* dlogits) {
+                                     const float* coef, float grad_scale, bool accumulate,
+                                     T* dlogits) {
   const int classes = static_cast<int>(p.classes);
   const float w = 1.0f / static_cast<float>(p.samples * (p.classes - p.first_class));
   const std::int64_t rows = p.samples * p.pixels;
@@ -117,7 +118,9 @@ __global__ void dice_gradient_kernel(const T* logits, const std::int32_t* labels
     T* dz = dlogits + i * p.classes;
 #pragma unroll
     for (int j = 0; j < kMaxDiceClasses; ++j)
-      if (j < classes) dz[j] = from_f32<T>(grad_scale * q[j] * (dq[j] - dot));
+      if (j < classes)
+        dz[j] =
+            from_f32<T>((accumulate ? to_f32(dz[j]) : 0.0f) + grad_scale * q[j] * (dq[j] - dot));
   }
 }
 
@@ -125,7 +128,7 @@ __global__ void dice_gradient_kernel(const T* logits, const std::int32_t* labels
 
 void CudaBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits,
                                  const Tensor& labels, const Tensor& loss, const Tensor& dlogits,
-                                 float scale) {
+                                 float scale, GradMode mode) {
   const char* op = "soft_dice";
   activate();
   for (const Tensor* t : {&logits, &labels, &loss, &dlogits}) require_here(*t, op, "operand");
@@ -146,7 +149,7 @@ void CudaBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits,
     dice_finalize_kernel<<<1, 1, 0, stream_>>>(partial, p, chunks, coef, loss.data_as<float>());
     CUDA_CHECK_LAUNCH();
     dice_gradient_kernel<T><<<grid_for(p.samples * p.pixels), kBlock, 0, stream_>>>(
-        z, y, p, coef, scale, static_cast<T*>(dlogits.data()));
+        z, y, p, coef, scale, mode == GradMode::kAccumulate, static_cast<T*>(dlogits.data()));
     CUDA_CHECK_LAUNCH();
   });
 }

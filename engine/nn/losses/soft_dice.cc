@@ -19,8 +19,6 @@ std::vector<OutputInfo> SoftDice::outputs(std::span<const ValueInfo> inputs) con
 }
 
 void SoftDice::forward(const StepContext& ctx) {
-  DLBENCH_CHECK(ctx.input_grad_modes[0] == GradMode::kOverwrite,
-                "soft Dice writes the scores' first gradient");
   const Shape& s = ctx.inputs[0].shape();
   backend::SoftDiceParams p;
   p.classes = s[s.rank() - 1];
@@ -30,7 +28,8 @@ void SoftDice::forward(const StepContext& ctx) {
   const std::int64_t rows = p.samples * p.pixels;
   const Tensor& dscores = ctx.input_grads[0];
   ctx.backend.soft_dice(p, flat(ctx.inputs[0], rows), ctx.inputs[1].reshaped({rows}), ctx.output(),
-                        dscores.defined() ? flat(dscores, rows) : Tensor(), ctx.loss_scale);
+                        dscores.defined() ? flat(dscores, rows) : Tensor(), ctx.loss_scale,
+                        ctx.input_grad_modes[0]);
 }
 
 }  // namespace dlbench::nn

@@ -1,6 +1,8 @@
 // Soft Dice loss of per-pixel scores [samples, ..., classes] against i32 labels [samples, ...]:
 // U-Net's second loss beside the per-pixel cross-entropy. One fused op computes the loss and,
-// in the same call, the scores' gradient (scaled by the loss scale), as the other losses do.
+// in the same call, the scores' gradient (scaled by the loss scale), as the other losses do, or
+// adds it to the gradient there: losses run last first, so a Dice added to the graph before the
+// cross-entropy on the same scores adds to what the cross-entropy wrote.
 #pragma once
 
 #include "engine/nn/layer.h"

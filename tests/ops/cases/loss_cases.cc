@@ -132,24 +132,32 @@ std::vector<std::int32_t> dice_labels(const backend::SoftDiceParams& p) {
 
 class SoftDice final : public LossCase {
  public:
-  SoftDice(const backend::SoftDiceParams& p, float scale, float gain)
-      : LossCase(p.samples * p.pixels, scale, gain), p_(p) {}
+  SoftDice(const backend::SoftDiceParams& p, float scale, float gain,
+           GradMode mode = GradMode::kOverwrite)
+      : LossCase(p.samples * p.pixels, scale, gain), p_(p), mode_(mode) {}
   std::string op() const override { return "soft_dice"; }
   std::string params() const override {
     std::ostringstream o;
     o << "samples" << p_.samples << "_pixels" << p_.pixels << "_classes" << p_.classes << "_from"
-      << p_.first_class << "_scale" << scale_ << "_gain" << gain_;
+      << p_.first_class << "_scale" << scale_ << "_gain" << gain_
+      << (mode_ == GradMode::kAccumulate ? "_accumulate" : "");
     return o.str();
   }
   OpKind kind() const override { return OpKind::kSoftDice; }
+  // Accumulate mode: dlogits come in holding a gradient the result adds to.
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const Result r = compute(t);
+    return {{2, {r.loss}, kElementwise},
+            {3, expected_grad(mode_, t[3], r.dlogits), {1e-7 * scale_, 1e-5}}};
+  }
   backend::OpParams op_params(const Precision&) const override { return p_; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     const std::vector<std::int32_t> labels = dice_labels(p_);
     return {logits(p_.classes, 61), labels_tensor(labels), output("loss", {1}, Kind::kF32),
-            output("dlogits", {rows_, p_.classes})};
+            grad_output("dlogits", {rows_, p_.classes}, mode_, 62)};
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.soft_dice(p_, t[0], t[1], t[2], t[3], scale_);
+    be.soft_dice(p_, t[0], t[1], t[2], t[3], scale_, mode_);
   }
 
  private:
@@ -159,6 +167,7 @@ class SoftDice final : public LossCase {
     return {r.loss, r.dlogits};
   }
   backend::SoftDiceParams p_;
+  GradMode mode_;
 };
 
 backend::SoftDiceParams dice(std::int64_t samples, std::int64_t pixels, std::int64_t classes,
@@ -194,6 +203,8 @@ CaseList cases() {
                                                                       {dice(2, 50, 3, 1), 512, 4},
                                                                       {dice(2, 9, 16, 1), 1, 2}})
     out.push_back(std::make_unique<SoftDice>(p, scale, gain));
+  // The second loss on the same scores adds its gradient.
+  out.push_back(std::make_unique<SoftDice>(dice(2, 30, 3, 1), 1, 2, GradMode::kAccumulate));
   return out;
 }
 DLBENCH_OP_CASES(cases);
@@ -256,7 +267,7 @@ std::vector<GradCase> grad_cases() {
     return std::vector<Vec>{ref::soft_dice(dp, t[0], dl, 1.0).dlogits};
   };
   dice_case.backward = [dp](backend::Backend& be, std::span<const Tensor> t) {
-    be.soft_dice(dp, t[0], t[1], t[2], t[3], 1.0f);
+    be.soft_dice(dp, t[0], t[1], t[2], t[3], 1.0f, GradMode::kOverwrite);
   };
   std::vector<GradCase> out;
   out.push_back(std::move(softmax));
