@@ -11,11 +11,14 @@
 namespace dlbench::data {
 
 struct Distribution {
-  enum class Kind { kNormal, kUniformInt, kZipf };
+  enum class Kind { kNormal, kUniformInt, kZipf, kBlobLabels, kBlobImages };
   Kind kind = Kind::kNormal;
   // kNormal: mean a, standard deviation b. kUniformInt: integers in [a, b). kZipf: integers in
   // [a, b), a + k drawn with probability proportional to (k + 1)^-exponent (ids of items or
   // words whose popularity falls with their rank, a first: the skew of real data).
+  // kBlobLabels: i32 [n, h, w] class maps of b classes, nested ellipses on a background
+  // (engine/data/blobs.h); kBlobImages: [n, h, w, channels] images of the same scenes (one source
+  // draws both from its seed, so they match).
   double a = 0, b = 1;
   double exponent = 0;
 };
@@ -33,6 +36,12 @@ inline Distribution normal(double mean, double stddev) {
 }
 inline Distribution uniform_int(std::int64_t low, std::int64_t high) {
   return {Distribution::Kind::kUniformInt, static_cast<double>(low), static_cast<double>(high)};
+}
+inline Distribution scene_labels(std::int64_t classes) {
+  return {Distribution::Kind::kBlobLabels, 0.0, static_cast<double>(classes)};
+}
+inline Distribution scene_images(std::int64_t classes) {
+  return {Distribution::Kind::kBlobImages, 0.0, static_cast<double>(classes)};
 }
 inline Distribution zipf(std::int64_t low, std::int64_t high, double exponent) {
   return {Distribution::Kind::kZipf, static_cast<double>(low), static_cast<double>(high), exponent};

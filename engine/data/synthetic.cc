@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "engine/core/error.h"
+#include "engine/core/memory.h"
 #include "engine/core/splitmix64.h"
+#include "engine/data/blobs.h"
 
 namespace dlbench::data {
 
@@ -26,6 +28,33 @@ std::vector<std::int32_t> zipf_ids(const Distribution& d, std::int64_t count, st
   return ids;
 }
 
+// Both kinds draw their scenes from the source's own seed, so labels and images match; the
+// images' noise comes from the input's seed.
+void SyntheticSource::fill_blobs(backend::Backend& backend, const InputSpec& spec,
+                                 const Tensor& input, std::uint64_t seed) const {
+  const auto classes = static_cast<std::int64_t>(spec.values.b);
+  const Shape& s = spec.shape;
+  if (spec.values.kind == Distribution::Kind::kBlobLabels) {
+    DLBENCH_CHECK(spec.dtype == DType::kI32 && s.rank() == 3,
+                  "synthetic data: blob labels are i32 [n, h, w]");
+    backend.from_host(blob_labels(s[0], s[1], s[2], classes, seed_).data(), input);
+    return;
+  }
+  DLBENCH_CHECK(s.rank() == 4, "synthetic data: blob images are [n, h, w, channels]");
+  const std::vector<float> image =
+      blob_images(blob_labels(s[0], s[1], s[2], classes, seed_), s[3], classes, seed);
+  if (spec.dtype == DType::kF32) {
+    backend.from_host(image.data(), input);
+    return;
+  }
+  // A half-precision input: through an f32 copy on the device and the backend's cast.
+  Buffer staging(backend.allocator(), image.size() * sizeof(float));
+  const Tensor f32(staging.data(), s, DType::kF32, backend.device());
+  backend.from_host(image.data(), f32);
+  backend.cast(f32, input);
+  backend.synchronize();  // the staging buffer goes when this returns
+}
+
 SyntheticSource::SyntheticSource(std::vector<InputSpec> specs, std::uint64_t seed)
     : specs_(std::move(specs)), seed_(seed) {}
 
@@ -41,6 +70,9 @@ void SyntheticSource::fill(backend::Backend& backend, std::span<const Tensor> in
     if (spec.values.kind == Distribution::Kind::kNormal) {
       backend.fill_normal(inputs[k], static_cast<float>(spec.values.a),
                           static_cast<float>(spec.values.b), seed);
+    } else if (spec.values.kind == Distribution::Kind::kBlobLabels ||
+               spec.values.kind == Distribution::Kind::kBlobImages) {
+      fill_blobs(backend, spec, inputs[k], seed);
     } else if (spec.values.kind == Distribution::Kind::kZipf) {
       DLBENCH_CHECK(spec.dtype == DType::kI32, "synthetic data: Zipf values are i32 ids");
       backend.from_host(zipf_ids(spec.values, spec.shape.numel(), seed).data(), inputs[k]);

@@ -23,6 +23,9 @@ class SyntheticSource final : public DataSource {
   void fill(backend::Backend& backend, std::span<const Tensor> inputs) override;
 
  private:
+  void fill_blobs(backend::Backend& backend, const InputSpec& spec, const Tensor& input,
+                  std::uint64_t seed) const;
+
   std::vector<InputSpec> specs_;
   std::uint64_t seed_;
   std::vector<const void*> filled_;  // the buffers written last, to serve again

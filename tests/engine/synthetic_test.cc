@@ -1,5 +1,6 @@
 // Synthetic data: Zipf-distributed ids (NCF's items) are in range, the same for a seed on every
-// machine, and as skewed as asked; the source writes them into an i32 input.
+// machine, and as skewed as asked; the source writes them into an i32 input. Segmentation's blob
+// scenes: labels with structure, and images that show them.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/core/error.h"
+#include "engine/data/blobs.h"
 #include "engine/data/synthetic.h"
 
 namespace dlbench::data {
@@ -71,6 +73,58 @@ TEST(SyntheticTest, TheSourceWritesZipfIdsIntoAnI32Input) {
       SyntheticSource(bad, 1).fill(
           *be, std::vector<Tensor>{Tensor(floats.data(), {4}, DType::kF32, Device::cpu())}),
       Error);
+}
+
+// Every sample has an organ (class 1), the background stays the largest class, lesions (class
+// 2) appear in some samples of eight and only where an organ could hold them, and a seed pins
+// the scenes.
+TEST(SyntheticTest, BlobLabelsAreNestedEllipsesOnABackground) {
+  const std::int64_t n = 8, h = 64, w = 48;
+  const std::vector<std::int32_t> labels = blob_labels(n, h, w, 3, 11);
+  EXPECT_EQ(labels, blob_labels(n, h, w, 3, 11));
+  EXPECT_NE(labels, blob_labels(n, h, w, 3, 12));
+  int with_lesion = 0;
+  for (std::int64_t s = 0; s < n; ++s) {
+    std::vector<std::int64_t> count(3, 0);
+    for (std::int64_t i = s * h * w; i < (s + 1) * h * w; ++i) {
+      ASSERT_GE(labels[i], 0);
+      ASSERT_LT(labels[i], 3);
+      ++count[labels[i]];
+    }
+    EXPECT_GT(count[1] + count[2], 0) << "sample " << s;
+    EXPECT_GT(count[0], count[1] + count[2]) << "sample " << s;
+    EXPECT_LT(count[2], count[1] + count[2]) << "a lesion larger than its organ, sample " << s;
+    with_lesion += count[2] > 0;
+  }
+  EXPECT_GT(with_lesion, 0);
+  EXPECT_LT(with_lesion, n);
+}
+
+// The source draws labels and images of the same scenes: each class's pixels average its
+// intensity (class - 1 for three classes; noise 0.5), in every channel.
+TEST(SyntheticTest, BlobImagesShowTheirLabels) {
+  auto be = backend::make_backend(Device::cpu());
+  const std::int64_t n = 4, h = 32, w = 32, channels = 2;
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(n * h * w));
+  std::vector<float> images(labels.size() * channels);
+  SyntheticSource source({{"images", {n, h, w, channels}, DType::kF32, scene_images(3), "images"},
+                          {"labels", {n, h, w}, DType::kI32, scene_labels(3), "classes"}},
+                         21);
+  source.fill(*be, std::vector<Tensor>{
+                       Tensor(images.data(), {n, h, w, channels}, DType::kF32, Device::cpu()),
+                       Tensor(labels.data(), {n, h, w}, DType::kI32, Device::cpu())});
+  EXPECT_EQ(labels, blob_labels(n, h, w, 3, 21));
+  std::vector<double> sum(3, 0.0), count(3, 0.0);
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    for (std::int64_t c = 0; c < channels; ++c) {
+      sum[labels[i]] += images[i * channels + c];
+      count[labels[i]] += 1;
+    }
+  for (int k = 0; k < 3; ++k) {
+    if (count[k] < 50) continue;  // too few pixels of the class to average
+    EXPECT_NEAR(sum[k] / count[k], k - 1.0, 0.1) << "class " << k;
+  }
+  EXPECT_GT(count[1], 50);
 }
 
 }  // namespace
