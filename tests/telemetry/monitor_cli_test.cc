@@ -181,15 +181,23 @@ TEST_F(MonitorTest, ACommandKilledByASignalGives128PlusIt) {
 }
 
 // dlbench monitor -- sleep 30, then a signal to dlbench: forwarded, summary still written.
+// The monitored command says when it runs (dlbench forwards signals before it lets the command
+// start), so a loaded machine's slow start-up cannot make the signal reach dlbench before it
+// forwards any: a fixed wait did, under a parallel build.
 int signal_dlbench(const std::string& json_path, int signal) {
+  const std::string ready = json_path + ".ready";
+  const std::string command = "touch '" + ready + "'; exec sleep 30";
   pid_t pid = fork();
   if (pid == 0) {
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(98);
     execl(kDlbench.c_str(), kDlbench.c_str(), "monitor", "--interval", "0.1", "--json",
-          json_path.c_str(), "--", "sleep", "30", static_cast<char*>(nullptr));
+          json_path.c_str(), "--", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(99);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  for (int waited = 0; waited < 300 && !std::filesystem::exists(ready); ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Long enough for two samples at the 0.1 s interval.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
   kill(pid, signal);
   int status = 0;
   waitpid(pid, &status, 0);
