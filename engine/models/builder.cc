@@ -2,21 +2,21 @@
 
 #include "engine/nn/layers/add.h"
 #include "engine/nn/layers/batch_norm.h"
+#include "engine/nn/layers/concat_columns.h"
 #include "engine/nn/layers/conv2d.h"
+#include "engine/nn/layers/conv_transpose2d.h"
 #include "engine/nn/layers/linear.h"
 #include "engine/nn/layers/pool.h"
 #include "engine/nn/layers/relu.h"
+#include "engine/nn/losses/soft_dice.h"
 #include "engine/nn/losses/softmax_cross_entropy.h"
 
 namespace dlbench::models {
 
 ValueId Builder::input(std::int64_t batch, std::int64_t height, std::int64_t width,
-                       std::int64_t channels) {
-  return g_.add_input({"images",
-                       {batch, height, width, channels},
-                       g_.compute_dtype(),
-                       data::normal(0.0, 1.0),
-                       "images (NHWC)"});
+                       std::int64_t channels, data::Distribution values) {
+  return g_.add_input(
+      {"images", {batch, height, width, channels}, g_.compute_dtype(), values, "images (NHWC)"});
 }
 
 void Builder::classifier_loss(ValueId logits, std::int64_t batch, std::int64_t classes) {
@@ -25,6 +25,31 @@ void Builder::classifier_loss(ValueId logits, std::int64_t batch, std::int64_t c
       g_.add_input({"labels", {batch}, DType::kI32, data::uniform_int(0, classes), "class labels"});
   g_.add("loss", std::make_unique<nn::SoftmaxCrossEntropy>(), {logits, labels});
   g_.mark_output(logits);
+}
+
+void Builder::segmentation_loss(ValueId scores) {
+  const Shape& s = shape(scores);
+  DLBENCH_CHECK(s.rank() == 4, "scores must be [n, h, w, classes]");
+  const ValueId labels = g_.add_input(
+      {"labels", {s[0], s[1], s[2]}, DType::kI32, data::scene_labels(s[3]), "a class per pixel"});
+  // Losses run last first: the cross-entropy writes the scores' gradient, the Dice adds to it.
+  g_.add("dice_loss", std::make_unique<nn::SoftDice>(1), {scores, labels});
+  g_.add("loss", std::make_unique<nn::SoftmaxCrossEntropy>(), {scores, labels});
+  g_.mark_output(scores);
+}
+
+ValueId Builder::conv_transpose(const std::string& name, ValueId x, std::int64_t out_channels,
+                                int kernel, int stride) {
+  const Shape& s = shape(x);
+  return g_.add(name,
+                std::make_unique<nn::ConvTranspose2d>(nn::ConvTranspose2d::upsampling(
+                    s[0], s[1], s[2], s[3], out_channels, kernel, stride)),
+                {x});
+}
+
+ValueId Builder::concat(const std::string& name, std::vector<ValueId> inputs) {
+  const int n = static_cast<int>(inputs.size());
+  return g_.add(name, std::make_unique<nn::ConcatColumns>(n), std::move(inputs));
 }
 
 ValueId Builder::conv(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,

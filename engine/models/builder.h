@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "engine/nn/graph.h"
 
@@ -15,11 +16,21 @@ class Builder {
  public:
   explicit Builder(Graph& graph) : g_(graph) {}
 
-  // The "images" input, NHWC in the graph's compute dtype.
-  ValueId input(std::int64_t batch, std::int64_t height, std::int64_t width, std::int64_t channels);
+  // The "images" input, NHWC in the graph's compute dtype, drawn by synthetic data from `values`.
+  ValueId input(std::int64_t batch, std::int64_t height, std::int64_t width, std::int64_t channels,
+                data::Distribution values = data::normal(0.0, 1.0));
   // The classifier's end: an i32 "labels" input [batch] of `classes` classes, the softmax
   // cross-entropy of the logits against it, and the logits marked as the inference result.
   void classifier_loss(ValueId logits, std::int64_t batch, std::int64_t classes);
+  // A segmenter's end: an i32 "labels" input [n, h, w] (synthetic: the scenes of the images, see
+  // data::scene_labels), soft Dice and per-pixel cross-entropy of the scores [n, h, w, classes]
+  // against it, summed, and the scores marked as the inference result.
+  void segmentation_loss(ValueId scores);
+  // U-Net's upsampling: a transposed convolution of a square kernel at a stride, no padding.
+  ValueId conv_transpose(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,
+                         int stride);
+  // Inputs joined along their last axis (NHWC: the channels).
+  ValueId concat(const std::string& name, std::vector<ValueId> inputs);
   ValueId conv(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,
                int stride, int pad, bool bias);
   ValueId batch_norm(const std::string& name, ValueId x);

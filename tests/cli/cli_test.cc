@@ -94,7 +94,7 @@ TEST(CliTest, HelpListsTheRegisteredModels) {
   auto r = dlbench("run --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* shown :
-       {"Model: ncf, resnet50, vgg16, word2vec",
+       {"Model: ncf, resnet50, unet, vgg16, word2vec",
         "ncf 256 train, 100 infer; resnet50 128 train, 64 infer", "224 (default), 32 pixels"})
     EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
   EXPECT_EQ(r.out.find("registry-probe"), std::string::npos) << r.out;

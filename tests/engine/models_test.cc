@@ -48,6 +48,27 @@ TEST(ModelsTest, Vgg16HasThePublishedParameterCountAndMacs) {
   EXPECT_NEAR(static_cast<double>(nn::forward_macs(g)), 15.47e9, 0.005e9);
 }
 
+// U-Net with batch norm, bias-free convolutions before each batch norm and bias-free transposed
+// convolutions: per stage two 3x3 convolutions (9 c_in c_out weights) and two batch norms (2
+// c_out each); the decoder's first convolution reads the skip and the upsampled features (2c)
+// after a 2x2 transposed convolution (4 c_in c_out); the head a 1x1 convolution with bias.
+TEST(ModelsTest, UNetHasTheComputedParameterCountAndScoresEveryPixel) {
+  nn::Graph g = build("unet", 1, 512);
+  const std::int64_t ch[] = {64, 128, 256, 512, 1024};
+  auto stage = [](std::int64_t in, std::int64_t out) {
+    return 9 * in * out + 9 * out * out + 4 * out;
+  };
+  std::int64_t expected = stage(1, 64);
+  for (int i = 1; i < 5; ++i) expected += stage(ch[i - 1], ch[i]);
+  for (int i = 3; i >= 0; --i) expected += 4 * ch[i + 1] * ch[i] + stage(2 * ch[i], ch[i]);
+  expected += 64 * 3 + 3;
+  EXPECT_EQ(nn::parameter_count(g), expected);
+  EXPECT_EQ(expected, 31'035'651);
+  EXPECT_EQ(g.value(g.outputs().at(0)).shape, (Shape{1, 512, 512, 3}));
+  EXPECT_EQ(g.value(g.input("labels")).shape, (Shape{1, 512, 512}));
+  EXPECT_EQ(g.value(g.input("labels")).dtype, DType::kI32);
+}
+
 // NeuMF as NVIDIA's reference builds it for MovieLens-1M (6,040 users, 3,706 items): tables of
 // 64 (GMF) and 128 (MLP) columns per user and item, MLP 256 -> 256 -> 128 -> 64, one logit from
 // the 64 + 64 columns of both branches.
@@ -127,10 +148,10 @@ TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
   // (tests/engine/models/registry_probe_model.cc): whole-archive linking kept every registrar.
   std::vector<std::string> names;
   for (const ModelSpec* m : ModelRegistry::instance().all()) names.push_back(m->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "vgg16",
+  EXPECT_EQ(names, (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "unet", "vgg16",
                                              "word2vec", "word2vec-d300", "word2vec-neg64"}));
   EXPECT_EQ(model_names(),
-            "ncf, registry-probe, resnet50, vgg16, word2vec, word2vec-d300, word2vec-neg64");
+            "ncf, registry-probe, resnet50, unet, vgg16, word2vec, word2vec-d300, word2vec-neg64");
 }
 
 TEST(ModelsTest, ASpecDescribesTheModelWithoutBuildingIt) {

@@ -49,6 +49,11 @@ TEST(NetworkGradientTest, Vgg16) {
 TEST(NetworkGradientTest, ResNet50) {
   expect_network_gradients("resnet50", 16);
 }
+// Transposed convolutions, the skip connections' concatenations, and Dice plus cross-entropy
+// on the same scores.
+TEST(NetworkGradientTest, UNet) {
+  expect_network_gradients("unet", 16);
+}
 
 // Two losses on one value, as U-Net has them: Dice and cross-entropy on the same per-pixel
 // scores. Losses run last first, so the cross-entropy (added last) writes the scores' gradient
