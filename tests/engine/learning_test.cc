@@ -1,5 +1,6 @@
 // Learning is real: full ResNet-50 and VGG16 architectures (small width, 32x32 input) drive
-// the loss on one fixed synthetic batch of 8 to under 5 % of its first value.
+// the loss on one fixed synthetic batch of 8 to under 5 % of its first value; U-Net its Dice
+// plus cross-entropy on blob scenes to under a fifth.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,6 +22,7 @@ struct LearningCase {
   int width_divisor;
   float learning_rate;
   int max_steps;
+  double target_ratio = kTargetRatio;
 };
 
 void expect_learns(const LearningCase& c) {
@@ -44,14 +46,14 @@ void expect_learns(const LearningCase& c) {
   ASSERT_TRUE(std::isfinite(first));
   float loss = first;
   int step = 1;
-  for (; step < c.max_steps && loss > kTargetRatio * first; ++step) {
+  for (; step < c.max_steps && loss > c.target_ratio * first; ++step) {
     net.train_step();
     loss = net.loss();
     ASSERT_TRUE(std::isfinite(loss)) << "step " << step;
   }
   std::printf("%s (width / %d): loss %.4f -> %.4f in %d steps\n", c.model, c.width_divisor, first,
               loss, step);
-  EXPECT_LT(loss, kTargetRatio * first) << "after " << step << " steps";
+  EXPECT_LT(loss, c.target_ratio * first) << "after " << step << " steps";
 }
 
 TEST(LearningTest, ResNet50DrivesTheLossDown) {
@@ -69,6 +71,13 @@ TEST(LearningTest, Vgg16DrivesTheLossDown) {
 // A model with its own optimizer (Adam, lazy Adam on its tables) at batch 256 and lr 0.01, on
 // a fixed synthetic batch whose negatives are drawn anew each step: the binary cross-entropy
 // starts at ln 2 (every logit near 0) and falls below `ratio` of it within `max_steps`.
+// U-Net on its blob scenes. Dice cannot fall to 0 for a class a slice lacks (1 - s / (P + s)
+// is near 1 until the predicted mass P of that class is below the smoothing 1e-6), so the loss
+// is held to a fifth of its first value, not 5 % (it levels out near a tenth).
+TEST(LearningTest, UNetDrivesTheLossDown) {
+  expect_learns({"unet", 8, 0.05f, 300, 0.2});
+}
+
 void expect_binary_loss_falls(const char* model, float ratio, int max_steps) {
   auto be = backend::make_backend(Device::cpu());
   const models::ModelSpec& info = models::find_model(model);
