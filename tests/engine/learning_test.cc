@@ -68,9 +68,6 @@ TEST(LearningTest, Vgg16DrivesTheLossDown) {
   expect_learns({"vgg16", 8, 0.002f, 300});
 }
 
-// A model with its own optimizer (Adam, lazy Adam on its tables) at batch 256 and lr 0.01, on
-// a fixed synthetic batch whose negatives are drawn anew each step: the binary cross-entropy
-// starts at ln 2 (every logit near 0) and falls below `ratio` of it within `max_steps`.
 // U-Net on its blob scenes. Dice cannot fall to 0 for a class a slice lacks (1 - s / (P + s)
 // is near 1 until the predicted mass P of that class is below the smoothing 1e-6), so the loss
 // is held to a fifth of its first value, not 5 % (it levels out near a tenth).
@@ -78,6 +75,9 @@ TEST(LearningTest, UNetDrivesTheLossDown) {
   expect_learns({"unet", 8, 0.05f, 300, 0.2});
 }
 
+// A model with its own optimizer (Adam, lazy Adam on its tables) at batch 256 and lr 0.01, on
+// a fixed synthetic batch whose negatives are drawn anew each step: the binary cross-entropy
+// starts at ln 2 (every logit near 0) and falls below `ratio` of it within `max_steps`.
 void expect_binary_loss_falls(const char* model, float ratio, int max_steps) {
   auto be = backend::make_backend(Device::cpu());
   const models::ModelSpec& info = models::find_model(model);
