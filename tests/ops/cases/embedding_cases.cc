@@ -34,14 +34,6 @@ std::vector<std::int32_t> ids_of(const Sizes& s, std::uint64_t seed) {
   return ids;
 }
 
-HostTensor id_tensor(const std::vector<std::int32_t>& ids) {
-  return {"ids",
-          {static_cast<std::int64_t>(ids.size())},
-          Role::kIn,
-          Kind::kI32,
-          std::vector<float>(ids.begin(), ids.end())};
-}
-
 // std::ostringstream rather than string +: GCC 12 warns falsely on chains of it.
 std::string name(const Sizes& s) {
   std::ostringstream o;
@@ -70,7 +62,7 @@ class EmbeddingForward final : public OpCase {
   std::string params() const override { return name(s_); }
   OpKind kind() const override { return OpKind::kEmbeddingForward; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    return {input("table", {s_.vocab, s_.dim}, 201), id_tensor(ids_of(s_, 1)),
+    return {input("table", {s_.vocab, s_.dim}, 201), i32_input("ids", ids_of(s_, 1)),
             output("y", {s_.n, s_.dim})};
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
@@ -101,7 +93,7 @@ class EmbeddingBackward final : public OpCase {
                              mode_ == GradMode::kOverwrite ? 7.0f : 0.0f);
     if (mode_ == GradMode::kAccumulate) marks[1] = 1.0f;
     return {input("dy", {s_.n, s_.dim}, 202),
-            id_tensor(ids_of(s_, 2)),
+            i32_input("ids", ids_of(s_, 2)),
             {"workspace",
              {words},
              Role::kScratch,
@@ -204,7 +196,7 @@ std::vector<GradCase> grad_cases() {
   g.kind = OpKind::kEmbeddingBackward;
   g.tensors = {input("table", {kVocab, kDim}, 151),
                input("dy", {kN, kDim}, 152),
-               id_tensor(ids),
+               i32_input("ids", ids),
                output("dtable", {kVocab, kDim}),
                output("touched", {kVocab}, Kind::kI32),
                {"workspace", {1024}, Role::kScratch, Kind::kI32, std::vector<float>(1024, 0.0f)}};

@@ -20,14 +20,6 @@ std::vector<std::int32_t> labels_of(std::int64_t rows, std::int64_t classes) {
   return labels;
 }
 
-HostTensor labels_tensor(const std::vector<std::int32_t>& labels) {
-  return {"labels",
-          {static_cast<std::int64_t>(labels.size())},
-          Role::kIn,
-          Kind::kI32,
-          std::vector<float>(labels.begin(), labels.end())};
-}
-
 // A loss over logits [rows, width]: the loss is f32 from identical inputs on both sides (GPU
 // exp/log are f32 functions); dlogits carry the loss scale (the loss does not), so their
 // tolerance scales with the largest |dlogit|, scale / rows.
@@ -72,7 +64,7 @@ class SoftmaxCrossEntropy final : public LossCase {
   OpKind kind() const override { return OpKind::kSoftmaxCrossEntropy; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     const std::vector<std::int32_t> labels = labels_of(rows_, classes_);
-    return {logits(classes_, 51), labels_tensor(labels), output("loss", {1}, Kind::kF32),
+    return {logits(classes_, 51), i32_input("labels", labels), output("loss", {1}, Kind::kF32),
             output("dlogits", {rows_, classes_})};
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
@@ -153,7 +145,7 @@ class SoftDice final : public LossCase {
   backend::OpParams op_params(const Precision&) const override { return p_; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     const std::vector<std::int32_t> labels = dice_labels(p_);
-    return {logits(p_.classes, 61), labels_tensor(labels), output("loss", {1}, Kind::kF32),
+    return {logits(p_.classes, 61), i32_input("labels", labels), output("loss", {1}, Kind::kF32),
             grad_output("dlogits", {rows_, p_.classes}, mode_, 62)};
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {

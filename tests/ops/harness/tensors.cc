@@ -42,6 +42,14 @@ HostTensor output(std::string name, Shape shape, Kind kind) {
                              std::numeric_limits<float>::quiet_NaN())};
 }
 
+HostTensor i32_input(std::string name, const std::vector<std::int32_t>& values) {
+  return {std::move(name),
+          {static_cast<std::int64_t>(values.size())},
+          Role::kIn,
+          Kind::kI32,
+          std::vector<float>(values.begin(), values.end())};
+}
+
 HostTensor grad_output(std::string name, Shape shape, GradMode mode, std::uint64_t seed) {
   if (mode == GradMode::kOverwrite) return output(std::move(name), shape);
   HostTensor t = input(std::move(name), shape, seed);

@@ -56,6 +56,8 @@ std::vector<float> positive_values(std::int64_t count, std::uint64_t seed, float
 HostTensor input(std::string name, Shape shape, std::uint64_t seed, Kind kind = Kind::kCompute);
 // Poisoned before the run: every element NaN, so an element the op forgets fails.
 HostTensor output(std::string name, Shape shape, Kind kind = Kind::kCompute);
+// An i32 input [values.size()] holding exactly these values (labels, ids).
+HostTensor i32_input(std::string name, const std::vector<std::int32_t>& values);
 // A gradient output under a GradMode: random starting values to accumulate into (kInOut), or
 // poisoned (kOut) when the op overwrites.
 HostTensor grad_output(std::string name, Shape shape, GradMode mode, std::uint64_t seed);
