@@ -45,32 +45,22 @@ __global__ void fillf(float* p, long n, float v) {
        i += (long)gridDim.x * blockDim.x)
     p[i] = v + (i % 7) * 0.01f;
 }
+// The launchers' own geometry (cuda_batch_norm_kernels.cuh), for 8-wide packs of 2-byte types.
 struct Geo {
   dim3 block;
   unsigned tiles;
-  long row_steps;
   long chunks, rpc;
   dim3 apply;
 };
 int g_sms;
 Geo geo(long rows, long C) {
-  const int vec = 8;
-  long packs = C / vec;
-  unsigned across = 1;
-  while (across < packs && across < 32) across *= 2;
-  unsigned down = 256 / across;
-  Geo g;
-  g.block = dim3(across, down);
-  g.tiles = (packs + across - 1) / across;
-  g.row_steps = (rows + down - 1) / down;
-  long wanted =
-      std::clamp<long>((1024 + g.tiles - 1) / g.tiles, 1, std::min<long>(g.row_steps, 65535));
-  g.rpc = (rows + wanted - 1) / wanted;
-  g.chunks = (rows + g.rpc - 1) / g.rpc;
-  long d = std::clamp<long>((long)g_sms * 8 / g.tiles, 1, std::min<long>(g.row_steps, 65535));
-  g.apply = dim3(g.tiles, d);
-  return g;
+  dlbench::backend::BatchNormParams p;
+  p.rows = rows, p.channels = C;
+  const Tiling t = tiling(p, 8);
+  const Chunking k = chunking(p, t);
+  return {t.block, t.tiles, k.chunks, k.rows_per_chunk, apply_grid(t, g_sms)};
 }
+
 template <class F>
 float timeit(F f) {
   for (int i = 0; i < 3; ++i) f();

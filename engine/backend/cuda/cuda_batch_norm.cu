@@ -8,44 +8,10 @@
 namespace dlbench::backend::cuda {
 namespace {
 
-// --- launch geometry -------------------------------------------------------------------------
-
-// Threads across the channel packs (a power of two up to a warp, no wider than the row) and
-// the rest of the block down the rows, so a warp reads contiguous rows even for 64 channels.
-struct Tiling {
-  dim3 block;
-  unsigned tiles;          // blocks across the channels
-  std::int64_t row_steps;  // rows / blockDim.y, rounded up
-};
-
-Tiling tiling(const BatchNormParams& p, int vec) {
-  const std::int64_t packs = (p.channels + vec - 1) / vec;
-  unsigned across = 1;
-  while (across < packs && across < 32) across *= 2;
-  const unsigned down = kBlock / across;
-  return {dim3(across, down), static_cast<unsigned>((packs + across - 1) / across),
-          (p.rows + down - 1) / down};
-}
-
-struct Chunking {
-  std::int64_t chunks, rows_per_chunk;
-};
-
-Chunking chunking(const BatchNormParams& p, const Tiling& t) {
-  const std::int64_t wanted = std::clamp<std::int64_t>((kPartialBlocks + t.tiles - 1) / t.tiles, 1,
-                                                       std::min(t.row_steps, kMaxChunks));
-  const std::int64_t rows_per_chunk = (p.rows + wanted - 1) / wanted;
-  return {(p.rows + rows_per_chunk - 1) / rows_per_chunk, rows_per_chunk};
-}
-
-// Apply kernels stride down the rows with about as many blocks as the GPU holds at once.
-dim3 apply_grid(const Tiling& t, int device) {
-  constexpr int kBlocksPerSm = 2048 / kBlock;
+int multiprocessors_of(int device) {
   int sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::int64_t down = std::clamp<std::int64_t>(std::int64_t{sms} * kBlocksPerSm / t.tiles, 1,
-                                                     std::min(t.row_steps, kMaxChunks));
-  return dim3(t.tiles, static_cast<unsigned>(down));
+  return sms;
 }
 
 unsigned finalize_blocks(std::int64_t channels) {
@@ -133,7 +99,7 @@ void CudaBackend::batch_norm_forward_training_impl(
         // Apply with its tail where it has one: the plain kernels keep no tail code.
         dispatch_bool(p.has_tail(), [&](auto tail) {
           bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
-              <<<apply_grid(t, index_), t.block, 0, stream_>>>(
+              <<<apply_grid(t, multiprocessors_of(index_)), t.block, 0, stream_>>>(
                   static_cast<const T*>(x.data()), coef, p.rows, p.channels,
                   forward_tail<T>(p, residual, relu_mask, residual_coef),
                   static_cast<T*>(y.data()));
@@ -167,7 +133,7 @@ void CudaBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, co
                    const Tiling t = tiling(p, kVec);
                    dispatch_bool(p.has_tail(), [&](auto tail) {
                      bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
-                         <<<apply_grid(t, index_), t.block, 0, stream_>>>(
+                         <<<apply_grid(t, multiprocessors_of(index_)), t.block, 0, stream_>>>(
                              static_cast<const T*>(x.data()), coef, p.rows, p.channels,
                              forward_tail<T>(p, residual, Tensor()), static_cast<T*>(y.data()));
                      CUDA_CHECK_LAUNCH();
@@ -243,7 +209,7 @@ void CudaBackend::batch_norm_backward_impl(
                                        residual_coef};
         dispatch_bool(p.has_tail(), [&](auto tail) {
           bn_backward_apply_kernel<T, kVec, decltype(tail)::value>
-              <<<apply_grid(t, index_), t.block, 0, stream_>>>(
+              <<<apply_grid(t, multiprocessors_of(index_)), t.block, 0, stream_>>>(
                   px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate, tail_out,
                   static_cast<T*>(dx.data()));
           CUDA_CHECK_LAUNCH();

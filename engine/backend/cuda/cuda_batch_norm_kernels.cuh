@@ -155,6 +155,45 @@ constexpr std::int64_t kMaxChunks = 65535;  // gridDim.y
 // Per-channel coefficients in the workspace, ahead of the partials (see the finalize kernels).
 constexpr std::int64_t kCoefficients = 4;
 
+// --- launch geometry (the launchers' and bench/scripts/bn_kernels_bench.cu's) ----------------
+
+// Threads across the channel packs (a power of two up to a warp, no wider than the row) and
+// the rest of the block down the rows, so a warp reads contiguous rows even for 64 channels.
+struct Tiling {
+  dim3 block;
+  unsigned tiles;          // blocks across the channels
+  std::int64_t row_steps;  // rows / blockDim.y, rounded up
+};
+
+inline Tiling tiling(const BatchNormParams& p, int vec) {
+  const std::int64_t packs = (p.channels + vec - 1) / vec;
+  unsigned across = 1;
+  while (across < packs && across < 32) across *= 2;
+  const unsigned down = kBlock / across;
+  return {dim3(across, down), static_cast<unsigned>((packs + across - 1) / across),
+          (p.rows + down - 1) / down};
+}
+
+struct Chunking {
+  std::int64_t chunks, rows_per_chunk;
+};
+
+inline Chunking chunking(const BatchNormParams& p, const Tiling& t) {
+  const std::int64_t wanted = std::clamp<std::int64_t>((kPartialBlocks + t.tiles - 1) / t.tiles, 1,
+                                                       std::min(t.row_steps, kMaxChunks));
+  const std::int64_t rows_per_chunk = (p.rows + wanted - 1) / wanted;
+  return {(p.rows + rows_per_chunk - 1) / rows_per_chunk, rows_per_chunk};
+}
+
+// Apply kernels stride down the rows with about as many blocks as the GPU's `sms`
+// multiprocessors hold at once.
+inline dim3 apply_grid(const Tiling& t, int sms) {
+  constexpr int kBlocksPerSm = 2048 / kBlock;
+  const std::int64_t down = std::clamp<std::int64_t>(std::int64_t{sms} * kBlocksPerSm / t.tiles, 1,
+                                                     std::min(t.row_steps, kMaxChunks));
+  return dim3(t.tiles, static_cast<unsigned>(down));
+}
+
 // A normalized residual's share of a backward partial pass (p.residual_norm): its input and
 // saved mean, and the partials of its own batch norm (laid out as `partial`).
 template <class T>

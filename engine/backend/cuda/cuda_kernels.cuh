@@ -160,6 +160,14 @@ __device__ LaneSums<Acc, kSums> lane_column_sums(std::int64_t chunks, bool in_ra
   return out;
 }
 
+// block_reduce's sum.
+struct Add {
+  template <class T>
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+
 // Sum (or max) over a block, in a fixed order for a fixed blockDim: warp shuffles, then the
 // warps' results in shared memory. Every thread gets the result. blockDim.x must be a multiple
 // of 32 and at most 1024.

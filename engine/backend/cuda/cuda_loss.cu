@@ -29,12 +29,6 @@ constexpr int kMeanBlock = 1024;
 struct Max {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
-struct Add {
-  template <class T>
-  __device__ T operator()(T a, T b) const {
-    return a + b;
-  }
-};
 
 template <class T>
 __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t* labels,

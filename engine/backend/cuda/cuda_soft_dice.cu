@@ -21,10 +21,6 @@ constexpr int kDiceBlock = 256;
 // Rows per chunk of the sums: a shape-only number, so every GPU adds in the same order.
 constexpr std::int64_t kDiceChunkRows = 8192;
 
-struct Add {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
-
 // q = softmax of one row of `classes` scores, in f32 registers.
 template <class T>
 __device__ __forceinline__ void row_softmax(const T* z, int classes, float (&q)[kMaxDiceClasses]) {
