@@ -11,6 +11,8 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
   - word2vec (and its variants word2vec-d300, word2vec-neg64): skip-gram with sparse input and
     output tables, negatives drawn on the device each step (pytorch_word2vec.py says how it
     matches dlbench's).
+  - unet: the 2D U-Net with batch norm on synthetic segmentation scenes, cross-entropy plus
+    soft Dice (pytorch_unet.py says how it matches dlbench's), 31,035,651 parameters.
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
@@ -29,13 +31,14 @@ import time
 
 import protocol
 import pytorch_ncf
+import pytorch_unet
 import pytorch_word2vec
 
 
-# The models whose workload is not an image classifier, by name.
-EMBEDDING_WORKLOADS = {"ncf": pytorch_ncf.Workload}
-EMBEDDING_WORKLOADS.update({name: pytorch_word2vec.Workload for name in pytorch_word2vec.VARIANTS})
-MODELS = ("resnet50", "vgg16") + tuple(EMBEDDING_WORKLOADS)
+# The models whose workload is not an image classifier (torchvision's), by name.
+WORKLOADS = {"ncf": pytorch_ncf.Workload, "unet": pytorch_unet.Workload}
+WORKLOADS.update({name: pytorch_word2vec.Workload for name in pytorch_word2vec.VARIANTS})
+MODELS = ("resnet50", "vgg16") + tuple(WORKLOADS)
 
 
 def build_model(torch, torchvision, args, classes):
@@ -100,8 +103,8 @@ class ImageWorkload:
 def run(channel, args):
     protocol.check_model(channel, args, MODELS)
     torch = protocol.require(channel, "torch")
-    embedding = EMBEDDING_WORKLOADS.get(args.model)
-    torchvision = None if embedding else protocol.require(channel, "torchvision")
+    own = WORKLOADS.get(args.model)
+    torchvision = None if own else protocol.require(channel, "torchvision")
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         channel.fail("usage", f"torch {torch.__version__} sees no CUDA device "
@@ -111,8 +114,8 @@ def run(channel, args):
     torch.manual_seed(args.seed)
     amp = configure_precision(torch, args.precision)
 
-    if embedding:
-        workload = embedding(torch, channel, args, device, protocol.input_named)
+    if own:
+        workload = own(torch, channel, args, device, protocol.input_named)
     else:
         workload = ImageWorkload(torch, torchvision, channel, args, device, amp is not None)
     model = workload.module

@@ -144,13 +144,19 @@ std::string inputs_argument(const std::vector<data::InputSpec>& inputs) {
     for (int i = 0; i < in.shape.rank(); ++i) shape.push_back(in.shape[i]);
     const data::Distribution& v = in.values;
     nlohmann::json distribution;
-    if (v.kind == data::Distribution::Kind::kNormal)
+    using Kind = data::Distribution::Kind;
+    if (v.kind == Kind::kNormal)
       distribution = {{"kind", "normal"}, {"mean", v.a}, {"stddev", v.b}};
+    else if (v.kind == Kind::kBlobLabels || v.kind == Kind::kBlobImages)
+      // Segmentation scenes: the worker draws its own blobs of `classes` classes
+      // (engine/data/blobs.h says what they look like); the values need not match bit for bit.
+      distribution = {{"kind", v.kind == Kind::kBlobLabels ? "blob_labels" : "blob_images"},
+                      {"classes", static_cast<std::int64_t>(v.b)}};
     else
-      distribution = {{"kind", v.kind == data::Distribution::Kind::kZipf ? "zipf" : "uniform_int"},
+      distribution = {{"kind", v.kind == Kind::kZipf ? "zipf" : "uniform_int"},
                       {"low", static_cast<std::int64_t>(v.a)},
                       {"high", static_cast<std::int64_t>(v.b)}};
-    if (v.kind == data::Distribution::Kind::kZipf) distribution["exponent"] = v.exponent;
+    if (v.kind == Kind::kZipf) distribution["exponent"] = v.exponent;
     out.push_back({{"name", in.name},
                    {"shape", shape},
                    {"dtype", to_string(in.dtype)},

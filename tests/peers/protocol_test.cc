@@ -126,5 +126,16 @@ TEST(ProtocolTest, ZipfIdsCarryTheirExponent) {
             nlohmann::json({{"kind", "zipf"}, {"low", 0}, {"high", 3706}, {"exponent", 0.5}}));
 }
 
+// Segmentation scenes say they are blobs and of how many classes, not uniform integers: a worker
+// that drew uniform labels would train on noise.
+TEST(ProtocolTest, SceneInputsSayTheyAreBlobs) {
+  const std::vector<data::InputSpec> inputs{
+      {"images", {2, 64, 64, 1}, DType::kF32, data::scene_images(3), "images (NHWC)"},
+      {"labels", {2, 64, 64}, DType::kI32, data::scene_labels(3), "class maps"}};
+  const nlohmann::json doc = nlohmann::json::parse(inputs_argument(inputs));
+  EXPECT_EQ(doc[0]["distribution"], nlohmann::json({{"kind", "blob_images"}, {"classes", 3}}));
+  EXPECT_EQ(doc[1]["distribution"], nlohmann::json({{"kind", "blob_labels"}, {"classes", 3}}));
+}
+
 }  // namespace
 }  // namespace dlbench::peers

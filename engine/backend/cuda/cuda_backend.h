@@ -34,8 +34,9 @@
 
 namespace dlbench::backend::cuda {
 
-// Soft Dice keeps a row's classes in registers (cuda_soft_dice.cu): at most this many.
-inline constexpr int kMaxDiceClasses = 16;
+// The most classes a per-row loss kernel keeps in registers (cuda_row_softmax.cuh): soft Dice's
+// limit; softmax cross-entropy takes a block per row beyond it.
+inline constexpr int kMaxRowClasses = 16;
 
 // cudaMalloc on one device. Out of memory becomes Error(kResource) saying how much was asked
 // for and how much the device has free, so a user can pick a smaller batch.

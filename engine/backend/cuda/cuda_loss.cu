@@ -3,10 +3,14 @@
 //   p[i, j]  = exp(z[i, j] - max_j z[i, :]) / sum_j exp(z[i, j] - max_j z[i, :])
 //   loss     = (1/m) sum_i (log sum_j exp(z[i, j] - max_i) - (z[i, label_i] - max_i))
 //   dz[i, j] = scale (p[i, j] - [j == label_i]) / m
-// Subtracting the row maximum keeps exp() from overflowing. One block per row: the block
-// reduces the row's maximum and its sum of exponentials, writes the row's loss to scratch and
-// the row's gradient to dlogits; a second single-block kernel adds the row losses in a fixed
-// order (in double), so the loss is the same bit for bit in every run.
+// Subtracting the row maximum keeps exp() from overflowing. Two routes by the class count, each
+// adding in an order fixed by the shape, so the loss is the same bit for bit in every run:
+//   - up to kMaxRowClasses (a segmentation head: a few classes, millions of pixel rows): a
+//     thread per row keeps the row in registers and writes its gradient; each block adds its
+//     rows' losses in double into one partial;
+//   - more classes (a classifier: ImageNet's 1000): a block per row reduces the row's maximum
+//     and its sum of exponentials, writes the row's loss to scratch and its gradient;
+// then a single-block kernel adds the partials (or row losses) in order, in double.
 // A label outside [0, classes) makes the loss and its row's gradient NaN: the kernel cannot
 // throw, and a NaN loss stops a run loudly (the CPU backend throws Error(kUsage) instead).
 //
@@ -18,7 +22,7 @@
 // so one block is enough; measure before spreading it.
 #include <cmath>
 
-#include "engine/backend/cuda/cuda_kernels.cuh"
+#include "engine/backend/cuda/cuda_row_softmax.cuh"
 
 namespace dlbench::backend::cuda {
 namespace {
@@ -57,11 +61,38 @@ __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t
   }
 }
 
-__global__ void mean_kernel(const float* values, std::int64_t n, float* mean) {
+// A thread per row; block_loss[b]: the sum of block b's row losses.
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    softmax_cross_entropy_rows_kernel(const T* logits, const std::int32_t* labels,
+                                      std::int64_t rows, int classes, float grad_scale,
+                                      double* block_loss, T* dlogits) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  double loss = 0.0;
+  if (row < rows) {
+    const T* z = logits + row * classes;
+    T* dz = dlogits + row * classes;
+    const std::int32_t label = labels[row];
+    const bool valid = label >= 0 && label < classes;
+    float q[kMaxRowClasses], max;
+    const float log_sum = row_softmax(z, classes, q, max);
+    loss = valid ? log_sum - (to_f32(z[label]) - max) : NAN;
+#pragma unroll
+    for (int j = 0; j < kMaxRowClasses; ++j)
+      if (j < classes)
+        dz[j] = from_f32<T>(valid ? grad_scale * (q[j] - (j == label ? 1.0f : 0.0f)) : NAN);
+  }
+  loss = block_reduce(loss, Add{});
+  if (threadIdx.x == 0) block_loss[blockIdx.x] = loss;
+}
+
+// *mean = (sum of values[0, n)) / rows, added in a fixed order in double.
+template <class V>
+__global__ void mean_kernel(const V* values, std::int64_t n, std::int64_t rows, float* mean) {
   double sum = 0.0;
   for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += values[i];
   sum = block_reduce(sum, Add{});
-  if (threadIdx.x == 0) *mean = static_cast<float>(sum / static_cast<double>(n));
+  if (threadIdx.x == 0) *mean = static_cast<float>(sum / static_cast<double>(rows));
 }
 
 template <class T>
@@ -113,17 +144,29 @@ void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor&
     CUDA_CHECK(cudaMemsetAsync(loss.data(), 0, sizeof(float), stream_));
     return;
   }
-  auto* row_loss = static_cast<float*>(workspace(sizeof(float) * rows));
   const float grad_scale = scale / static_cast<float>(rows);
+  const auto* y = labels.data_as<std::int32_t>();
+  float* mean = loss.data_as<float>();
   dispatch_float(logits.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    softmax_cross_entropy_kernel<T><<<static_cast<unsigned>(rows), kRowBlock, 0, stream_>>>(
-        static_cast<const T*>(logits.data()), labels.data_as<std::int32_t>(), classes, grad_scale,
-        row_loss, static_cast<T*>(dlogits.data()));
+    const auto* z = static_cast<const T*>(logits.data());
+    auto* dz = static_cast<T*>(dlogits.data());
+    if (classes <= kMaxRowClasses) {
+      const std::int64_t blocks = (rows + kBlock - 1) / kBlock;
+      auto* block_loss = static_cast<double*>(workspace(sizeof(double) * blocks));
+      softmax_cross_entropy_rows_kernel<T><<<static_cast<unsigned>(blocks), kBlock, 0, stream_>>>(
+          z, y, rows, static_cast<int>(classes), grad_scale, block_loss, dz);
+      CUDA_CHECK_LAUNCH();
+      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(block_loss, blocks, rows, mean);
+    } else {
+      auto* row_loss = static_cast<float*>(workspace(sizeof(float) * rows));
+      softmax_cross_entropy_kernel<T><<<static_cast<unsigned>(rows), kRowBlock, 0, stream_>>>(
+          z, y, classes, grad_scale, row_loss, dz);
+      CUDA_CHECK_LAUNCH();
+      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(row_loss, rows, rows, mean);
+    }
     CUDA_CHECK_LAUNCH();
   });
-  mean_kernel<<<1, kMeanBlock, 0, stream_>>>(row_loss, rows, loss.data_as<float>());
-  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace dlbench::backend::cuda

@@ -7,12 +7,12 @@
 //      D = P + G + s, and the loss 1 - mean A / D over the counted classes;
 //   3. gradient: per row, the softmax again and dz[i, j] (+)= scale q[i, j] (dq[i, j] - sum_c
 //      q[i, c] dq[i, c]), dq[i, c] = -w (2 g[i, c] D - A) / D^2 for the counted classes.
-// The classes live in registers: at most kMaxDiceClasses (cuda_supports says no beyond). A label
+// The classes live in registers: at most kMaxRowClasses (cuda_supports says no beyond). A label
 // outside [0, classes) counts for no class and its row's gradient is left as if its class were
 // absent: the kernel cannot throw (the CPU backend throws Error(kUsage)).
 #include <cmath>
 
-#include "engine/backend/cuda/cuda_kernels.cuh"
+#include "engine/backend/cuda/cuda_row_softmax.cuh"
 
 namespace dlbench::backend::cuda {
 namespace {
@@ -20,23 +20,6 @@ namespace {
 constexpr int kDiceBlock = 256;
 // Rows per chunk of the sums: a shape-only number, so every GPU adds in the same order.
 constexpr std::int64_t kDiceChunkRows = 8192;
-
-// q = softmax of one row of `classes` scores, in f32 registers.
-template <class T>
-__device__ __forceinline__ void row_softmax(const T* z, int classes, float (&q)[kMaxDiceClasses]) {
-  float max = -INFINITY;
-#pragma unroll
-  for (int j = 0; j < kMaxDiceClasses; ++j)
-    if (j < classes) max = fmaxf(max, to_f32(z[j]));
-  float sum = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kMaxDiceClasses; ++j) {
-    q[j] = j < classes ? expf(to_f32(z[j]) - max) : 0.0f;
-    sum += q[j];
-  }
-#pragma unroll
-  for (int j = 0; j < kMaxDiceClasses; ++j) q[j] /= sum;
-}
 
 // partial: [samples][chunks][3][classes] (I, P, G).
 template <class T>
@@ -47,20 +30,20 @@ __global__ void __launch_bounds__(kDiceBlock)
   const int classes = static_cast<int>(p.classes);
   const std::int64_t begin = n * p.pixels + chunk * kDiceChunkRows;
   const std::int64_t end = min(begin + kDiceChunkRows, (n + 1) * p.pixels);
-  float inter[kMaxDiceClasses] = {}, pred[kMaxDiceClasses] = {}, truth[kMaxDiceClasses] = {};
+  float inter[kMaxRowClasses] = {}, pred[kMaxRowClasses] = {}, truth[kMaxRowClasses] = {};
   for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    float q[kMaxDiceClasses];
-    row_softmax(logits + i * p.classes, classes, q);
+    float q[kMaxRowClasses], max;
+    row_softmax(logits + i * p.classes, classes, q, max);
     const int label = labels[i];
 #pragma unroll
-    for (int c = 0; c < kMaxDiceClasses; ++c) {
+    for (int c = 0; c < kMaxRowClasses; ++c) {
       pred[c] += q[c];
       if (c == label) inter[c] += q[c], truth[c] += 1.0f;
     }
   }
   float* out = partial + (n * chunks + chunk) * 3 * p.classes;
 #pragma unroll
-  for (int c = 0; c < kMaxDiceClasses; ++c) {
+  for (int c = 0; c < kMaxRowClasses; ++c) {
     if (c >= classes) break;
     const float i_sum = block_reduce(inter[c], Add{});
     const float p_sum = block_reduce(pred[c], Add{});
@@ -99,13 +82,13 @@ __global__ void dice_gradient_kernel(const T* logits, const std::int32_t* labels
   const std::int64_t rows = p.samples * p.pixels;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    float q[kMaxDiceClasses], dq[kMaxDiceClasses] = {};
-    row_softmax(logits + i * p.classes, classes, q);
+    float q[kMaxRowClasses], dq[kMaxRowClasses] = {}, max;
+    row_softmax(logits + i * p.classes, classes, q, max);
     const float* cn = coef + 2 * (i / p.pixels) * p.classes;
     const int label = labels[i];
     float dot = 0.0f;
 #pragma unroll
-    for (int c = 0; c < kMaxDiceClasses; ++c) {
+    for (int c = 0; c < kMaxRowClasses; ++c) {
       if (c < p.first_class || c >= classes) continue;
       const float a = cn[2 * c], d = cn[2 * c + 1];
       dq[c] = -w * (2.0f * (c == label ? 1.0f : 0.0f) * d - a) / (d * d);
@@ -113,7 +96,7 @@ __global__ void dice_gradient_kernel(const T* logits, const std::int32_t* labels
     }
     T* dz = dlogits + i * p.classes;
 #pragma unroll
-    for (int j = 0; j < kMaxDiceClasses; ++j)
+    for (int j = 0; j < kMaxRowClasses; ++j)
       if (j < classes)
         dz[j] =
             from_f32<T>((accumulate ? to_f32(dz[j]) : 0.0f) + grad_scale * q[j] * (dq[j] - dot));
@@ -128,8 +111,8 @@ void CudaBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits,
   const char* op = "soft_dice";
   activate();
   for (const Tensor* t : {&logits, &labels, &loss, &dlogits}) require_here(*t, op, "operand");
-  DLBENCH_CHECK(p.classes <= kMaxDiceClasses,
-                "soft_dice: at most " + std::to_string(kMaxDiceClasses) + " classes on CUDA");
+  DLBENCH_CHECK(p.classes <= kMaxRowClasses,
+                "soft_dice: at most " + std::to_string(kMaxRowClasses) + " classes on CUDA");
   const std::int64_t chunks = (p.pixels + kDiceChunkRows - 1) / kDiceChunkRows;
   DLBENCH_CHECK(p.samples <= 65535, "soft_dice: at most 65535 samples on CUDA");
   auto* partial = static_cast<float*>(workspace(

@@ -24,9 +24,9 @@ Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
       bn && bn->has_tail() && bn->channels % 8 != 0)
     return Support::no("a batch norm's fused residual or ReLU needs channels in multiples of 8");
   if (const auto* dice = std::get_if<SoftDiceParams>(&params);
-      dice && dice->classes > kMaxDiceClasses)
+      dice && dice->classes > kMaxRowClasses)
     return Support::no("soft Dice keeps a pixel's classes in registers: at most " +
-                       std::to_string(kMaxDiceClasses) + " on CUDA");
+                       std::to_string(kMaxRowClasses) + " on CUDA");
   const bool is_float = dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
   if (op == OpKind::kSgdMomentumUpdate || op == OpKind::kAdamUpdate ||
       op == OpKind::kSparseAdamUpdate)

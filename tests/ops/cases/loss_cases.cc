@@ -172,7 +172,8 @@ backend::SoftDiceParams dice(std::int64_t samples, std::int64_t pixels, std::int
 CaseList cases() {
   CaseList out;
   // Small heads, ImageNet's 1000 classes, a loss-scaled batch, and large gains (exp would
-  // overflow without the max-subtraction).
+  // overflow without the max-subtraction); a segmentation head's pixel rows over many of CUDA's
+  // thread-per-row blocks, its most classes (16) and one more (a block per row again).
   for (const auto& [rows, classes, scale, gain] :
        std::vector<std::tuple<std::int64_t, std::int64_t, float, float>>{{4, 10, 1, 1},
                                                                          {8, 1000, 1, 3},
@@ -181,7 +182,10 @@ CaseList cases() {
                                                                          {4, 10, 1, 4},
                                                                          {3, 7, 1, 4},
                                                                          {32, 1000, 1, 4},
-                                                                         {16, 1000, 1024, 4}})
+                                                                         {16, 1000, 1024, 4},
+                                                                         {70000, 3, 1, 3},
+                                                                         {300, 16, 64, 2},
+                                                                         {40, 17, 1, 2}})
     out.push_back(std::make_unique<SoftmaxCrossEntropy>(rows, classes, scale, gain));
   for (const auto& [rows, scale, gain] : std::vector<std::tuple<std::int64_t, float, float>>{
            {1, 1, 8}, {37, 1, 8}, {500, 256, 8}, {1, 1, 6}, {1000, 1, 6}, {65536, 512, 6}})
