@@ -1,8 +1,7 @@
-// Embedding lookups and their gradient, and column copies (split and concatenation).
+// Embedding lookups and their gradient.
 //
 //   forward:  y[i, :] = table[ids[i], :]                  (a NaN row for an id outside [0, V))
 //   backward: dtable[ids[i], :] += dy[i, :] in id order;   touched[ids[i]] = 1
-//   columns:  dst[:, dst_col + j] (+)= src[:, src_col + j]
 // The backward is deterministic without float atomics: the (id, position) pairs are sorted by
 // id with CUB's radix sort, which is stable, so each id's positions stay in ascending order;
 // then one block per run of equal ids adds that run's dy rows to the table row in f32 and
@@ -151,19 +150,6 @@ __global__ void embedding_backward_kernel(const std::uint32_t* keys, const std::
   }
 }
 
-template <class T>
-__global__ void add_columns_kernel(const T* src, std::int64_t src_width, T* dst,
-                                   std::int64_t dst_width, std::int64_t rows, std::int64_t cols) {
-  const std::int64_t n = rows * cols;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += stride) {
-    const std::int64_t r = e / cols, j = e % cols;
-    T& out = dst[r * dst_width + j];
-    out = from_f32<T>(to_f32(out) + to_f32(src[r * src_width + j]));
-  }
-}
-
 }  // namespace
 
 std::size_t CudaBackend::embedding_backward_workspace_bytes(std::int64_t ids,
@@ -226,30 +212,6 @@ void CudaBackend::embedding_backward_impl(const Tensor& dy, const Tensor& ids,
     embedding_backward_kernel<T><<<row_blocks(n), kBlock, 0, stream_>>>(
         keys, positions, n, vocab, dim, static_cast<const T*>(dy.data()),
         static_cast<T*>(dtable.data()), touched.data_as<std::int32_t>());
-    CUDA_CHECK_LAUNCH();
-  });
-}
-
-void CudaBackend::copy_columns_impl(const Tensor& src, std::int64_t src_col, const Tensor& dst,
-                                    std::int64_t dst_col, std::int64_t cols, GradMode mode) {
-  const char* op = "copy_columns";
-  activate();
-  require_here(src, op, "src"), require_here(dst, op, "dst");
-  const std::int64_t rows = src.dim(0), src_width = src.dim(1), dst_width = dst.dim(1);
-  if (rows == 0 || cols == 0) return;
-  const std::size_t size = size_of(src.dtype());
-  const auto* from = static_cast<const char*>(src.data()) + src_col * size;
-  auto* to = static_cast<char*>(dst.data()) + dst_col * size;
-  if (mode == GradMode::kOverwrite) {  // the bits themselves: exact for every dtype
-    CUDA_CHECK(cudaMemcpy2DAsync(to, dst_width * size, from, src_width * size, cols * size, rows,
-                                 cudaMemcpyDeviceToDevice, stream_));
-    return;
-  }
-  dispatch_float(src.dtype(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    add_columns_kernel<T><<<grid_for(rows * cols), kBlock, 0, stream_>>>(
-        reinterpret_cast<const T*>(from), src_width, reinterpret_cast<T*>(to), dst_width, rows,
-        cols);
     CUDA_CHECK_LAUNCH();
   });
 }

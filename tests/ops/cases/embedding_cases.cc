@@ -178,7 +178,12 @@ CaseList cases() {
       {7, 3, 8, {{0, 5, 3}}, "concatenate"},
       {5, 6, 6, {{0, 0, 6}}, "whole_rows"},
       {3, 9, 2, {{8, 0, 1}}, "last_column"},
-      {301, 40, 24, {{0, 0, 8}, {17, 8, 13}, {39, 23, 1}}, "three_ranges"}};
+      {301, 40, 24, {{0, 0, 8}, {17, 8, 13}, {39, 23, 1}}, "three_ranges"},
+      // CUDA's 16-byte packs: U-Net's concatenation of two 64-channel maps, a split, and
+      // widths that fit packs from a column that does not start on one in f16 (it does in f32).
+      {300, 64, 128, {{0, 0, 64}, {0, 64, 64}}, "packed_concat"},
+      {50, 96, 32, {{32, 0, 32}}, "packed_split"},
+      {20, 24, 16, {{4, 0, 16}}, "unaligned_start"}};
   for (const Columns& c : columns)
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
       out.push_back(std::make_unique<CopyColumns>(c, m));
