@@ -239,6 +239,15 @@ void print_text(const result::RunResult& r, std::ostream& out,
                          " over " + fixed(lists->value, 0) +
                          " held-out items (popularity baseline: HR@10 " + fixed(pop_hr->value, 3) +
                          ", NDCG@10 " + fixed(pop_ndcg->value, 3) + ")");
+  if (const auto* dice = find_metric(r, "quality/dice_mean")) {
+    std::string classes;
+    for (int k = 1; const auto* d = find_metric(r, "quality/dice_class_" + std::to_string(k)); ++k)
+      classes +=
+          std::string(k == 1 ? "" : ", ") + "class " + std::to_string(k) + " " + fixed(d->value, 3);
+    const auto* slices = find_metric(r, "quality/held_out_slices");
+    s.row("Dice", fixed(dice->value, 3) + " (" + classes + ") on " +
+                      fixed(slices ? slices->value : 0, 0) + " held-out slices");
+  }
   // What the vectors learned: each probe word's nearest words, with their cosine similarity.
   for (std::size_t i = 0; i < r.neighbours.size(); ++i) {
     const result::WordNeighbours& n = r.neighbours[i];

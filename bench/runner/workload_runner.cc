@@ -11,6 +11,7 @@
 
 #include "bench/nvml/nvml.h"
 #include "bench/result/efficiency.h"
+#include "bench/runner/dice_eval.h"
 #include "bench/runner/launch_plan.h"
 #include "bench/runner/layer_profiler.h"
 #include "bench/runner/peak_rss.h"
@@ -312,6 +313,8 @@ result::RunResult run_replica(const result::RunConfig& config,
       if (train) {
         if (const auto quality = evaluate_ranking(model, mc, config, net, be))
           add_ranking_metrics(r, *quality);
+        if (const auto quality = evaluate_segmentation(model, mc, config, net, be))
+          add_segmentation_metrics(r, *quality);
         r.neighbours = nearest_neighbours(model, mc.data.get(), net, be);
       }
     }

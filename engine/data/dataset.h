@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "engine/data/ct_slices.h"
 #include "engine/data/data_source.h"
 #include "engine/data/input_spec.h"
 
@@ -36,6 +38,9 @@ class Dataset {
     (void)negatives, (void)seed;
     return {};
   }
+  // Labelled CT cases kept out of training, whose segmentation a trained U-Net is scored on;
+  // empty when the data holds nothing out.
+  virtual std::span<const CtCase> held_out_cases() const { return {}; }
   // The words a text's ids stand for (id i is word i, most frequent first); null for data of
   // anything else.
   virtual const std::vector<std::string>* vocabulary() const { return nullptr; }

@@ -22,4 +22,16 @@ std::string with_commas(std::int64_t v) {
   return out;
 }
 
+void from_host_floats(backend::Backend& backend, const float* host, const Tensor& input) {
+  if (input.dtype() == DType::kF32) {
+    backend.from_host(host, input);
+    return;
+  }
+  Buffer staging(backend.allocator(), static_cast<std::size_t>(input.numel()) * sizeof(float));
+  const Tensor f32(staging.data(), input.shape(), DType::kF32, backend.device());
+  backend.from_host(host, f32);
+  backend.cast(f32, input);
+  backend.synchronize();  // the staging buffer goes when this returns
+}
+
 }  // namespace dlbench::data

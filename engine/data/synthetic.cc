@@ -7,6 +7,7 @@
 #include "engine/core/memory.h"
 #include "engine/core/splitmix64.h"
 #include "engine/data/blobs.h"
+#include "engine/data/dataset_helpers.h"
 
 namespace dlbench::data {
 
@@ -43,16 +44,7 @@ void SyntheticSource::fill_blobs(backend::Backend& backend, const InputSpec& spe
   DLBENCH_CHECK(s.rank() == 4, "synthetic data: blob images are [n, h, w, channels]");
   const std::vector<float> image =
       blob_images(blob_labels(s[0], s[1], s[2], classes, seed_), s[3], classes, seed);
-  if (spec.dtype == DType::kF32) {
-    backend.from_host(image.data(), input);
-    return;
-  }
-  // A half-precision input: through an f32 copy on the device and the backend's cast.
-  Buffer staging(backend.allocator(), image.size() * sizeof(float));
-  const Tensor f32(staging.data(), s, DType::kF32, backend.device());
-  backend.from_host(image.data(), f32);
-  backend.cast(f32, input);
-  backend.synchronize();  // the staging buffer goes when this returns
+  from_host_floats(backend, image.data(), input);
 }
 
 SyntheticSource::SyntheticSource(std::vector<InputSpec> specs, std::uint64_t seed)

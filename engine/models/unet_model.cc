@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/data/ct_dataset.h"
 #include "engine/models/builder.h"
 #include "engine/models/registry.h"
 
@@ -62,6 +63,7 @@ ModelSpec spec() {
   s.default_infer_batch = 8;
   s.size = {"input size", "pixels", 512, {512, 256, 128, 64, 32}};
   s.build = build;
+  s.read_data = data::read_ct_data;
   return s;
 }
 

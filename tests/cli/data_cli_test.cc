@@ -11,6 +11,7 @@
 
 #include "tests/support/data_file.h"
 #include "tests/support/isolated_home.h"
+#include "tests/support/nifti_file.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -154,10 +155,51 @@ TEST(DataCliTest, SyntheticRunsSayNothingOfData) {
   EXPECT_EQ(r.out.find("Data  "), std::string::npos) << r.out;
 }
 
+// U-Net on three KiTS19-style cases of 32x32 slices: two train, the last is held out and
+// segmented after the run, its Dice reported and stored.
+TEST(DataCliTest, UNetTrainsOnCtCasesAndScoresTheHeldOutOne) {
+  for (const char* name : {"case_00000", "case_00001", "case_00002"})
+    testing::write_ct_case("kits-cli", name, 2, 32);
+  const std::string root = testing::isolated_home() + "/kits-cli";
+  const std::string json_path = testing::isolated_home() + "/unet-data.json";
+  auto r = dlbench("run unet --device cpu --input 32 --batch 2 --steps 3 --warmup 1 --data " +
+                   root + " --no-store --no-telemetry --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("CT cases " + root +
+                       ": 4 slices of 32x32 from 2 cases train, 2 slices of "
+                       "1 case held out for Dice"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("on 2 held-out slices"), std::string::npos) << r.out;
+  std::ifstream in(json_path);
+  const json doc = json::parse(in);
+  bool dice = false;
+  for (const json& m : doc["metrics"])
+    if (m["tag"] == "quality/dice_mean") {
+      dice = true;
+      EXPECT_GE(m["value"].get<double>(), 0.0);
+      EXPECT_LE(m["value"].get<double>(), 1.0);
+    }
+  EXPECT_TRUE(dice) << doc["metrics"].dump();
+}
+
 struct BadData {
   std::string args;
   std::string message;
 };
+
+std::string empty_folder() {
+  const std::string path = testing::isolated_home() + "/ct-empty";
+  std::filesystem::create_directories(path);
+  return path;
+}
+
+// A case whose segmentation is not NIfTI.
+std::string corrupt_ct_case() {
+  const std::string folder = testing::write_ct_case("ct-corrupt", "case_0", 2, 32, false);
+  std::ofstream(folder + "/segmentation.nii.gz") << "not a volume";
+  return folder;
+}
 
 TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
   const std::string good = ratings_file();
@@ -177,6 +219,11 @@ TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
       {"run word2vec --data " + good, "holds 0 word(s) seen 5 times or more"},
       {"run resnet50 --input 32 --data " + good, "resnet50 reads no data file yet"},
       {"run ncf --framework pytorch --data " + good, "--data is read by dlbench's own engine"},
+      {"run unet --input 32 --data " + empty_folder(), "no case folder with imaging.nii(.gz)"},
+      {"run unet --input 32 --data " + good, "not a folder"},
+      {"run unet --input 32 --data " + corrupt_ct_case(), "cannot read the NIfTI volume"},
+      {"run unet --data " + testing::write_ct_case("ct-small", "case_0", 2, 32),
+       "the model takes 512x512 (run it at input size 32)"},
   };
   for (const BadData& b : cases) {
     auto r =

@@ -1,0 +1,189 @@
+#include "engine/data/ct_dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+#include <utility>
+
+#include "engine/core/error.h"
+#include "engine/core/splitmix64.h"
+#include "engine/data/dataset_helpers.h"
+
+namespace dlbench::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The case's volume named `stem` (.nii.gz, else .nii); empty when it has neither.
+std::string volume_in(const fs::path& folder, const std::string& stem) {
+  for (const char* ext : {".nii.gz", ".nii"}) {
+    const fs::path p = folder / (stem + ext);
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return {};
+}
+
+// "1 case", "3 cases".
+std::string cases_text(std::size_t n) {
+  return with_commas(static_cast<std::int64_t>(n)) + (n == 1 ? " case" : " cases");
+}
+
+std::size_t input_named(const std::vector<InputSpec>& inputs, const std::string& name, int rank) {
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].name == name && inputs[k].shape.rank() == rank) return k;
+  DLBENCH_CHECK(false,
+                "CT data: the graph has no rank-" + std::to_string(rank) + " input '" + name + "'");
+  return 0;
+}
+
+// A seeded shuffled pass over every training slice, reshuffled (Fisher-Yates on splitmix64) at
+// each pass, as the ratings source serves its pairs.
+class CtSliceSource final : public DataSource {
+ public:
+  CtSliceSource(std::shared_ptr<const CtData> data, std::size_t images, std::size_t labels,
+                std::uint64_t seed)
+      : data_(std::move(data)), images_(images), labels_(labels), state_(seed) {
+    const std::vector<CtCase>& cases = data_->train_cases();
+    for (std::size_t c = 0; c < cases.size(); ++c)
+      for (std::int64_t s = 0; s < cases[c].slices; ++s) order_.emplace_back(c, s);
+    shuffle();
+  }
+  std::string name() const override { return "ct"; }
+
+  void fill(backend::Backend& backend, std::span<const Tensor> inputs) override {
+    const Tensor& images = inputs[images_];
+    const Tensor& labels = inputs[labels_];
+    const std::int64_t n = images.dim(0), side = images.dim(1), channels = images.dim(3);
+    const std::int64_t pixels = side * side;
+    host_images_.resize(static_cast<std::size_t>(n * pixels * channels));
+    host_labels_.resize(static_cast<std::size_t>(n * pixels));
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (next_ == order_.size()) shuffle();
+      const auto [c, s] = order_[next_++];
+      ct_slices_to_host(data_->train_cases()[c], s, 1, channels,
+                        host_images_.data() + i * pixels * channels,
+                        host_labels_.data() + i * pixels);
+    }
+    from_host_floats(backend, host_images_.data(), images);
+    backend.from_host(host_labels_.data(), labels);
+  }
+
+ private:
+  void shuffle() {
+    for (std::size_t i = order_.size(); i > 1; --i)
+      std::swap(order_[i - 1], order_[splitmix64_next(state_) % i]);
+    next_ = 0;
+  }
+
+  std::shared_ptr<const CtData> data_;
+  std::size_t images_, labels_;
+  std::uint64_t state_;
+  std::vector<std::pair<std::size_t, std::int64_t>> order_;  // (case, slice)
+  std::size_t next_ = 0;
+  std::vector<float> host_images_;
+  std::vector<std::int32_t> host_labels_;
+};
+
+}  // namespace
+
+CtData::CtData(std::string path, std::vector<CtCase> train, std::vector<CtCase> held_out,
+               std::int64_t unlabelled)
+    : path_(std::move(path)),
+      train_(std::move(train)),
+      held_out_(std::move(held_out)),
+      unlabelled_(unlabelled) {}
+
+std::string CtData::describe() const {
+  std::int64_t train_slices = 0, held_slices = 0;
+  for (const CtCase& c : train_) train_slices += c.slices;
+  for (const CtCase& c : held_out_) held_slices += c.slices;
+  const std::int64_t side = train_.front().side;
+  std::string out = "CT cases " + path_ + ": " + with_commas(train_slices) + " slices of " +
+                    std::to_string(side) + "x" + std::to_string(side) + " from " +
+                    cases_text(train_.size()) + " train, ";
+  out += held_out_.empty() ? "none held out (one case)"
+                           : with_commas(held_slices) + " slices of " +
+                                 cases_text(held_out_.size()) + " held out for Dice";
+  if (unlabelled_ > 0)
+    out += "; " + cases_text(static_cast<std::size_t>(unlabelled_)) +
+           " without a segmentation skipped";
+  return out;
+}
+
+std::unique_ptr<DataSource> CtData::source(const std::vector<InputSpec>& inputs,
+                                           std::uint64_t seed) const {
+  const std::size_t images = input_named(inputs, "images", 4);
+  const std::size_t labels = input_named(inputs, "labels", 3);
+  const Shape& s = inputs[images].shape;
+  const std::int64_t side = train_.front().side;
+  if (s[1] != side || s[2] != side)
+    throw Error(ErrorKind::kUsage, "the CT slices in " + path_ + " are " + std::to_string(side) +
+                                       "x" + std::to_string(side) + " pixels; the model takes " +
+                                       std::to_string(s[1]) + "x" + std::to_string(s[2]) +
+                                       " (run it at input size " + std::to_string(side) + ")");
+  const auto classes = static_cast<std::int64_t>(inputs[labels].values.b);
+  for (const std::vector<CtCase>* cases : {&train_, &held_out_})
+    for (const CtCase& c : *cases)
+      if (c.max_label >= classes)
+        throw Error(ErrorKind::kUsage, "the segmentation of " + c.name + " in " + path_ +
+                                           " has class " + std::to_string(c.max_label) +
+                                           "; the model has " + std::to_string(classes) +
+                                           " classes (0 to " + std::to_string(classes - 1) + ")");
+  return std::make_unique<CtSliceSource>(shared_from_this(), images, labels, seed);
+}
+
+void ct_slices_to_host(const CtCase& c, std::int64_t first, std::int64_t n, std::int64_t channels,
+                       float* images, std::int32_t* labels) {
+  const std::int64_t pixels = c.side * c.side;
+  const std::size_t from = static_cast<std::size_t>(first * pixels);
+  for (std::int64_t i = 0; i < n * pixels; ++i) {
+    const float v = normalized_hu(c.hu[from + static_cast<std::size_t>(i)]);
+    for (std::int64_t k = 0; k < channels; ++k) images[i * channels + k] = v;
+    labels[i] = c.labels[from + static_cast<std::size_t>(i)];
+  }
+}
+
+std::shared_ptr<const Dataset> read_ct_data(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec))
+    throw Error(ErrorKind::kUsage,
+                "cannot use " + path +
+                    " as CT data: not a folder (a folder of KiTS19-style case "
+                    "folders, each with imaging.nii.gz and segmentation.nii.gz, is)");
+  std::vector<fs::path> folders;
+  if (!volume_in(path, "imaging").empty()) {
+    folders.push_back(path);
+  } else {
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+      if (e.is_directory(ec) && !volume_in(e.path(), "imaging").empty())
+        folders.push_back(e.path());
+    std::sort(folders.begin(), folders.end());
+  }
+  std::vector<CtCase> cases;
+  std::int64_t unlabelled = 0;
+  for (const fs::path& folder : folders) {
+    const std::string labels = volume_in(folder, "segmentation");
+    if (labels.empty()) {
+      ++unlabelled;
+      continue;
+    }
+    cases.push_back(read_ct_case(folder.filename().string(), volume_in(folder, "imaging"), labels));
+    if (cases.back().side != cases.front().side)
+      throw Error(ErrorKind::kUsage, "cannot use " + path + " as CT data: " + cases.front().name +
+                                         "'s slices are " + std::to_string(cases.front().side) +
+                                         " pixels across, " + cases.back().name + "'s " +
+                                         std::to_string(cases.back().side));
+  }
+  if (cases.empty())
+    throw Error(ErrorKind::kUsage, "cannot use " + path +
+                                       " as CT data: no case folder with imaging.nii(.gz) and "
+                                       "segmentation.nii(.gz) in it");
+  const std::size_t held = cases.size() < 2 ? 0 : std::max<std::size_t>(1, cases.size() / 5);
+  std::vector<CtCase> held_out(std::make_move_iterator(cases.end() - held),
+                               std::make_move_iterator(cases.end()));
+  cases.resize(cases.size() - held);
+  return std::make_shared<CtData>(path, std::move(cases), std::move(held_out), unlabelled);
+}
+
+}  // namespace dlbench::data
