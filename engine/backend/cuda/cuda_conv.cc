@@ -55,6 +55,10 @@ namespace {
 // implicit-GEMM kernel of the model suite; capped by a share of the free memory so Find never
 // fails where the run itself would fit.
 constexpr std::size_t kFindWorkspaceLimit = std::size_t{512} << 20;
+// Strict f32 has no tensor cores, and there FFT and Winograd kernels compete with implicit GEMM
+// on large maps (U-Net's 512x512 layers) but want gigabytes of workspace; PyTorch's benchmark
+// mode lets Find have as much as it can allocate.
+constexpr std::size_t kStrictFindWorkspaceLimit = std::size_t{4} << 30;
 constexpr int kFreeShareDivisor = 4;
 
 // Where a ConvKey holds the batch (conv_plan builds keys in this order).
@@ -95,6 +99,10 @@ float mean_device_ms(cudaStream_t stream, F&& fn) {
 cudnnMathType_t math_type(const Conv2dParams& p, DType dtype) {
   if (dtype == DType::kF32 && p.math == MathMode::kStrict) return CUDNN_FMA_MATH;
   return CUDNN_TENSOR_OP_MATH;
+}
+
+std::size_t find_workspace_limit(const Conv2dParams& p, DType dtype) {
+  return math_type(p, dtype) == CUDNN_FMA_MATH ? kStrictFindWorkspaceLimit : kFindWorkspaceLimit;
 }
 
 void set_nhwc(cudnnTensorDescriptor_t d, cudnnDataType_t t, std::int64_t n, std::int64_t c,
@@ -209,7 +217,8 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   std::lock_guard<std::mutex> find_lock(find_mutex);
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const std::size_t limit = std::min(kFindWorkspaceLimit, free_bytes / kFreeShareDivisor);
+  const std::size_t limit =
+      std::min(find_workspace_limit(p, dtype), free_bytes / kFreeShareDivisor);
   Buffer find_workspace(allocator_, limit);
   // Find writes its output; when the call accumulates into it, Find writes into scratch.
   const std::size_t out_bytes =
@@ -284,7 +293,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
 std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, const Conv2dParams& p,
                                                     DType dtype, const ConvPlan& larger) {
   std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
-  // Find kept to kFindWorkspaceLimit at its size; an algorithm whose workspace grows with the
+  // Find kept to find_workspace_limit at its size; an algorithm whose workspace grows with the
   // batch may pass it here, so the fastest that stays within it wins.
   bool chosen = false;
   for (const ConvPlan::Ranked& candidate : larger.ranked) {
@@ -293,7 +302,7 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
     plan->algorithm = candidate.algorithm;
     chosen = workspace_size(cudnn_, direction, *plan, candidate.algorithm,
                             &plan->workspace_bytes) == CUDNN_STATUS_SUCCESS &&
-             plan->workspace_bytes <= kFindWorkspaceLimit;
+             plan->workspace_bytes <= find_workspace_limit(p, dtype);
     if (chosen) break;
   }
   if (!chosen) return nullptr;
