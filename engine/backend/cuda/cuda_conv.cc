@@ -217,6 +217,9 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   std::lock_guard<std::mutex> find_lock(find_mutex);
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  // A memory limit imitates a smaller device: what it leaves is what is free.
+  if (const std::size_t cap = allocator_.limit(); cap > 0)
+    free_bytes = std::min(free_bytes, cap - std::min(cap, allocator_.bytes_in_use()));
   const std::size_t limit =
       std::min(find_workspace_limit(p, dtype), free_bytes / kFreeShareDivisor);
   Buffer find_workspace(allocator_, limit);
