@@ -11,6 +11,7 @@
 #include "bench/report/machine_card.h"
 #include "bench/report/max_batch_view.h"
 #include "bench/report/names.h"
+#include "bench/report/quality_table.h"
 #include "bench/report/relative_view.h"
 #include "bench/report/scaling_table.h"
 #include "bench/report/telemetry_view.h"
@@ -279,6 +280,7 @@ std::vector<Table> report_tables(const ReportData& d) {
   }
   tables.push_back(speedup);
   if (spans_frameworks(d.runs)) tables.push_back(framework_table(d.runs));
+  tables.push_back(quality_table(d.runs));
   for (const ScalingGroup& g : scaling_groups(d.runs)) tables.push_back(scaling_table(g));
 
   tables.push_back(telemetry_summary_table(d));

@@ -37,6 +37,7 @@ std::optional<SegmentationQuality> evaluate_segmentation(const models::ModelSpec
   tc.mode = Mode::kInfer;
   nn::Trainer net(model.build(mc), be, tc);
   net.load_weights(trained.flat_weights());
+  net.load_state(trained);  // batch norm's running statistics: inference normalizes by them
   const Tensor images = net.inputs()[0], labels = net.inputs()[1];
   DLBENCH_CHECK(images.shape().rank() == 4 && labels.shape().rank() == 3,
                 "segmentation: the inference graph does not take (images, labels)");
@@ -81,7 +82,8 @@ std::optional<SegmentationQuality> evaluate_segmentation(const models::ModelSpec
 }
 
 void add_segmentation_metrics(result::RunResult& r, const SegmentationQuality& q) {
-  const std::string over = ", mean over " + std::to_string(q.cases) + " held-out cases";
+  const std::string over = ", mean over " + std::to_string(q.cases) +
+                           (q.cases == 1 ? " held-out case" : " held-out cases");
   result::add_metric(r, "quality/dice_mean", q.mean_dice, "ratio",
                      "Dice of the segmentation, mean over the classes but the background" + over);
   for (std::size_t k = 0; k < q.class_dice.size(); ++k)

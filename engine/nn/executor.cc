@@ -1,6 +1,8 @@
 #include "engine/nn/executor.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 namespace dlbench::nn {
 
@@ -64,6 +66,24 @@ void Executor::bind_state() {
       node_state_[n].push_back(t);
       offset += align_up(d.bytes);
     }
+  }
+}
+
+void Executor::copy_state_from(const Executor& other) {
+  std::map<std::string, std::size_t> with_state;
+  for (std::size_t n = 0; n < other.node_state_.size(); ++n)
+    if (!other.node_state_[n].empty()) with_state[other.graph_.nodes()[n].name] = n;
+  for (std::size_t n = 0; n < node_state_.size(); ++n) {
+    if (node_state_[n].empty()) continue;
+    const std::string& name = graph_.nodes()[n].name;
+    const auto from = with_state.find(name);
+    const std::vector<Tensor>* source =
+        from == with_state.end() ? nullptr : &other.node_state_[from->second];
+    bool same = source != nullptr && source->size() == node_state_[n].size();
+    for (std::size_t k = 0; same && k < source->size(); ++k)
+      same = (*source)[k].numel() == node_state_[n][k].numel();
+    DLBENCH_CHECK(same, "copy_state_from: " + name + " has no state of the same size there");
+    for (std::size_t k = 0; k < source->size(); ++k) backend_.copy((*source)[k], node_state_[n][k]);
   }
 }
 

@@ -53,6 +53,10 @@ class Executor {
   std::vector<LayerSummary> layer_summaries() const;
   std::size_t activation_bytes() const { return arena_->capacity(); }
   std::size_t state_bytes() const { return state_.bytes(); }
+  // Copies every layer's state (batch norm's running statistics) from `other`, an executor of
+  // the same model (another batch or mode), node by node name; throws Error(kInternal) when a
+  // node with state has no node of that name and state size there.
+  void copy_state_from(const Executor& other);
 
   // Null (the default) for none; the observer must outlive the steps it watches.
   void set_observer(StepObserver* observer) { observer_ = observer; }

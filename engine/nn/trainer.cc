@@ -180,6 +180,11 @@ void Trainer::load_weights(const Tensor& flat) {
   store_.refresh_compute_weights();
 }
 
+void Trainer::load_state(const Trainer& trained) {
+  DLBENCH_CHECK(eager_steps_ == 0 && !graphs_, "load_state after a step has run");
+  executor_.copy_state_from(trained.executor_);
+}
+
 std::int64_t Trainer::forward_macs() const {
   return nn::forward_macs(graph());
 }

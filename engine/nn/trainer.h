@@ -73,8 +73,12 @@ class Trainer {
   void infer_step();
   // Replaces the weights with `flat` (f32, laid out as flat_weights(): another trainer's of the
   // same model, say trained at another batch), before this trainer's first step, so trained
-  // weights can be evaluated on other inputs. Layer state (running statistics) is not copied.
+  // weights can be evaluated on other inputs. Layer state (running statistics) is not copied:
+  // load_state does that.
   void load_weights(const Tensor& flat);
+  // Copies `trained`'s layer state (batch norm's running statistics, which inference uses)
+  // into this trainer's, layer by layer name, before this trainer's first step.
+  void load_state(const Trainer& trained);
 
   // Null (the default) for none; the observer must outlive the steps it watches.
   void set_observer(StepObserver* observer) { executor_.set_observer(observer); }
