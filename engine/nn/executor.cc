@@ -67,23 +67,49 @@ void Executor::bind_state() {
       offset += align_up(d.bytes);
     }
   }
+  node_state_decls_ = std::move(decls);
 }
 
+namespace {
+
+// The layers a node was made of: "down1.conv1+down1.bn1+down1.relu1" (a fused node) gives three.
+std::vector<std::string> layer_names(const std::string& node) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t plus = node.find('+', start);
+    out.push_back(node.substr(start, plus - start));
+    if (plus == std::string::npos) return out;
+    start = plus + 1;
+  }
+}
+
+}  // namespace
+
 void Executor::copy_state_from(const Executor& other) {
-  std::map<std::string, std::size_t> with_state;
+  // Which of other's nodes holds each layer's state: graphs of one model fuse differently by
+  // mode (training's "bn1+relu1", inference's "conv1+bn1+relu1"), but a layer is in one node.
+  std::map<std::string, std::size_t> holder;
   for (std::size_t n = 0; n < other.node_state_.size(); ++n)
-    if (!other.node_state_[n].empty()) with_state[other.graph_.nodes()[n].name] = n;
+    if (!other.node_state_[n].empty())
+      for (const std::string& layer : layer_names(other.graph_.nodes()[n].name)) holder[layer] = n;
   for (std::size_t n = 0; n < node_state_.size(); ++n) {
-    if (node_state_[n].empty()) continue;
     const std::string& name = graph_.nodes()[n].name;
-    const auto from = with_state.find(name);
-    const std::vector<Tensor>* source =
-        from == with_state.end() ? nullptr : &other.node_state_[from->second];
-    bool same = source != nullptr && source->size() == node_state_[n].size();
-    for (std::size_t k = 0; same && k < source->size(); ++k)
-      same = (*source)[k].numel() == node_state_[n][k].numel();
-    DLBENCH_CHECK(same, "copy_state_from: " + name + " has no state of the same size there");
-    for (std::size_t k = 0; k < source->size(); ++k) backend_.copy((*source)[k], node_state_[n][k]);
+    for (std::size_t k = 0; k < node_state_[n].size(); ++k) {
+      const StateDecl& want = node_state_decls_[n][k];
+      if (!want.learned) continue;
+      const Tensor* source = nullptr;
+      for (const std::string& layer : layer_names(name)) {
+        const auto it = holder.find(layer);
+        if (it == holder.end() || source != nullptr) continue;
+        const std::vector<StateDecl>& there = other.node_state_decls_[it->second];
+        for (std::size_t j = 0; j < there.size(); ++j)
+          if (there[j].learned && there[j].name == want.name && there[j].bytes == want.bytes)
+            source = &other.node_state_[it->second][j];
+      }
+      DLBENCH_CHECK(source != nullptr, "copy_state_from: " + name + "'s " + want.name +
+                                           " has no state of that name and size there");
+      backend_.copy(*source, node_state_[n][k]);
+    }
   }
 }
 

@@ -53,9 +53,10 @@ class Executor {
   std::vector<LayerSummary> layer_summaries() const;
   std::size_t activation_bytes() const { return arena_->capacity(); }
   std::size_t state_bytes() const { return state_.bytes(); }
-  // Copies every layer's state (batch norm's running statistics) from `other`, an executor of
-  // the same model (another batch or mode), node by node name; throws Error(kInternal) when a
-  // node with state has no node of that name and state size there.
+  // Copies every layer's learned state (StateDecl::learned: batch norm's running statistics)
+  // from `other`, an executor of the same model (another batch or mode, fused differently): from
+  // the node there that holds one of the same layers, state by state name. Throws
+  // Error(kInternal) when a learned state has no state of that name and size there.
   void copy_state_from(const Executor& other);
 
   // Null (the default) for none; the observer must outlive the steps it watches.
@@ -77,6 +78,7 @@ class Executor {
   ActivationPlan plan_;
   Buffer state_;
   std::vector<std::vector<Tensor>> node_state_;
+  std::vector<std::vector<StateDecl>> node_state_decls_;  // what each of node_state_ is
   std::unique_ptr<Arena> arena_;
   std::vector<Tensor> values_, value_grads_;
   Buffer loss_buffer_;

@@ -54,6 +54,9 @@ struct StateDecl {
   std::string name;
   std::size_t bytes = 0;
   Init init = Init::kZeros;  // kOnes for a running variance
+  // Learned in training and read by inference (running statistics): Trainer::load_state carries
+  // it to another trainer of the model. Scratch (saved statistics, masks, workspaces) is not.
+  bool learned = false;
 };
 
 // What backward needs from forward, so the planner keeps exactly that alive.

@@ -35,8 +35,8 @@ std::vector<ParamDecl> BatchNorm::params() const {
 
 std::vector<StateDecl> BatchNorm::state(backend::Backend&) const {
   std::size_t bytes = static_cast<std::size_t>(p_.channels) * sizeof(float);
-  const std::vector<StateDecl> rows = {{"running_mean", bytes, Init::kZeros},
-                                       {"running_var", bytes, Init::kOnes},
+  const std::vector<StateDecl> rows = {{"running_mean", bytes, Init::kZeros, true},
+                                       {"running_var", bytes, Init::kOnes, true},
                                        {"saved_mean", bytes, Init::kZeros},
                                        {"saved_inv_std", bytes, Init::kZeros}};
   std::vector<StateDecl> state = rows;

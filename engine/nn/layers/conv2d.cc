@@ -41,8 +41,8 @@ std::vector<ParamDecl> Conv2d::params() const {
 std::vector<StateDecl> Conv2d::state(backend::Backend&) const {
   if (!folded_) return {};
   const std::size_t channel_bytes = static_cast<std::size_t>(p_.k) * sizeof(float);
-  return {{"running_mean", channel_bytes, Init::kZeros},
-          {"running_var", channel_bytes, Init::kOnes},
+  return {{"running_mean", channel_bytes, Init::kZeros, true},
+          {"running_var", channel_bytes, Init::kOnes, true},
           {"folded_weight", checked_bytes(p_.weight_shape(), folded_dtype_), Init::kZeros},
           {"folded_bias", checked_bytes({p_.k}, folded_dtype_), Init::kZeros}};
 }
