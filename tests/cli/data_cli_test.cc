@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "engine/core/json_text.h"
 #include "tests/support/data_file.h"
 #include "tests/support/isolated_home.h"
 #include "tests/support/nifti_file.h"
@@ -180,7 +181,7 @@ TEST(DataCliTest, UNetTrainsOnCtCasesAndScoresTheHeldOutOne) {
       EXPECT_GE(m["value"].get<double>(), 0.0);
       EXPECT_LE(m["value"].get<double>(), 1.0);
     }
-  EXPECT_TRUE(dice) << doc["metrics"].dump();
+  EXPECT_TRUE(dice) << dump_json(doc["metrics"]);
 }
 
 struct BadData {
