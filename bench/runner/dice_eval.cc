@@ -31,13 +31,9 @@ std::optional<SegmentationQuality> evaluate_segmentation(const models::ModelSpec
                                                          const nn::Trainer& trained,
                                                          backend::Backend& be) {
   if (!trained_config.data || trained_config.data->held_out_cases().empty()) return std::nullopt;
-  models::ModelConfig mc = trained_config;
-  mc.mode = Mode::kInfer;
-  nn::TrainerConfig tc = trainer_config(model, config, nullptr);
-  tc.mode = Mode::kInfer;
-  nn::Trainer net(model.build(mc), be, tc);
-  net.load_weights(trained.flat_weights());
-  net.load_state(trained);  // batch norm's running statistics: inference normalizes by them
+  const std::unique_ptr<nn::Trainer> twin =
+      inference_twin(model, trained_config, trained_config.batch, config, trained, be);
+  nn::Trainer& net = *twin;
   const Tensor images = net.inputs()[0], labels = net.inputs()[1];
   DLBENCH_CHECK(images.shape().rank() == 4 && labels.shape().rank() == 3,
                 "segmentation: the inference graph does not take (images, labels)");

@@ -18,12 +18,10 @@ std::vector<double> score_pairs(const models::ModelSpec& model, models::ModelCon
                                 const result::RunConfig& config, const nn::Trainer& trained,
                                 backend::Backend& be, const data::RankingTest& test) {
   const auto pairs = static_cast<std::int64_t>(test.items.size());
-  mc.mode = Mode::kInfer;
   mc.batch = std::min(pairs, kScoreBatch);
-  nn::TrainerConfig tc = trainer_config(model, config, nullptr);
-  tc.mode = Mode::kInfer;
-  nn::Trainer net(model.build(mc), be, tc);
-  net.load_weights(trained.flat_weights());
+  const std::unique_ptr<nn::Trainer> twin =
+      inference_twin(model, mc, mc.batch, config, trained, be);
+  nn::Trainer& net = *twin;
   const std::vector<data::InputSpec>& specs = net.graph().input_specs();
   DLBENCH_CHECK(specs.size() == 2 && specs[0].name == "users" && specs[1].name == "items",
                 "ranking: the inference graph does not take (users, items) pairs");

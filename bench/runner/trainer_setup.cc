@@ -32,4 +32,18 @@ nn::TrainerConfig trainer_config(const models::ModelSpec& model, const result::R
   return nc;
 }
 
+std::unique_ptr<nn::Trainer> inference_twin(const models::ModelSpec& model,
+                                            models::ModelConfig trained_config, std::int64_t batch,
+                                            const result::RunConfig& config,
+                                            const nn::Trainer& trained, backend::Backend& be) {
+  trained_config.mode = Mode::kInfer;
+  trained_config.batch = batch;
+  nn::TrainerConfig tc = trainer_config(model, config, nullptr);
+  tc.mode = Mode::kInfer;
+  auto net = std::make_unique<nn::Trainer>(model.build(trained_config), be, tc);
+  net->load_weights(trained.flat_weights());
+  net->load_state(trained);  // inference normalizes by the running statistics
+  return net;
+}
+
 }  // namespace dlbench::runner

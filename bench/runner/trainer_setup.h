@@ -21,5 +21,12 @@ models::ModelConfig model_config(const models::ModelSpec& model, const result::R
 // The model's default optimizer with the run's learning rate and momentum.
 nn::TrainerConfig trainer_config(const models::ModelSpec& model, const result::RunConfig& config,
                                  dist::Communicator* communicator);
+// An inference trainer of the trained model at `batch` (the rest of `trained_config` kept),
+// holding `trained`'s weights and learned state (batch norm's running statistics): what the
+// held-out evaluations score with, outside the measured steps.
+std::unique_ptr<nn::Trainer> inference_twin(const models::ModelSpec& model,
+                                            models::ModelConfig trained_config, std::int64_t batch,
+                                            const result::RunConfig& config,
+                                            const nn::Trainer& trained, backend::Backend& be);
 
 }  // namespace dlbench::runner
