@@ -29,14 +29,6 @@ std::string cases_text(std::size_t n) {
   return with_commas(static_cast<std::int64_t>(n)) + (n == 1 ? " case" : " cases");
 }
 
-std::size_t input_named(const std::vector<InputSpec>& inputs, const std::string& name, int rank) {
-  for (std::size_t k = 0; k < inputs.size(); ++k)
-    if (inputs[k].name == name && inputs[k].shape.rank() == rank) return k;
-  DLBENCH_CHECK(false,
-                "CT data: the graph has no rank-" + std::to_string(rank) + " input '" + name + "'");
-  return 0;
-}
-
 // A seeded shuffled pass over every training slice, reshuffled (Fisher-Yates on splitmix64) at
 // each pass, as the ratings source serves its pairs.
 class CtSliceSource final : public DataSource {
@@ -113,8 +105,8 @@ std::string CtData::describe() const {
 
 std::unique_ptr<DataSource> CtData::source(const std::vector<InputSpec>& inputs,
                                            std::uint64_t seed) const {
-  const std::size_t images = input_named(inputs, "images", 4);
-  const std::size_t labels = input_named(inputs, "labels", 3);
+  const std::size_t images = input_index(inputs, "images", 4, "CT data");
+  const std::size_t labels = input_index(inputs, "labels", 3, "CT data");
   const Shape& s = inputs[images].shape;
   const std::int64_t side = train_.front().side;
   if (s[1] != side || s[2] != side)

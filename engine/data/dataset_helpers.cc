@@ -1,16 +1,34 @@
 #include "engine/data/dataset_helpers.h"
 
+#include <optional>
+
 #include "engine/core/error.h"
 
 namespace dlbench::data {
 
+namespace {
+
+std::size_t find_input(const std::vector<InputSpec>& inputs, const char* name, int rank,
+                       std::optional<DType> dtype, const std::string& what, const char* dataset) {
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].name == name && inputs[k].shape.rank() == rank &&
+        (!dtype || inputs[k].dtype == *dtype))
+      return k;
+  DLBENCH_CHECK(false,
+                std::string(dataset) + ": the graph has no " + what + " input '" + name + "'");
+  return 0;
+}
+
+}  // namespace
+
 std::size_t int_input_index(const std::vector<InputSpec>& inputs, const char* name,
                             const char* dataset) {
-  for (std::size_t k = 0; k < inputs.size(); ++k)
-    if (inputs[k].name == name && inputs[k].dtype == DType::kI32 && inputs[k].shape.rank() == 1)
-      return k;
-  DLBENCH_CHECK(false, std::string(dataset) + ": the graph has no i32 [n] input '" + name + "'");
-  return 0;
+  return find_input(inputs, name, 1, DType::kI32, "i32 [n]", dataset);
+}
+
+std::size_t input_index(const std::vector<InputSpec>& inputs, const char* name, int rank,
+                        const char* dataset) {
+  return find_input(inputs, name, rank, std::nullopt, "rank-" + std::to_string(rank), dataset);
 }
 
 std::string with_commas(std::int64_t v) {

@@ -15,6 +15,10 @@ namespace dlbench::data {
 // graph has none (a model and its data disagree).
 std::size_t int_input_index(const std::vector<InputSpec>& inputs, const char* name,
                             const char* dataset);
+// The index of the graph's rank-`rank` input `name` of any dtype; the same internal error when
+// there is none.
+std::size_t input_index(const std::vector<InputSpec>& inputs, const char* name, int rank,
+                        const char* dataset);
 
 std::string with_commas(std::int64_t v);  // 1234567 -> "1,234,567"
 
