@@ -154,8 +154,11 @@ void print_text(const result::RunResult& r, std::ostream& out,
   std::string title = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " on " +
                       to_string(c.launch.device) + ", batch " + std::to_string(*c.batch);
   // Models without an input size (NCF's pairs) have none to name.
-  if (c.input_size > 0)
-    title += ", input " + std::to_string(c.input_size) + "x" + std::to_string(c.input_size);
+  // Volumes (3D U-Net's patches) have three sides of that size, images two.
+  if (c.input_size > 0) {
+    const std::string side = std::to_string(c.input_size);
+    title += ", input " + side + "x" + side + (r.sample_unit == "volumes" ? "x" + side : "");
+  }
   const std::string per_second = " " + r.sample_unit + "/s";  // images/s, pairs/s
   Section s(title);
   s.row("Model", r.model_description);

@@ -1,5 +1,5 @@
 # Registers the op harness (dlbench_ops) with CTest as one test per op and backend variant
-# ("ops/test/conv2d_forward/cpu", "ops/grad/matmul/cuda"), each running its cases in one
+# ("ops/test/conv_forward/cpu", "ops/grad/matmul/cuda"), each running its cases in one
 # process with a gtest filter. One CTest entry per harness case would be ~3,500 processes at
 # ~0.3 s of start-up each; grouped, the cases keep their own names and skips in the output.
 #

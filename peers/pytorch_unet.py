@@ -90,35 +90,50 @@ class UNet:
 
 
 def soft_dice_loss(torch, scores, labels, classes, first_class=1, smooth=1e-6):
-    """1 - the mean over slices and classes from first_class of (2 I + s) / (P + G + s)."""
+    """1 - the mean over samples and classes from first_class of (2 I + s) / (P + G + s), the
+    sums over each sample's pixels (voxels)."""
     q = torch.softmax(scores.float(), dim=1)
-    g = torch.nn.functional.one_hot(labels, classes).permute(0, 3, 1, 2).float()
-    inter = (q * g).sum(dim=(2, 3))
-    dice = (2 * inter + smooth) / (q.sum(dim=(2, 3)) + g.sum(dim=(2, 3)) + smooth)
+    g = torch.nn.functional.one_hot(labels, classes).movedim(-1, 1).float()
+    positions = tuple(range(2, scores.dim()))
+    inter = (q * g).sum(dim=positions)
+    dice = (2 * inter + smooth) / (q.sum(dim=positions) + g.sum(dim=positions) + smooth)
     return 1 - dice[:, first_class:].mean()
 
 
 class Workload:
-    """What pytorch_worker.py's step needs: the module, its inputs, the loss, the optimizers."""
+    """What pytorch_worker.py's step needs: the module, its inputs, the loss, the optimizers.
+    Subclasses (pytorch_unet3d.py) change the module and the scenes."""
+
+    name = "unet"
+
+    @staticmethod
+    def build_module(torch, in_channels, classes):
+        return UNet.build(torch, in_channels, classes)
+
+    @staticmethod
+    def scenes(torch, n, spatial, classes, generator):
+        return scenes(torch, n, *spatial, classes, generator)
 
     def __init__(self, torch, channel, args, device, input_named):
         images = input_named(channel, args, "images")
         labels = input_named(channel, args, "labels")
         distribution = labels["distribution"]
         if distribution.get("kind") != "blob_labels":
-            channel.fail("usage", f"unet: labels must be blob scenes, not {distribution}")
-        n, h, w, in_channels = images["shape"]
+            channel.fail("usage", f"{self.name}: labels must be blob scenes, not {distribution}")
+        shape = images["shape"]  # [n, (d,) h, w, channels]
+        n, spatial, in_channels = shape[0], tuple(shape[1:-1]), shape[-1]
         self.torch = torch
         self.classes = int(distribution["classes"])
-        self.module = UNet.build(torch, in_channels, self.classes)
+        self.module = self.build_module(torch, in_channels, self.classes)
         self.train = args.mode == "train"
         self.channels_last = args.precision in ("fp16", "bf16")
         generator = torch.Generator().manual_seed(args.seed)
-        labels, images = scenes(torch, n, h, w, self.classes, generator)
+        labels, images = self.scenes(torch, n, spatial, self.classes, generator)
         if in_channels != 1:
-            images = images.expand(n, in_channels, h, w)
-        memory_format = torch.channels_last if self.channels_last else torch.contiguous_format
-        self.images = images.to(device).contiguous(memory_format=memory_format)
+            images = images.expand(n, in_channels, *spatial)
+        last = torch.channels_last if len(spatial) == 2 else torch.channels_last_3d
+        self.memory_format = last if self.channels_last else torch.contiguous_format
+        self.images = images.to(device).contiguous(memory_format=self.memory_format)
         self.labels = labels.to(device)
 
     def optimizers(self, args):

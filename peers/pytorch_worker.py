@@ -13,6 +13,8 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
     matches dlbench's).
   - unet: the 2D U-Net with batch norm on synthetic segmentation scenes, cross-entropy plus
     soft Dice (pytorch_unet.py says how it matches dlbench's), 31,035,651 parameters.
+  - unet3d: MLPerf's 3D U-Net with instance norm on synthetic blob volumes, the same losses
+    (pytorch_unet3d.py), 31,189,443 parameters.
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
@@ -32,11 +34,13 @@ import time
 import protocol
 import pytorch_ncf
 import pytorch_unet
+import pytorch_unet3d
 import pytorch_word2vec
 
 
 # The models whose workload is not an image classifier (torchvision's), by name.
-WORKLOADS = {"ncf": pytorch_ncf.Workload, "unet": pytorch_unet.Workload}
+WORKLOADS = {"ncf": pytorch_ncf.Workload, "unet": pytorch_unet.Workload,
+             "unet3d": pytorch_unet3d.Workload}
 WORKLOADS.update({name: pytorch_word2vec.Workload for name in pytorch_word2vec.VARIANTS})
 MODELS = ("resnet50", "vgg16") + tuple(WORKLOADS)
 
@@ -129,7 +133,10 @@ def run(channel, args):
                  device=device_name(torch, device), parameters=parameters)
     protocol.check_parameters(channel, args, parameters)
 
-    memory_format = torch.channels_last if workload.channels_last else torch.contiguous_format
+    # A workload of volumes names its own (channels-last-3d); the others are images or none.
+    memory_format = getattr(workload, "memory_format", None)
+    if memory_format is None:
+        memory_format = torch.channels_last if workload.channels_last else torch.contiguous_format
     model = model.to(device, memory_format=memory_format)
     if args.compile:
         model = torch.compile(model)

@@ -46,42 +46,42 @@ void check_residual_norm(const BatchNormParams& p, std::initializer_list<const T
 
 }  // namespace
 
-void Backend::conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w,
-                             const Tensor& bias, const Tensor& y, const Tensor& residual,
-                             const Tensor& statistics) {
-  check(x, p.input_shape(), x.dtype(), "conv2d_forward", "x");
-  check(w, p.weight_shape(), x.dtype(), "conv2d_forward", "w");
-  check(y, p.output_shape(), x.dtype(), "conv2d_forward", "y");
-  if (p.bias) check(bias, {p.k}, x.dtype(), "conv2d_forward", "bias");
+void Backend::conv_forward(const ConvParams& p, const Tensor& x, const Tensor& w,
+                           const Tensor& bias, const Tensor& y, const Tensor& residual,
+                           const Tensor& statistics) {
+  check(x, p.input_shape(), x.dtype(), "conv_forward", "x");
+  check(w, p.weight_shape(), x.dtype(), "conv_forward", "w");
+  check(y, p.output_shape(), x.dtype(), "conv_forward", "y");
+  if (p.bias) check(bias, {p.k}, x.dtype(), "conv_forward", "bias");
   DLBENCH_CHECK(residual.defined() == p.residual, "a residual tensor exactly when p.residual");
-  if (p.residual) check_same(y, residual, "conv2d_forward", "residual");
+  if (p.residual) check_same(y, residual, "conv_forward", "residual");
   DLBENCH_CHECK(statistics.defined() == p.statistics,
                 "a statistics tensor exactly when p.statistics");
-  if (p.statistics) check(statistics, p.statistics_shape(), kF32, "conv2d_forward", "statistics");
-  conv2d_forward_impl(p, x, w, bias, y, residual, statistics);
+  if (p.statistics) check(statistics, p.statistics_shape(), kF32, "conv_forward", "statistics");
+  conv_forward_impl(p, x, w, bias, y, residual, statistics);
 }
 
-void Backend::conv2d_backward_data(const Conv2dParams& p, const Tensor& dy, const Tensor& w,
-                                   const Tensor& dx, GradMode mode) {
+void Backend::conv_backward_data(const ConvParams& p, const Tensor& dy, const Tensor& w,
+                                 const Tensor& dx, GradMode mode) {
   DLBENCH_CHECK(p.activation == Activation::kNone, "run the activation's backward first");
   DLBENCH_CHECK(!p.residual && !p.statistics,
                 "a convolution with a residual input or statistics runs forward only");
-  check(dy, p.output_shape(), dy.dtype(), "conv2d_backward_data", "dy");
-  check(w, p.weight_shape(), dy.dtype(), "conv2d_backward_data", "w");
-  check(dx, p.input_shape(), dy.dtype(), "conv2d_backward_data", "dx");
-  conv2d_backward_data_impl(p, dy, w, dx, mode);
+  check(dy, p.output_shape(), dy.dtype(), "conv_backward_data", "dy");
+  check(w, p.weight_shape(), dy.dtype(), "conv_backward_data", "w");
+  check(dx, p.input_shape(), dy.dtype(), "conv_backward_data", "dx");
+  conv_backward_data_impl(p, dy, w, dx, mode);
 }
 
-void Backend::conv2d_backward_weights(const Conv2dParams& p, const Tensor& x, const Tensor& dy,
-                                      const Tensor& dw, const Tensor& dbias, GradMode mode) {
+void Backend::conv_backward_weights(const ConvParams& p, const Tensor& x, const Tensor& dy,
+                                    const Tensor& dw, const Tensor& dbias, GradMode mode) {
   DLBENCH_CHECK(p.activation == Activation::kNone, "run the activation's backward first");
   DLBENCH_CHECK(!p.residual && !p.statistics,
                 "a convolution with a residual input or statistics runs forward only");
-  check(x, p.input_shape(), x.dtype(), "conv2d_backward_weights", "x");
-  check(dy, p.output_shape(), x.dtype(), "conv2d_backward_weights", "dy");
-  check(dw, p.weight_shape(), dw.dtype(), "conv2d_backward_weights", "dw");
-  if (p.bias) check(dbias, {p.k}, dw.dtype(), "conv2d_backward_weights", "dbias");
-  conv2d_backward_weights_impl(p, x, dy, dw, dbias, mode);
+  check(x, p.input_shape(), x.dtype(), "conv_backward_weights", "x");
+  check(dy, p.output_shape(), x.dtype(), "conv_backward_weights", "dy");
+  check(dw, p.weight_shape(), dw.dtype(), "conv_backward_weights", "dw");
+  if (p.bias) check(dbias, {p.k}, dw.dtype(), "conv_backward_weights", "dbias");
+  conv_backward_weights_impl(p, x, dy, dw, dbias, mode);
 }
 
 void Backend::batch_norm_forward_training(const BatchNormParams& p, const Tensor& x,

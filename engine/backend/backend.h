@@ -84,13 +84,13 @@ class Backend {
   // y = act(conv(x, w) + bias + residual), the bias, residual (shaped as y; p.residual) and
   // activation each where p asks for them; with p.statistics also the sums of y and y^2 per
   // channel into statistics (f32 [2, K]).
-  void conv2d_forward(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,
-                      const Tensor& y, const Tensor& residual = {}, const Tensor& statistics = {});
-  void conv2d_backward_data(const Conv2dParams& p, const Tensor& dy, const Tensor& w,
-                            const Tensor& dx, GradMode mode);
+  void conv_forward(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor& bias,
+                    const Tensor& y, const Tensor& residual = {}, const Tensor& statistics = {});
+  void conv_backward_data(const ConvParams& p, const Tensor& dy, const Tensor& w, const Tensor& dx,
+                          GradMode mode);
   // dw always; dbias when p.bias.
-  void conv2d_backward_weights(const Conv2dParams& p, const Tensor& x, const Tensor& dy,
-                               const Tensor& dw, const Tensor& dbias, GradMode mode);
+  void conv_backward_weights(const ConvParams& p, const Tensor& x, const Tensor& dy,
+                             const Tensor& dw, const Tensor& dbias, GradMode mode);
 
   // --- batch norm (x as [rows, channels]; per-channel gamma, beta, stats) -------------------
   // Normalizes with batch statistics, saves mean and 1/sqrt(var + eps) for backward, and

@@ -2,6 +2,8 @@
 // activations NHWC, convolution weights KRSC, matmul weights [out, in], row-major.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "engine/core/shape.h"
@@ -20,12 +22,16 @@ enum class GradMode { kOverwrite, kAccumulate };
 // the forward op takes one: the backward ops take kNone, the activation's backward runs first.
 enum class Activation { kNone, kRelu };
 
-struct Conv2dParams {
-  std::int64_t n = 1, h = 1, w = 1, c = 1;  // input
-  std::int64_t k = 1, r = 1, s = 1;         // output channels, filter height and width
-  int stride_h = 1, stride_w = 1;
-  int pad_h = 0, pad_w = 0;
-  int dilation_h = 1, dilation_w = 1;
+// A convolution over 2 spatial dimensions (activations NHWC, weights KRSC) or 3 (NDHWC and
+// KTRSC: `d` the input's depth, `t` the filter's); the depth fields stay 1 (pad 0) in 2D, so
+// every count below holds for both.
+struct ConvParams {
+  int spatial_dims = 2;
+  std::int64_t n = 1, d = 1, h = 1, w = 1, c = 1;  // input
+  std::int64_t k = 1, t = 1, r = 1, s = 1;  // output channels, filter depth, height and width
+  int stride_d = 1, stride_h = 1, stride_w = 1;
+  int pad_d = 0, pad_h = 0, pad_w = 0;
+  int dilation_d = 1, dilation_h = 1, dilation_w = 1;
   bool bias = false;
   // Forward only: adds a second input shaped as y after the bias, before the activation, so
   // y = act(conv(x, w) + b + r): a residual block's tail once its batch norm is folded in.
@@ -37,14 +43,52 @@ struct Conv2dParams {
   // after the convolution need not read y once more for them.
   bool statistics = false;
 
+  bool volumetric() const { return spatial_dims == 3; }
+  std::int64_t out_d() const { return (d + 2 * pad_d - dilation_d * (t - 1) - 1) / stride_d + 1; }
   std::int64_t out_h() const { return (h + 2 * pad_h - dilation_h * (r - 1) - 1) / stride_h + 1; }
   std::int64_t out_w() const { return (w + 2 * pad_w - dilation_w * (s - 1) - 1) / stride_w + 1; }
-  Shape input_shape() const { return {n, h, w, c}; }
-  Shape weight_shape() const { return {k, r, s, c}; }
-  Shape output_shape() const { return {n, out_h(), out_w(), k}; }
+  Shape input_shape() const { return volumetric() ? Shape{n, d, h, w, c} : Shape{n, h, w, c}; }
+  Shape weight_shape() const { return volumetric() ? Shape{k, t, r, s, c} : Shape{k, r, s, c}; }
+  Shape output_shape() const {
+    return volumetric() ? Shape{n, out_d(), out_h(), out_w(), k} : Shape{n, out_h(), out_w(), k};
+  }
   Shape statistics_shape() const { return {2, k}; }
+  // Positions of one sample (its rows as [positions, channels]) and of the whole batch.
+  std::int64_t in_positions() const { return d * h * w; }
+  std::int64_t out_positions() const { return out_d() * out_h() * out_w(); }
+  std::int64_t output_rows() const { return n * out_positions(); }
+  // Taps of one output element per input channel.
+  std::int64_t taps() const { return t * r * s; }
   // Multiply-accumulates of the forward pass (bias adds not counted).
-  std::int64_t macs() const { return n * out_h() * out_w() * k * r * s * c; }
+  std::int64_t macs() const { return output_rows() * k * taps() * c; }
+  // Every field, the batch first: what tells two convolutions apart (backends key their plans
+  // and primitives by it).
+  static constexpr std::size_t kFields = 23;
+  std::array<std::int64_t, kFields> fields() const {
+    return {n,
+            spatial_dims,
+            d,
+            h,
+            w,
+            c,
+            k,
+            t,
+            r,
+            s,
+            stride_d,
+            stride_h,
+            stride_w,
+            pad_d,
+            pad_h,
+            pad_w,
+            dilation_d,
+            dilation_h,
+            dilation_w,
+            bias ? 1 : 0,
+            static_cast<std::int64_t>(activation),
+            residual ? 1 : 0,
+            statistics ? 1 : 0};
+  }
 };
 
 // Batch norm over the channels of an NHWC tensor viewed as [rows = N*H*W, channels].
@@ -60,7 +104,7 @@ struct BatchNormParams {
   bool residual = false;  // adds a second input after normalizing
   Activation activation = Activation::kNone;
   // Training only: the batch's statistics come in as the sums of x and of x^2 per channel (f32
-  // [2, channels], as the convolution that wrote x made them: Conv2dParams::statistics), so x
+  // [2, channels], as the convolution that wrote x made them: ConvParams::statistics), so x
   // is read once, to normalize it. The variance is then E[x^2] - mean^2.
   bool statistics = false;
   // Training, with `residual`: the residual is batch-normalized in the same op before the add,

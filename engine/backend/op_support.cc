@@ -4,12 +4,12 @@ namespace dlbench::backend {
 
 const char* to_string(OpKind op) {
   switch (op) {
-    case OpKind::kConv2dForward:
-      return "conv2d_forward";
-    case OpKind::kConv2dBackwardData:
-      return "conv2d_backward_data";
-    case OpKind::kConv2dBackwardWeights:
-      return "conv2d_backward_weights";
+    case OpKind::kConvForward:
+      return "conv_forward";
+    case OpKind::kConvBackwardData:
+      return "conv_backward_data";
+    case OpKind::kConvBackwardWeights:
+      return "conv_backward_weights";
     case OpKind::kBatchNormTraining:
       return "batch_norm_forward_training";
     case OpKind::kBatchNormInference:

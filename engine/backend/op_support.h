@@ -12,9 +12,9 @@
 namespace dlbench::backend {
 
 enum class OpKind {
-  kConv2dForward,
-  kConv2dBackwardData,
-  kConv2dBackwardWeights,
+  kConvForward,
+  kConvBackwardData,
+  kConvBackwardWeights,
   kBatchNormTraining,
   kBatchNormInference,
   kBatchNormBackward,
@@ -54,8 +54,8 @@ constexpr OpKind kLastOpKind = OpKind::kSoftDice;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).
-using OpParams = std::variant<std::monostate, Conv2dParams, BatchNormParams, PoolParams,
-                              MatmulParams, Activation, SgdParams, AdamParams, SoftDiceParams>;
+using OpParams = std::variant<std::monostate, ConvParams, BatchNormParams, PoolParams, MatmulParams,
+                              Activation, SgdParams, AdamParams, SoftDiceParams>;
 
 struct Support {
   bool supported = true;

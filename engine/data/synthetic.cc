@@ -35,15 +35,21 @@ void SyntheticSource::fill_blobs(backend::Backend& backend, const InputSpec& spe
                                  const Tensor& input, std::uint64_t seed) const {
   const auto classes = static_cast<std::int64_t>(spec.values.b);
   const Shape& s = spec.shape;
+  // Images [n, h, w] are scenes of ellipses, volumes [n, d, h, w] of ellipsoids.
+  auto labels = [&](std::int64_t rank) {
+    return rank == 3 ? blob_labels(s[0], s[1], s[2], classes, seed_)
+                     : blob_volume_labels(s[0], s[1], s[2], s[3], classes, seed_);
+  };
   if (spec.values.kind == Distribution::Kind::kBlobLabels) {
-    DLBENCH_CHECK(spec.dtype == DType::kI32 && s.rank() == 3,
-                  "synthetic data: blob labels are i32 [n, h, w]");
-    backend.from_host(blob_labels(s[0], s[1], s[2], classes, seed_).data(), input);
+    DLBENCH_CHECK(spec.dtype == DType::kI32 && (s.rank() == 3 || s.rank() == 4),
+                  "synthetic data: blob labels are i32 [n, h, w] or [n, d, h, w]");
+    backend.from_host(labels(s.rank()).data(), input);
     return;
   }
-  DLBENCH_CHECK(s.rank() == 4, "synthetic data: blob images are [n, h, w, channels]");
+  DLBENCH_CHECK(s.rank() == 4 || s.rank() == 5,
+                "synthetic data: blob images are [n, h, w, channels] or [n, d, h, w, channels]");
   const std::vector<float> image =
-      blob_images(blob_labels(s[0], s[1], s[2], classes, seed_), s[3], classes, seed);
+      blob_images(labels(s.rank() - 1), s[s.rank() - 1], classes, seed);
   from_host_floats(backend, image.data(), input);
 }
 

@@ -3,8 +3,9 @@
 #include "engine/nn/layers/add.h"
 #include "engine/nn/layers/batch_norm.h"
 #include "engine/nn/layers/concat_columns.h"
-#include "engine/nn/layers/conv2d.h"
-#include "engine/nn/layers/conv_transpose2d.h"
+#include "engine/nn/layers/conv_transpose.h"
+#include "engine/nn/layers/convolution.h"
+#include "engine/nn/layers/instance_norm.h"
 #include "engine/nn/layers/linear.h"
 #include "engine/nn/layers/pool.h"
 #include "engine/nn/layers/relu.h"
@@ -19,6 +20,16 @@ ValueId Builder::input(std::int64_t batch, std::int64_t height, std::int64_t wid
       {"images", {batch, height, width, channels}, g_.compute_dtype(), values, "images (NHWC)"});
 }
 
+ValueId Builder::volume_input(std::int64_t batch, std::int64_t depth, std::int64_t height,
+                              std::int64_t width, std::int64_t channels,
+                              data::Distribution values) {
+  return g_.add_input({"images",
+                       {batch, depth, height, width, channels},
+                       g_.compute_dtype(),
+                       values,
+                       "volumes (NDHWC)"});
+}
+
 void Builder::classifier_loss(ValueId logits, std::int64_t batch, std::int64_t classes) {
   DLBENCH_CHECK(shape(logits) == (Shape{batch, classes}), "logits must be [batch, classes]");
   const ValueId labels =
@@ -29,9 +40,13 @@ void Builder::classifier_loss(ValueId logits, std::int64_t batch, std::int64_t c
 
 void Builder::segmentation_loss(ValueId scores) {
   const Shape& s = shape(scores);
-  DLBENCH_CHECK(s.rank() == 4, "scores must be [n, h, w, classes]");
-  const ValueId labels = g_.add_input(
-      {"labels", {s[0], s[1], s[2]}, DType::kI32, data::scene_labels(s[3]), "a class per pixel"});
+  DLBENCH_CHECK(s.rank() == 4 || s.rank() == 5,
+                "scores must be [n, h, w, classes] or [n, d, h, w, classes]");
+  // A class per pixel (voxel): the scores' shape without the classes.
+  const Shape label_shape = s.rank() == 4 ? Shape{s[0], s[1], s[2]} : Shape{s[0], s[1], s[2], s[3]};
+  const ValueId labels =
+      g_.add_input({"labels", label_shape, DType::kI32, data::scene_labels(s[s.rank() - 1]),
+                    s.rank() == 4 ? "a class per pixel" : "a class per voxel"});
   // Losses run last first: the cross-entropy writes the scores' gradient, the Dice adds to it.
   g_.add("dice_loss", std::make_unique<nn::SoftDice>(1), {scores, labels});
   g_.add("loss", std::make_unique<nn::SoftmaxCrossEntropy>(), {scores, labels});
@@ -42,8 +57,8 @@ ValueId Builder::conv_transpose(const std::string& name, ValueId x, std::int64_t
                                 int kernel, int stride) {
   const Shape& s = shape(x);
   return g_.add(name,
-                std::make_unique<nn::ConvTranspose2d>(nn::ConvTranspose2d::upsampling(
-                    s[0], s[1], s[2], s[3], out_channels, kernel, stride)),
+                std::make_unique<nn::ConvTranspose>(
+                    nn::ConvTranspose::upsampling(s, out_channels, kernel, stride)),
                 {x});
 }
 
@@ -55,13 +70,22 @@ ValueId Builder::concat(const std::string& name, std::vector<ValueId> inputs) {
 ValueId Builder::conv(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,
                       int stride, int pad, bool bias) {
   const Shape& s = shape(x);
-  backend::Conv2dParams p;
-  p.n = s[0], p.h = s[1], p.w = s[2], p.c = s[3];
+  DLBENCH_CHECK(s.rank() == 4 || s.rank() == 5, "conv: the input must be NHWC or NDHWC");
+  backend::ConvParams p;
+  p.n = s[0], p.h = s[s.rank() - 3], p.w = s[s.rank() - 2], p.c = s[s.rank() - 1];
   p.k = out_channels, p.r = kernel, p.s = kernel;
   p.stride_h = p.stride_w = stride;
   p.pad_h = p.pad_w = pad;
+  if (s.rank() == 5) {  // a cubic kernel over NDHWC
+    p.spatial_dims = 3;
+    p.d = s[1], p.t = kernel, p.stride_d = stride, p.pad_d = pad;
+  }
   p.bias = bias;
-  return g_.add(name, std::make_unique<nn::Conv2d>(p), {x});
+  return g_.add(name, std::make_unique<nn::Convolution>(p), {x});
+}
+
+ValueId Builder::instance_norm(const std::string& name, ValueId x) {
+  return g_.add(name, std::make_unique<nn::InstanceNorm>(shape(x)), {x});
 }
 
 ValueId Builder::batch_norm(const std::string& name, ValueId x) {

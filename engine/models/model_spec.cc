@@ -6,6 +6,8 @@ const char* to_string(SampleUnit unit) {
   switch (unit) {
     case SampleUnit::kImages:
       return "images";
+    case SampleUnit::kVolumes:
+      return "volumes";
     case SampleUnit::kPairs:
       return "pairs";
     case SampleUnit::kTokens:

@@ -20,7 +20,7 @@ namespace dlbench::models {
 
 // What the throughput counts: images for the classifiers, (user, item) pairs for a
 // recommender, tokens or sequences for language models.
-enum class SampleUnit { kImages, kPairs, kTokens, kSequences };
+enum class SampleUnit { kImages, kVolumes, kPairs, kTokens, kSequences };
 const char* to_string(SampleUnit unit);
 
 // The one size a model is built at: the image side in pixels, a sequence length in tokens.

@@ -69,6 +69,31 @@ TEST(ModelsTest, UNetHasTheComputedParameterCountAndScoresEveryPixel) {
   EXPECT_EQ(g.value(g.input("labels")).dtype, DType::kI32);
 }
 
+// 3D U-Net as MLPerf's KiTS19 reference: per block two 3x3x3 convolutions (27 c_in c_out
+// weights, no bias) and two instance norms (2 c_out each); four stride-2 blocks down and a
+// stride-2 bottleneck; five blocks up, each a 2x2x2 transposed convolution (8 c_in c_out, no
+// bias here: the reference's 800 biases fewer) before a block that reads the upsampled features
+// and the skip (2 c_out); the head a 1x1x1 convolution with bias. One volume in, one score per
+// voxel out.
+TEST(ModelsTest, UNet3dHasTheComputedParameterCountAndScoresEveryVoxel) {
+  nn::Graph g = build("unet3d", 1, 64);
+  const std::int64_t f[] = {32, 64, 128, 256, 320};
+  auto block = [](std::int64_t in, std::int64_t out) {
+    return 27 * in * out + 27 * out * out + 4 * out;
+  };
+  std::int64_t expected = block(1, 32);
+  for (int i = 1; i < 5; ++i) expected += block(f[i - 1], f[i]);
+  expected += block(320, 320);
+  expected += 8 * 320 * 320 + block(2 * 320, 320);
+  for (int i = 3; i >= 0; --i) expected += 8 * f[i + 1] * f[i] + block(2 * f[i], f[i]);
+  expected += 32 * 3 + 3;
+  EXPECT_EQ(nn::parameter_count(g), expected);
+  EXPECT_EQ(expected, 31'189'443);
+  EXPECT_EQ(g.value(g.outputs().at(0)).shape, (Shape{1, 64, 64, 64, 3}));
+  EXPECT_EQ(g.value(g.input("labels")).shape, (Shape{1, 64, 64, 64}));
+  EXPECT_EQ(g.value(g.input("images")).shape, (Shape{1, 64, 64, 64, 1}));
+}
+
 // NeuMF as NVIDIA's reference builds it for MovieLens-1M (6,040 users, 3,706 items): tables of
 // 64 (GMF) and 128 (MLP) columns per user and item, MLP 256 -> 256 -> 128 -> 64, one logit from
 // the 64 + 64 columns of both branches.
@@ -148,10 +173,12 @@ TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
   // (tests/engine/models/registry_probe_model.cc): whole-archive linking kept every registrar.
   std::vector<std::string> names;
   for (const ModelSpec* m : ModelRegistry::instance().all()) names.push_back(m->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "unet", "vgg16",
-                                             "word2vec", "word2vec-d300", "word2vec-neg64"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "unet", "unet3d",
+                                      "vgg16", "word2vec", "word2vec-d300", "word2vec-neg64"}));
   EXPECT_EQ(model_names(),
-            "ncf, registry-probe, resnet50, unet, vgg16, word2vec, word2vec-d300, word2vec-neg64");
+            "ncf, registry-probe, resnet50, unet, unet3d, vgg16, word2vec, word2vec-d300, "
+            "word2vec-neg64");
 }
 
 TEST(ModelsTest, ASpecDescribesTheModelWithoutBuildingIt) {

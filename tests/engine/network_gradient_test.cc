@@ -7,7 +7,7 @@
 #include "engine/backend/backend.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
-#include "engine/nn/layers/conv2d.h"
+#include "engine/nn/layers/convolution.h"
 #include "engine/nn/losses/soft_dice.h"
 #include "engine/nn/losses/softmax_cross_entropy.h"
 #include "engine/nn/trainer.h"
@@ -54,6 +54,10 @@ TEST(NetworkGradientTest, ResNet50) {
 TEST(NetworkGradientTest, UNet) {
   expect_network_gradients("unet", 16);
 }
+// Instance norm, strided 3D convolutions and 3D transposed convolutions, joined by concats.
+TEST(NetworkGradientTest, UNet3d) {
+  expect_network_gradients("unet3d", 16);
+}
 
 // Two losses on one value, as U-Net has them: Dice and cross-entropy on the same per-pixel
 // scores. Losses run last first, so the cross-entropy (added last) writes the scores' gradient
@@ -65,9 +69,9 @@ TEST(NetworkGradientTest, TwoLossesOnTheSameScoresAddTheirGradients) {
       g.add_input({"images", {2, 4, 4, 2}, DType::kF32, data::normal(0.0, 1.0), "images (NHWC)"});
   const nn::ValueId labels =
       g.add_input({"labels", {2, 4, 4}, DType::kI32, data::uniform_int(0, 3), "a class per pixel"});
-  backend::Conv2dParams p;
+  backend::ConvParams p;
   p.n = 2, p.h = p.w = 4, p.c = 2, p.k = 3, p.r = p.s = 3, p.pad_h = p.pad_w = 1;
-  const nn::ValueId scores = g.add("conv", std::make_unique<nn::Conv2d>(p), {images});
+  const nn::ValueId scores = g.add("conv", std::make_unique<nn::Convolution>(p), {images});
   g.mark_output(scores);
   g.add("dice", std::make_unique<nn::SoftDice>(1), {scores, labels});
   g.add("cross_entropy", std::make_unique<nn::SoftmaxCrossEntropy>(), {scores, labels});

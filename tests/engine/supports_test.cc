@@ -24,10 +24,10 @@ TEST(SupportsTest, CpuRunsF32AndIntegerFills) {
   const Support half = cpu::cpu_supports(OpKind::kMatmulForward, relu_matmul(), DType::kF16);
   EXPECT_FALSE(half);
   EXPECT_EQ(half.reason, "the CPU backend runs matmul_forward in f32, not f16");
-  EXPECT_FALSE(cpu::cpu_supports(OpKind::kConv2dForward, Conv2dParams{}, DType::kI32));
-  Conv2dParams relu_conv;
+  EXPECT_FALSE(cpu::cpu_supports(OpKind::kConvForward, ConvParams{}, DType::kI32));
+  ConvParams relu_conv;
   relu_conv.activation = Activation::kRelu;
-  EXPECT_TRUE(cpu::cpu_supports(OpKind::kConv2dForward, relu_conv, DType::kF32));
+  EXPECT_TRUE(cpu::cpu_supports(OpKind::kConvForward, relu_conv, DType::kF32));
   // The backend object gives the same answer.
   cpu::CpuBackend be;
   EXPECT_FALSE(be.supports(OpKind::kAdd, {}, DType::kBF16));
@@ -49,27 +49,27 @@ TEST(SupportsTest, CudaRunsEveryFloatDtypeAndKeepsTheOptimizerInF32) {
 // A convolution hands a batch norm its statistics where that measured faster: on CUDA in f16;
 // never on the CPU, whose batch norm sums its input itself.
 TEST(SupportsTest, ConvolutionStatisticsWhereTheyPay) {
-  Conv2dParams p;
+  ConvParams p;
   p.k = 64;
   p.statistics = true;
-  EXPECT_TRUE(cuda::cuda_supports(OpKind::kConv2dForward, p, DType::kF16));
+  EXPECT_TRUE(cuda::cuda_supports(OpKind::kConvForward, p, DType::kF16));
   for (DType t : {DType::kBF16, DType::kF32}) {
-    const Support no = cuda::cuda_supports(OpKind::kConv2dForward, p, t);
+    const Support no = cuda::cuda_supports(OpKind::kConvForward, p, t);
     EXPECT_FALSE(no) << to_string(t);
     EXPECT_NE(no.reason.find("f16 only"), std::string::npos) << no.reason;
   }
-  EXPECT_FALSE(cpu::cpu_supports(OpKind::kConv2dForward, p, DType::kF32));
+  EXPECT_FALSE(cpu::cpu_supports(OpKind::kConvForward, p, DType::kF32));
   p.statistics = false;
-  EXPECT_TRUE(cpu::cpu_supports(OpKind::kConv2dForward, p, DType::kF32));
+  EXPECT_TRUE(cpu::cpu_supports(OpKind::kConvForward, p, DType::kF32));
 }
 
 // The convolution's ReLU epilogue runs in every float dtype; batch norm's tails need channels
 // in multiples of 8 (a byte of ReLU mask per 8 channels of a row).
 TEST(SupportsTest, CudaFusesConvolutionReluAndBatchNormTails) {
-  Conv2dParams conv;
+  ConvParams conv;
   conv.activation = Activation::kRelu;
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
-    EXPECT_TRUE(cuda::cuda_supports(OpKind::kConv2dForward, conv, t)) << to_string(t);
+    EXPECT_TRUE(cuda::cuda_supports(OpKind::kConvForward, conv, t)) << to_string(t);
   BatchNormParams bn;
   bn.channels = 64;
   bn.residual = true;

@@ -100,6 +100,31 @@ TEST(SyntheticTest, BlobLabelsAreNestedEllipsesOnABackground) {
   EXPECT_LT(with_lesion, n);
 }
 
+// Volumes hold ellipsoids, not a stack of unrelated slices: every volume has an organ, no organ
+// reaches every depth (its z radius is at most a fifth of the depth), and the source fills a
+// rank-4 label input [n, d, h, w] with these volumes.
+TEST(SyntheticTest, BlobVolumesAreEllipsoids) {
+  const std::int64_t n = 4, d = 20, h = 24, w = 16;
+  const std::vector<std::int32_t> labels = blob_volume_labels(n, d, h, w, 3, 5);
+  EXPECT_EQ(labels, blob_volume_labels(n, d, h, w, 3, 5));
+  for (std::int64_t s = 0; s < n; ++s) {
+    int slices_with_organ = 0;
+    for (std::int64_t z = 0; z < d; ++z) {
+      bool organ = false;
+      for (std::int64_t i = 0; i < h * w; ++i) organ |= labels[(s * d + z) * h * w + i] > 0;
+      slices_with_organ += organ;
+    }
+    EXPECT_GT(slices_with_organ, 0) << "volume " << s;
+    EXPECT_LT(slices_with_organ, d) << "volume " << s;
+  }
+  auto be = backend::make_backend(Device::cpu());
+  std::vector<std::int32_t> filled(labels.size());
+  SyntheticSource source({{"labels", {n, d, h, w}, DType::kI32, scene_labels(3), "classes"}}, 5);
+  source.fill(*be, std::vector<Tensor>{Tensor(filled.data(), {n, d, h, w}, DType::kI32,
+                                              Device::cpu())});
+  EXPECT_EQ(filled, labels);
+}
+
 // The source draws labels and images of the same scenes: each class's pixels average its
 // intensity (class - 1 for three classes; noise 0.5), in every channel.
 TEST(SyntheticTest, BlobImagesShowTheirLabels) {

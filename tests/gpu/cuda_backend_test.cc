@@ -13,7 +13,7 @@ namespace {
 
 // A repeated shape runs on its cached plan: no second measurement.
 TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {
-  backend::Conv2dParams p;
+  backend::ConvParams p;
   p.n = 2, p.h = 10, p.w = 10, p.c = 16, p.k = 16, p.r = 3, p.s = 3;
   p.pad_h = p.pad_w = 1, p.bias = true;
   const HostTensor hx = ops_test::random_tensor(p.input_shape(), 1);
@@ -21,16 +21,15 @@ TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {
   const HostTensor hb = ops_test::random_tensor({p.k}, 3);
   GpuTensor x = upload(hx, DType::kF32), w = upload(hw, DType::kF32), b = upload(hb, DType::kF32);
   GpuTensor y = poisoned(p.output_shape(), DType::kF32);
-  gpu().conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+  gpu().conv_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
   const std::size_t plans = gpu().conv_plans_cached();
-  for (int i = 0; i < 3; ++i)
-    gpu().conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+  for (int i = 0; i < 3; ++i) gpu().conv_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
   EXPECT_EQ(gpu().conv_plans_cached(), plans);
 }
 
 // A 3x3 convolution with bias and ReLU, its inputs, and its forward and backward results.
 struct ConvRun {
-  backend::Conv2dParams p;
+  backend::ConvParams p;
   HostTensor x, w, b, dy;
   explicit ConvRun(std::int64_t n) {
     p.n = n, p.h = 10, p.w = 10, p.c = 16, p.k = 16, p.r = 3, p.s = 3;
@@ -40,8 +39,8 @@ struct ConvRun {
     b = ops_test::random_tensor({p.k}, 3), dy = ops_test::random_tensor(p.output_shape(), 4);
   }
   // The ReLU's own backward comes first, elsewhere: the backward calls see none.
-  backend::Conv2dParams backward() const {
-    backend::Conv2dParams q = p;
+  backend::ConvParams backward() const {
+    backend::ConvParams q = p;
     q.activation = backend::Activation::kNone;
     return q;
   }
@@ -51,35 +50,35 @@ struct ConvOutputs {
 };
 
 ConvOutputs run_conv(backend::cuda::CudaBackend& be, const ConvRun& c) {
-  const backend::Conv2dParams& p = c.p;
+  const backend::ConvParams& p = c.p;
   GpuTensor x(be, p.input_shape(), DType::kF32), w(be, p.weight_shape(), DType::kF32);
   GpuTensor b(be, {p.k}, DType::kF32), dy(be, p.output_shape(), DType::kF32);
   x.upload(c.x.data), w.upload(c.w.data), b.upload(c.b.data), dy.upload(c.dy.data);
   GpuTensor y(be, p.output_shape(), DType::kF32), dx(be, p.input_shape(), DType::kF32);
   GpuTensor dw(be, p.weight_shape(), DType::kF32), db(be, {p.k}, DType::kF32);
   for (GpuTensor* t : {&y, &dx, &dw, &db}) t->poison();
-  be.conv2d_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
-  be.conv2d_backward_data(c.backward(), dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
-  be.conv2d_backward_weights(c.backward(), x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
-                             GradMode::kOverwrite);
+  be.conv_forward(p, x.tensor(), w.tensor(), b.tensor(), y.tensor());
+  be.conv_backward_data(c.backward(), dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+  be.conv_backward_weights(c.backward(), x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
+                           GradMode::kOverwrite);
   return {y.download(), dx.download(), dw.download(), db.download()};
 }
 
 ConvOutputs run_conv(backend::cpu::CpuBackend& be, ConvRun c) {
-  const backend::Conv2dParams& p = c.p;
+  const backend::ConvParams& p = c.p;
   HostTensor y = ops_test::poisoned(p.output_shape()), dx = ops_test::poisoned(p.input_shape());
   HostTensor dw = ops_test::poisoned(p.weight_shape()), db = ops_test::poisoned({p.k});
-  be.conv2d_forward(p, c.x.tensor(), c.w.tensor(), c.b.tensor(), y.tensor());
-  be.conv2d_backward_data(c.backward(), c.dy.tensor(), c.w.tensor(), dx.tensor(),
-                          GradMode::kOverwrite);
-  be.conv2d_backward_weights(c.backward(), c.x.tensor(), c.dy.tensor(), dw.tensor(), db.tensor(),
-                             GradMode::kOverwrite);
+  be.conv_forward(p, c.x.tensor(), c.w.tensor(), c.b.tensor(), y.tensor());
+  be.conv_backward_data(c.backward(), c.dy.tensor(), c.w.tensor(), dx.tensor(),
+                        GradMode::kOverwrite);
+  be.conv_backward_weights(c.backward(), c.x.tensor(), c.dy.tensor(), dw.tensor(), db.tensor(),
+                           GradMode::kOverwrite);
   return {y.data, dx.data, dw.data, db.data};
 }
 
 // Both within f32 summation tolerance (algorithms may differ, so not bit for bit): forward and
 // backward-data sum c r s and k r s terms, backward-weights n out_h out_w.
-void expect_close(const ConvOutputs& got, const ConvOutputs& want, const backend::Conv2dParams& p) {
+void expect_close(const ConvOutputs& got, const ConvOutputs& want, const backend::ConvParams& p) {
   EXPECT_TRUE(gpu_close("y", got.y, want.y, op_harness::sum_tolerance(p.c * p.r * p.s)));
   EXPECT_TRUE(gpu_close("dx", got.dx, want.dx, op_harness::sum_tolerance(p.k * p.r * p.s)));
   EXPECT_TRUE(gpu_close("dw", got.dw, want.dw, op_harness::sum_tolerance(p.n * p.h * p.w)));
@@ -112,7 +111,7 @@ TEST_F(GpuOpTest, ALargeBatchIsMeasuredOnItsHead) {
 // A 1x1 convolution can run as a product: the measured route times both ways, the gemm
 // route takes the product every time (each harness case checks only what it ran).
 TEST_F(GpuOpTest, ConvProductRoutesRecordTheirChoices) {
-  backend::Conv2dParams p;
+  backend::ConvParams p;
   p.n = 2, p.h = 7, p.w = 7, p.c = 16, p.k = 24, p.r = 1, p.s = 1;
   const HostTensor hx = ops_test::random_tensor(p.input_shape(), 1);
   const HostTensor hw = ops_test::random_tensor(p.weight_shape(), 2);
@@ -123,7 +122,7 @@ TEST_F(GpuOpTest, ConvProductRoutesRecordTheirChoices) {
     GpuTensor x(be, p.input_shape(), DType::kF32), w(be, p.weight_shape(), DType::kF32);
     GpuTensor y(be, p.output_shape(), DType::kF32);
     x.upload(hx.data), w.upload(hw.data);
-    be.conv2d_forward(p, x.tensor(), w.tensor(), Tensor(), y.tensor());
+    be.conv_forward(p, x.tensor(), w.tensor(), Tensor(), y.tensor());
     ASSERT_FALSE(be.conv_choices().empty());
     for (const auto& c : be.conv_choices()) {
       if (route == backend::cuda::ConvRoute::kGemm) {

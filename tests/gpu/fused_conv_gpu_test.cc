@@ -50,13 +50,13 @@ constexpr int kMismatchesShown = 5;
 
 struct Shape2d {
   const char* name;
-  Conv2dParams params;
+  ConvParams params;
   std::int64_t real_channels;  // channels past this are zero padding (an RGB stem padded to 8)
 };
 
-Conv2dParams conv(std::int64_t n, std::int64_t hw, std::int64_t c, std::int64_t k, std::int64_t rs,
-                  int stride, int pad) {
-  Conv2dParams p;
+ConvParams conv(std::int64_t n, std::int64_t hw, std::int64_t c, std::int64_t k, std::int64_t rs,
+                int stride, int pad) {
+  ConvParams p;
   p.n = n, p.h = hw, p.w = hw, p.c = c, p.k = k, p.r = rs, p.s = rs;
   p.stride_h = p.stride_w = stride;
   p.pad_h = p.pad_w = pad;
@@ -99,7 +99,7 @@ struct Reference {
 
 // y[n, p, q, k] = relu(b[k] + r[n, p, q, k] + sum_{r, s, c} x[n, ih, iw, c] w[k, r, s, c]) in
 // float64.
-Reference reference(const Conv2dParams& p, const std::vector<float>& x, const std::vector<float>& w,
+Reference reference(const ConvParams& p, const std::vector<float>& x, const std::vector<float>& w,
                     const std::vector<float>& b, const std::vector<float>& residual) {
   const std::int64_t oh = p.out_h(), ow = p.out_w();
   Reference ref;
@@ -191,7 +191,7 @@ std::vector<float> download(const DeviceBuffer& buffer, DType dtype) {
 }
 
 // Elementwise check that prints the first mismatches by their NHWC index.
-::testing::AssertionResult matches(const Conv2dParams& p, const std::vector<float>& got,
+::testing::AssertionResult matches(const ConvParams& p, const std::vector<float>& got,
                                    const Reference& ref, double rtol) {
   int bad = 0;
   std::string shown;
@@ -231,7 +231,7 @@ class FusedConvGpuTest : public ::testing::TestWithParam<Case> {};
 TEST_P(FusedConvGpuTest, MatchesTheFloat64Reference) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU";
   const auto& [shape, epilogue, precision] = GetParam();
-  Conv2dParams p = shape.params;
+  ConvParams p = shape.params;
   p.bias = epilogue == Epilogue::kBias || epilogue == Epilogue::kBiasRelu ||
            epilogue == Epilogue::kBiasAddRelu;
   p.residual = epilogue == Epilogue::kBiasAddRelu;
@@ -298,7 +298,7 @@ TEST(FusedConvWorkspaceGpuTest, KeepsToTheLimit) {
                             {"Resnet1x1", conv(64, 56, 256, 64, 1, 1, 0), 256}};
   for (const Shape2d& shape : shapes) {
     for (const Precision& precision : {op_harness::kF32, op_harness::kF16, op_harness::kBf16}) {
-      Conv2dParams p = shape.params;
+      ConvParams p = shape.params;
       p.math = precision.math;
       p.bias = true;
       p.activation = Activation::kRelu;
@@ -328,7 +328,7 @@ class FusedConvStatsGpuTest : public ::testing::TestWithParam<std::tuple<Shape2d
 TEST_P(FusedConvStatsGpuTest, SumsMatchTheOutput) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU";
   const auto& [shape, precision] = GetParam();
-  Conv2dParams p = shape.params;
+  ConvParams p = shape.params;
   p.math = precision.math;
   p.statistics = true;
   const DType dtype = precision.dtype;

@@ -24,7 +24,7 @@ using backend::GradMode;
 // A training loop calls the same ops with the same parameters every step: the second step
 // must find every primitive in the cache.
 TEST(ConvCache, RepeatedStepCreatesNoPrimitives) {
-  backend::Conv2dParams p;
+  backend::ConvParams p;
   p.n = 2, p.h = 8, p.w = 8, p.c = 4, p.k = 4, p.r = 3, p.s = 3;
   p.pad_h = p.pad_w = 1, p.bias = true;
   backend::cpu::CpuBackend be;
@@ -32,10 +32,10 @@ TEST(ConvCache, RepeatedStepCreatesNoPrimitives) {
   HostTensor bias = random_tensor({p.k}, 3), dy = random_tensor(p.output_shape(), 4);
   HostTensor y(p.output_shape()), dx(p.input_shape()), dw(p.weight_shape()), db({p.k});
   auto step = [&] {
-    be.conv2d_forward(p, x.tensor(), w.tensor(), bias.tensor(), y.tensor());
-    be.conv2d_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
-    be.conv2d_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
-                               GradMode::kOverwrite);
+    be.conv_forward(p, x.tensor(), w.tensor(), bias.tensor(), y.tensor());
+    be.conv_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+    be.conv_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), db.tensor(),
+                             GradMode::kOverwrite);
   };
   step();
   const std::size_t after_first = be.cached_primitives();

@@ -16,18 +16,18 @@ using backend::GradMode;
 
 TEST(DoorChecks, WrongShapesAreRejected) {
   std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
-  backend::Conv2dParams p;
+  backend::ConvParams p;
   p.n = 1, p.h = 4, p.w = 4, p.c = 2, p.k = 3, p.r = 3, p.s = 3, p.pad_h = p.pad_w = 1;
   HostTensor x(p.input_shape()), w(p.weight_shape()), y(p.output_shape());
   HostTensor wrong({1, 4, 4, 3});      // input channels off by one
   HostTensor wrong_out({1, 3, 4, 3});  // output height off by one
-  EXPECT_THROW(be->conv2d_forward(p, wrong.tensor(), w.tensor(), Tensor(), y.tensor()), Error);
-  EXPECT_THROW(be->conv2d_forward(p, x.tensor(), w.tensor(), Tensor(), wrong_out.tensor()), Error);
+  EXPECT_THROW(be->conv_forward(p, wrong.tensor(), w.tensor(), Tensor(), y.tensor()), Error);
+  EXPECT_THROW(be->conv_forward(p, x.tensor(), w.tensor(), Tensor(), wrong_out.tensor()), Error);
   EXPECT_THROW(
-      be->conv2d_backward_data(p, y.tensor(), w.tensor(), wrong.tensor(), GradMode::kOverwrite),
+      be->conv_backward_data(p, y.tensor(), w.tensor(), wrong.tensor(), GradMode::kOverwrite),
       Error);
   p.bias = true;  // bias promised but not given
-  EXPECT_THROW(be->conv2d_forward(p, x.tensor(), w.tensor(), Tensor(), y.tensor()), Error);
+  EXPECT_THROW(be->conv_forward(p, x.tensor(), w.tensor(), Tensor(), y.tensor()), Error);
 
   backend::MatmulParams mp;
   mp.m = 2, mp.k = 3, mp.n = 4;

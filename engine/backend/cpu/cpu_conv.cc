@@ -1,4 +1,5 @@
-// Convolution on oneDNN: forward, backward-data and backward-weights side by side.
+// Convolution on oneDNN: forward, backward-data and backward-weights side by side, in 2D (NHWC)
+// and 3D (NDHWC, the depth one more sum in each formula below).
 //
 //   y[n, p, q, k]  = b[k] + sum_{r, s, c} x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c] w[k, r, s, c]
 //   dx[n, h, w, c] = sum over (p, q, r, s, k) that read x[n, h, w, c] of dy[n, p, q, k] w[k, r, s,
@@ -29,32 +30,43 @@ struct ConvDescs {
   memory::dims strides, dilates, padding_l, padding_r;
 };
 
-ConvDescs conv_descs(const Conv2dParams& p) {
+ConvDescs conv_descs(const ConvParams& p) {
   ConvDescs d;
-  d.src = f32_desc({p.n, p.c, p.h, p.w}, Tag::nhwc);
-  d.weights = f32_desc({p.k, p.c, p.r, p.s}, Tag::ohwi);
-  d.any_weights = f32_desc({p.k, p.c, p.r, p.s}, Tag::any);
+  const bool v = p.volumetric();
+  // Logical dims with the depth between channels and height in 3D (ndhwc, odhwi).
+  auto dims = [v](std::int64_t a, std::int64_t b, std::int64_t depth, std::int64_t h,
+                  std::int64_t w) {
+    return v ? memory::dims{a, b, depth, h, w} : memory::dims{a, b, h, w};
+  };
+  auto spatial = [v](std::int64_t depth, std::int64_t h, std::int64_t w) {
+    return v ? memory::dims{depth, h, w} : memory::dims{h, w};
+  };
+  const Tag activations = v ? Tag::ndhwc : Tag::nhwc;
+  d.src = f32_desc(dims(p.n, p.c, p.d, p.h, p.w), activations);
+  d.weights = f32_desc(dims(p.k, p.c, p.t, p.r, p.s), v ? Tag::odhwi : Tag::ohwi);
+  d.any_weights = f32_desc(dims(p.k, p.c, p.t, p.r, p.s), Tag::any);
   d.bias = f32_desc({p.k}, Tag::a);
-  d.dst = f32_desc({p.n, p.k, p.out_h(), p.out_w()}, Tag::nhwc);
-  d.strides = {p.stride_h, p.stride_w};
-  d.dilates = {p.dilation_h - 1, p.dilation_w - 1};
+  d.dst = f32_desc(dims(p.n, p.k, p.out_d(), p.out_h(), p.out_w()), activations);
+  d.strides = spatial(p.stride_d, p.stride_h, p.stride_w);
+  d.dilates = spatial(p.dilation_d - 1, p.dilation_h - 1, p.dilation_w - 1);
   // oneDNN checks (in + pad_l + pad_r - extent) / stride + 1 == out with floor division, so a
   // symmetric pad is consistent with out_h()/out_w() even when the division is not exact.
-  d.padding_l = {p.pad_h, p.pad_w};
-  d.padding_r = {p.pad_h, p.pad_w};
+  d.padding_l = spatial(p.pad_d, p.pad_h, p.pad_w);
+  d.padding_r = d.padding_l;
   return d;
 }
 
-PrimitiveKey conv_key(PrimitiveKind kind, const Conv2dParams& p) {
-  return {{static_cast<std::int64_t>(kind), p.n, p.h, p.w, p.c, p.k, p.r, p.s, p.stride_h,
-           p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w, p.bias ? 1 : 0,
-           static_cast<std::int64_t>(p.activation), p.residual ? 1 : 0}};
+PrimitiveKey conv_key(PrimitiveKind kind, const ConvParams& p) {
+  PrimitiveKey key{{static_cast<std::int64_t>(kind)}};
+  const auto fields = p.fields();
+  key.fields.insert(key.fields.end(), fields.begin(), fields.end());
+  return key;
 }
 
 // The forward descriptor, with a residual as oneDNN's sum post-op (dst holds the residual when it
 // runs) and a ReLU epilogue as an eltwise post-op after it (both applied after the bias);
 // backward primitives need its primitive descriptor as a hint, and take the one without.
-dnnl::convolution_forward::primitive_desc forward_pd(const Conv2dParams& p,
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvParams& p,
                                                      const dnnl::engine& engine) {
   const ConvDescs d = conv_descs(p);
   dnnl::primitive_attr attr;
@@ -97,10 +109,10 @@ dnnl::memory CpuBackend::primitive_weights(const CachedPrimitive& entry,
   return chosen;
 }
 
-void CpuBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
-                                     const Tensor& bias, const Tensor& y, const Tensor& residual,
-                                     const Tensor&) {
-  const char* op = "conv2d_forward";
+void CpuBackend::conv_forward_impl(const ConvParams& p, const Tensor& x, const Tensor& w,
+                                   const Tensor& bias, const Tensor& y, const Tensor& residual,
+                                   const Tensor&) {
+  const char* op = "conv_forward";
   DLBENCH_CHECK(!p.statistics, "the CPU backend does not write a convolution's statistics");
   require_f32(x, op, "x"), require_f32(w, op, "w"), require_f32(y, op, "y");
   if (p.bias) require_f32(bias, op, "bias");
@@ -125,9 +137,9 @@ void CpuBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, con
   }
 }
 
-void CpuBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& dy, const Tensor& w,
-                                           const Tensor& dx, GradMode mode) {
-  const char* op = "conv2d_backward_data";
+void CpuBackend::conv_backward_data_impl(const ConvParams& p, const Tensor& dy, const Tensor& w,
+                                         const Tensor& dx, GradMode mode) {
+  const char* op = "conv_backward_data";
   require_f32(dy, op, "dy"), require_f32(w, op, "w"), require_f32(dx, op, "dx");
   const ConvDescs d = conv_descs(p);
   try {
@@ -153,10 +165,9 @@ void CpuBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& 
   }
 }
 
-void CpuBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tensor& x,
-                                              const Tensor& dy, const Tensor& dw,
-                                              const Tensor& dbias, GradMode mode) {
-  const char* op = "conv2d_backward_weights";
+void CpuBackend::conv_backward_weights_impl(const ConvParams& p, const Tensor& x, const Tensor& dy,
+                                            const Tensor& dw, const Tensor& dbias, GradMode mode) {
+  const char* op = "conv_backward_weights";
   require_f32(x, op, "x"), require_f32(dy, op, "dy"), require_f32(dw, op, "dw");
   if (p.bias) require_f32(dbias, op, "dbias");
   const ConvDescs d = conv_descs(p);

@@ -13,7 +13,7 @@ namespace dlbench::backend::cpu {
 Support cpu_supports(OpKind op, const OpParams& params, DType dtype) {
   // oneDNN's batch norm sums x in the primitive that normalizes it: statistics written by the
   // convolution before it would save no pass here, only add one.
-  if (const auto* conv = std::get_if<Conv2dParams>(&params); conv && conv->statistics)
+  if (const auto* conv = std::get_if<ConvParams>(&params); conv && conv->statistics)
     return Support::no("the CPU's batch norm computes its statistics itself");
   const bool integer_ok =
       op == OpKind::kFill || op == OpKind::kFillUniformInt || op == OpKind::kCopy;

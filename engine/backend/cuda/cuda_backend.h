@@ -31,6 +31,7 @@
 #include "engine/backend/cuda/cuda_handles.h"
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/backend/cuda/cudnn_fused_conv.h"
+#include "engine/backend/cuda/cudnn_graph_conv.h"
 
 namespace dlbench::backend::cuda {
 
@@ -56,8 +57,9 @@ enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
 
 // Where convolutions that can run as a matrix product run: on whichever of cuDNN and the
 // product measured faster (the default), or always on one of them (tests and the op timing
-// tool pin a route).
-enum class ConvRoute { kMeasured, kCudnn, kGemm };
+// tool pin a route). Strict-f32 convolutions also time cuDNN's graph API (cudnn_graph_conv.h)
+// against that choice; kGraph pins it for every dtype where it has an engine.
+enum class ConvRoute { kMeasured, kCudnn, kGemm, kGraph };
 
 // How one convolution shape and direction runs: its descriptors, the algorithm the
 // measurement chose (cuDNN's enum of that direction, stored as an int), and its workspace.
@@ -82,8 +84,12 @@ struct ConvPlan {
   // A forward with a bias, residual or ReLU runs as one cuDNN graph (cudnn_fused_conv.h) where
   // cuDNN has an engine for it and that measured faster than the route above plus its epilogue.
   std::unique_ptr<FusedConvForward> fused;
+  // The plain pass runs on this graph-API engine instead, where it measured faster than the
+  // route above (strict f32) or the route is pinned to it.
+  std::unique_ptr<GraphConv> graph;
 };
-using ConvKey = std::array<std::int64_t, 20>;
+// Direction, dtype and math, then ConvParams::fields().
+using ConvKey = std::array<std::int64_t, 3 + ConvParams::kFields>;
 
 // Device pointers of one convolution call; Find runs on them (the output only when the call
 // overwrites it anyway). r: a forward's residual (shaped as y), null without one.
@@ -146,12 +152,14 @@ class CudaBackend final : public Backend {
   // and the tests: direction, shape, dtype, both times and the choice.
   struct ConvChoice {
     ConvDirection direction;
-    Conv2dParams params;
+    ConvParams params;
     DType dtype;
     float cudnn_ms, gemm_ms;
     bool gemm;
   };
   const std::vector<ConvChoice>& conv_choices() const { return conv_choices_; }
+  // How many planned shapes run their pass on cuDNN's graph API.
+  std::size_t graph_routes() const { return graph_routes_; }
   // Applies to shapes planned after the call; a pinned route records times of 0.
   void set_conv_route(ConvRoute route) { conv_route_ = route; }
   // Bytes of im2col columns built at once (tests make it small to cut a product in chunks).
@@ -194,21 +202,21 @@ class CudaBackend final : public Backend {
   // choice made for a slice one sample larger where there is one (batch_slices.h sizes differ
   // by at most one), and a batch past kConvMeasureBatch the choice measured at that batch,
   // instead of measuring every algorithm on the whole.
-  const ConvPlan& conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
+  const ConvPlan& conv_plan(ConvDirection direction, const ConvParams& p, DType dtype,
                             const ConvOperands& operands, GradMode output_mode, bool later_slice);
   // The larger slice's choice on p's descriptors; null when cuDNN cannot run its algorithm at
   // this size (then the shape is measured).
-  std::unique_ptr<ConvPlan> adopt_choice(ConvDirection direction, const Conv2dParams& p,
-                                         DType dtype, const ConvPlan& larger);
+  std::unique_ptr<ConvPlan> adopt_choice(ConvDirection direction, const ConvParams& p, DType dtype,
+                                         const ConvPlan& larger);
   // Calls run(slice params, slice operands, slice index) for slices of the batch that keep x
   // and y within conv_slice_bytes_ (one slice, index 0, the whole call, in the usual case).
   void for_each_batch_slice(
-      const Conv2dParams& p, DType dtype, const ConvOperands& o,
-      const std::function<void(const Conv2dParams&, const ConvOperands&, std::size_t)>& run);
+      const ConvParams& p, DType dtype, const ConvOperands& o,
+      const std::function<void(const ConvParams&, const ConvOperands&, std::size_t)>& run);
   // A planned forward with its bias, residual (o.r) and activation, on whichever route the plan
   // chose. With p.statistics, `statistics` ([2, K] f32) is where a fused plan writes them;
   // returns whether it did (else the caller computes them from y).
-  bool run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype, const ConvOperands& o,
+  bool run_forward(const ConvPlan& plan, const ConvParams& p, DType dtype, const ConvOperands& o,
                    const void* bias, float* statistics);
   // The most scratch a fused graph-API forward may ask for: what the backend's workspace
   // already holds or the unfused route it replaces needs (`route_bytes`), so fusing never grows
@@ -216,8 +224,15 @@ class CudaBackend final : public Backend {
   std::size_t fused_workspace_limit(std::size_t route_bytes) const;
   // Measures the fused graph-API forward against the plan's route + epilogue (+ the statistics
   // pass); keeps the faster.
-  void choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DType dtype,
+  void choose_fused_forward(ConvPlan& plan, const ConvParams& p, DType dtype,
                             const ConvOperands& o);
+  // Times the graph route's engines against the plan's route (strict f32, or pinned) and keeps
+  // them where they won; `workspace` holds `limit` bytes.
+  void choose_graph_route(ConvDirection direction, ConvPlan& plan, const ConvParams& p, DType dtype,
+                          const ConvOperands& o, void* workspace, std::size_t limit);
+  // The plain pass (no epilogue) on the plan's route: out = pass + beta * out.
+  void run_plain(ConvDirection direction, const ConvPlan& plan, const ConvParams& p, DType dtype,
+                 const ConvOperands& o, float beta);
   // Runs a planned convolution on cuDNN: out = conv + beta * out (forward: beta 0).
   void run_cudnn_conv(ConvDirection direction, const ConvPlan& plan, const ConvOperands& o,
                       void* workspace, float beta);
@@ -225,11 +240,10 @@ class CudaBackend final : public Backend {
   // (any whose tensors the kernels' int geometry reaches, except f16/bf16 backward-weights
   // that needs more than one chunk of columns), and the product itself,
   // out = product + beta * out, forward with an optional bias and residual (o.r; beta 0).
-  bool gemm_can_run(ConvDirection direction, const Conv2dParams& p, DType dtype) const;
-  void conv_gemm(ConvDirection direction, const Conv2dParams& p, DType dtype, const ConvOperands& o,
+  bool gemm_can_run(ConvDirection direction, const ConvParams& p, DType dtype) const;
+  void conv_gemm(ConvDirection direction, const ConvParams& p, DType dtype, const ConvOperands& o,
                  const void* bias, float beta);
-  void conv_gemm_backward_data(const Conv2dParams& p, DType dtype, const ConvOperands& o,
-                               float beta);
+  void conv_gemm_backward_data(const ConvParams& p, DType dtype, const ConvOperands& o, float beta);
   MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype);
   MatmulPlan& matmul_plan(const MatmulKey& key);
   // d = a·b + beta c through a plan (c = d unless given); `ws` holds at least
@@ -248,7 +262,9 @@ class CudaBackend final : public Backend {
   std::vector<ConvChoice> conv_choices_;
   std::size_t conv_plans_measured_ = 0;
   // Wall time of the measurements behind conv_plans_ (planning_time's parts).
-  double find_seconds_ = 0, product_timing_seconds_ = 0, fused_graph_seconds_ = 0;
+  double find_seconds_ = 0, product_timing_seconds_ = 0, fused_graph_seconds_ = 0,
+         graph_route_seconds_ = 0;
+  std::size_t graph_routes_ = 0;  // plans whose pass runs on the graph route
   ConvRoute conv_route_ = ConvRoute::kMeasured;
   // Big enough that each chunk's product is large (ResNet-50's widest 3x3 col row is 4608
   // values, so 7,000+ rows a chunk in f32), small enough to keep the workspace modest next to

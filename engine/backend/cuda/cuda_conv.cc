@@ -1,11 +1,12 @@
-// Convolution on cuDNN: forward, backward-data and backward-weights side by side.
+// Convolution on cuDNN, planning: forward, backward-data and backward-weights, 2D (NHWC) and 3D
+// (NDHWC, one more sum over the depth below); cuda_conv_run.cc runs what is planned here.
 //
 //   y[n, p, q, k]  = b[k] + sum_{r, s, c} x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c] w[k, r, s, c]
 //   dx[n, h, w, c] = sum over the (p, q, r, s, k) that read x[n, h, w, c] of dy[n, p, q, k] w[k, r,
 //   s, c] dw[k, r, s, c] = sum_{n, p, q} dy[n, p, q, k] x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
 //   db[k]          = sum_{n, p, q} dy[n, p, q, k]
-// A ReLU epilogue (Conv2dParams::activation) applies max(y, 0) after the bias and the residual
-// (Conv2dParams::residual, inference's folded residual tail): in cuBLASLt's epilogue on the
+// A ReLU epilogue (ConvParams::activation) applies max(y, 0) after the bias and the residual
+// (ConvParams::residual, inference's folded residual tail): in cuBLASLt's epilogue on the
 // matrix-product route (the residual as its C matrix), in one pass after cuDNN's legacy forward,
 // or inside one cuDNN graph-API plan (conv + bias + residual + ReLU, cudnn_fused_conv.h) where
 // cuDNN has an engine for the shape and it measured faster than either.
@@ -22,7 +23,9 @@
 // allow tensor cores (CUDNN_TENSOR_OP_MATH); the compute type is always float.
 //
 // Each is then also timed as a cuBLASLt matrix product (cuda_conv_gemm.cu, im2col) against
-// cuDNN's pick, both with CUDA events on the stream, and runs on whichever was faster.
+// cuDNN's pick, both with CUDA events on the stream, and runs on whichever was faster. Strict
+// f32 then also times the engines of cuDNN's graph API (cudnn_graph_conv.h), which the legacy
+// Find does not reach, against that choice.
 //
 // A batch of more than kConvMeasureBatch samples is measured on its first kConvMeasureBatch
 // (Find, the product's timing, the fused graph), and the winner runs the whole batch: past a
@@ -62,7 +65,7 @@ constexpr std::size_t kStrictFindWorkspaceLimit = std::size_t{4} << 30;
 constexpr int kFreeShareDivisor = 4;
 
 // Where a ConvKey holds the batch (conv_plan builds keys in this order).
-constexpr std::size_t kConvKeyBatch = 3;
+constexpr std::size_t kConvKeyBatch = 3;  // then the rest of ConvParams::fields()
 
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;
@@ -70,6 +73,10 @@ constexpr float kZero = 0.0f;
 // Runs per candidate when cuDNN and a matrix product compete for a shape, after one
 // unmeasured run (which may plan or allocate).
 constexpr int kChoiceRuns = 3;
+// The graph route times one run per candidate after its unmeasured one: strict-f32 3D passes
+// take up to 200 ms a run on their slow engines, and three runs each made 3D U-Net's first step
+// take 110 s (H200, 2026-11-28); one run still separates engines that differ by 2x or more.
+constexpr int kGraphRouteRuns = 1;
 
 // Seconds since construction, for the planning time's parts.
 class WallTimer {
@@ -82,47 +89,64 @@ class WallTimer {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// Mean device time of fn's work on the stream, in ms.
+// Mean device time of fn's work on the stream over `runs` runs, in ms.
 template <class F>
-float mean_device_ms(cudaStream_t stream, F&& fn) {
+float mean_device_ms(cudaStream_t stream, F&& fn, int runs = kChoiceRuns) {
   fn();
   Event start, stop;
   CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < kChoiceRuns; ++i) fn();
+  for (int i = 0; i < runs; ++i) fn();
   CUDA_CHECK(cudaEventRecord(stop, stream));
   CUDA_CHECK(cudaEventSynchronize(stop));
   float ms = 0;
   CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  return ms / kChoiceRuns;
+  return ms / static_cast<float>(runs);
 }
 
-cudnnMathType_t math_type(const Conv2dParams& p, DType dtype) {
+cudnnMathType_t math_type(const ConvParams& p, DType dtype) {
   if (dtype == DType::kF32 && p.math == MathMode::kStrict) return CUDNN_FMA_MATH;
   return CUDNN_TENSOR_OP_MATH;
 }
 
-std::size_t find_workspace_limit(const Conv2dParams& p, DType dtype) {
+std::size_t find_workspace_limit(const ConvParams& p, DType dtype) {
   return math_type(p, dtype) == CUDNN_FMA_MATH ? kStrictFindWorkspaceLimit : kFindWorkspaceLimit;
 }
 
-void set_nhwc(cudnnTensorDescriptor_t d, cudnnDataType_t t, std::int64_t n, std::int64_t c,
-              std::int64_t h, std::int64_t w) {
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NHWC, t, static_cast<int>(n),
-                                         static_cast<int>(c), static_cast<int>(h),
-                                         static_cast<int>(w)));
+// cuDNN's Nd descriptors take channels-last tensors as logical [N, C, (D,) H, W] dims with the
+// NHWC format, which means NDHWC for five dims; 2D takes the same calls with four.
+std::vector<int> logical_dims(std::int64_t n, std::int64_t c, const ConvParams& p, std::int64_t d,
+                              std::int64_t h, std::int64_t w) {
+  std::vector<int> dims = {static_cast<int>(n), static_cast<int>(c)};
+  if (p.volumetric()) dims.push_back(static_cast<int>(d));
+  dims.push_back(static_cast<int>(h));
+  dims.push_back(static_cast<int>(w));
+  return dims;
 }
 
-std::unique_ptr<ConvPlan> make_descriptors(const Conv2dParams& p, DType dtype) {
-  const cudnnDataType_t t = cudnn_dtype(dtype, "conv2d");
+void set_channels_last(cudnnTensorDescriptor_t desc, cudnnDataType_t t,
+                       const std::vector<int>& dims) {
+  CUDNN_CHECK(cudnnSetTensorNdDescriptorEx(desc, CUDNN_TENSOR_NHWC, t,
+                                           static_cast<int>(dims.size()), dims.data()));
+}
+
+std::unique_ptr<ConvPlan> make_descriptors(const ConvParams& p, DType dtype) {
+  const cudnnDataType_t t = cudnn_dtype(dtype, "convolution");
   auto plan = std::make_unique<ConvPlan>();
-  set_nhwc(plan->x, t, p.n, p.c, p.h, p.w);
-  set_nhwc(plan->y, t, p.n, p.k, p.out_h(), p.out_w());
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(plan->w, t, CUDNN_TENSOR_NHWC, static_cast<int>(p.k),
-                                         static_cast<int>(p.c), static_cast<int>(p.r),
-                                         static_cast<int>(p.s)));
-  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(plan->conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w,
-                                              p.dilation_h, p.dilation_w, CUDNN_CROSS_CORRELATION,
-                                              CUDNN_DATA_FLOAT));
+  set_channels_last(plan->x, t, logical_dims(p.n, p.c, p, p.d, p.h, p.w));
+  set_channels_last(plan->y, t, logical_dims(p.n, p.k, p, p.out_d(), p.out_h(), p.out_w()));
+  const std::vector<int> filter = logical_dims(p.k, p.c, p, p.t, p.r, p.s);
+  CUDNN_CHECK(cudnnSetFilterNdDescriptor(plan->w, t, CUDNN_TENSOR_NHWC,
+                                         static_cast<int>(filter.size()), filter.data()));
+  std::vector<int> pads = {p.pad_h, p.pad_w}, strides = {p.stride_h, p.stride_w},
+                   dilations = {p.dilation_h, p.dilation_w};
+  if (p.volumetric()) {
+    pads.insert(pads.begin(), p.pad_d);
+    strides.insert(strides.begin(), p.stride_d);
+    dilations.insert(dilations.begin(), p.dilation_d);
+  }
+  CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pads.size()),
+                                              pads.data(), strides.data(), dilations.data(),
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, math_type(p, dtype)));
   return plan;
 }
@@ -168,29 +192,13 @@ std::vector<ConvPlan::Ranked> ranked(const std::vector<Perf>& results, int retur
 
 }  // namespace
 
-const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dParams& p, DType dtype,
+const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const ConvParams& p, DType dtype,
                                        const ConvOperands& ops, GradMode output_mode,
                                        bool later_slice) {
-  const ConvKey key = {static_cast<std::int64_t>(direction),
-                       static_cast<std::int64_t>(dtype),
-                       static_cast<std::int64_t>(math_type(p, dtype)),
-                       p.n,
-                       p.h,
-                       p.w,
-                       p.c,
-                       p.k,
-                       p.r,
-                       p.s,
-                       p.stride_h,
-                       p.stride_w,
-                       p.pad_h,
-                       p.pad_w,
-                       p.dilation_h,
-                       p.dilation_w,
-                       p.bias ? 1 : 0,
-                       static_cast<std::int64_t>(p.activation),
-                       p.residual ? 1 : 0,
-                       p.statistics ? 1 : 0};
+  ConvKey key{static_cast<std::int64_t>(direction), static_cast<std::int64_t>(dtype),
+              static_cast<std::int64_t>(math_type(p, dtype))};
+  const auto fields = p.fields();
+  std::copy(fields.begin(), fields.end(), key.begin() + kConvKeyBatch);
   if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
   if (later_slice) {
     ConvKey larger = key;
@@ -200,7 +208,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
         return *conv_plans_.emplace(key, std::move(adopted)).first->second;
   }
   if (p.n > kConvMeasureBatch) {
-    Conv2dParams head = p;
+    ConvParams head = p;
     head.n = kConvMeasureBatch;
     const ConvPlan& measured = conv_plan(direction, head, dtype, ops, output_mode, false);
     if (std::unique_ptr<ConvPlan> adopted = adopt_choice(direction, p, dtype, measured))
@@ -270,7 +278,8 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
     CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, best.math));
   find_seconds_ += find_timer.seconds();
   WallTimer product_timer;
-  if (gemm_can_run(direction, p, dtype) && conv_route_ != ConvRoute::kCudnn) {
+  if (gemm_can_run(direction, p, dtype) && conv_route_ != ConvRoute::kCudnn &&
+      conv_route_ != ConvRoute::kGraph) {
     float cudnn_ms = 0, gemm_ms = 0;  // 0: not measured (the product route is pinned)
     if (conv_route_ == ConvRoute::kGemm) {
       plan->gemm = true;
@@ -283,7 +292,13 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
     conv_choices_.push_back({direction, p, dtype, cudnn_ms, gemm_ms, plan->gemm});
   }
   product_timing_seconds_ += product_timer.seconds();
-  if (direction == ConvDirection::kForward &&
+  if (conv_route_ == ConvRoute::kGraph ||
+      (conv_route_ == ConvRoute::kMeasured && math_type(p, dtype) == CUDNN_FMA_MATH)) {
+    WallTimer graph_timer;
+    choose_graph_route(direction, *plan, p, dtype, o, find_workspace.data(), limit);
+    graph_route_seconds_ += graph_timer.seconds();
+  }
+  if (direction == ConvDirection::kForward && !p.volumetric() &&
       (p.bias || p.residual || p.activation != Activation::kNone || p.statistics) &&
       conv_route_ == ConvRoute::kMeasured) {
     WallTimer fused_timer;
@@ -293,7 +308,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const Conv2dPara
   return *conv_plans_.emplace(key, std::move(plan)).first->second;
 }
 
-std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, const Conv2dParams& p,
+std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, const ConvParams& p,
                                                     DType dtype, const ConvPlan& larger) {
   std::unique_ptr<ConvPlan> plan = make_descriptors(p, dtype);
   // Find kept to find_workspace_limit at its size; an algorithm whose workspace grows with the
@@ -327,7 +342,8 @@ PlanningTime CudaBackend::planning_time() const {
   t.shapes = conv_plans_measured_;
   t.parts = {{"cudnn_find", "cuDNN Find", find_seconds_},
              {"product_timing", "matrix-product timing", product_timing_seconds_},
-             {"fused_graphs", "fused cuDNN graphs", fused_graph_seconds_}};
+             {"fused_graphs", "fused cuDNN graphs", fused_graph_seconds_},
+             {"graph_route", "cuDNN graph-API engines", graph_route_seconds_}};
   return t;
 }
 
@@ -338,7 +354,7 @@ std::size_t CudaBackend::fused_workspace_limit(std::size_t route_bytes) const {
 // The route chosen above plus its epilogue pass against cuDNN's fused graph, where it has one;
 // the bias values do not change the time, so a scratch bias stands in. The unfused route runs
 // first, so the workspace then holds what it needs.
-void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DType dtype,
+void CudaBackend::choose_fused_forward(ConvPlan& plan, const ConvParams& p, DType dtype,
                                        const ConvOperands& o) {
   Buffer bias(allocator_, std::max<std::size_t>(size_of(dtype) * static_cast<std::size_t>(p.k), 1));
   const void* b = p.bias ? bias.data() : nullptr;
@@ -347,7 +363,7 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
   auto* stats = p.statistics ? static_cast<float*>(statistics.data()) : nullptr;
   const float unfused_ms = mean_device_ms(stream_, [&] {
     run_forward(plan, p, dtype, o, b, nullptr);
-    if (stats) channel_statistics(o.y, dtype, p.n * p.out_h() * p.out_w(), p.k, stats);
+    if (stats) channel_statistics(o.y, dtype, p.output_rows(), p.k, stats);
   });
   auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype, fused_workspace_limit(0));
   if (!fused->ok() || !fused->takes(o.x, o.w, b, o.r, o.y, stats)) return;
@@ -357,138 +373,27 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const Conv2dParams& p, DT
   if (fused_ms < unfused_ms) plan.fused = std::move(fused);
 }
 
-bool CudaBackend::run_forward(const ConvPlan& plan, const Conv2dParams& p, DType dtype,
-                              const ConvOperands& o, const void* bias, float* statistics) {
-  // The fused plan wants 16-byte aligned tensors; a later batch slice of an odd-sized sample
-  // may start elsewhere, and takes the plan's other route.
-  if (plan.fused && plan.fused->takes(o.x, o.w, bias, o.r, o.y, statistics)) {
-    plan.fused->run(cudnn_, o.x, o.w, bias, o.r, o.y, workspace(plan.fused->workspace_bytes()),
-                    p.statistics ? statistics : nullptr);
-    return p.statistics;
-  }
-  if (plan.gemm) {  // the bias, the residual and the ReLU ride in cuBLASLt's epilogue
-    conv_gemm(ConvDirection::kForward, p, dtype, o, bias, kZero);
-    return false;
-  }
-  run_cudnn_conv(ConvDirection::kForward, plan, o, workspace(plan.workspace_bytes), kZero);
-  // Then the bias, the residual and the ReLU together, in one pass over y.
-  bias_activation(o.y, bias, o.r, p.n * p.out_h() * p.out_w(), p.k, p.activation, dtype);
-  return false;
-}
-
-void CudaBackend::run_cudnn_conv(ConvDirection direction, const ConvPlan& plan,
-                                 const ConvOperands& o, void* ws, float beta) {
-  switch (direction) {
-    case ConvDirection::kForward:
-      CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &kOne, plan.x, o.x, plan.w, o.w, plan.conv,
-                                          static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm),
-                                          ws, plan.workspace_bytes, &beta, plan.y, o.y));
-      break;
-    case ConvDirection::kBackwardData:
-      CUDNN_CHECK(
-          cudnnConvolutionBackwardData(cudnn_, &kOne, plan.w, o.w, plan.y, o.y, plan.conv,
-                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm),
-                                       ws, plan.workspace_bytes, &beta, plan.x, o.x));
-      break;
-    case ConvDirection::kBackwardFilter:
-      CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-          cudnn_, &kOne, plan.x, o.x, plan.y, o.y, plan.conv,
-          static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm), ws, plan.workspace_bytes,
-          &beta, plan.w, o.w));
-      break;
-  }
-}
-
-void CudaBackend::for_each_batch_slice(
-    const Conv2dParams& p, DType dtype, const ConvOperands& o,
-    const std::function<void(const Conv2dParams&, const ConvOperands&, std::size_t)>& run) {
-  const std::size_t x_sample = size_of(dtype) * static_cast<std::size_t>(p.c * p.h * p.w);
-  const std::size_t y_sample =
-      size_of(dtype) * static_cast<std::size_t>(p.k * p.out_h() * p.out_w());
-  const std::vector<std::int64_t> slices =
-      batch_slices(p.n, std::max(x_sample, y_sample), conv_slice_bytes_);
-  std::size_t first = 0;
-  for (std::size_t i = 0; i < slices.size(); ++i) {
-    Conv2dParams ps = p;
-    ps.n = slices[i];
-    const ConvOperands os = {
-        static_cast<char*>(o.x) + first * x_sample, o.w, static_cast<char*>(o.y) + first * y_sample,
-        o.r != nullptr ? static_cast<const char*>(o.r) + first * y_sample : nullptr};
-    run(ps, os, i);
-    first += static_cast<std::size_t>(ps.n);
-  }
-}
-
-void CudaBackend::conv2d_forward_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w,
-                                      const Tensor& bias, const Tensor& y, const Tensor& residual,
-                                      const Tensor& statistics) {
-  const char* op = "conv2d_forward";
-  activate();
-  require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
-  require_here(y, op, "y");
-  if (p.bias) require_here(bias, op, "bias");
-  if (p.residual) require_here(residual, op, "residual");
-  if (p.statistics) require_here(statistics, op, "statistics");
-  const DType dtype = x.dtype();
-  auto* stats = p.statistics ? statistics.data_as<float>() : nullptr;
-  // A fused plan writes the statistics of the slice it ran; they are the whole batch's only
-  // when there was one slice.
-  bool slices_written = true;
-  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
-    const ConvPlan& plan =
-        conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite, index > 0);
-    const bool written = run_forward(plan, ps, dtype, o, p.bias ? bias.data() : nullptr, stats);
-    slices_written = slices_written && written && index == 0;
-  };
-  for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data(), residual.data()}, slice);
-  if (stats != nullptr && !slices_written)
-    channel_statistics(y.data(), dtype, p.n * p.out_h() * p.out_w(), p.k, stats);
-}
-
-void CudaBackend::conv2d_backward_data_impl(const Conv2dParams& p, const Tensor& dy,
-                                            const Tensor& w, const Tensor& dx, GradMode mode) {
-  const char* op = "conv2d_backward_data";
-  activate();
-  require_float(dy, op, "dy"), require_here(dy, op, "dy"), require_here(w, op, "w");
-  require_here(dx, op, "dx");
-  const DType dtype = dy.dtype();
-  const float beta = mode == GradMode::kAccumulate ? kOne : kZero;
-  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
-    const ConvPlan& plan = conv_plan(ConvDirection::kBackwardData, ps, dtype, o, mode, index > 0);
-    if (plan.gemm)
-      conv_gemm(ConvDirection::kBackwardData, ps, dtype, o, nullptr, beta);
-    else
-      run_cudnn_conv(ConvDirection::kBackwardData, plan, o, workspace(plan.workspace_bytes), beta);
-  };
-  // Operands in forward naming: x is the output here (dx), y the input (dy).
-  for_each_batch_slice(p, dtype, {dx.data(), w.data(), dy.data()}, slice);
-}
-
-void CudaBackend::conv2d_backward_weights_impl(const Conv2dParams& p, const Tensor& x,
-                                               const Tensor& dy, const Tensor& dw,
-                                               const Tensor& dbias, GradMode mode) {
-  const char* op = "conv2d_backward_weights";
-  activate();
-  require_float(x, op, "x"), require_same_dtype(x, dw, op, "dw");
-  require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dw, op, "dw");
-  const DType dtype = x.dtype();
-  // The first slice writes dw as the call asks; every later one adds its samples' share.
-  auto slice = [&](const Conv2dParams& ps, const ConvOperands& o, std::size_t index) {
-    const GradMode slice_mode = index == 0 ? mode : GradMode::kAccumulate;
-    const ConvPlan& plan =
-        conv_plan(ConvDirection::kBackwardFilter, ps, dtype, o, slice_mode, index > 0);
-    const float beta = slice_mode == GradMode::kAccumulate ? kOne : kZero;
-    if (plan.gemm)
-      conv_gemm(ConvDirection::kBackwardFilter, ps, dtype, o, nullptr, beta);
-    else
-      run_cudnn_conv(ConvDirection::kBackwardFilter, plan, o, workspace(plan.workspace_bytes),
-                     beta);
-  };
-  for_each_batch_slice(p, dtype, {x.data(), dw.data(), dy.data()}, slice);
-  if (p.bias) {
-    require_here(dbias, op, "dbias");
-    column_sums(dy, p.n * p.out_h() * p.out_w(), p.k, dbias, mode, op);
-  }
+void CudaBackend::choose_graph_route(ConvDirection direction, ConvPlan& plan, const ConvParams& p,
+                                     DType dtype, const ConvOperands& o, void* ws,
+                                     std::size_t limit) {
+  const bool pinned = conv_route_ == ConvRoute::kGraph;
+  // The route so far (Find's algorithm or the product), timed as the graph's engines are.
+  const float route_ms =
+      pinned
+          ? 0.0f
+          : mean_device_ms(
+                stream_, [&] { run_plain(direction, plan, p, dtype, o, kZero); }, kGraphRouteRuns);
+  const ConvPass pass = direction == ConvDirection::kForward        ? ConvPass::kForward
+                        : direction == ConvDirection::kBackwardData ? ConvPass::kBackwardData
+                                                                    : ConvPass::kBackwardFilter;
+  auto graph = std::make_unique<GraphConv>(cudnn_, pass, p, dtype, limit, o.x, o.w, o.y, ws,
+                                           [&](const std::function<void()>& work) {
+                                             return mean_device_ms(stream_, work, kGraphRouteRuns);
+                                           });
+  if (!graph->ok() || (!pinned && graph->best_ms() >= route_ms)) return;
+  plan.graph = std::move(graph);
+  plan.gemm = false;
+  ++graph_routes_;
 }
 
 }  // namespace dlbench::backend::cuda

@@ -168,7 +168,7 @@ __global__ void col2im_kernel(const T* dcol, T* dx, Geometry g, std::int64_t pix
   }
 }
 
-Geometry geometry_of(const Conv2dParams& p) {
+Geometry geometry_of(const ConvParams& p) {
   auto i = [](std::int64_t v) { return static_cast<int>(v); };
   return {i(p.h),     i(p.w),     i(p.c),  i(p.out_h()), i(p.out_w()), i(p.r),      i(p.s),
           p.stride_h, p.stride_w, p.pad_h, p.pad_w,      p.dilation_h, p.dilation_w};
@@ -188,7 +188,7 @@ void dispatch_packs(DType dtype, std::int64_t channels, const void* a, const voi
   });
 }
 
-void im2col(const Conv2dParams& p, DType dtype, const void* x, void* col, std::int64_t first_row,
+void im2col(const ConvParams& p, DType dtype, const void* x, void* col, std::int64_t first_row,
             std::int64_t rows, cudaStream_t stream) {
   dispatch_packs(dtype, p.c, x, col, [&](auto tag, auto vec) {
     using T = typename decltype(tag)::type;
@@ -200,7 +200,7 @@ void im2col(const Conv2dParams& p, DType dtype, const void* x, void* col, std::i
 }
 
 // dx of `images` images from their dcol rows (both pointers at the chunk's first image).
-void col2im(const Conv2dParams& p, DType dtype, const void* dcol, void* dx, std::int64_t images,
+void col2im(const ConvParams& p, DType dtype, const void* dcol, void* dx, std::int64_t images,
             bool accumulate, cudaStream_t stream) {
   const std::int64_t pixels = images * p.h * p.w;
   dispatch_packs(dtype, p.c, dcol, dx, [&](auto tag, auto vec) {
@@ -214,7 +214,7 @@ void col2im(const Conv2dParams& p, DType dtype, const void* dcol, void* dx, std:
 
 enum class Spread { kOverwrite, kAdd };
 
-void spread(const Conv2dParams& p, DType dtype, const void* grad, void* dx, Spread how,
+void spread(const ConvParams& p, DType dtype, const void* grad, void* dx, Spread how,
             cudaStream_t stream) {
   dispatch_packs(dtype, p.c, grad, dx, [&](auto tag, auto vec) {
     using T = typename decltype(tag)::type;
@@ -244,13 +244,14 @@ std::int64_t chunk_units(std::int64_t total, std::int64_t fitting, std::size_t u
   return std::min(total, std::max(step, fitting / step * step));
 }
 
-bool one_by_one(const Conv2dParams& p) {
+bool one_by_one(const ConvParams& p) {
   return p.r == 1 && p.s == 1 && p.pad_h == 0 && p.pad_w == 0;
 }
 
 }  // namespace
 
-bool CudaBackend::gemm_can_run(ConvDirection direction, const Conv2dParams& p, DType dtype) const {
+bool CudaBackend::gemm_can_run(ConvDirection direction, const ConvParams& p, DType dtype) const {
+  if (p.volumetric()) return false;  // im2col is written for 2D; cuDNN takes 3D alone
   // int geometry in the kernels.
   const std::int64_t largest = std::max(p.n * p.h * p.w * p.c, p.n * p.out_h() * p.out_w() * p.k);
   if (largest > std::numeric_limits<int>::max() / 2) return false;
@@ -265,7 +266,7 @@ bool CudaBackend::gemm_can_run(ConvDirection direction, const Conv2dParams& p, D
   return true;
 }
 
-void CudaBackend::conv_gemm(ConvDirection direction, const Conv2dParams& p, DType dtype,
+void CudaBackend::conv_gemm(ConvDirection direction, const ConvParams& p, DType dtype,
                             const ConvOperands& o, const void* bias, float beta) {
   const std::int64_t m = p.n * p.out_h() * p.out_w(), depth = p.r * p.s * p.c;
   const std::size_t element = size_of(dtype);
@@ -313,7 +314,7 @@ void CudaBackend::conv_gemm(ConvDirection direction, const Conv2dParams& p, DTyp
 // gradient of the pixels it read, spread back; any other shape sums dcol back per pixel
 // (col2im), a chunk of whole images at a time, since a pixel's dcol rows are those of its
 // image's neighbouring outputs.
-void CudaBackend::conv_gemm_backward_data(const Conv2dParams& p, DType dtype, const ConvOperands& o,
+void CudaBackend::conv_gemm_backward_data(const ConvParams& p, DType dtype, const ConvOperands& o,
                                           float beta) {
   const std::int64_t outputs = p.out_h() * p.out_w(), depth = p.r * p.s * p.c;
   const std::size_t element = size_of(dtype);

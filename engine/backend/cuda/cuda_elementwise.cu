@@ -331,7 +331,7 @@ void CudaBackend::bias_activation(void* y, const void* bias, const void* residua
   const std::int64_t n = rows * channels;
   if (n == 0 || (bias == nullptr && residual == nullptr && activation == Activation::kNone)) return;
   const bool relu = activation == Activation::kRelu;
-  dispatch_float(dtype, "conv2d_forward epilogue", [&](auto tag) {
+  dispatch_float(dtype, "conv_forward epilogue", [&](auto tag) {
     using T = typename decltype(tag)::type;
     constexpr int kVec = 16 / sizeof(T);
     auto* py = static_cast<T*>(y);
@@ -390,7 +390,7 @@ void CudaBackend::activation_bias_backward(Activation a, const Tensor& y, const 
 
 void CudaBackend::channel_statistics(const void* y, DType dtype, std::int64_t rows,
                                      std::int64_t channels, float* statistics) {
-  const char* op = "conv2d_forward statistics";
+  const char* op = "conv_forward statistics";
   const auto [chunks, rows_per_chunk] = row_chunks(rows);
   auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * 2 * channels));
   dispatch_packs(dtype, channels, {y}, op, [&](auto tag, auto vec) {

@@ -15,7 +15,7 @@ Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
   // Measured on an H100 (2026-11-28, ResNet-50 training at batch 256): the statistics from the
   // convolution gained 4 % in f16, where cuDNN runs conv + genstats on a specialized engine,
   // and lost 4.5 % in bf16 and 2.5 % in TF32, where only its runtime-fusion engines take it.
-  if (const auto* conv = std::get_if<Conv2dParams>(&params);
+  if (const auto* conv = std::get_if<ConvParams>(&params);
       conv && conv->statistics && dtype != DType::kF16)
     return Support::no(
         "a convolution writes a batch norm's statistics in f16 only (faster "

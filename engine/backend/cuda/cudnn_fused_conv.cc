@@ -35,14 +35,6 @@ constexpr std::int64_t kUidResidualOut = 103;
 constexpr std::array<cudnnBackendHeurMode_t, 2> kHeuristicModes = {CUDNN_HEUR_MODE_A,
                                                                    CUDNN_HEUR_MODE_FALLBACK};
 
-// Strict f32 means fp32 products and sums: engines on tensor cores read f32 as TF32 (10
-// mantissa bits), which cuDNN notes as tensor-core and down-converting.
-bool uses_reduced_precision(const EngineInfo& info) {
-  return info.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE) ||
-         info.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) ||
-         info.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION);
-}
-
 }  // namespace
 
 std::string ChosenEngine::describe() const {
@@ -50,7 +42,7 @@ std::string ChosenEngine::describe() const {
          " config " + std::to_string(config_index) + ", notes " + numerical_notes + ")";
 }
 
-FusedConvForward::FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype,
+FusedConvForward::FusedConvForward(cudnnHandle_t handle, const ConvParams& params, DType dtype,
                                    std::size_t workspace_limit)
     : params_(params), dtype_(dtype), workspace_limit_(workspace_limit) {
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
@@ -68,7 +60,7 @@ const BackendDescriptor& FusedConvForward::keep(BackendDescriptor descriptor) {
 }
 
 void FusedConvForward::build_graph(cudnnHandle_t handle) {
-  const Conv2dParams& p = params_;
+  const ConvParams& p = params_;
   const cudnnDataType_t io = cudnn_dtype(dtype_, "fused convolution");
   const std::array<std::int64_t, 4> x_dims{p.n, p.c, p.h, p.w};
   const std::array<std::int64_t, 4> w_dims{p.k, p.c, p.r, p.s};

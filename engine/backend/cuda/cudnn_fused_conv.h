@@ -46,14 +46,14 @@ struct ChosenEngine {
 class FusedConvForward {
  public:
   // Throws only for malformed input or a cuDNN failure other than "not supported".
-  FusedConvForward(cudnnHandle_t handle, const Conv2dParams& params, DType dtype,
+  FusedConvForward(cudnnHandle_t handle, const ConvParams& params, DType dtype,
                    std::size_t workspace_limit = std::numeric_limits<std::size_t>::max());
 
   bool ok() const { return plan_.has_value(); }
   const std::string& unsupported_reason() const { return unsupported_reason_; }
   const ChosenEngine& chosen() const { return chosen_; }
   std::size_t workspace_bytes() const { return workspace_bytes_; }
-  const Conv2dParams& params() const { return params_; }
+  const ConvParams& params() const { return params_; }
   DType dtype() const { return dtype_; }
 
   // Whether run() takes these pointers: the plan was built for 16-byte aligned tensors, both
@@ -74,7 +74,7 @@ class FusedConvForward {
   void build_graph(cudnnHandle_t handle);
   void choose_engine(cudnnHandle_t handle, const BackendDescriptor& graph);
 
-  Conv2dParams params_;
+  ConvParams params_;
   DType dtype_;
   std::size_t workspace_limit_;
   // Every descriptor the plan was built from (tensors, operations, graph, engine config), alive

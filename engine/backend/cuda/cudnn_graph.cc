@@ -108,9 +108,18 @@ void throw_graph_error(const std::string& action, cudnnStatus_t status) {
 
 // --- tensors and operations ---------------------------------------------------------------
 
-std::vector<std::int64_t> channels_last_strides(std::span<const std::int64_t, 4> nchw) {
-  const std::int64_t c = nchw[1], h = nchw[2], w = nchw[3];
-  return {h * w * c, 1, w * c, c};
+std::vector<std::int64_t> channels_last_strides(std::span<const std::int64_t> nchw) {
+  DLBENCH_CHECK(nchw.size() >= 3, "channels-last strides need [N, C, spatial...] dims");
+  // The channels are innermost, then the spatial dims from the last out, then the batch.
+  std::vector<std::int64_t> strides(nchw.size());
+  std::int64_t stride = nchw[1];
+  strides[1] = 1;
+  for (std::size_t i = nchw.size() - 1; i >= 2; --i) {
+    strides[i] = stride;
+    stride *= nchw[i];
+  }
+  strides[0] = stride;
+  return strides;
 }
 
 BackendDescriptor make_tensor(const TensorSpec& spec) {
@@ -127,10 +136,18 @@ BackendDescriptor make_tensor(const TensorSpec& spec) {
 }
 
 BackendDescriptor make_convolution(const Conv2dGeometry& g) {
-  constexpr std::int64_t kSpatialDims = 2;
   const std::array<std::int64_t, 2> pads{g.pad_h, g.pad_w};
   const std::array<std::int64_t, 2> strides{g.stride_h, g.stride_w};
   const std::array<std::int64_t, 2> dilations{g.dilation_h, g.dilation_w};
+  return make_convolution(pads, strides, dilations);
+}
+
+BackendDescriptor make_convolution(std::span<const std::int64_t> pads,
+                                   std::span<const std::int64_t> strides,
+                                   std::span<const std::int64_t> dilations) {
+  DLBENCH_CHECK(pads.size() == strides.size() && strides.size() == dilations.size(),
+                "a convolution's pads, strides and dilations name the same dimensions");
+  const auto kSpatialDims = static_cast<std::int64_t>(pads.size());
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   BackendDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution");
   conv.set_data_type(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_DATA_FLOAT)
@@ -155,7 +172,7 @@ BackendDescriptor make_pointwise(cudnnPointwiseMode_t mode) {
 
 BackendDescriptor make_conv_forward_op(const BackendDescriptor& convolution,
                                        const BackendDescriptor& x, const BackendDescriptor& w,
-                                       const BackendDescriptor& y) {
+                                       const BackendDescriptor& y, float beta) {
   // alpha and beta are float because the compute type is (double only for double compute).
   BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
                        "convolution forward operation");
@@ -164,7 +181,39 @@ BackendDescriptor make_conv_forward_op(const BackendDescriptor& convolution,
       .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w)
       .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y)
       .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, 1.0f)
-      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, 0.0f)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, beta)
+      .finalize();
+  return op;
+}
+
+BackendDescriptor make_conv_backward_data_op(const BackendDescriptor& convolution,
+                                             const BackendDescriptor& dx,
+                                             const BackendDescriptor& w,
+                                             const BackendDescriptor& dy, float beta) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                       "convolution backward-data operation");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, convolution)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, dx)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, dy)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, 1.0f)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, beta)
+      .finalize();
+  return op;
+}
+
+BackendDescriptor make_conv_backward_filter_op(const BackendDescriptor& convolution,
+                                               const BackendDescriptor& x,
+                                               const BackendDescriptor& dw,
+                                               const BackendDescriptor& dy, float beta) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+                       "convolution backward-filter operation");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, convolution)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, dw)
+      .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, dy)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, 1.0f)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, beta)
       .finalize();
   return op;
 }

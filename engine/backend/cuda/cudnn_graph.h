@@ -85,8 +85,9 @@ struct TensorSpec {
   Storage storage = Storage::kMemory;
 };
 BackendDescriptor make_tensor(const TensorSpec& spec);
-// Strides of logical [N, C, H, W] dims laid out as NHWC (also KRSC for [K, C, R, S]).
-std::vector<std::int64_t> channels_last_strides(std::span<const std::int64_t, 4> nchw);
+// Strides of logical [N, C, H, W] dims laid out as NHWC (also KRSC for [K, C, R, S]), and of
+// [N, C, D, H, W] as NDHWC (KTRSC).
+std::vector<std::int64_t> channels_last_strides(std::span<const std::int64_t> nchw);
 
 // A 2D cross-correlation (deep learning's convolution: no filter flip), computing in f32.
 struct Conv2dGeometry {
@@ -95,13 +96,28 @@ struct Conv2dGeometry {
   std::int64_t dilation_h = 1, dilation_w = 1;
 };
 BackendDescriptor make_convolution(const Conv2dGeometry& geometry);
+// The same over any number of spatial dimensions (one entry of each per dimension, outermost
+// first: D, H, W).
+BackendDescriptor make_convolution(std::span<const std::int64_t> pads,
+                                   std::span<const std::int64_t> strides,
+                                   std::span<const std::int64_t> dilations);
 // A pointwise function (ADD, RELU_FWD, ...) computing in f32.
 BackendDescriptor make_pointwise(cudnnPointwiseMode_t mode);
 
-// y = conv(x, w): alpha 1, beta 0 (y is overwritten).
+// y = conv(x, w) + beta * y: alpha 1, beta 0 by default (y is overwritten).
 BackendDescriptor make_conv_forward_op(const BackendDescriptor& convolution,
                                        const BackendDescriptor& x, const BackendDescriptor& w,
-                                       const BackendDescriptor& y);
+                                       const BackendDescriptor& y, float beta = 0.0f);
+// The two backward passes of y = conv(x, w), each out = alpha * pass + beta * out (alpha 1):
+// dx from dy and w; dw from x and dy.
+BackendDescriptor make_conv_backward_data_op(const BackendDescriptor& convolution,
+                                             const BackendDescriptor& dx,
+                                             const BackendDescriptor& w,
+                                             const BackendDescriptor& dy, float beta);
+BackendDescriptor make_conv_backward_filter_op(const BackendDescriptor& convolution,
+                                               const BackendDescriptor& x,
+                                               const BackendDescriptor& dw,
+                                               const BackendDescriptor& dy, float beta);
 // y = f(x) for a unary mode, y = f(x, b) for a binary one (b broadcast where its dims are 1).
 BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const BackendDescriptor& x,
                                     const BackendDescriptor* b, const BackendDescriptor& y);
@@ -140,6 +156,9 @@ struct EngineInfo {
 };
 EngineInfo engine_info(const BackendDescriptor& engine_config);
 std::string to_string(std::span<const cudnnBackendNumericalNote_t> notes);
+// Strict f32 means fp32 products and sums: engines on tensor cores read f32 as TF32 (10
+// mantissa bits), which cuDNN notes as tensor-core and down-converting.
+bool uses_reduced_precision(const EngineInfo& info);
 
 // Any failure is a refusal: engines reject shapes, alignments and dtypes at this step.
 Refusable make_execution_plan(cudnnHandle_t handle, const BackendDescriptor& engine_config);

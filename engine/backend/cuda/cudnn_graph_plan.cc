@@ -159,4 +159,10 @@ void execute(cudnnHandle_t handle, const BackendDescriptor& plan,
   if (status != CUDNN_STATUS_SUCCESS) throw_graph_error("executing the " + plan.name(), status);
 }
 
+bool uses_reduced_precision(const EngineInfo& info) {
+  return info.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE) ||
+         info.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) ||
+         info.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION);
+}
+
 }  // namespace dlbench::backend::cuda

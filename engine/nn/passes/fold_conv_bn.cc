@@ -3,7 +3,7 @@
 #include <map>
 
 #include "engine/nn/layers/batch_norm.h"
-#include "engine/nn/layers/conv2d.h"
+#include "engine/nn/layers/convolution.h"
 #include "engine/nn/passes/rewrite.h"
 
 namespace dlbench::nn {
@@ -24,14 +24,15 @@ int FoldConvBatchNorm::run(Graph& graph, const PassContext& context) const {
     const ValueId x = nodes[i].inputs[0];
     const int j = producer[static_cast<std::size_t>(x)];
     if (j < 0) continue;
-    const auto* conv = dynamic_cast<const Conv2d*>(nodes[static_cast<std::size_t>(j)].layer.get());
+    const auto* conv =
+        dynamic_cast<const Convolution*>(nodes[static_cast<std::size_t>(j)].layer.get());
     if (conv == nullptr) continue;
     const backend::BatchNormParams& params = bn->batch_norm_params();
-    const std::optional<backend::Conv2dParams> op = conv->folded_forward(params);
+    const std::optional<backend::ConvParams> op = conv->folded_forward(params);
     const DType dtype = graph.value(x).dtype;
     if (!op ||
         !context.backend.supports(backend::OpKind::kBatchNormFold, params.without_tail(), dtype) ||
-        !context.backend.supports(backend::OpKind::kConv2dForward, *op, dtype))
+        !context.backend.supports(backend::OpKind::kConvForward, *op, dtype))
       continue;
     std::vector<ValueId> residual;
     if (params.residual) residual.push_back(nodes[i].inputs[1]);
@@ -41,7 +42,7 @@ int FoldConvBatchNorm::run(Graph& graph, const PassContext& context) const {
   if (!absorptions.empty())
     graph = rebuilt(graph, absorptions, [&](std::size_t node, Layer& layer) {
       const Fold& fold = folds.at(node);
-      static_cast<Conv2d&>(layer).fold_batch_norm(fold.bn, fold.dtype);
+      static_cast<Convolution&>(layer).fold_batch_norm(fold.bn, fold.dtype);
     });
   return static_cast<int>(absorptions.size());
 }

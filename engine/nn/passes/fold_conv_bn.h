@@ -1,5 +1,5 @@
-// Inference's Conv2d -> BatchNorm becomes one convolution: the batch norm's running statistics
-// and affine parameters are folded once into the convolution's weights and bias (Conv2d::
+// Inference's Convolution -> BatchNorm becomes one convolution: the batch norm's running statistics
+// and affine parameters are folded once into the convolution's weights and bias (Convolution::
 // fold_batch_norm, Backend::batch_norm_fold), so its pass over the activation disappears. A
 // residual tail the batch norm took (fuse_bn_add_relu, which runs first) becomes the
 // convolution's epilogue with the shortcut as its second input, y = relu(conv + b + shortcut);

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "engine/nn/layers/batch_norm.h"
-#include "engine/nn/layers/conv2d.h"
+#include "engine/nn/layers/convolution.h"
 #include "engine/nn/passes/rewrite.h"
 
 namespace dlbench::nn {
@@ -18,11 +18,12 @@ int FuseConvBatchNormStatistics::run(Graph& graph, const PassContext& context) c
   auto statistics_writer = [&](ValueId v) {
     const int j = producer[static_cast<std::size_t>(v)];
     if (j < 0) return -1;
-    const auto* layer = dynamic_cast<const Conv2d*>(nodes[static_cast<std::size_t>(j)].layer.get());
+    const auto* layer =
+        dynamic_cast<const Convolution*>(nodes[static_cast<std::size_t>(j)].layer.get());
     if (layer == nullptr) return -1;
-    const std::optional<backend::Conv2dParams> op = layer->statistics_forward();
+    const std::optional<backend::ConvParams> op = layer->statistics_forward();
     const bool can =
-        op && context.backend.supports(backend::OpKind::kConv2dForward, *op, graph.value(v).dtype);
+        op && context.backend.supports(backend::OpKind::kConvForward, *op, graph.value(v).dtype);
     return can ? j : -1;
   };
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -47,7 +48,7 @@ int FuseConvBatchNormStatistics::run(Graph& graph, const PassContext& context) c
   }
   if (!changes.empty())
     graph = rebuilt(graph, changes, [&](std::size_t, Layer& layer) {
-      if (auto* conv = dynamic_cast<Conv2d*>(&layer))
+      if (auto* conv = dynamic_cast<Convolution*>(&layer))
         conv->produce_statistics();
       else
         static_cast<BatchNorm&>(layer).take_statistics();

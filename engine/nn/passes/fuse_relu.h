@@ -1,7 +1,7 @@
 // Op -> ReLU becomes one op with a ReLU epilogue, so the ReLU's read and write of the
 // activation disappear in forward and backward:
 //   fuse_matmul_relu: Linear -> ReLU (oneDNN's post-op, cuBLASLt's RELU_BIAS);
-//   fuse_conv_relu:   Conv2d -> ReLU (oneDNN's post-op; on CUDA cuBLASLt's epilogue, or one
+//   fuse_conv_relu:   Convolution -> ReLU (oneDNN's post-op; on CUDA cuBLASLt's epilogue, or one
 //                     bias+ReLU pass after cuDNN);
 //   fuse_bn_relu:     BatchNorm -> ReLU (the ReLU and its bit mask in batch norm's own kernels).
 // Rewritten only where the op's output has no other reader and is not a marked output (the
@@ -16,7 +16,7 @@ namespace dlbench::nn {
 
 class FuseRelu final : public GraphPass {
  public:
-  // Folds ReLUs into the layers whose epilogue op is `op` (kMatmulForward, kConv2dForward,
+  // Folds ReLUs into the layers whose epilogue op is `op` (kMatmulForward, kConvForward,
   // kBatchNormTraining).
   FuseRelu(const char* name, backend::OpKind op) : name_(name), op_(op) {}
   const char* name() const override { return name_; }

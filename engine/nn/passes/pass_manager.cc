@@ -40,7 +40,7 @@ PassReport apply_passes(Graph& graph, const PassContext& context, Fusion fusion)
       std::make_unique<FoldConvBatchNorm>(),
       std::make_unique<FuseRelu>("fuse_bn_relu", backend::OpKind::kBatchNormTraining),
       std::make_unique<FuseRelu>("fuse_matmul_relu", backend::OpKind::kMatmulForward),
-      std::make_unique<FuseRelu>("fuse_conv_relu", backend::OpKind::kConv2dForward),
+      std::make_unique<FuseRelu>("fuse_conv_relu", backend::OpKind::kConvForward),
       std::make_unique<FuseConvBatchNormStatistics>()};
   for (const auto& pass : passes)
     report.rewrites.emplace_back(pass->name(), pass->run(graph, context));

@@ -1,6 +1,6 @@
-// Convolution forward, backward-data and backward-weights: the CPU backend against the float64
-// reference, every other backend (and, on CUDA, each convolution route) against the CPU in
-// every precision and both gradient modes; and finite differences of the forward.
+// Convolution forward, backward-data and backward-weights, 2D and 3D: the CPU backend against the
+// float64 reference, every other backend (and, on CUDA, each convolution route) against the CPU
+// in every precision and both gradient modes; and finite differences of the forward.
 #include <cmath>
 #include <sstream>
 
@@ -10,13 +10,12 @@
 namespace dlbench::op_harness {
 namespace {
 
-using backend::Conv2dParams;
+using backend::ConvParams;
 using backend::OpKind;
 
-Conv2dParams conv(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k,
-                  std::int64_t r, std::int64_t s, int stride, int pad, bool bias,
-                  int dilation = 1) {
-  Conv2dParams p;
+ConvParams conv(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k,
+                std::int64_t r, std::int64_t s, int stride, int pad, bool bias, int dilation = 1) {
+  ConvParams p;
   p.n = n, p.h = h, p.w = w, p.c = c, p.k = k, p.r = r, p.s = s;
   p.stride_h = p.stride_w = stride;
   p.pad_h = p.pad_w = pad;
@@ -25,11 +24,24 @@ Conv2dParams conv(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c
   return p;
 }
 
+// The same in 3D (NDHWC): a cubic-sided input of depth d and a t x r x s filter.
+ConvParams conv3d(std::int64_t n, std::int64_t d, std::int64_t h, std::int64_t w, std::int64_t c,
+                  std::int64_t k, std::int64_t t, std::int64_t r, std::int64_t s, int stride,
+                  int pad, bool bias) {
+  ConvParams p = conv(n, h, w, c, k, r, s, stride, pad, bias);
+  p.spatial_dims = 3;
+  p.d = d, p.t = t, p.stride_d = stride, p.pad_d = pad;
+  return p;
+}
+
 // std::ostringstream rather than string +: GCC 12 warns falsely on chains of it.
-std::string name(const Conv2dParams& p) {
+std::string name(const ConvParams& p) {
   std::ostringstream o;
-  o << "n" << p.n << "_" << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_" << p.r << "x"
-    << p.s << "_s" << p.stride_h << "_p" << p.pad_h << "_d" << p.dilation_h
+  o << "n" << p.n << "_";
+  if (p.volumetric()) o << p.d << "x";
+  o << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_";
+  if (p.volumetric()) o << p.t << "x";
+  o << p.r << "x" << p.s << "_s" << p.stride_h << "_p" << p.pad_h << "_d" << p.dilation_h
     << (p.bias ? "_bias" : "_nobias") << (p.residual ? "_add" : "")
     << (p.activation == backend::Activation::kRelu ? "_relu" : "")
     << (p.statistics ? "_stats" : "");
@@ -41,7 +53,7 @@ std::string name(const Conv2dParams& p) {
 // a tensor-core-sized 3x3 block; 1x1 at stride 2 on odd sizes (the last row and column are not
 // read), odd channels (one channel per thread), 16-byte channel packs, and a tall stride-1
 // product (the last four for the CUDA routes).
-const std::vector<Conv2dParams> kShapes = {
+const std::vector<ConvParams> kShapes = {
     conv(2, 7, 7, 16, 24, 1, 1, 1, 0, false),   conv(2, 8, 8, 8, 16, 1, 1, 2, 0, true),
     conv(2, 10, 10, 16, 16, 3, 3, 1, 1, true),  conv(2, 10, 10, 16, 16, 3, 3, 1, 1, false),
     conv(2, 20, 20, 3, 8, 7, 7, 2, 3, false),   conv(1, 19, 17, 3, 8, 7, 7, 2, 3, true),
@@ -51,12 +63,23 @@ const std::vector<Conv2dParams> kShapes = {
     conv(2, 14, 14, 64, 32, 1, 1, 2, 0, false), conv(2, 28, 28, 64, 96, 1, 1, 1, 0, false),
 };
 
+// 3D U-Net's convolutions, shrunk: same-padded 3x3x3 blocks (one at tensor-core channels),
+// its stride-2 downsampling, the 1x1x1 head with a bias, and the 2x2x2 stride-2 convolution its
+// transposed convolutions are the backward-data of; non-cubic sides throughout.
+const std::vector<ConvParams> kShapes3d = {
+    conv3d(2, 5, 6, 4, 3, 4, 3, 3, 3, 1, 1, false),
+    conv3d(2, 6, 5, 7, 4, 8, 3, 3, 3, 2, 1, true),
+    conv3d(1, 4, 3, 5, 8, 3, 1, 1, 1, 1, 0, true),
+    conv3d(2, 4, 6, 6, 16, 8, 2, 2, 2, 2, 0, false),
+    conv3d(2, 6, 6, 6, 32, 32, 3, 3, 3, 1, 1, false),
+};
+
 // Inputs of one case, seeded by a fixed number so a failure reproduces.
 class ConvCase : public OpCase {
  public:
-  ConvCase(Conv2dParams p, OpKind kind, GradMode mode) : p_(p), kind_(kind), mode_(mode) {}
+  ConvCase(ConvParams p, OpKind kind, GradMode mode) : p_(p), kind_(kind), mode_(mode) {}
   std::string params() const override {
-    return kind_ == OpKind::kConv2dForward ? name(p_) : name(p_) + "_" + mode_name(mode_);
+    return kind_ == OpKind::kConvForward ? name(p_) : name(p_) + "_" + mode_name(mode_);
   }
   OpKind kind() const override { return kind_; }
   bool has_math_mode() const override { return true; }
@@ -64,21 +87,20 @@ class ConvCase : public OpCase {
   double flops() const override { return 2.0 * static_cast<double>(p_.macs()); }
 
  protected:
-  Conv2dParams with_math(const Precision& prec) const {
-    Conv2dParams p = p_;
+  ConvParams with_math(const Precision& prec) const {
+    ConvParams p = p_;
     p.math = prec.math;
     return p;
   }
-  Conv2dParams p_;
+  ConvParams p_;
   OpKind kind_;
   GradMode mode_;
 };
 
 class ConvForward final : public ConvCase {
  public:
-  explicit ConvForward(Conv2dParams p)
-      : ConvCase(p, OpKind::kConv2dForward, GradMode::kOverwrite) {}
-  std::string op() const override { return "conv2d_forward"; }
+  explicit ConvForward(ConvParams p) : ConvCase(p, OpKind::kConvForward, GradMode::kOverwrite) {}
+  std::string op() const override { return "conv_forward"; }
   // x, w, bias, y, the residual and the statistics (one-element placeholders, never touched,
   // without them). With statistics, x and w are positive, so the sums of y are far from 0 and
   // each is held to a relative tolerance.
@@ -99,12 +121,12 @@ class ConvForward final : public ConvCase {
     return t;
   }
   void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
-    be.conv2d_forward(with_math(prec), t[0], t[1], p_.bias ? t[2] : Tensor(), t[3],
-                      p_.residual ? t[4] : Tensor(), p_.statistics ? t[5] : Tensor());
+    be.conv_forward(with_math(prec), t[0], t[1], p_.bias ? t[2] : Tensor(), t[3],
+                    p_.residual ? t[4] : Tensor(), p_.statistics ? t[5] : Tensor());
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    const Vec y = ref::conv2d_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
-                                      t[4].as_double());
+    const Vec y = ref::conv_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double(),
+                                    t[4].as_double());
     std::vector<Check> checks = {{3, y, sum_tolerance(terms() - 1)}};
     if (p_.statistics) {
       Vec stats(static_cast<std::size_t>(2 * p_.k), 0.0);
@@ -145,18 +167,17 @@ class ConvForward final : public ConvCase {
 
 class ConvBackwardData final : public ConvCase {
  public:
-  ConvBackwardData(Conv2dParams p, GradMode mode)
-      : ConvCase(p, OpKind::kConv2dBackwardData, mode) {}
-  std::string op() const override { return "conv2d_backward_data"; }
+  ConvBackwardData(ConvParams p, GradMode mode) : ConvCase(p, OpKind::kConvBackwardData, mode) {}
+  std::string op() const override { return "conv_backward_data"; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     return {input("dy", p_.output_shape(), 4), input("w", p_.weight_shape(), 2),
             grad_output("dx", p_.input_shape(), mode_, 5)};
   }
   void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
-    be.conv2d_backward_data(with_math(prec), t[0], t[1], t[2], mode_);
+    be.conv_backward_data(with_math(prec), t[0], t[1], t[2], mode_);
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    const Vec dx = ref::conv2d_backward_data(p_, t[0].as_double(), t[1].as_double());
+    const Vec dx = ref::conv_backward_data(p_, t[0].as_double(), t[1].as_double());
     return {{2, expected_grad(mode_, t[2], dx), sum_tolerance(p_.r * p_.s * p_.k)}};
   }
   Tolerance against_cpu(const Precision& prec, std::size_t) const override {
@@ -166,9 +187,9 @@ class ConvBackwardData final : public ConvCase {
 
 class ConvBackwardWeights final : public ConvCase {
  public:
-  ConvBackwardWeights(Conv2dParams p, GradMode mode)
-      : ConvCase(p, OpKind::kConv2dBackwardWeights, mode) {}
-  std::string op() const override { return "conv2d_backward_weights"; }
+  ConvBackwardWeights(ConvParams p, GradMode mode)
+      : ConvCase(p, OpKind::kConvBackwardWeights, mode) {}
+  std::string op() const override { return "conv_backward_weights"; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     std::vector<HostTensor> t = {input("x", p_.input_shape(), 1), input("dy", p_.output_shape(), 4),
                                  grad_output("dw", p_.weight_shape(), mode_, 6)};
@@ -176,10 +197,10 @@ class ConvBackwardWeights final : public ConvCase {
     return t;
   }
   void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
-    be.conv2d_backward_weights(with_math(prec), t[0], t[1], t[2], p_.bias ? t[3] : Tensor(), mode_);
+    be.conv_backward_weights(with_math(prec), t[0], t[1], t[2], p_.bias ? t[3] : Tensor(), mode_);
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    const ref::WeightGrads g = ref::conv2d_backward_weights(p_, t[0].as_double(), t[1].as_double());
+    const ref::WeightGrads g = ref::conv_backward_weights(p_, t[0].as_double(), t[1].as_double());
     const Tolerance tol = sum_tolerance(pixels());
     std::vector<Check> checks = {{2, expected_grad(mode_, t[2], g.dw), tol}};
     if (p_.bias) checks.push_back({3, expected_grad(mode_, t[3], g.dbias), tol});
@@ -209,8 +230,8 @@ const ResNetConv kResNetConvs[] = {
 CaseList cases() {
   CaseList out;
   for (const ResNetConv& r : kResNetConvs) {
-    const Conv2dParams p = conv(kPerfBatch, r.side, r.side, r.c, r.k, r.window, r.window, r.stride,
-                                static_cast<int>(r.window / 2), false);
+    const ConvParams p = conv(kPerfBatch, r.side, r.side, r.c, r.k, r.window, r.window, r.stride,
+                              static_cast<int>(r.window / 2), false);
     out.push_back(std::make_unique<PerfCase>(std::make_unique<ConvForward>(p)));
     out.push_back(
         std::make_unique<PerfCase>(std::make_unique<ConvBackwardData>(p, GradMode::kOverwrite)));
@@ -222,16 +243,17 @@ CaseList cases() {
   for (std::int64_t c : {4, 8})
     out.push_back(std::make_unique<PerfCase>(
         std::make_unique<ConvForward>(conv(kPerfBatch, 224, 224, c, 64, 7, 7, 2, 3, false))));
-  for (const Conv2dParams& p : kShapes) out.push_back(std::make_unique<ConvForward>(p));
+  for (const ConvParams& p : kShapes) out.push_back(std::make_unique<ConvForward>(p));
+  for (const ConvParams& p : kShapes3d) out.push_back(std::make_unique<ConvForward>(p));
   // The ReLU epilogue (fuse_conv_relu) after a bias and without one, on the stem and a 3x3.
-  for (Conv2dParams p : {kShapes[2], kShapes[3], kShapes[4], kShapes[5]}) {
+  for (ConvParams p : {kShapes[2], kShapes[3], kShapes[4], kShapes[5]}) {
     p.activation = backend::Activation::kRelu;
     out.push_back(std::make_unique<ConvForward>(p));
   }
   // Inference's folded residual tail (fold_conv_bn): + residual before the ReLU, with and without
   // a bias and a ReLU, on 1x1 blocks (direct products on CUDA's product route, one chunked at
   // stride 2) and a 3x3.
-  for (Conv2dParams p : {kShapes[0], kShapes[1], kShapes[2], kShapes[13]}) {
+  for (ConvParams p : {kShapes[0], kShapes[1], kShapes[2], kShapes[13]}) {
     p.residual = true;
     out.push_back(std::make_unique<ConvForward>(p));
     p.bias = true;
@@ -240,30 +262,31 @@ CaseList cases() {
   }
   // A training batch norm's statistics from the convolution before it (fuse_conv_bn_stats): 3x3
   // and strided blocks, a 1x1 product, 16-byte packs of 64 channels and odd channels.
-  for (Conv2dParams p : {kShapes[3], kShapes[6], kShapes[7], kShapes[10], kShapes[13]}) {
+  for (ConvParams p : {kShapes[3], kShapes[6], kShapes[7], kShapes[10], kShapes[13]}) {
     p.statistics = true;
     out.push_back(std::make_unique<ConvForward>(p));
   }
-  for (const Conv2dParams& p : kShapes)
-    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate}) {
-      out.push_back(std::make_unique<ConvBackwardData>(p, m));
-      out.push_back(std::make_unique<ConvBackwardWeights>(p, m));
-    }
+  for (const auto* shapes : {&kShapes, &kShapes3d})
+    for (const ConvParams& p : *shapes)
+      for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate}) {
+        out.push_back(std::make_unique<ConvBackwardData>(p, m));
+        out.push_back(std::make_unique<ConvBackwardWeights>(p, m));
+      }
   return out;
 }
 DLBENCH_OP_CASES(cases);
 
-// dx, dw and dbias of a small convolution at strides 1 and 2.
+// dx, dw and dbias of a small convolution at strides 1 and 2, in 2D and 3D.
 std::vector<GradCase> grad_cases() {
   std::vector<GradCase> out;
-  for (int stride : {1, 2}) {
-    Conv2dParams p;
-    p.n = 2, p.h = 5, p.w = 4, p.c = 3, p.k = 2, p.r = 3, p.s = 3;
-    p.stride_h = p.stride_w = stride, p.pad_h = p.pad_w = 1, p.bias = true;
+  for (const ConvParams& p :
+       {conv(2, 5, 4, 3, 2, 3, 3, 1, 1, true), conv(2, 5, 4, 3, 2, 3, 3, 2, 1, true),
+        conv3d(1, 3, 4, 3, 2, 2, 3, 3, 3, 1, 1, true),
+        conv3d(2, 4, 3, 4, 2, 3, 3, 3, 3, 2, 1, true)}) {
     GradCase g;
-    g.op = "conv2d";
+    g.op = p.volumetric() ? "conv3d" : "conv2d";
     g.params = name(p);
-    g.kind = OpKind::kConv2dBackwardData;
+    g.kind = OpKind::kConvBackwardData;
     g.op_params = p;
     g.tensors = {input("x", p.input_shape(), 81), input("w", p.weight_shape(), 82),
                  input("bias", {p.k}, 83),        input("dy", p.output_shape(), 84),
@@ -271,14 +294,14 @@ std::vector<GradCase> grad_cases() {
                  output("dbias", {p.k})};
     g.wrt = {{0, 4}, {1, 5}, {2, 6}};
     g.weight = 3;
-    g.forward = [p](const std::vector<Vec>& t) { return ref::conv2d_forward(p, t[0], t[1], t[2]); };
+    g.forward = [p](const std::vector<Vec>& t) { return ref::conv_forward(p, t[0], t[1], t[2]); };
     g.reference_backward = [p](const std::vector<Vec>& t) {
-      ref::WeightGrads w = ref::conv2d_backward_weights(p, t[0], t[3]);
-      return std::vector<Vec>{ref::conv2d_backward_data(p, t[3], t[1]), w.dw, w.dbias};
+      ref::WeightGrads w = ref::conv_backward_weights(p, t[0], t[3]);
+      return std::vector<Vec>{ref::conv_backward_data(p, t[3], t[1]), w.dw, w.dbias};
     };
     g.backward = [p](backend::Backend& be, std::span<const Tensor> t) {
-      be.conv2d_backward_data(p, t[3], t[1], t[4], GradMode::kOverwrite);
-      be.conv2d_backward_weights(p, t[0], t[3], t[5], t[6], GradMode::kOverwrite);
+      be.conv_backward_data(p, t[3], t[1], t[4], GradMode::kOverwrite);
+      be.conv_backward_weights(p, t[0], t[3], t[5], t[6], GradMode::kOverwrite);
     };
     out.push_back(std::move(g));
   }

@@ -8,9 +8,10 @@
 #include "engine/nn/layers/add.h"
 #include "engine/nn/layers/batch_norm.h"
 #include "engine/nn/layers/concat_columns.h"
-#include "engine/nn/layers/conv2d.h"
-#include "engine/nn/layers/conv_transpose2d.h"
+#include "engine/nn/layers/conv_transpose.h"
+#include "engine/nn/layers/convolution.h"
 #include "engine/nn/layers/embedding.h"
+#include "engine/nn/layers/instance_norm.h"
 #include "engine/nn/layers/linear.h"
 #include "engine/nn/layers/multiply.h"
 #include "engine/nn/layers/pool.h"
@@ -27,8 +28,8 @@ namespace {
 
 using nn::Layer;
 
-backend::Conv2dParams conv(int n, int h, int c, int k, int r, int stride, int pad, bool bias) {
-  backend::Conv2dParams p;
+backend::ConvParams conv(int n, int h, int c, int k, int r, int stride, int pad, bool bias) {
+  backend::ConvParams p;
   p.n = n, p.h = p.w = h, p.c = c, p.k = k, p.r = p.s = r;
   p.stride_h = p.stride_w = stride, p.pad_h = p.pad_w = pad, p.bias = bias;
   return p;
@@ -59,33 +60,37 @@ LayerCase with_relu_epilogue(const char* layer, const char* params, OpParams p, 
   return c;
 }
 
-// The transposed convolution by its definition: each input pixel scatters its channels through
-// the kernel into a stride-spaced window of the output, y[n, i*sh + a, j*sw + b, c] +=
-// x[n, i, j, k] W[k, a, b, c] (`p`: the convolution it transposes, no padding).
+// The transposed convolution by its definition: each input voxel scatters its channels through
+// the kernel into a stride-spaced window of the output, y[n, o*sd + e, i*sh + a, j*sw + b, c]
+// += x[n, o, i, j, k] W[k, e, a, b, c] (`p`: the convolution it transposes, no padding; 2D is
+// depth 1).
 std::vector<std::vector<float>> conv_transpose_reference(
-    const backend::Conv2dParams& p, const std::vector<std::vector<float>>& inputs,
+    const backend::ConvParams& p, const std::vector<std::vector<float>>& inputs,
     const std::vector<std::vector<float>>& params) {
   const std::vector<float>&x = inputs[0], &w = params[0];
   std::vector<float> y(static_cast<std::size_t>(p.input_shape().numel()), 0.0f);
   for (std::int64_t n = 0; n < p.n; ++n)
-    for (std::int64_t i = 0; i < p.out_h(); ++i)
-      for (std::int64_t j = 0; j < p.out_w(); ++j)
-        for (std::int64_t k = 0; k < p.k; ++k)
-          for (std::int64_t a = 0; a < p.r; ++a)
-            for (std::int64_t b = 0; b < p.s; ++b)
-              for (std::int64_t c = 0; c < p.c; ++c) {
-                const std::int64_t row = i * p.stride_h + a, col = j * p.stride_w + b;
-                y[((n * p.h + row) * p.w + col) * p.c + c] +=
-                    x[((n * p.out_h() + i) * p.out_w() + j) * p.k + k] *
-                    w[((k * p.r + a) * p.s + b) * p.c + c];
-              }
+    for (std::int64_t o = 0; o < p.out_d(); ++o)
+      for (std::int64_t i = 0; i < p.out_h(); ++i)
+        for (std::int64_t j = 0; j < p.out_w(); ++j)
+          for (std::int64_t k = 0; k < p.k; ++k)
+            for (std::int64_t e = 0; e < p.t; ++e)
+              for (std::int64_t a = 0; a < p.r; ++a)
+                for (std::int64_t b = 0; b < p.s; ++b)
+                  for (std::int64_t c = 0; c < p.c; ++c) {
+                    const std::int64_t z = o * p.stride_d + e, row = i * p.stride_h + a,
+                                       col = j * p.stride_w + b;
+                    y[(((n * p.d + z) * p.h + row) * p.w + col) * p.c + c] +=
+                        x[(((n * p.out_d() + o) * p.out_h() + i) * p.out_w() + j) * p.k + k] *
+                        w[(((k * p.t + e) * p.r + a) * p.s + b) * p.c + c];
+                  }
   return {y};
 }
 
-LayerCase conv_transpose_case(const char* params, const backend::Conv2dParams& p) {
-  return {"conv_transpose2d",
+LayerCase conv_transpose_case(const char* params, const backend::ConvParams& p) {
+  return {p.volumetric() ? "conv_transpose3d" : "conv_transpose2d",
           params,
-          make<nn::ConvTranspose2d>(p),
+          make<nn::ConvTranspose>(p),
           {p.output_shape()},
           {},
           {},
@@ -95,6 +100,31 @@ LayerCase conv_transpose_case(const char* params, const backend::Conv2dParams& p
           [p](const auto& inputs, const auto& weights) {
             return conv_transpose_reference(p, inputs, weights);
           }};
+}
+
+// Instance norm by its definition: per sample and channel, (x - mean) / sqrt(var + 1e-5) over the
+// sample's positions (biased variance), then gamma and beta.
+std::vector<std::vector<float>> instance_norm_reference(
+    const Shape& shape, const std::vector<std::vector<float>>& inputs,
+    const std::vector<std::vector<float>>& params) {
+  const std::vector<float>&x = inputs[0], &gamma = params[0], &beta = params[1];
+  const std::int64_t samples = shape[0], channels = shape[shape.rank() - 1];
+  const std::int64_t positions = shape.numel() / (samples * channels);
+  std::vector<float> y(x.size());
+  for (std::int64_t n = 0; n < samples; ++n)
+    for (std::int64_t c = 0; c < channels; ++c) {
+      auto at = [&](std::int64_t q) {
+        return static_cast<std::size_t>((n * positions + q) * channels + c);
+      };
+      double sum = 0, squares = 0;
+      for (std::int64_t q = 0; q < positions; ++q) sum += x[at(q)];
+      const double mean = sum / static_cast<double>(positions);
+      for (std::int64_t q = 0; q < positions; ++q) squares += (x[at(q)] - mean) * (x[at(q)] - mean);
+      const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(positions) + 1e-5);
+      for (std::int64_t q = 0; q < positions; ++q)
+        y[at(q)] = static_cast<float>(gamma[c] * (x[at(q)] - mean) * inv_std + beta[c]);
+    }
+  return {y};
 }
 
 // Rows of each input's last axis side by side.
@@ -128,14 +158,14 @@ std::vector<LayerCase> dense_layers() {
   std::vector<LayerCase> out;
   out.push_back({"conv2d",
                  "3x3_padded",
-                 make<nn::Conv2d>(conv(2, 5, 3, 4, 3, 1, 1, false)),
+                 make<nn::Convolution>(conv(2, 5, 3, 4, 3, 1, 1, false)),
                  {{2, 5, 5, 3}},
                  {},
                  {},
                  false});
   out.push_back({"conv2d",
                  "strided_with_bias",
-                 make<nn::Conv2d>(conv(2, 6, 2, 3, 3, 2, 1, true)),
+                 make<nn::Convolution>(conv(2, 6, 2, 3, 3, 2, 1, true)),
                  {{2, 6, 6, 2}},
                  {},
                  {},
@@ -144,9 +174,34 @@ std::vector<LayerCase> dense_layers() {
   // U-Net's upsampling (2x2 at stride 2: each output from one tap), and overlapping taps (3x3
   // at stride 2). Input gradients overwrite only (the layer says so), hence no accumulate pass.
   out.push_back(
-      conv_transpose_case("2x2_stride2", nn::ConvTranspose2d::upsampling(2, 3, 3, 4, 3, 2, 2)));
+      conv_transpose_case("2x2_stride2", nn::ConvTranspose::upsampling({2, 3, 3, 4}, 3, 2, 2)));
   out.push_back(conv_transpose_case("3x3_stride2_overlapping",
-                                    nn::ConvTranspose2d::upsampling(1, 3, 3, 2, 3, 3, 2)));
+                                    nn::ConvTranspose::upsampling({1, 3, 3, 2}, 3, 3, 2)));
+  // 3D U-Net's: 2x2x2 at stride 2 on a non-cubic input, and overlapping 3x3x3 taps.
+  out.push_back(conv_transpose_case("2x2x2_stride2",
+                                    nn::ConvTranspose::upsampling({2, 2, 3, 2, 4}, 3, 2, 2)));
+  out.push_back(conv_transpose_case("3x3x3_stride2_overlapping",
+                                    nn::ConvTranspose::upsampling({1, 2, 2, 3, 2}, 2, 3, 2)));
+  // A 3D convolution, strided, through the layer (the op's own cases are in conv_cases.cc).
+  backend::ConvParams c3 = conv(2, 5, 2, 3, 3, 2, 1, true);
+  c3.spatial_dims = 3, c3.d = 4, c3.t = 3, c3.stride_d = 2, c3.pad_d = 1;
+  out.push_back(
+      {"conv3d", "strided_with_bias", make<nn::Convolution>(c3), {c3.input_shape()}, {}, {}, true});
+  // Instance norm: each sample normalized over its own voxels, gamma's and beta's gradients
+  // summed over the samples (three, so a later sample adds to an earlier one's twice).
+  const Shape volumes{3, 2, 3, 2, 4};
+  out.push_back({"instance_norm",
+                 "three_volumes",
+                 make<nn::InstanceNorm>(volumes),
+                 {volumes},
+                 {},
+                 {},
+                 true,
+                 0,
+                 std::nullopt,
+                 [volumes](const auto& inputs, const auto& params) {
+                   return instance_norm_reference(volumes, inputs, params);
+                 }});
 
   backend::BatchNormParams bn;
   bn.rows = 2 * 3 * 3, bn.channels = 4;
@@ -194,9 +249,9 @@ std::vector<LayerCase> dense_layers() {
 
   // A ReLU epilogue: the ReLU's backward runs in place on the output gradient first. Few
   // outputs, each a sum of many taps, so none sits within a probe's step of the ReLU's kink.
-  out.push_back(with_relu_epilogue<nn::Conv2d>("conv2d+relu", "3x3_deep_with_bias",
-                                               conv(1, 3, 8, 2, 3, 1, 1, true), {1, 3, 3, 8},
-                                               backend::OpKind::kConv2dForward));
+  out.push_back(with_relu_epilogue<nn::Convolution>("conv2d+relu", "3x3_deep_with_bias",
+                                                    conv(1, 3, 8, 2, 3, 1, 1, true), {1, 3, 3, 8},
+                                                    backend::OpKind::kConvForward));
   out.push_back(with_relu_epilogue<nn::Linear>("linear+relu", "with_bias", fc, {3, 5},
                                                backend::OpKind::kMatmulForward));
 

@@ -1,5 +1,6 @@
 // The CUDA variants of the op harness: the measured convolution route (the default), the
-// two pinned routes, each checked after a convolution case ran (cuda_backend.h: ConvRoute),
+// three pinned routes (cuDNN's Find, the matrix product, cuDNN's graph API), each checked after
+// a convolution case ran (cuda_backend.h: ConvRoute),
 // and convolutions cut into one-sample slices of the batch (what batches past cuDNN's 2^31
 // limits run as).
 #include <cuda_runtime_api.h>
@@ -39,6 +40,12 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   }
   if (route == ConvRoute::kGemm) {
     EXPECT_EQ(gemm_count, gpu.conv_choices().size());
+  }
+  // Pinned to the graph API: every shape cuDNN has an engine for runs there (the graph route
+  // falls back to Find's algorithm only where it has none, never for these small shapes).
+  if (route == ConvRoute::kGraph) {
+    EXPECT_TRUE(gpu.conv_choices().empty());
+    EXPECT_GT(gpu.graph_routes(), 0u);
   }
 }
 
@@ -88,6 +95,7 @@ void add_cuda_variants(std::vector<Variant>& out) {
   out.push_back(cuda_variant("cuda", ConvRoute::kMeasured, false));
   out.push_back(cuda_variant("cuda/cudnn", ConvRoute::kCudnn, true));
   out.push_back(cuda_variant("cuda/gemm", ConvRoute::kGemm, true));
+  out.push_back(cuda_variant("cuda/graph", ConvRoute::kGraph, true));
   // Any limit below one sample's bytes makes a slice of every sample.
   out.push_back(cuda_variant("cuda/sliced", ConvRoute::kMeasured, true, 1));
 }

@@ -10,8 +10,8 @@
 namespace dlbench::op_harness {
 
 bool is_conv(backend::OpKind kind) {
-  return kind == backend::OpKind::kConv2dForward || kind == backend::OpKind::kConv2dBackwardData ||
-         kind == backend::OpKind::kConv2dBackwardWeights;
+  return kind == backend::OpKind::kConvForward || kind == backend::OpKind::kConvBackwardData ||
+         kind == backend::OpKind::kConvBackwardWeights;
 }
 
 namespace {

@@ -40,7 +40,7 @@ struct Unchanged {
 class OpCase {
  public:
   virtual ~OpCase() = default;
-  virtual std::string op() const = 0;      // "conv2d_backward_data"
+  virtual std::string op() const = 0;      // "conv_backward_data"
   virtual std::string params() const = 0;  // "n2_7x7x16_k24_1x1_s1_p0_d1_nobias_accumulate"
   virtual backend::OpKind kind() const = 0;
   // Whether the op reads Precision::math (TF32 is a precision of its own only then).

@@ -14,25 +14,32 @@ std::int64_t nhwc(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c
 }
 
 // Calls f(y_index, x_index, w_index) for every multiply-accumulate of a convolution, skipping
-// taps that fall into the zero padding. All three conv passes are sums over this one set.
+// taps that fall into the zero padding. All three conv passes are sums over this one set. 2D
+// is 3D of depth 1 (d, t, out_d 1, pad 0): the same flat indices.
 template <class F>
-void for_each_conv_tap(const Conv2dParams& p, F&& f) {
-  const std::int64_t oh = p.out_h(), ow = p.out_w();
+void for_each_conv_tap(const ConvParams& p, F&& f) {
+  const std::int64_t od = p.out_d(), oh = p.out_h(), ow = p.out_w();
   for (std::int64_t n = 0; n < p.n; ++n)
-    for (std::int64_t i = 0; i < oh; ++i)
-      for (std::int64_t j = 0; j < ow; ++j)
-        for (std::int64_t k = 0; k < p.k; ++k)
-          for (std::int64_t r = 0; r < p.r; ++r) {
-            const std::int64_t h = i * p.stride_h - p.pad_h + r * p.dilation_h;
-            if (h < 0 || h >= p.h) continue;
-            for (std::int64_t s = 0; s < p.s; ++s) {
-              const std::int64_t w = j * p.stride_w - p.pad_w + s * p.dilation_w;
-              if (w < 0 || w >= p.w) continue;
-              for (std::int64_t c = 0; c < p.c; ++c)
-                f(nhwc(n, i, j, k, oh, ow, p.k), nhwc(n, h, w, c, p.h, p.w, p.c),
-                  ((k * p.r + r) * p.s + s) * p.c + c);
+    for (std::int64_t o = 0; o < od; ++o)
+      for (std::int64_t i = 0; i < oh; ++i)
+        for (std::int64_t j = 0; j < ow; ++j)
+          for (std::int64_t k = 0; k < p.k; ++k)
+            for (std::int64_t t = 0; t < p.t; ++t) {
+              const std::int64_t z = o * p.stride_d - p.pad_d + t * p.dilation_d;
+              if (z < 0 || z >= p.d) continue;
+              for (std::int64_t r = 0; r < p.r; ++r) {
+                const std::int64_t h = i * p.stride_h - p.pad_h + r * p.dilation_h;
+                if (h < 0 || h >= p.h) continue;
+                for (std::int64_t s = 0; s < p.s; ++s) {
+                  const std::int64_t w = j * p.stride_w - p.pad_w + s * p.dilation_w;
+                  if (w < 0 || w >= p.w) continue;
+                  for (std::int64_t c = 0; c < p.c; ++c)
+                    f(nhwc(n * od + o, i, j, k, oh, ow, p.k),
+                      nhwc(n * p.d + z, h, w, c, p.h, p.w, p.c),
+                      (((k * p.t + t) * p.r + r) * p.s + s) * p.c + c);
+                }
+              }
             }
-          }
 }
 
 // Calls f(y_index, x_index, window_count) for each in-bounds element of each pooling window;
@@ -57,8 +64,8 @@ void for_each_pool_tap(const PoolParams& p, F&& f) {
 
 }  // namespace
 
-Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec& bias,
-                   const Vec& residual) {
+Vec conv_forward(const ConvParams& p, const Vec& x, const Vec& w, const Vec& bias,
+                 const Vec& residual) {
   Vec y(p.output_shape().numel(), 0.0);
   if (p.bias)
     for (std::size_t i = 0; i < y.size(); ++i) y[i] = bias[i % p.k];
@@ -71,14 +78,14 @@ Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec&
   return y;
 }
 
-Vec conv2d_backward_data(const Conv2dParams& p, const Vec& dy, const Vec& w) {
+Vec conv_backward_data(const ConvParams& p, const Vec& dy, const Vec& w) {
   Vec dx(p.input_shape().numel(), 0.0);
   for_each_conv_tap(
       p, [&](std::int64_t yi, std::int64_t xi, std::int64_t wi) { dx[xi] += dy[yi] * w[wi]; });
   return dx;
 }
 
-WeightGrads conv2d_backward_weights(const Conv2dParams& p, const Vec& x, const Vec& dy) {
+WeightGrads conv_backward_weights(const ConvParams& p, const Vec& x, const Vec& dy) {
   WeightGrads g{Vec(p.weight_shape().numel(), 0.0), {}};
   for_each_conv_tap(
       p, [&](std::int64_t yi, std::int64_t xi, std::int64_t wi) { g.dw[wi] += dy[yi] * x[xi]; });

@@ -13,19 +13,19 @@ namespace dlbench::ref {
 using Vec = std::vector<double>;
 using backend::AdamParams;
 using backend::BatchNormParams;
-using backend::Conv2dParams;
+using backend::ConvParams;
 using backend::MatmulParams;
 using backend::PoolParams;
 using backend::SgdParams;
 
 // bias may be empty when !p.bias, residual (shaped as y, added before the ReLU) when !p.residual.
-Vec conv2d_forward(const Conv2dParams& p, const Vec& x, const Vec& w, const Vec& bias,
-                   const Vec& residual = {});
-Vec conv2d_backward_data(const Conv2dParams& p, const Vec& dy, const Vec& w);
+Vec conv_forward(const ConvParams& p, const Vec& x, const Vec& w, const Vec& bias,
+                 const Vec& residual = {});
+Vec conv_backward_data(const ConvParams& p, const Vec& dy, const Vec& w);
 struct WeightGrads {
   Vec dw, dbias;  // dbias empty when the op has no bias
 };
-WeightGrads conv2d_backward_weights(const Conv2dParams& p, const Vec& x, const Vec& dy);
+WeightGrads conv_backward_weights(const ConvParams& p, const Vec& x, const Vec& dy);
 
 struct BatchNormTraining {
   Vec y, mean, inv_std, running_mean, running_var;  // running_* after the update

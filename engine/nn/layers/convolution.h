@@ -1,4 +1,5 @@
-// Conv2d: one of the plain layers models are built from (forward and backward side by side).
+// Convolution: one of the plain layers models are built from (forward and backward side by side),
+// in 2D or 3D as its ConvParams say.
 #pragma once
 
 #include <optional>
@@ -8,7 +9,7 @@
 
 namespace dlbench::nn {
 
-// y = conv(x, W) (+ b). Weights KRSC, activations NHWC.
+// y = conv(x, W) (+ b). Weights KRSC, activations NHWC (3D: KTRSC and NDHWC).
 // fuse_relu() (the fuse_conv_relu pass) makes it y = relu(conv(x, W) + b) in one op; its backward
 // then applies the ReLU's backward to the output gradient in place first.
 // fold_batch_norm() (the fold_conv_bn pass, inference only) makes it y = bn(conv(x, W) + b),
@@ -19,9 +20,9 @@ namespace dlbench::nn {
 // produce_statistics() (the fuse_conv_bn_stats pass, training only) gives it a second output:
 // the sums of y and y^2 per channel (f32 [2, K], no gradient), which the batch norm after it
 // takes instead of reading y for them.
-class Conv2d final : public Layer {
+class Convolution final : public Layer {
  public:
-  explicit Conv2d(const backend::Conv2dParams& p) : p_(p) {}
+  explicit Convolution(const backend::ConvParams& p) : p_(p) {}
   const char* kind() const override;
   int num_inputs() const override { return p_.residual ? 2 : 1; }
   Shape output_shape(std::span<const Shape> inputs) const override;
@@ -37,11 +38,11 @@ class Conv2d final : public Layer {
   // What the fold_conv_bn pass asks: the op the convolution runs with `bn` (and its tail) folded
   // in (nullopt when it cannot take a batch norm: one folded already, or a ReLU before it), and
   // folding `bn` in for weights of `dtype`.
-  std::optional<backend::Conv2dParams> folded_forward(const backend::BatchNormParams& bn) const;
+  std::optional<backend::ConvParams> folded_forward(const backend::BatchNormParams& bn) const;
   void fold_batch_norm(const backend::BatchNormParams& bn, DType dtype);
   // Whether it can hand the batch norm after it its statistics (plain: no ReLU, residual or
   // folded batch norm), as the op it would then run; and doing so.
-  std::optional<backend::Conv2dParams> statistics_forward() const;
+  std::optional<backend::ConvParams> statistics_forward() const;
   void produce_statistics() { p_.statistics = true; }
   std::int64_t forward_macs() const override { return p_.macs(); }
   std::int64_t backward_macs(bool skip_input_grad) const override {
@@ -54,11 +55,11 @@ class Conv2d final : public Layer {
 
  private:
   // The op forward runs: with a folded batch norm, a convolution with a bias.
-  backend::Conv2dParams forward_params() const;
+  backend::ConvParams forward_params() const;
   Tensor folded_weight(const StepContext& ctx) const;
   Tensor folded_bias(const StepContext& ctx) const;
 
-  backend::Conv2dParams p_;
+  backend::ConvParams p_;
   std::optional<backend::BatchNormParams> folded_;
   DType folded_dtype_ = DType::kF32;
 };
