@@ -120,8 +120,8 @@ TEST(SyntheticTest, BlobVolumesAreEllipsoids) {
   auto be = backend::make_backend(Device::cpu());
   std::vector<std::int32_t> filled(labels.size());
   SyntheticSource source({{"labels", {n, d, h, w}, DType::kI32, scene_labels(3), "classes"}}, 5);
-  source.fill(*be, std::vector<Tensor>{Tensor(filled.data(), {n, d, h, w}, DType::kI32,
-                                              Device::cpu())});
+  source.fill(*be,
+              std::vector<Tensor>{Tensor(filled.data(), {n, d, h, w}, DType::kI32, Device::cpu())});
   EXPECT_EQ(filled, labels);
 }
 
