@@ -94,10 +94,23 @@ TEST(CliTest, HelpListsTheRegisteredModels) {
   auto r = dlbench("run --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* shown :
-       {"Model: ncf, resnet50, unet, vgg16, word2vec",
-        "ncf 256 train, 100 infer; resnet50 128 train, 64 infer", "224 (default), 32 pixels"})
+       {"Model: ncf, resnet50, unet, unet3d, vgg16, word2vec",
+        "ncf 256 train, 100 infer; resnet50 128 train, 64 infer", "224 (default), 32 pixels",
+        "unet3d 2 train, 2 infer", "unet3d 128 (default), 96, 64, 32 voxels"})
     EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
   EXPECT_EQ(r.out.find("registry-probe"), std::string::npos) << r.out;
+}
+
+// A volume model counts volumes and names its input's three sides.
+TEST(CliTest, UNet3dRunsOnTheCpuInVolumes) {
+  auto r = dlbench(
+      "run unet3d --device cpu --input 32 --batch 1 --warmup 1 --steps 2 --no-store "
+      "--no-telemetry");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("unet3d train fp32 on cpu, batch 1, input 32x32x32"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" volumes/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Parameters        31189443"), std::string::npos) << r.out;
 }
 
 // Engine errors say what to change in words and name the setting; the CLI adds the flag.

@@ -219,6 +219,7 @@ TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
        "text8.zip is a zip archive, not text"},
       {"run word2vec --data " + good, "holds 0 word(s) seen 5 times or more"},
       {"run resnet50 --input 32 --data " + good, "resnet50 reads no data file yet"},
+      {"run unet3d --input 32 --data " + good, "unet3d reads no data file yet"},
       {"run ncf --framework pytorch --data " + good, "--data is read by dlbench's own engine"},
       {"run unet --input 32 --data " + empty_folder(), "no case folder with imaging.nii(.gz)"},
       {"run unet --input 32 --data " + good, "not a folder"},
