@@ -248,8 +248,10 @@ void print_text(const result::RunResult& r, std::ostream& out,
       classes +=
           std::string(k == 1 ? "" : ", ") + "class " + std::to_string(k) + " " + fixed(d->value, 3);
     const auto* slices = find_metric(r, "quality/held_out_slices");
-    s.row("Dice", fixed(dice->value, 3) + " (" + classes + ") on " +
-                      fixed(slices ? slices->value : 0, 0) + " held-out slices");
+    const auto* patches = find_metric(r, "quality/held_out_patches");
+    const std::string on = patches ? fixed(patches->value, 0) + " held-out patches"
+                                   : fixed(slices ? slices->value : 0, 0) + " held-out slices";
+    s.row("Dice", fixed(dice->value, 3) + " (" + classes + ") on " + on);
   }
   // What the vectors learned: each probe word's nearest words, with their cosine similarity.
   for (std::size_t i = 0; i < r.neighbours.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "engine/core/shape.h"
 
@@ -21,6 +22,22 @@ enum class GradMode { kOverwrite, kAccumulate };
 // An activation applied to an op's output in the same op (an epilogue), after its bias. Only
 // the forward op takes one: the backward ops take kNone, the activation's backward runs first.
 enum class Activation { kNone, kRelu };
+
+// Per-axis values outermost first, the depth only in 3D, and dims in the order cuDNN and oneDNN
+// name them whatever the memory order: [a, b, (depth,) height, width] for [N, C, ...] or
+// [K, C, ...]. One place for every backend's descriptors.
+inline std::vector<std::int64_t> spatial_axes(int spatial_dims, std::int64_t depth,
+                                              std::int64_t height, std::int64_t width) {
+  if (spatial_dims == 3) return {depth, height, width};
+  return {height, width};
+}
+inline std::vector<std::int64_t> logical_axes(int spatial_dims, std::int64_t a, std::int64_t b,
+                                              std::int64_t depth, std::int64_t height,
+                                              std::int64_t width) {
+  std::vector<std::int64_t> dims = spatial_axes(spatial_dims, depth, height, width);
+  dims.insert(dims.begin(), {a, b});
+  return dims;
+}
 
 // A convolution over 2 spatial dimensions (activations NHWC, weights KRSC) or 3 (NDHWC and
 // KTRSC: `d` the input's depth, `t` the filter's); the depth fields stay 1 (pad 0) in 2D, so
@@ -61,6 +78,25 @@ struct ConvParams {
   std::int64_t taps() const { return t * r * s; }
   // Multiply-accumulates of the forward pass (bias adds not counted).
   std::int64_t macs() const { return output_rows() * k * taps() * c; }
+  // [N, C, (D,) H, W] and [K, C, (T,) R, S] dims and per-axis geometry (logical_axes).
+  std::vector<std::int64_t> logical_input_dims() const {
+    return logical_axes(spatial_dims, n, c, d, h, w);
+  }
+  std::vector<std::int64_t> logical_weight_dims() const {
+    return logical_axes(spatial_dims, k, c, t, r, s);
+  }
+  std::vector<std::int64_t> logical_output_dims() const {
+    return logical_axes(spatial_dims, n, k, out_d(), out_h(), out_w());
+  }
+  std::vector<std::int64_t> spatial_pads() const {
+    return spatial_axes(spatial_dims, pad_d, pad_h, pad_w);
+  }
+  std::vector<std::int64_t> spatial_strides() const {
+    return spatial_axes(spatial_dims, stride_d, stride_h, stride_w);
+  }
+  std::vector<std::int64_t> spatial_dilations() const {
+    return spatial_axes(spatial_dims, dilation_d, dilation_h, dilation_w);
+  }
   // Every field, the batch first: what tells two convolutions apart (backends key their plans
   // and primitives by it).
   static constexpr std::size_t kFields = 23;
@@ -129,17 +165,60 @@ struct BatchNormParams {
 
 enum class PoolKind { kMax, kAverage };
 
+// Pooling over 2 spatial dimensions (NHWC) or 3 (NDHWC: `d` the depth, the window's depth
+// `window_d`); the depth fields stay 1 (pad 0) in 2D, so every count below holds for both.
 struct PoolParams {
   PoolKind kind = PoolKind::kMax;
-  std::int64_t n = 1, h = 1, w = 1, c = 1;
-  int window_h = 1, window_w = 1;
-  int stride_h = 1, stride_w = 1;
-  int pad_h = 0, pad_w = 0;  // average pooling excludes padding from the divisor
+  int spatial_dims = 2;
+  std::int64_t n = 1, d = 1, h = 1, w = 1, c = 1;
+  int window_d = 1, window_h = 1, window_w = 1;
+  int stride_d = 1, stride_h = 1, stride_w = 1;
+  int pad_d = 0, pad_h = 0, pad_w = 0;  // average pooling excludes padding from the divisor
 
+  bool volumetric() const { return spatial_dims == 3; }
+  std::int64_t out_d() const { return (d + 2 * pad_d - window_d) / stride_d + 1; }
   std::int64_t out_h() const { return (h + 2 * pad_h - window_h) / stride_h + 1; }
   std::int64_t out_w() const { return (w + 2 * pad_w - window_w) / stride_w + 1; }
-  Shape input_shape() const { return {n, h, w, c}; }
-  Shape output_shape() const { return {n, out_h(), out_w(), c}; }
+  Shape input_shape() const { return volumetric() ? Shape{n, d, h, w, c} : Shape{n, h, w, c}; }
+  Shape output_shape() const {
+    return volumetric() ? Shape{n, out_d(), out_h(), out_w(), c} : Shape{n, out_h(), out_w(), c};
+  }
+  std::int64_t window_positions() const { return std::int64_t{window_d} * window_h * window_w; }
+  std::vector<std::int64_t> logical_input_dims() const {
+    return logical_axes(spatial_dims, n, c, d, h, w);
+  }
+  std::vector<std::int64_t> logical_output_dims() const {
+    return logical_axes(spatial_dims, n, c, out_d(), out_h(), out_w());
+  }
+  std::vector<std::int64_t> spatial_windows() const {
+    return spatial_axes(spatial_dims, window_d, window_h, window_w);
+  }
+  std::vector<std::int64_t> spatial_strides() const {
+    return spatial_axes(spatial_dims, stride_d, stride_h, stride_w);
+  }
+  std::vector<std::int64_t> spatial_pads() const {
+    return spatial_axes(spatial_dims, pad_d, pad_h, pad_w);
+  }
+  // Every field: what tells two poolings apart (backends key their primitives by it).
+  static constexpr std::size_t kFields = 16;
+  std::array<std::int64_t, kFields> fields() const {
+    return {static_cast<std::int64_t>(kind),
+            spatial_dims,
+            n,
+            d,
+            h,
+            w,
+            c,
+            window_d,
+            window_h,
+            window_w,
+            stride_d,
+            stride_h,
+            stride_w,
+            pad_d,
+            pad_h,
+            pad_w};
+  }
   static PoolParams global_average(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c) {
     PoolParams p;
     p.kind = PoolKind::kAverage;

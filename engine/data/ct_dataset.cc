@@ -7,6 +7,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/splitmix64.h"
+#include "engine/data/ct_patches.h"
 #include "engine/data/dataset_helpers.h"
 
 namespace dlbench::data {
@@ -105,11 +106,15 @@ std::string CtData::describe() const {
 
 std::unique_ptr<DataSource> CtData::source(const std::vector<InputSpec>& inputs,
                                            std::uint64_t seed) const {
-  const std::size_t images = input_index(inputs, "images", 4, "CT data");
-  const std::size_t labels = input_index(inputs, "labels", 3, "CT data");
+  // Volumes (rank-5 images) take patches of any size; slices must match the cases' side.
+  const bool volumes = std::any_of(inputs.begin(), inputs.end(), [](const InputSpec& in) {
+    return in.name == "images" && in.shape.rank() == 5;
+  });
+  const std::size_t images = input_index(inputs, "images", volumes ? 5 : 4, "CT data");
+  const std::size_t labels = input_index(inputs, "labels", volumes ? 4 : 3, "CT data");
   const Shape& s = inputs[images].shape;
   const std::int64_t side = train_.front().side;
-  if (s[1] != side || s[2] != side)
+  if (!volumes && (s[1] != side || s[2] != side))
     throw Error(ErrorKind::kUsage, "the CT slices in " + path_ + " are " + std::to_string(side) +
                                        "x" + std::to_string(side) + " pixels; the model takes " +
                                        std::to_string(s[1]) + "x" + std::to_string(s[2]) +
@@ -122,6 +127,7 @@ std::unique_ptr<DataSource> CtData::source(const std::vector<InputSpec>& inputs,
                                            " has class " + std::to_string(c.max_label) +
                                            "; the model has " + std::to_string(classes) +
                                            " classes (0 to " + std::to_string(classes - 1) + ")");
+  if (volumes) return make_ct_patch_source(shared_from_this(), images, labels, seed);
   return std::make_unique<CtSliceSource>(shared_from_this(), images, labels, seed);
 }
 

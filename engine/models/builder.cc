@@ -104,7 +104,13 @@ ValueId Builder::max_pool(const std::string& name, ValueId x, int window, int st
   const Shape& s = shape(x);
   backend::PoolParams p;
   p.kind = backend::PoolKind::kMax;
-  p.n = s[0], p.h = s[1], p.w = s[2], p.c = s[3];
+  if (s.rank() == 5) {  // NDHWC: the same window, stride and padding along the depth
+    p.spatial_dims = 3;
+    p.n = s[0], p.d = s[1], p.h = s[2], p.w = s[3], p.c = s[4];
+    p.window_d = window, p.stride_d = stride, p.pad_d = pad;
+  } else {
+    p.n = s[0], p.h = s[1], p.w = s[2], p.c = s[3];
+  }
   p.window_h = p.window_w = window;
   p.stride_h = p.stride_w = stride;
   p.pad_h = p.pad_w = pad;

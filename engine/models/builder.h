@@ -41,6 +41,7 @@ class Builder {
   ValueId instance_norm(const std::string& name, ValueId x);
   ValueId batch_norm(const std::string& name, ValueId x);
   ValueId relu(const std::string& name, ValueId x);
+  // A square window over NHWC, a cubic one over NDHWC.
   ValueId max_pool(const std::string& name, ValueId x, int window, int stride, int pad);
   ValueId global_avg_pool(const std::string& name, ValueId x);
   ValueId add(const std::string& name, ValueId a, ValueId b);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/data/ct_dataset.h"
 #include "engine/models/builder.h"
 #include "engine/models/registry.h"
 
@@ -68,6 +69,8 @@ ModelSpec spec() {
   s.default_infer_batch = 2;
   s.size = {"patch side", "voxels", 128, {128, 96, 64, 32}};
   s.build = build;
+  s.read_data = data::read_ct_data;  // training patches cut from the cases (ct_patches.h)
+  s.data_format = data::kCtDataFormat;
   return s;
 }
 

@@ -64,8 +64,7 @@ ModelSpec spec() {
   s.size = {"input size", "pixels", 512, {512, 256, 128, 64, 32}};
   s.build = build;
   s.read_data = data::read_ct_data;
-  s.data_format =
-      "KiTS19-style CT cases (a folder of case_*/imaging.nii.gz and segmentation.nii.gz)";
+  s.data_format = data::kCtDataFormat;
   return s;
 }
 

@@ -184,6 +184,19 @@ TEST(DataCliTest, UNetTrainsOnCtCasesAndScoresTheHeldOutOne) {
   EXPECT_TRUE(dice) << dump_json(doc["metrics"]);
 }
 
+// 3D U-Net on three cases of 3 slices of 32x32: patches of 32^3 (padded with air along the
+// slices) train; the held-out case is tiled by one patch and scored.
+TEST(DataCliTest, UNet3dTrainsOnPatchesOfCtCasesAndScoresTheHeldOutOne) {
+  for (const char* name : {"case_00000", "case_00001", "case_00002"})
+    testing::write_ct_case("kits3d-cli", name, 3, 32);
+  const std::string root = testing::isolated_home() + "/kits3d-cli";
+  auto r = dlbench("run unet3d --device cpu --input 32 --batch 1 --steps 2 --warmup 1 --data " +
+                   root + " --no-store --no-telemetry");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("6 slices of 32x32 from 2 cases train"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on 1 held-out patches"), std::string::npos) << r.out;
+}
+
 struct BadData {
   std::string args;
   std::string message;
@@ -219,7 +232,7 @@ TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
        "text8.zip is a zip archive, not text"},
       {"run word2vec --data " + good, "holds 0 word(s) seen 5 times or more"},
       {"run resnet50 --input 32 --data " + good, "resnet50 reads no data file yet"},
-      {"run unet3d --input 32 --data " + good, "unet3d reads no data file yet"},
+      {"run unet3d --input 32 --data " + good, "not a folder"},
       {"run ncf --framework pytorch --data " + good, "--data is read by dlbench's own engine"},
       {"run unet --input 32 --data " + empty_folder(), "no case folder with imaging.nii(.gz)"},
       {"run unet --input 32 --data " + good, "not a folder"},

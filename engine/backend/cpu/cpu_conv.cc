@@ -33,25 +33,18 @@ struct ConvDescs {
 ConvDescs conv_descs(const ConvParams& p) {
   ConvDescs d;
   const bool v = p.volumetric();
-  // Logical dims with the depth between channels and height in 3D (ndhwc, odhwi).
-  auto dims = [v](std::int64_t a, std::int64_t b, std::int64_t depth, std::int64_t h,
-                  std::int64_t w) {
-    return v ? memory::dims{a, b, depth, h, w} : memory::dims{a, b, h, w};
-  };
-  auto spatial = [v](std::int64_t depth, std::int64_t h, std::int64_t w) {
-    return v ? memory::dims{depth, h, w} : memory::dims{h, w};
-  };
   const Tag activations = v ? Tag::ndhwc : Tag::nhwc;
-  d.src = f32_desc(dims(p.n, p.c, p.d, p.h, p.w), activations);
-  d.weights = f32_desc(dims(p.k, p.c, p.t, p.r, p.s), v ? Tag::odhwi : Tag::ohwi);
-  d.any_weights = f32_desc(dims(p.k, p.c, p.t, p.r, p.s), Tag::any);
+  d.src = f32_desc(p.logical_input_dims(), activations);
+  d.weights = f32_desc(p.logical_weight_dims(), v ? Tag::odhwi : Tag::ohwi);
+  d.any_weights = f32_desc(p.logical_weight_dims(), Tag::any);
   d.bias = f32_desc({p.k}, Tag::a);
-  d.dst = f32_desc(dims(p.n, p.k, p.out_d(), p.out_h(), p.out_w()), activations);
-  d.strides = spatial(p.stride_d, p.stride_h, p.stride_w);
-  d.dilates = spatial(p.dilation_d - 1, p.dilation_h - 1, p.dilation_w - 1);
+  d.dst = f32_desc(p.logical_output_dims(), activations);
+  d.strides = p.spatial_strides();
+  d.dilates = p.spatial_dilations();
+  for (memory::dim& dilation : d.dilates) --dilation;  // oneDNN counts the gaps: 0 is dense
   // oneDNN checks (in + pad_l + pad_r - extent) / stride + 1 == out with floor division, so a
   // symmetric pad is consistent with out_h()/out_w() even when the division is not exact.
-  d.padding_l = spatial(p.pad_d, p.pad_h, p.pad_w);
+  d.padding_l = p.spatial_pads();
   d.padding_r = d.padding_l;
   return d;
 }

@@ -1,5 +1,7 @@
 // Pooling on oneDNN, forward and backward side by side.
 //
+// NHWC, or NDHWC in 3D.
+//
 //   max:     y[n, p, q, c] = max over the window of x (padding never wins);
 //            dx gets dy at the position that won (oneDNN records it in the workspace)
 //   average: y = (1/count) sum over the window's in-bounds elements, count excluding padding;
@@ -21,21 +23,24 @@ struct PoolDescs {
 
 PoolDescs pool_descs(const PoolParams& p) {
   PoolDescs d;
-  d.src = f32_desc({p.n, p.c, p.h, p.w}, Tag::nhwc);
-  d.dst = f32_desc({p.n, p.c, p.out_h(), p.out_w()}, Tag::nhwc);
-  d.strides = {p.stride_h, p.stride_w};
-  d.kernel = {p.window_h, p.window_w};
+  const Tag activations = p.volumetric() ? Tag::ndhwc : Tag::nhwc;
+  d.src = f32_desc(p.logical_input_dims(), activations);
+  d.dst = f32_desc(p.logical_output_dims(), activations);
+  d.strides = p.spatial_strides();
+  d.kernel = p.spatial_windows();
   // Symmetric padding: oneDNN checks the output size with floor division, as out_h() does.
-  d.padding_l = {p.pad_h, p.pad_w};
-  d.padding_r = {p.pad_h, p.pad_w};
+  d.padding_l = p.spatial_pads();
+  d.padding_r = d.padding_l;
   d.algorithm = p.kind == PoolKind::kMax ? dnnl::algorithm::pooling_max
                                          : dnnl::algorithm::pooling_avg_exclude_padding;
   return d;
 }
 
 PrimitiveKey pool_key(PrimitiveKind kind, const PoolParams& p) {
-  return {{static_cast<std::int64_t>(kind), static_cast<std::int64_t>(p.kind), p.n, p.h, p.w, p.c,
-           p.window_h, p.window_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w}};
+  PrimitiveKey key{{static_cast<std::int64_t>(kind)}};
+  const auto fields = p.fields();
+  key.fields.insert(key.fields.end(), fields.begin(), fields.end());
+  return key;
 }
 
 dnnl::pooling_forward::primitive_desc forward_pd(const PoolParams& p, const dnnl::engine& engine) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/backend/cuda/conv_direction.h"
 #include "engine/backend/cuda/cuda_handles.h"
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/backend/cuda/cudnn_fused_conv.h"
@@ -52,8 +53,6 @@ class CudaAllocator final : public DeviceAllocator {
  private:
   int index_;
 };
-
-enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
 
 // Where convolutions that can run as a matrix product run: on whichever of cuDNN and the
 // product measured faster (the default), or always on one of them (tests and the op timing

@@ -112,15 +112,10 @@ std::size_t find_workspace_limit(const ConvParams& p, DType dtype) {
   return math_type(p, dtype) == CUDNN_FMA_MATH ? kStrictFindWorkspaceLimit : kFindWorkspaceLimit;
 }
 
-// cuDNN's Nd descriptors take channels-last tensors as logical [N, C, (D,) H, W] dims with the
-// NHWC format, which means NDHWC for five dims; 2D takes the same calls with four.
-std::vector<int> logical_dims(std::int64_t n, std::int64_t c, const ConvParams& p, std::int64_t d,
-                              std::int64_t h, std::int64_t w) {
-  std::vector<int> dims = {static_cast<int>(n), static_cast<int>(c)};
-  if (p.volumetric()) dims.push_back(static_cast<int>(d));
-  dims.push_back(static_cast<int>(h));
-  dims.push_back(static_cast<int>(w));
-  return dims;
+// cuDNN's legacy Nd descriptors take int arrays; ConvParams gives 64-bit ones. Channels-last
+// tensors are logical [N, C, (D,) H, W] dims with the NHWC format, which means NDHWC for five.
+std::vector<int> ints(const std::vector<std::int64_t>& v) {
+  return {v.begin(), v.end()};
 }
 
 void set_channels_last(cudnnTensorDescriptor_t desc, cudnnDataType_t t,
@@ -132,18 +127,13 @@ void set_channels_last(cudnnTensorDescriptor_t desc, cudnnDataType_t t,
 std::unique_ptr<ConvPlan> make_descriptors(const ConvParams& p, DType dtype) {
   const cudnnDataType_t t = cudnn_dtype(dtype, "convolution");
   auto plan = std::make_unique<ConvPlan>();
-  set_channels_last(plan->x, t, logical_dims(p.n, p.c, p, p.d, p.h, p.w));
-  set_channels_last(plan->y, t, logical_dims(p.n, p.k, p, p.out_d(), p.out_h(), p.out_w()));
-  const std::vector<int> filter = logical_dims(p.k, p.c, p, p.t, p.r, p.s);
+  set_channels_last(plan->x, t, ints(p.logical_input_dims()));
+  set_channels_last(plan->y, t, ints(p.logical_output_dims()));
+  const std::vector<int> filter = ints(p.logical_weight_dims());
   CUDNN_CHECK(cudnnSetFilterNdDescriptor(plan->w, t, CUDNN_TENSOR_NHWC,
                                          static_cast<int>(filter.size()), filter.data()));
-  std::vector<int> pads = {p.pad_h, p.pad_w}, strides = {p.stride_h, p.stride_w},
-                   dilations = {p.dilation_h, p.dilation_w};
-  if (p.volumetric()) {
-    pads.insert(pads.begin(), p.pad_d);
-    strides.insert(strides.begin(), p.stride_d);
-    dilations.insert(dilations.begin(), p.dilation_d);
-  }
+  const std::vector<int> pads = ints(p.spatial_pads()), strides = ints(p.spatial_strides()),
+                         dilations = ints(p.spatial_dilations());
   CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pads.size()),
                                               pads.data(), strides.data(), dilations.data(),
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -383,10 +373,7 @@ void CudaBackend::choose_graph_route(ConvDirection direction, ConvPlan& plan, co
           ? 0.0f
           : mean_device_ms(
                 stream_, [&] { run_plain(direction, plan, p, dtype, o, kZero); }, kGraphRouteRuns);
-  const ConvPass pass = direction == ConvDirection::kForward        ? ConvPass::kForward
-                        : direction == ConvDirection::kBackwardData ? ConvPass::kBackwardData
-                                                                    : ConvPass::kBackwardFilter;
-  auto graph = std::make_unique<GraphConv>(cudnn_, pass, p, dtype, limit, o.x, o.w, o.y, ws,
+  auto graph = std::make_unique<GraphConv>(cudnn_, direction, p, dtype, limit, o.x, o.w, o.y, ws,
                                            [&](const std::function<void()>& work) {
                                              return mean_device_ms(stream_, work, kGraphRouteRuns);
                                            });

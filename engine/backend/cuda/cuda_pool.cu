@@ -1,26 +1,28 @@
-// Max and average pooling on our own kernels, NHWC, forward and backward side by side.
+// Max and average pooling on our own kernels, NHWC (NDHWC in 3D), forward and backward side by
+// side. 2D is 3D at depth 1 (a window, stride and output of depth 1, no depth padding).
 //
-//   x [N, H, W, C] -> y [N, P, Q, C], P = (H + 2 pad_h - KH) / stride_h + 1 (Q likewise).
-//   The window of output (p, q) is rows p stride_h - pad_h + [0, KH) and columns
-//   q stride_w - pad_w + [0, KW), clipped to the image: padding never takes part.
+//   x [N, D, H, W, C] -> y [N, O, P, Q, C], P = (H + 2 pad_h - KH) / stride_h + 1 (O, Q
+//   likewise). The window of output (o, p, q) is planes o stride_d - pad_d + [0, KD), rows
+//   p stride_h - pad_h + [0, KH) and columns q stride_w - pad_w + [0, KW), clipped to the
+//   volume: padding never takes part.
 //
-//   max:      y = max over the window. The position that won, as its index kh KW + kw inside
-//             the window, goes to the workspace: one uint8 per output element when the window
-//             has at most 256 positions (every CNN's), else one int32. Ties go to the first
-//             position in row-major window order (strictly greater replaces), as in the CPU
-//             reference (tests/ops/reference.cc). NaN never wins.
+//   max:      y = max over the window. The position that won, as its index (kd KH + kh) KW + kw
+//             inside the window, goes to the workspace: one uint8 per output element when the
+//             window has at most 256 positions (every CNN's), else one int32. Ties go to the first
+//             position in row-major window order (depth, then rows, then columns) (strictly greater
+//             replaces), as in the CPU reference (tests/ops/reference.cc). NaN never wins.
 //   average:  y = (1 / count) sum over the window, count = its in-bounds positions.
 //
-//   backward: a gather, for both kinds. A thread owns dx at (n, h, w, channels) and adds, in a
-//             fixed order (p, then q, ascending), dy of every output whose window covers (h, w):
+//   backward: a gather, for both kinds. A thread owns dx at (n, d, h, w, channels) and adds, in
+//             a fixed order (o, p, then q, ascending), dy of every output whose window covers it:
 //               p in [ceil((h + pad_h - KH + 1) / stride_h), floor((h + pad_h) / stride_h)]
-//             clipped to [0, P), q likewise. Max adds dy where the saved argmax names (h, w);
+//             clipped to [0, P), o and q likewise. Max adds dy where the saved argmax names (h, w);
 //             average adds dy / count. No atomics, so the result is deterministic; VGG's 2x2/2
 //             windows do not overlap and visit one output, ResNet's 3x3/2 up to four.
 //             GradMode::kAccumulate adds the old dx; x and y are not read.
 //
 // Math is in f32. Threads: one per (row, column, pack of kVec channels), a 2D grid with rows
-// (n, p) or (n, h) down and columns x packs across, so the index math is 32-bit and only
+// (n, o, p) or (n, d, h) down and columns x packs across, so the index math is 32-bit and only
 // the flat offsets are 64-bit. A pack is 16 bytes (4 f32, 8 f16/bf16) when C is a multiple of
 // it and every pointer is 16-byte aligned, else one channel.
 #include <cuda_runtime.h>
@@ -41,8 +43,8 @@ constexpr std::int64_t kByteArgmaxPositions = 256;
 
 // PoolParams narrowed to int for the kernels (the launchers check that everything fits).
 struct PoolGeometry {
-  int h, w, c, out_h, out_w;
-  int window_h, window_w, stride_h, stride_w, pad_h, pad_w;
+  int d, h, w, c, out_d, out_h, out_w;
+  int window_d, window_h, window_w, stride_d, stride_h, stride_w, pad_d, pad_h, pad_w;
 };
 
 // First and last output index (inclusive) whose window covers input index i along one axis.
@@ -56,7 +58,7 @@ __device__ __forceinline__ int last_cover(int i, int stride, int pad, int output
 
 // --- forward ---------------------------------------------------------------------------------
 
-// rows = N P, one per (n, p); columns = Q packs. argmax may be null (average pooling).
+// rows = N O P, one per (n, o, p); columns = Q packs. argmax may be null (average pooling).
 template <class T, class Idx, int kVec, PoolKind kKind>
 __global__ void pool_forward_kernel(const T* __restrict__ x, PoolGeometry g, std::int64_t rows,
                                     T* __restrict__ y, Idx* __restrict__ argmax) {
@@ -69,33 +71,37 @@ __global__ void pool_forward_kernel(const T* __restrict__ x, PoolGeometry g, std
   const int w0 = max(w_start, 0), w1 = min(w_start + g.window_w, g.w);
   for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
        row += std::int64_t{gridDim.y} * blockDim.y) {
-    const auto n = static_cast<int>(row / g.out_h);
-    const int p = static_cast<int>(row - std::int64_t{n} * g.out_h);
-    const int h_start = p * g.stride_h - g.pad_h;
+    const auto plane = static_cast<int>(row / g.out_h);  // n O + o
+    const int p = static_cast<int>(row - std::int64_t{plane} * g.out_h);
+    const int n = plane / g.out_d, o = plane - n * g.out_d;
+    const int d_start = o * g.stride_d - g.pad_d, h_start = p * g.stride_h - g.pad_h;
+    const int d0 = max(d_start, 0), d1 = min(d_start + g.window_d, g.d);
     const int h0 = max(h_start, 0), h1 = min(h_start + g.window_h, g.h);
     float acc[kVec];
     int best[kVec];
-    for (int i = 0; i < kVec; ++i) {
+    for (int i = 0; i < kVec; ++i) {  // best starts at the first in-bounds position
       acc[i] = kKind == PoolKind::kMax ? -INFINITY : 0.0f;
-      best[i] = (h0 - h_start) * g.window_w + (w0 - w_start);  // the first in-bounds position
+      best[i] = ((d0 - d_start) * g.window_h + (h0 - h_start)) * g.window_w + (w0 - w_start);
     }
-    for (int h = h0; h < h1; ++h)
-      for (int w = w0; w < w1; ++w) {
-        const Pack<T, kVec> v =
-            load<T, kVec>(x + ((std::int64_t{n} * g.h + h) * g.w + w) * g.c + c0);
-        const int k = (h - h_start) * g.window_w + (w - w_start);
-        for (int i = 0; i < kVec; ++i) {
-          const float f = to_f32(v.v[i]);
-          if constexpr (kKind == PoolKind::kMax) {
-            if (f > acc[i]) acc[i] = f, best[i] = k;
-          } else {
-            acc[i] += f;
+    for (int dd = d0; dd < d1; ++dd)
+      for (int h = h0; h < h1; ++h)
+        for (int w = w0; w < w1; ++w) {
+          const std::int64_t in = ((std::int64_t{n} * g.d + dd) * g.h + h) * g.w + w;
+          const Pack<T, kVec> v = load<T, kVec>(x + in * g.c + c0);
+          const int k = ((dd - d_start) * g.window_h + (h - h_start)) * g.window_w + (w - w_start);
+          for (int i = 0; i < kVec; ++i) {
+            const float f = to_f32(v.v[i]);
+            if constexpr (kKind == PoolKind::kMax) {
+              if (f > acc[i]) acc[i] = f, best[i] = k;
+            } else {
+              acc[i] += f;
+            }
           }
         }
-      }
     const std::int64_t out = (row * g.out_w + q) * g.c + c0;
-    const float scale =
-        kKind == PoolKind::kMax ? 1.0f : 1.0f / static_cast<float>((h1 - h0) * (w1 - w0));
+    const float scale = kKind == PoolKind::kMax
+                            ? 1.0f
+                            : 1.0f / static_cast<float>((d1 - d0) * (h1 - h0) * (w1 - w0));
     Pack<T, kVec> r;
     for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(acc[i] * scale);
     store<T, kVec>(y + out, r);
@@ -111,7 +117,7 @@ __global__ void pool_forward_kernel(const T* __restrict__ x, PoolGeometry g, std
 
 // --- backward --------------------------------------------------------------------------------
 
-// rows = N H, one per (n, h); columns = W packs.
+// rows = N D H, one per (n, d, h); columns = W packs.
 template <class T, class Idx, int kVec, PoolKind kKind>
 __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __restrict__ argmax,
                                      PoolGeometry g, std::int64_t rows, bool accumulate,
@@ -125,29 +131,37 @@ __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __rest
   const int q1 = last_cover(w, g.stride_w, g.pad_w, g.out_w);
   for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
        row += std::int64_t{gridDim.y} * blockDim.y) {
-    const auto n = static_cast<int>(row / g.h);
-    const int h = static_cast<int>(row - std::int64_t{n} * g.h);
+    const auto plane = static_cast<int>(row / g.h);  // n D + d
+    const int h = static_cast<int>(row - std::int64_t{plane} * g.h);
+    const int n = plane / g.d, dd = plane - n * g.d;
+    const int o0 = first_cover(dd, g.window_d, g.stride_d, g.pad_d);
+    const int o1 = last_cover(dd, g.stride_d, g.pad_d, g.out_d);
     const int p0 = first_cover(h, g.window_h, g.stride_h, g.pad_h);
     const int p1 = last_cover(h, g.stride_h, g.pad_h, g.out_h);
     float acc[kVec];
     for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
-    for (int p = p0; p <= p1; ++p)
-      for (int q = q0; q <= q1; ++q) {
-        const std::int64_t out = ((std::int64_t{n} * g.out_h + p) * g.out_w + q) * g.c + c0;
-        const Pack<T, kVec> d = load<T, kVec>(dy + out);
-        const int h_start = p * g.stride_h - g.pad_h, w_start = q * g.stride_w - g.pad_w;
-        if constexpr (kKind == PoolKind::kMax) {
-          const int k = (h - h_start) * g.window_w + (w - w_start);
-          const Pack<Idx, kVec> a = load<Idx, kVec>(argmax + out);
-          for (int i = 0; i < kVec; ++i)
-            if (static_cast<int>(a.v[i]) == k) acc[i] += to_f32(d.v[i]);
-        } else {
-          const int rows_in = min(h_start + g.window_h, g.h) - max(h_start, 0);
-          const int cols_in = min(w_start + g.window_w, g.w) - max(w_start, 0);
-          const auto count = static_cast<float>(rows_in * cols_in);
-          for (int i = 0; i < kVec; ++i) acc[i] += to_f32(d.v[i]) / count;
+    for (int o = o0; o <= o1; ++o)
+      for (int p = p0; p <= p1; ++p)
+        for (int q = q0; q <= q1; ++q) {
+          const std::int64_t out_row = (std::int64_t{n} * g.out_d + o) * g.out_h + p;
+          const std::int64_t out = (out_row * g.out_w + q) * g.c + c0;
+          const Pack<T, kVec> grad = load<T, kVec>(dy + out);
+          const int d_start = o * g.stride_d - g.pad_d, h_start = p * g.stride_h - g.pad_h,
+                    w_start = q * g.stride_w - g.pad_w;
+          if constexpr (kKind == PoolKind::kMax) {
+            const int k =
+                ((dd - d_start) * g.window_h + (h - h_start)) * g.window_w + (w - w_start);
+            const Pack<Idx, kVec> a = load<Idx, kVec>(argmax + out);
+            for (int i = 0; i < kVec; ++i)
+              if (static_cast<int>(a.v[i]) == k) acc[i] += to_f32(grad.v[i]);
+          } else {
+            const int planes_in = min(d_start + g.window_d, g.d) - max(d_start, 0);
+            const int rows_in = min(h_start + g.window_h, g.h) - max(h_start, 0);
+            const int cols_in = min(w_start + g.window_w, g.w) - max(w_start, 0);
+            const auto count = static_cast<float>(planes_in * rows_in * cols_in);
+            for (int i = 0; i < kVec; ++i) acc[i] += to_f32(grad.v[i]) / count;
+          }
         }
-      }
     T* out = dx + (row * g.w + w) * g.c + c0;
     if (accumulate) {
       const Pack<T, kVec> old = load<T, kVec>(out);
@@ -161,33 +175,38 @@ __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __rest
 
 // --- launchers -------------------------------------------------------------------------------
 
-std::int64_t window_positions(const PoolParams& p) {
-  return std::int64_t{p.window_h} * p.window_w;
-}
-
 bool byte_argmax(const PoolParams& p) {
-  return window_positions(p) <= kByteArgmaxPositions;
+  return p.window_positions() <= kByteArgmaxPositions;
 }
 
 PoolGeometry geometry(const PoolParams& p, const char* op) {
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
-  // Columns x packs and n are ints in the kernels; the widest column count is C W.
-  const bool fits = p.n <= kIntMax && p.c * std::max(p.w, p.out_w()) <= kIntMax &&
+  // Columns x packs and n D (n O) planes are ints in the kernels; the widest column count is
+  // C W.
+  const bool fits = p.n * std::max(p.d, p.out_d()) <= kIntMax &&
+                    p.c * std::max(p.w, p.out_w()) <= kIntMax && p.d + 2 * p.pad_d <= kIntMax &&
                     p.h + 2 * p.pad_h <= kIntMax && p.w + 2 * p.pad_w <= kIntMax;
   if (!fits)
     throw Error(ErrorKind::kUsage, std::string(op) + ": image row too large for 32-bit indices");
-  DLBENCH_CHECK(p.window_h > 0 && p.window_w > 0 && p.stride_h > 0 && p.stride_w > 0 &&
-                    p.pad_h >= 0 && p.pad_w >= 0 && p.pad_h < p.window_h && p.pad_w < p.window_w,
+  DLBENCH_CHECK(p.window_d > 0 && p.window_h > 0 && p.window_w > 0 && p.stride_d > 0 &&
+                    p.stride_h > 0 && p.stride_w > 0 && p.pad_d >= 0 && p.pad_h >= 0 &&
+                    p.pad_w >= 0 && p.pad_d < p.window_d && p.pad_h < p.window_h &&
+                    p.pad_w < p.window_w && (p.volumetric() || p.d == 1 && p.window_d == 1),
                 "pool window, stride and padding");
-  return {static_cast<int>(p.h),
+  return {static_cast<int>(p.d),
+          static_cast<int>(p.h),
           static_cast<int>(p.w),
           static_cast<int>(p.c),
+          static_cast<int>(p.out_d()),
           static_cast<int>(p.out_h()),
           static_cast<int>(p.out_w()),
+          p.window_d,
           p.window_h,
           p.window_w,
+          p.stride_d,
           p.stride_h,
           p.stride_w,
+          p.pad_d,
           p.pad_h,
           p.pad_w};
 }
@@ -245,7 +264,7 @@ void CudaBackend::pool_forward_impl(const PoolParams& p, const Tensor& x, const 
   if (max) require_here(workspace, op, "workspace");
   if (x.numel() == 0 || y.numel() == 0) return;
   const PoolGeometry g = geometry(p, op);
-  const std::int64_t rows = p.n * p.out_h();
+  const std::int64_t rows = p.n * p.out_d() * p.out_h();
   void* ws = max ? workspace.data() : nullptr;
   dispatch_pool(p, x.dtype(), {x.data(), y.data(), ws}, op, [&](auto tag, auto idx, auto vec) {
     using T = typename decltype(tag)::type;
@@ -275,7 +294,7 @@ void CudaBackend::pool_backward_impl(const PoolParams& p, const Tensor& x, const
   if (max) require_here(workspace, op, "workspace");
   if (dx.numel() == 0) return;
   const PoolGeometry g = geometry(p, op);
-  const std::int64_t rows = p.n * p.h;
+  const std::int64_t rows = p.n * p.d * p.h;
   const bool accumulate = mode == GradMode::kAccumulate;
   const void* ws = max ? workspace.data() : nullptr;
   dispatch_pool(p, x.dtype(), {dy.data(), dx.data(), ws}, op, [&](auto tag, auto idx, auto vec) {

@@ -19,26 +19,12 @@ constexpr std::int64_t kUidY = 3;
 constexpr std::array<cudnnBackendHeurMode_t, 2> kHeuristicModes = {CUDNN_HEUR_MODE_A,
                                                                    CUDNN_HEUR_MODE_FALLBACK};
 
-// Logical [N, C, (D,) H, W] dims of an activation or [K, C, (T,) R, S] of a filter.
-std::vector<std::int64_t> logical(const ConvParams& p, std::int64_t n, std::int64_t c,
-                                  std::int64_t d, std::int64_t h, std::int64_t w) {
-  if (p.volumetric()) return {n, c, d, h, w};
-  return {n, c, h, w};
-}
-
-// One entry per spatial dimension, outermost first.
-std::vector<std::int64_t> spatial(const ConvParams& p, std::int64_t d, std::int64_t h,
-                                  std::int64_t w) {
-  if (p.volumetric()) return {d, h, w};
-  return {h, w};
-}
-
 }  // namespace
 
-GraphConv::GraphConv(cudnnHandle_t handle, ConvPass pass, const ConvParams& params, DType dtype,
-                     std::size_t workspace_limit, void* x, void* w, void* y, void* workspace,
-                     const Timer& timer)
-    : pass_(pass), params_(params), dtype_(dtype), workspace_limit_(workspace_limit) {
+GraphConv::GraphConv(cudnnHandle_t handle, ConvDirection direction, const ConvParams& params,
+                     DType dtype, std::size_t workspace_limit, void* x, void* w, void* y,
+                     void* workspace, const Timer& timer)
+    : direction_(direction), params_(params), dtype_(dtype), workspace_limit_(workspace_limit) {
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
     unsupported_reason_ =
         std::string("the graph route takes f32, f16 or bf16, not ") + to_string(dtype);
@@ -74,17 +60,16 @@ const BackendDescriptor* GraphConv::build_graph(cudnnHandle_t handle, float beta
     return parts.emplace_back(
         make_tensor({name, uid, std::move(dims), std::move(strides), io, Storage::kMemory}));
   };
-  const BackendDescriptor& x = tensor("x", kUidX, logical(p, p.n, p.c, p.d, p.h, p.w));
-  const BackendDescriptor& w = tensor("w", kUidW, logical(p, p.k, p.c, p.t, p.r, p.s));
-  const BackendDescriptor& y =
-      tensor("y", kUidY, logical(p, p.n, p.k, p.out_d(), p.out_h(), p.out_w()));
-  const BackendDescriptor& conv = parts.emplace_back(make_convolution(
-      spatial(p, p.pad_d, p.pad_h, p.pad_w), spatial(p, p.stride_d, p.stride_h, p.stride_w),
-      spatial(p, p.dilation_d, p.dilation_h, p.dilation_w)));
+  const BackendDescriptor& x = tensor("x", kUidX, p.logical_input_dims());
+  const BackendDescriptor& w = tensor("w", kUidW, p.logical_weight_dims());
+  const BackendDescriptor& y = tensor("y", kUidY, p.logical_output_dims());
+  const BackendDescriptor& conv = parts.emplace_back(
+      make_convolution(p.spatial_pads(), p.spatial_strides(), p.spatial_dilations()));
   const BackendDescriptor& op = parts.emplace_back(
-      pass_ == ConvPass::kForward        ? make_conv_forward_op(conv, x, w, y, beta)
-      : pass_ == ConvPass::kBackwardData ? make_conv_backward_data_op(conv, x, w, y, beta)
-                                         : make_conv_backward_filter_op(conv, x, w, y, beta));
+      direction_ == ConvDirection::kForward ? make_conv_forward_op(conv, x, w, y, beta)
+      : direction_ == ConvDirection::kBackwardData
+          ? make_conv_backward_data_op(conv, x, w, y, beta)
+          : make_conv_backward_filter_op(conv, x, w, y, beta));
   const std::array<const BackendDescriptor*, 1> operations{&op};
   Refusable graph = make_operation_graph(handle, operations);
   if (!graph.descriptor) {

@@ -26,14 +26,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/cuda/conv_direction.h"
 #include "engine/backend/cuda/cudnn_fused_conv.h"
 #include "engine/backend/cuda/cudnn_graph.h"
 #include "engine/backend/op_params.h"
 #include "engine/core/dtype.h"
 
 namespace dlbench::backend::cuda {
-
-enum class ConvPass { kForward, kBackwardData, kBackwardFilter };
 
 class GraphConv {
  public:
@@ -44,7 +43,7 @@ class GraphConv {
   // Operands in forward naming whatever the pass: x [n, (d,) h, w, c], w KRSC (KTRSC),
   // y [n, ..., k]; the pass writes y (forward), x (backward-data) or w (backward-filter).
   // `workspace` holds workspace_limit bytes for the timing runs.
-  GraphConv(cudnnHandle_t handle, ConvPass pass, const ConvParams& params, DType dtype,
+  GraphConv(cudnnHandle_t handle, ConvDirection direction, const ConvParams& params, DType dtype,
             std::size_t workspace_limit, void* x, void* w, void* y, void* workspace,
             const Timer& timer);
   GraphConv(const GraphConv&) = delete;
@@ -80,7 +79,7 @@ class GraphConv {
   void execute_plan(cudnnHandle_t handle, const Plan& plan, void* x, void* w, void* y,
                     void* workspace) const;
 
-  ConvPass pass_;
+  ConvDirection direction_;
   ConvParams params_;
   DType dtype_;
   std::size_t workspace_limit_;

@@ -6,11 +6,12 @@
 
 namespace dlbench::nn {
 
-// Max or average pooling, including global average pooling.
+// Max or average pooling, 2D or 3D, including global average pooling.
 class Pool final : public Layer {
  public:
   explicit Pool(const backend::PoolParams& p) : p_(p) {}
   const char* kind() const override {
+    if (p_.volumetric()) return p_.kind == backend::PoolKind::kMax ? "max_pool3d" : "avg_pool3d";
     return p_.kind == backend::PoolKind::kMax ? "max_pool" : "avg_pool";
   }
   Shape output_shape(std::span<const Shape> inputs) const override;

@@ -214,6 +214,15 @@ std::vector<LayerCase> dense_layers() {
   max.n = 2, max.h = max.w = 5, max.c = 3, max.window_h = max.window_w = 3;
   max.stride_h = max.stride_w = 2, max.pad_h = max.pad_w = 1;
   out.push_back({"pool", "max_3x3_stride2", make<nn::Pool>(max), {{2, 5, 5, 3}}, {}, {}, true});
+  // 3D with 2x2x2 windows: 27-element windows of random values hold near-ties that finite
+  // differences step across (the op harness checks the overlapping 3x3x3 case against its
+  // reference instead).
+  backend::PoolParams max3d;
+  max3d.spatial_dims = 3, max3d.n = 2, max3d.d = 4, max3d.h = max3d.w = 5, max3d.c = 3;
+  max3d.window_d = max3d.window_h = max3d.window_w = 2;
+  max3d.stride_d = max3d.stride_h = max3d.stride_w = 2;
+  out.push_back(
+      {"pool3d", "max_2x2x2_stride2", make<nn::Pool>(max3d), {{2, 4, 5, 5, 3}}, {}, {}, true});
   out.push_back({"pool",
                  "global_average",
                  make<nn::Pool>(backend::PoolParams::global_average(2, 3, 3, 4)),

@@ -26,6 +26,15 @@ PoolParams pool(PoolKind kind, std::int64_t n, std::int64_t h, std::int64_t w, s
   return p;
 }
 
+// The same window, stride and padding along all three axes of an NDHWC volume.
+PoolParams pool3(PoolKind kind, std::int64_t n, std::int64_t d, std::int64_t h, std::int64_t w,
+                 std::int64_t c, int window, int stride, int pad) {
+  PoolParams p = pool(kind, n, h, w, c, window, stride, pad);
+  p.spatial_dims = 3, p.d = d;
+  p.window_d = window, p.stride_d = stride, p.pad_d = pad;
+  return p;
+}
+
 // kRandom: random values (large cases, where rounding to f16/bf16 makes some ties too);
 // kDistinct: no two equal values in an image channel; kTies: a handful of levels, so most
 // windows hold their maximum more than once.
@@ -39,8 +48,11 @@ struct PoolShape {
 std::string name(const PoolShape& s) {
   const PoolParams& p = s.p;
   std::ostringstream o;
-  o << (p.kind == PoolKind::kMax ? "max" : "avg") << "_n" << p.n << "_" << p.h << "x" << p.w << "x"
-    << p.c << "_w" << p.window_h << "x" << p.window_w << "_s" << p.stride_h << "_p" << p.pad_h
+  o << (p.kind == PoolKind::kMax ? "max" : "avg") << "_n" << p.n << "_";
+  if (p.volumetric()) o << p.d << "x";
+  o << p.h << "x" << p.w << "x" << p.c << "_w";
+  if (p.volumetric()) o << p.window_d << "x";
+  o << p.window_h << "x" << p.window_w << "_s" << p.stride_h << "_p" << p.pad_h
     << (s.values == Values::kTies       ? "_ties"
         : s.values == Values::kDistinct ? "_distinct"
                                         : "");
@@ -52,8 +64,19 @@ std::string name(const PoolShape& s) {
 // pooling; channel counts that take the 16-byte packs (8, 16, 64) and the one-channel path
 // (3, 5, 10); ties; a 16x16 window (the largest a uint8 argmax indexes) and a 17x17 one
 // (int32 argmax); VGG's pool1 at batch 2; and an image with more rows than one grid's y
-// dimension.
+// dimension. In 3D (NDHWC): 2x2x2/2 and overlapping 3x3x3 s2 p1 windows, max and average, on
+// even and odd volumes, both pack widths, ties, distinct values, and a 7x7x7 window (343
+// positions: the int32 argmax).
 const std::vector<PoolShape> kShapes = {
+    {pool3(PoolKind::kMax, 2, 8, 8, 8, 16, 2, 2, 0)},
+    {pool3(PoolKind::kMax, 1, 7, 9, 6, 5, 3, 2, 1)},
+    {pool3(PoolKind::kAverage, 2, 7, 6, 5, 8, 3, 2, 1)},
+    {pool3(PoolKind::kAverage, 1, 4, 6, 8, 3, 2, 2, 0)},
+    {pool3(PoolKind::kMax, 2, 4, 6, 6, 8, 3, 2, 1), Values::kDistinct},
+    {pool3(PoolKind::kMax, 2, 5, 4, 6, 3, 2, 2, 0), Values::kDistinct},
+    {pool3(PoolKind::kAverage, 1, 5, 5, 4, 8, 3, 1, 1), Values::kDistinct},
+    {pool3(PoolKind::kMax, 2, 6, 6, 6, 8, 2, 2, 0), Values::kTies},
+    {pool3(PoolKind::kMax, 1, 8, 8, 8, 3, 7, 1, 0)},
     {pool(PoolKind::kMax, 2, 12, 12, 8, 3, 2, 1)},
     {pool(PoolKind::kMax, 2, 11, 9, 5, 3, 2, 1)},
     {pool(PoolKind::kMax, 2, 8, 8, 16, 2, 2, 0)},
@@ -84,14 +107,14 @@ const std::vector<PoolShape> kShapes = {
     {pool(PoolKind::kMax, 1, 1100000, 2, 1, 2, 2, 0)},
 };
 
-// Values distinct within every image channel (a shuffled ramp over the H*W positions of each
-// (n, c) slice, random signs, steps of at least 0.9/81 -- wider than a bf16 ulp in [0.5, 1]),
+// Values distinct within every image channel (a shuffled ramp over the D*H*W positions of each
+// (n, c) slice, random signs, steps of at least 0.9/144 -- wider than a bf16 ulp in [0.5, 1]),
 // so no window has two equal maxima after rounding.
 std::vector<float> distinct_values(const PoolParams& p, std::uint64_t seed) {
   std::vector<float> t(static_cast<std::size_t>(p.input_shape().numel()));
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution negative(0.5);
-  const auto plane = static_cast<std::size_t>(p.h * p.w);
+  const auto plane = static_cast<std::size_t>(p.d * p.h * p.w);
   const double step = 0.9 / static_cast<double>(plane);
   std::vector<std::size_t> order(plane);
   for (std::int64_t n = 0; n < p.n; ++n)
@@ -173,16 +196,18 @@ class PoolBackward final : public OpCase {
     be.pool_forward(s_.p, t[0], t[1], t[3]);
     be.pool_backward(s_.p, t[0], t[1], t[2], t[3], t[4], mode_);
   }
-  // Overlapping windows (3x3 s2) add several gradients into one position.
+  // Overlapping windows (3x3 s2, 3x3x3 s2) add several gradients into one position.
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
     const Vec dx = ref::pool_backward(s_.p, t[0].as_double(), t[2].as_double());
-    return {{4, expected_grad(mode_, t[4], dx), sum_tolerance(9)}};
+    return {{4, expected_grad(mode_, t[4], dx), sum_tolerance(27)}};
   }
-  // Each dx sums at most ceil(window / stride)^2 outputs, plus the old dx when accumulating.
+  // Each dx sums at most ceil(window / stride) outputs per axis, plus the old dx when
+  // accumulating.
   Tolerance against_cpu(const Precision& prec, std::size_t) const override {
     const PoolParams& p = s_.p;
-    const std::int64_t covers =
-        ((p.window_h + p.stride_h - 1) / p.stride_h) * ((p.window_w + p.stride_w - 1) / p.stride_w);
+    const std::int64_t covers = ((p.window_d + p.stride_d - 1) / p.stride_d) *
+                                ((p.window_h + p.stride_h - 1) / p.stride_h) *
+                                ((p.window_w + p.stride_w - 1) / p.stride_w);
     return sum_tolerance(prec, covers + 1);
   }
 
@@ -212,8 +237,10 @@ DLBENCH_OP_CASES(cases);
 // Random inputs have no ties, and a step of 1e-6 never changes which element wins.
 std::vector<GradCase> grad_cases() {
   std::vector<GradCase> out;
-  for (PoolKind kind : {PoolKind::kMax, PoolKind::kAverage}) {
-    const PoolParams p = pool(kind, 1, 5, 6, 2, 3, 2, 1);
+  for (const PoolParams& p :
+       {pool(PoolKind::kMax, 1, 5, 6, 2, 3, 2, 1), pool(PoolKind::kAverage, 1, 5, 6, 2, 3, 2, 1),
+        pool3(PoolKind::kMax, 1, 4, 5, 4, 2, 3, 2, 1),
+        pool3(PoolKind::kAverage, 1, 4, 5, 4, 2, 3, 2, 1)}) {
     GradCase g;
     g.op = "pool";
     g.params = name({p});

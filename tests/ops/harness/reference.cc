@@ -42,24 +42,32 @@ void for_each_conv_tap(const ConvParams& p, F&& f) {
             }
 }
 
-// Calls f(y_index, x_index, window_count) for each in-bounds element of each pooling window;
-// window_count is the number of in-bounds elements (average pooling's divisor).
+// Calls f(y_index, x_index, window_count) for each in-bounds element of each pooling window,
+// in window order (depth, rows, columns); window_count is the number of in-bounds elements
+// (average pooling's divisor). 2D is depth 1.
 template <class F>
 void for_each_pool_tap(const PoolParams& p, F&& f) {
-  const std::int64_t oh = p.out_h(), ow = p.out_w();
+  const std::int64_t od = p.out_d(), oh = p.out_h(), ow = p.out_w();
+  auto range = [](std::int64_t o, int stride, int pad, int window, std::int64_t extent) {
+    const std::int64_t start = o * stride - pad;
+    return std::pair{std::max<std::int64_t>(start, 0),
+                     std::min<std::int64_t>(start + window, extent)};
+  };
   for (std::int64_t n = 0; n < p.n; ++n)
-    for (std::int64_t i = 0; i < oh; ++i)
-      for (std::int64_t j = 0; j < ow; ++j) {
-        const std::int64_t h0 = std::max<std::int64_t>(i * p.stride_h - p.pad_h, 0);
-        const std::int64_t h1 = std::min<std::int64_t>(i * p.stride_h - p.pad_h + p.window_h, p.h);
-        const std::int64_t w0 = std::max<std::int64_t>(j * p.stride_w - p.pad_w, 0);
-        const std::int64_t w1 = std::min<std::int64_t>(j * p.stride_w - p.pad_w + p.window_w, p.w);
-        const std::int64_t count = (h1 - h0) * (w1 - w0);
-        for (std::int64_t c = 0; c < p.c; ++c)
-          for (std::int64_t h = h0; h < h1; ++h)
-            for (std::int64_t w = w0; w < w1; ++w)
-              f(nhwc(n, i, j, c, oh, ow, p.c), nhwc(n, h, w, c, p.h, p.w, p.c), count);
-      }
+    for (std::int64_t o = 0; o < od; ++o)
+      for (std::int64_t i = 0; i < oh; ++i)
+        for (std::int64_t j = 0; j < ow; ++j) {
+          const auto [d0, d1] = range(o, p.stride_d, p.pad_d, p.window_d, p.d);
+          const auto [h0, h1] = range(i, p.stride_h, p.pad_h, p.window_h, p.h);
+          const auto [w0, w1] = range(j, p.stride_w, p.pad_w, p.window_w, p.w);
+          const std::int64_t count = (d1 - d0) * (h1 - h0) * (w1 - w0);
+          for (std::int64_t c = 0; c < p.c; ++c)
+            for (std::int64_t z = d0; z < d1; ++z)
+              for (std::int64_t h = h0; h < h1; ++h)
+                for (std::int64_t w = w0; w < w1; ++w)
+                  f(nhwc(n * od + o, i, j, c, oh, ow, p.c),
+                    nhwc(n * p.d + z, h, w, c, p.h, p.w, p.c), count);
+        }
 }
 
 }  // namespace
