@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "bench/runner/validated_config.h"
 #include "bench/runner/workload_runner.h"
@@ -46,7 +48,32 @@ struct RunOptions {
   peers::PeerOptions peer;
   std::string repeat = "1";  // parsed by result::parse_repeat, which words its own error
   std::optional<std::string> data;
+  std::optional<std::string> class_weights;  // "1,2,4", parsed by parse_class_weights
 };
+
+// "1,2,4" -> {1, 2, 4}; anything else is a ConfigError naming --class-weights (validated()
+// checks the values themselves).
+std::vector<float> parse_class_weights(const std::string& text) {
+  std::vector<float> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma - start);
+    std::size_t used = 0;
+    float v = 0;
+    try {
+      v = std::stof(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size())
+      throw result::ConfigError("class-weights",
+                                "must be numbers separated by commas, not '" + text + "'", "1,2,4");
+    out.push_back(v);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
 
 // "ncf, word2vec, ...": the models that train with Adam, for --lr's help.
 std::string adam_models() {
@@ -314,6 +341,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   run->add_option("--momentum", opts->momentum, "SGD momentum (training; Adam has none)")
       ->capture_default_str();
+  run->add_option("--class-weights", opts->class_weights,
+                  "Weigh the per-pixel cross-entropy of the segmentation models (unet, unet3d) "
+                  "by class: one weight per class, the background's first, as PyTorch's "
+                  "cross_entropy(weight=...) does (default: every class 1)")
+      ->type_name("W0,W1,...");
   run->add_flag("--layers", opts->layers,
                 "Also print every layer: output shape, parameters, share of the MACs");
   run->add_option("--profile-layers", opts->profile_layers,
@@ -364,6 +396,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     if (opts->data && opts->data->empty())
       throw result::ConfigError("data", "must name a file", "ml-1m/ratings.dat");
     config.data = opts->data.value_or("");
+    if (opts->class_weights) config.class_weights = parse_class_weights(*opts->class_weights);
     const bool root = where.root();
     // Every value checked before the database or an output file is touched.
     config = runner::validated(config);

@@ -94,11 +94,21 @@ def parse_args(framework):
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--lr", type=float, default=0.001)
     p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--class-weights", type=parse_floats, default=None,
+                   help="one weight per class for a segmenter's cross-entropy (W0,W1,...)")
     p.add_argument("--expect-parameters", type=int, default=0)
     p.add_argument("--compile", action="store_true",
                    help="compile the step first (pytorch: torch.compile); workers that have "
                         "no compiler of their own fail with a usage error")
     return p.parse_args()
+
+
+def parse_floats(text):
+    """--class-weights: comma-separated numbers (argparse type)."""
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not numbers separated by commas: {e}")
 
 
 def parse_inputs(text):

@@ -135,6 +135,12 @@ class Workload:
         self.memory_format = last if self.channels_last else torch.contiguous_format
         self.images = images.to(device).contiguous(memory_format=self.memory_format)
         self.labels = labels.to(device)
+        self.class_weights = None  # every class weighs 1
+        if args.class_weights is not None:
+            if len(args.class_weights) != self.classes:
+                channel.fail("usage", f"{self.name}: {len(args.class_weights)} class weights "
+                                      f"for {self.classes} classes")
+            self.class_weights = torch.tensor(args.class_weights, device=device)
 
     def optimizers(self, args):
         return [self.torch.optim.SGD(self.module.parameters(), lr=args.lr,
@@ -145,5 +151,6 @@ class Workload:
         if not self.train:
             return None
         torch = self.torch
-        cross_entropy = torch.nn.functional.cross_entropy(scores, self.labels)
+        cross_entropy = torch.nn.functional.cross_entropy(scores, self.labels,
+                                                          weight=self.class_weights)
         return cross_entropy + soft_dice_loss(torch, scores, self.labels, self.classes)

@@ -82,36 +82,45 @@ std::vector<std::string> worker_argv(const result::RunConfig& c, const PeerOptio
   // Shortest text that reads back as the same double (std::to_string keeps 6 decimals, so
   // --lr 1e-7 would reach the worker as 0.000000).
   auto num = [](double v) { return dump_json(nlohmann::json(v)); };
-  return {o.python,
-          worker,
-          "--model",
-          c.model,
-          "--mode",
-          to_string(c.mode),
-          "--batch",
-          std::to_string(*c.batch),
-          "--precision",
-          to_string(c.precision),
-          "--device",
-          to_string(c.launch.device),
-          "--input",
-          std::to_string(c.input_size),
-          "--inputs",
-          inputs,
-          "--warmup",
-          std::to_string(c.warmup_steps),
-          "--steps",
-          std::to_string(c.steps),
-          "--seconds",
-          num(c.seconds),
-          "--seed",
-          std::to_string(c.seed),
-          "--lr",
-          num(c.learning_rate),
-          "--momentum",
-          num(c.momentum),
-          "--expect-parameters",
-          std::to_string(parameters)};
+  std::vector<std::string> argv = {o.python,
+                                   worker,
+                                   "--model",
+                                   c.model,
+                                   "--mode",
+                                   to_string(c.mode),
+                                   "--batch",
+                                   std::to_string(*c.batch),
+                                   "--precision",
+                                   to_string(c.precision),
+                                   "--device",
+                                   to_string(c.launch.device),
+                                   "--input",
+                                   std::to_string(c.input_size),
+                                   "--inputs",
+                                   inputs,
+                                   "--warmup",
+                                   std::to_string(c.warmup_steps),
+                                   "--steps",
+                                   std::to_string(c.steps),
+                                   "--seconds",
+                                   num(c.seconds),
+                                   "--seed",
+                                   std::to_string(c.seed),
+                                   "--lr",
+                                   num(c.learning_rate),
+                                   "--momentum",
+                                   num(c.momentum),
+                                   "--expect-parameters",
+                                   std::to_string(parameters)};
+  if (!c.class_weights.empty()) {
+    std::string weights;
+    for (float w : c.class_weights) {
+      if (!weights.empty()) weights += ',';
+      weights += num(w);
+    }
+    argv.insert(argv.end(), {"--class-weights", weights});
+  }
+  return argv;
 }
 
 void add_metrics(result::RunResult& r, const Summary& s) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/result/launch.h"
 #include "engine/core/error.h"
@@ -46,6 +47,9 @@ struct RunConfig {
   // loss finite, and the learning rate does not change the work or the time of a step.
   float learning_rate = 0.001f;
   float momentum = 0.9f;
+  // One weight per class for a segmenter's per-pixel cross-entropy (ModelSpec::
+  // takes_class_weights), as PyTorch's cross_entropy(weight=...) weighs; empty: all 1.
+  std::vector<float> class_weights;
   // The telemetry sampler around the measured phase (process tree, system, every GPU).
   bool telemetry = true;
   double telemetry_interval_s = 0.5;

@@ -148,6 +148,11 @@ nlohmann::json to_json(const RunResult& r) {
       {"telemetry", telemetry_json(r)},
       {"environment", r.environment},
   };
+  if (!c.class_weights.empty()) {  // only where given, so other runs' documents stay as they were
+    json weights = json::array();
+    for (float w : c.class_weights) weights.push_back(decimal_value(w));
+    doc["config"]["class_weights"] = weights;
+  }
   if (r.data_parallel) {
     const DataParallel& dp = *r.data_parallel;
     doc["config"]["launch"] = dp.launch;

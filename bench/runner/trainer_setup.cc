@@ -13,6 +13,7 @@ models::ModelConfig model_config(const models::ModelSpec& model, const result::R
   mc.mode = config.mode;
   mc.seed = config.seed;
   mc.data = std::move(data);
+  mc.class_weights = config.class_weights;
   return models::resolve(model, mc);
 }
 

@@ -84,6 +84,17 @@ result::RunConfig validated(result::RunConfig c) {
           "must be a finite number >= 0, not " + number(c.learning_rate), "0.01");
   require(c.momentum >= 0 && c.momentum < 1, "momentum",
           "must be from 0 up to (not including) 1, not " + number(c.momentum), "0.9");
+  if (!c.class_weights.empty()) {
+    require(model.takes_class_weights, "class-weights",
+            "is for the segmentation models (unet, unet3d); " + c.model + " takes none", "1,2,4");
+    bool any = false;
+    for (float w : c.class_weights) {
+      require(std::isfinite(w) && w >= 0, "class-weights",
+              "must be finite numbers >= 0, not " + number(w), "1,2,4");
+      any = any || w > 0;
+    }
+    require(any, "class-weights", "must not all be 0 (no pixel would count)", "1,2,4");
+  }
   require(std::isfinite(c.bucket_mb) && c.bucket_mb > 0 && c.bucket_mb <= result::kMaxBucketMb,
           "bucket-mb",
           "must be a finite number above 0 and at most " + number(result::kMaxBucketMb) + ", not " +

@@ -252,13 +252,15 @@ void Backend::multiply(const Tensor& a, const Tensor& b, const Tensor& y, GradMo
 }
 
 void Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
-                                    const Tensor& dlogits, float scale) {
+                                    const Tensor& dlogits, float scale,
+                                    const Tensor& class_weights) {
   const char* op = "softmax_cross_entropy";
   DLBENCH_CHECK(logits.rank() == 2, "logits must be [rows, classes]");
   check(labels, {logits.dim(0)}, DType::kI32, op, "labels");
   check(loss, {1}, kF32, op, "loss");
   check_same(logits, dlogits, op, "dlogits");
-  softmax_cross_entropy_impl(logits, labels, loss, dlogits, scale);
+  if (class_weights.defined()) check(class_weights, {logits.dim(1)}, kF32, op, "class_weights");
+  softmax_cross_entropy_impl(logits, labels, loss, dlogits, scale, class_weights);
 }
 
 void Backend::sgd_momentum_update(const SgdParams& p, const Tensor& weights, const Tensor& grads,

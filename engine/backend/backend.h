@@ -217,9 +217,11 @@ class Backend {
   // --- loss ------------------------------------------------------------------------------
   // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:
   // loss [1] = mean_i -log softmax(logits_i)[label_i]; dlogits = scale * dloss/dlogits
-  // (scale carries a loss-scaling factor; 1 otherwise).
+  // (scale carries a loss-scaling factor; 1 otherwise). With class_weights (f32 [classes]),
+  // the mean is weighted as PyTorch's cross_entropy(weight=w) weighs it:
+  // loss = sum_i w[label_i] (-log softmax(logits_i)[label_i]) / sum_i w[label_i].
   void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
-                             const Tensor& dlogits, float scale);
+                             const Tensor& dlogits, float scale, const Tensor& class_weights = {});
 
   // Mean binary cross-entropy of sigmoid(logits) against targets in {0, 1}, over m rows:
   // loss [1] = (1/m) sum_i max(x_i, 0) - x_i t_i + log1p(exp(-|x_i|))   (stable for any x);

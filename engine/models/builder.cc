@@ -38,7 +38,7 @@ void Builder::classifier_loss(ValueId logits, std::int64_t batch, std::int64_t c
   g_.mark_output(logits);
 }
 
-void Builder::segmentation_loss(ValueId scores) {
+void Builder::segmentation_loss(ValueId scores, const std::vector<float>& class_weights) {
   const Shape& s = shape(scores);
   DLBENCH_CHECK(s.rank() == 4 || s.rank() == 5,
                 "scores must be [n, h, w, classes] or [n, d, h, w, classes]");
@@ -49,7 +49,14 @@ void Builder::segmentation_loss(ValueId scores) {
                     s.rank() == 4 ? "a class per pixel" : "a class per voxel"});
   // Losses run last first: the cross-entropy writes the scores' gradient, the Dice adds to it.
   g_.add("dice_loss", std::make_unique<nn::SoftDice>(1), {scores, labels});
-  g_.add("loss", std::make_unique<nn::SoftmaxCrossEntropy>(), {scores, labels});
+  const std::int64_t classes = s[s.rank() - 1];
+  if (!class_weights.empty() && static_cast<std::int64_t>(class_weights.size()) != classes)
+    throw Error(ErrorKind::kUsage,
+                "the model has " + std::to_string(classes) + " classes, so it takes " +
+                    std::to_string(classes) + " class weights, not " +
+                    std::to_string(class_weights.size()),
+                "give one weight per class, the background's first");
+  g_.add("loss", std::make_unique<nn::SoftmaxCrossEntropy>(class_weights), {scores, labels});
   g_.mark_output(scores);
 }
 

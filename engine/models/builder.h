@@ -28,7 +28,8 @@ class Builder {
   // A segmenter's end: an i32 "labels" input [n, h, w] (synthetic: the scenes of the images, see
   // data::scene_labels), soft Dice and per-pixel cross-entropy of the scores [n, h, w, classes]
   // against it, summed, and the scores marked as the inference result. Volumes: [n, d, h, w].
-  void segmentation_loss(ValueId scores);
+  // class_weights (one per class, or none) weigh the cross-entropy's pixels by their class.
+  void segmentation_loss(ValueId scores, const std::vector<float>& class_weights = {});
   // U-Net's upsampling: a transposed convolution of a square (cubic) kernel at a stride, no
   // padding.
   ValueId conv_transpose(const std::string& name, ValueId x, std::int64_t out_channels, int kernel,

@@ -43,6 +43,9 @@ struct ModelConfig {
   // A dataset read from a file (ModelSpec::read_data), which the model may size itself by;
   // null: synthetic data with the spec's published sizes.
   std::shared_ptr<const data::Dataset> data = nullptr;
+  // One weight per class for the softmax cross-entropy (models with takes_class_weights);
+  // empty: every class weighs 1.
+  std::vector<float> class_weights = {};
 };
 
 struct ModelSpec {
@@ -61,6 +64,8 @@ struct ModelSpec {
   // on synthetic data only.
   std::function<std::shared_ptr<const data::Dataset>(const std::string& path)> read_data;
   std::string data_format;  // "MovieLens ratings (ratings.dat: UserID::MovieID::Rating::Timestamp)"
+  // Whether its per-pixel cross-entropy takes ModelConfig::class_weights (the segmenters).
+  bool takes_class_weights = false;
   // The parameter whose rows are the data's words' vectors (Dataset::vocabulary()), which a run on
   // a text shows the nearest neighbours in; empty: the model learns no word vectors.
   std::string word_vectors;

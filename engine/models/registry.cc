@@ -70,6 +70,9 @@ ModelConfig resolve(const ModelSpec& spec, ModelConfig config) {
     throw Error(ErrorKind::kUsage,
                 "the batch must be at least 1, not " + std::to_string(config.batch),
                 "use a batch of 32, say");
+  if (!config.class_weights.empty() && !spec.takes_class_weights)
+    throw Error(ErrorKind::kUsage, spec.name + " takes no class weights",
+                "class weights are for the segmentation models' per-pixel cross-entropy");
   return config;
 }
 

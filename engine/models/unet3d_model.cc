@@ -54,7 +54,7 @@ nn::Graph build(const ModelConfig& config) {
     x = b.conv_transpose(stage + ".upconv", x, filters(i), 2, 2);
     x = double_block(b, stage, b.concat(stage + ".concat", {x, skips[i]}), filters(i), 1);
   }
-  b.segmentation_loss(b.conv("head", x, kClasses, 1, 1, 0, true));
+  b.segmentation_loss(b.conv("head", x, kClasses, 1, 1, 0, true), config.class_weights);
   return g;
 }
 
@@ -71,6 +71,7 @@ ModelSpec spec() {
   s.build = build;
   s.read_data = data::read_ct_data;  // training patches cut from the cases (ct_patches.h)
   s.data_format = data::kCtDataFormat;
+  s.takes_class_weights = true;
   return s;
 }
 

@@ -49,7 +49,7 @@ nn::Graph build(const ModelConfig& config) {
     x = b.conv_transpose(stage + ".upconv", x, kChannels[i] / d, 2, 2);
     x = double_conv(b, stage, b.concat(stage + ".concat", {skips[i], x}), kChannels[i] / d);
   }
-  b.segmentation_loss(b.conv("head", x, kClasses, 1, 1, 0, true));
+  b.segmentation_loss(b.conv("head", x, kClasses, 1, 1, 0, true), config.class_weights);
   return g;
 }
 
@@ -65,6 +65,7 @@ ModelSpec spec() {
   s.build = build;
   s.read_data = data::read_ct_data;
   s.data_format = data::kCtDataFormat;
+  s.takes_class_weights = true;
   return s;
 }
 

@@ -63,6 +63,12 @@ void Executor::bind_state() {
       Tensor t(static_cast<char*>(state_.data()) + offset, {std::max<std::int64_t>(floats, 1)},
                DType::kF32, backend_.device());
       if (d.bytes > 0) backend_.fill(t, d.init == Init::kOnes ? 1.0f : 0.0f);
+      if (d.init == Init::kValues && !d.values.empty()) {
+        DLBENCH_CHECK(d.values.size() * sizeof(float) <= d.bytes, "state values past its bytes");
+        backend_.from_host(d.values.data(),
+                           Tensor(t.data(), {static_cast<std::int64_t>(d.values.size())},
+                                  DType::kF32, backend_.device()));
+      }
       node_state_[n].push_back(t);
       offset += align_up(d.bytes);
     }

@@ -21,7 +21,9 @@ namespace dlbench::nn {
 
 using backend::GradMode;
 
-enum class Init { kZeros, kOnes, kKaimingNormal, kNormal };
+// kValues: state only, the StateDecl's own values (a constant the layer reads, such as class
+// weights).
+enum class Init { kZeros, kOnes, kKaimingNormal, kNormal, kValues };
 
 // How the optimizer and the precision policy treat a parameter; the parameter store keeps each
 // group in one contiguous range of its flat buffers, in this order.
@@ -57,6 +59,7 @@ struct StateDecl {
   // Learned in training and read by inference (running statistics): Trainer::load_state carries
   // it to another trainer of the model. Scratch (saved statistics, masks, workspaces) is not.
   bool learned = false;
+  std::vector<float> values = {};  // Init::kValues: the first floats (the rest zeros)
 };
 
 // What backward needs from forward, so the planner keeps exactly that alive.

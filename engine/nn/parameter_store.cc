@@ -23,6 +23,8 @@ void initialize(backend::Backend& be, const Tensor& t, const ParamDecl& d, std::
     case Init::kNormal:
       be.fill_normal(t, 0.0f, d.stddev, seed);
       break;
+    case Init::kValues:  // state only (StateDecl::values): no parameter asks for it
+      DLBENCH_CHECK(false, "a parameter cannot start from fixed values");
   }
 }
 

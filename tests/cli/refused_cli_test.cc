@@ -148,7 +148,8 @@ TEST(RefusedCliTest, FuzzedCommandLinesNeverCrashHangOrFailInternally) {
   const std::vector<std::string> flags = {
       "--batch",    "--input",          "--steps",     "--warmup",   "--seconds", "--lr",
       "--momentum", "--seed",           "--bucket-mb", "--interval", "--device",  "--precision",
-      "--mode",     "--profile-layers", "--framework", "--gpus",     "--dist",    "--json"};
+      "--mode",     "--profile-layers", "--framework", "--gpus",     "--dist",    "--json",
+      "--class-weights"};
   const std::string base = "--db " + dir +
                            "/fuzz.db run vgg16 --device cpu --input 32 "
                            "--mode infer --batch 1 --steps 1 --warmup 0 --no-telemetry";

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "engine/core/json_text.h"
 #include "tests/support/isolated_home.h"
 #include "tests/support/run_command.h"
 
@@ -110,6 +111,27 @@ TEST(RunCliTest, OneStepSaysSoAndTheConfigReadsAsTyped) {
   EXPECT_FALSE(doc["step_time_ms"].contains("cv"));
   for (const json& m : doc["metrics"]) EXPECT_NE(m["tag"], "step_time/cv");
   std::remove(path.c_str());
+}
+
+// Class weights reach the cross-entropy (the same seed's first loss differs from the unweighted
+// run's) and the stored configuration, as given.
+TEST(RunCliTest, ClassWeightsWeighTheLossAndAreStored) {
+  const std::string plain_path = ::testing::TempDir() + "dlbench-unweighted.json";
+  const std::string path = ::testing::TempDir() + "dlbench-class-weights.json";
+  const std::string run =
+      "run unet --device cpu --input 32 --batch 1 --steps 1 --warmup 0 --no-store --no-telemetry";
+  auto plain = dlbench(run + " --json " + plain_path);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  auto r = dlbench(run + " --class-weights 0.5,2,4 --json " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(testing::read_file(path));
+  const json unweighted = json::parse(testing::read_file(plain_path));
+  EXPECT_EQ(dump_json(doc["config"]["class_weights"]), "[0.5,2.0,4.0]");
+  EXPECT_FALSE(unweighted["config"].contains("class_weights"));
+  EXPECT_GT(doc["loss"]["first"].get<double>(), 0.0);  // weights that never arrived weigh 0
+  EXPECT_NE(doc["loss"]["first"].get<double>(), unweighted["loss"]["first"].get<double>());
+  std::remove(path.c_str());
+  std::remove(plain_path.c_str());
 }
 
 // A machine without GPUs asked for one: "1 GPU", not "1 GPUs".
@@ -223,6 +245,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"run vgg16 --device cpu --input 32 --lr inf", 2, "--lr must be a finite"},
         BadValue{"run vgg16 --device cpu --input 32 --lr nan", 2, "--lr must be a finite"},
         BadValue{"run vgg16 --device cpu --input 32 --momentum 1", 2, "--momentum must be"},
+        // Class weights: numbers, one per class, not negative, not all 0, segmenters only.
+        BadValue{"run unet --device cpu --input 32 --class-weights 1,x,1", 2,
+                 "--class-weights must be numbers separated by commas"},
+        BadValue{"run unet --device cpu --input 32 --class-weights 1,,1", 2,
+                 "--class-weights must be numbers"},
+        BadValue{"run unet --device cpu --input 32 --class-weights 1,2", 2,
+                 "takes 3 class weights, not 2"},
+        BadValue{"run unet --device cpu --input 32 --class-weights 0,0,0", 2,
+                 "--class-weights must not all be 0"},
+        BadValue{"run unet --device cpu --input 32 --class-weights 1,-1,1", 2,
+                 "--class-weights must be finite numbers >= 0"},
+        BadValue{"run unet --device cpu --input 32 --class-weights 1,nan,1", 2,
+                 "--class-weights must be finite numbers >= 0"},
+        BadValue{"run vgg16 --device cpu --input 32 --class-weights 1,2", 2,
+                 "--class-weights is for the segmentation models"},
+        BadValue{"run unet --device cpu --input 32 --class-weights ''", 2, "an empty value"},
         BadValue{"run vgg16 --device cpu --input 32 --bucket-mb 1e309", 2, "--bucket-mb must be"},
         BadValue{"run vgg16 --device cpu --input 32 --bucket-mb 0", 2, "--bucket-mb must be"},
         BadValue{"run vgg16 --device cpu --input 32 --seed -1", 2, "--seed must not be negative"},

@@ -5,6 +5,9 @@
 //   loss    = (1/m) sum_i -log p[i, label_i]
 //           = (1/m) sum_i (log sum_j exp(z[i, j] - max_i) - (z[i, label_i] - max_i))
 //   dz[i, j] = scale (p[i, j] - [j == label_i]) / m
+// With class weights w, row i counts w[label_i] times and the mean divides by W = sum_i
+// w[label_i] instead of m (PyTorch's weighted mean): loss = (1/W) sum_i w[label_i] (-log p[i,
+// label_i]), dz[i, j] = scale w[label_i] (p[i, j] - [j == label_i]) / W.
 // Subtracting the row maximum keeps exp() from overflowing; the row sums are in double so
 // that wide rows (thousands of classes) lose nothing.
 //
@@ -46,8 +49,8 @@ void softmax_row(const float* z, std::int64_t classes, double* q) {
 }  // namespace
 
 void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
-                                            const Tensor& loss, const Tensor& dlogits,
-                                            float scale) {
+                                            const Tensor& loss, const Tensor& dlogits, float scale,
+                                            const Tensor& class_weights) {
   const char* op = "softmax_cross_entropy";
   require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
   require_cpu(labels, op, "labels");
@@ -56,7 +59,14 @@ void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& 
   const auto* label = labels.data_as<std::int32_t>();
   float* dz = dlogits.data_as<float>();
   require_class_labels(label, rows, classes, op);
-  const double row_weight = rows > 0 ? 1.0 / static_cast<double>(rows) : 0.0;
+  const float* weight = class_weights.defined() ? class_weights.data_as<float>() : nullptr;
+  if (weight) require_cpu(class_weights, op, "class_weights");
+  double weights = static_cast<double>(rows);  // the mean's divisor: W, or m unweighted
+  if (weight) {
+    weights = 0.0;
+    for (std::int64_t i = 0; i < rows; ++i) weights += weight[label[i]];
+  }
+  const double row_weight = weights > 0 ? 1.0 / weights : 0.0;
   double total = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : total)
   for (std::int64_t i = 0; i < rows; ++i) {
@@ -67,8 +77,9 @@ void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& 
     double sum = 0.0;
     for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(static_cast<double>(zi[j] - max));
     const double log_sum = std::log(sum);
-    total += log_sum - static_cast<double>(zi[label[i]] - max);
-    const double g = scale * row_weight;
+    const double w = weight ? weight[label[i]] : 1.0;
+    total += w * (log_sum - static_cast<double>(zi[label[i]] - max));
+    const double g = scale * w * row_weight;
     for (std::int64_t j = 0; j < classes; ++j) {
       const double p = std::exp(static_cast<double>(zi[j] - max) - log_sum);
       dzi[j] = static_cast<float>(g * (p - (j == label[i] ? 1.0 : 0.0)));

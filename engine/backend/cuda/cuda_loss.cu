@@ -3,6 +3,9 @@
 //   p[i, j]  = exp(z[i, j] - max_j z[i, :]) / sum_j exp(z[i, j] - max_j z[i, :])
 //   loss     = (1/m) sum_i (log sum_j exp(z[i, j] - max_i) - (z[i, label_i] - max_i))
 //   dz[i, j] = scale (p[i, j] - [j == label_i]) / m
+// With class weights w (PyTorch's weighted mean), row i counts w[label_i] times and the mean
+// divides by W = sum_i w[label_i], which two first kernels add up (in double, in an order fixed
+// by the row count) so that the row kernels can scale each gradient by w[label_i] / W.
 // Subtracting the row maximum keeps exp() from overflowing. Two routes by the class count, each
 // adding in an order fixed by the shape, so the loss is the same bit for bit in every run:
 //   - up to kMaxRowClasses (a segmentation head: a few classes, millions of pixel rows): a
@@ -29,14 +32,52 @@ namespace {
 
 constexpr int kRowBlock = 256;
 constexpr int kMeanBlock = 1024;
+// Blocks of the class weights' sum: U-Net's 2M pixel labels took 1 ms in one block, a few
+// microseconds spread over these.
+constexpr int kWeightSumBlocks = 256;
 
 struct Max {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
+// The weight of a row and its gradient's scale: 1 and grad_scale unweighted (grad_scale then
+// includes 1/m), else w[label] and grad_scale w[label] / W.
+struct RowWeight {
+  float weight, grad_scale;
+};
+__device__ __forceinline__ RowWeight row_weight(const float* weights, const double* weight_total,
+                                                std::int32_t label, float grad_scale) {
+  if (weights == nullptr) return {1.0f, grad_scale};
+  const float w = weights[label];
+  return {w, grad_scale * w / static_cast<float>(*weight_total)};
+}
+
+// partial[b] = sum of weights[labels[i]] over block b's grid-strided rows (valid labels only),
+// in double; the grid's size depends on the rows alone, so the order is fixed.
+__global__ void label_weight_sum_kernel(const float* weights, const std::int32_t* labels,
+                                        std::int64_t rows, int classes, double* partial) {
+  double sum = 0.0;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int32_t label = labels[i];
+    if (label >= 0 && label < classes) sum += weights[label];
+  }
+  sum = block_reduce(sum, Add{});
+  if (threadIdx.x == 0) partial[blockIdx.x] = sum;
+}
+
+// *total = the sum of partial[0, n), in order.
+__global__ void sum_kernel(const double* partial, int n, double* total) {
+  double sum = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) sum += partial[i];
+  sum = block_reduce(sum, Add{});
+  if (threadIdx.x == 0) *total = sum;
+}
+
 template <class T>
 __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t* labels,
                                              std::int64_t classes, float grad_scale,
+                                             const float* weights, const double* weight_total,
                                              float* row_loss, T* dlogits) {
   const std::int64_t row = blockIdx.x;
   const T* z = logits + row * classes;
@@ -54,10 +95,11 @@ __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) sum += expf(to_f32(z[j]) - max);
   sum = block_reduce(sum, Add{});
   const float log_sum = logf(sum);
-  if (threadIdx.x == 0) row_loss[row] = log_sum - (to_f32(z[label]) - max);
+  const RowWeight rw = row_weight(weights, weight_total, label, grad_scale);
+  if (threadIdx.x == 0) row_loss[row] = rw.weight * (log_sum - (to_f32(z[label]) - max));
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
     const float p = expf(to_f32(z[j]) - max - log_sum);
-    dz[j] = from_f32<T>(grad_scale * (p - (j == label ? 1.0f : 0.0f)));
+    dz[j] = from_f32<T>(rw.grad_scale * (p - (j == label ? 1.0f : 0.0f)));
   }
 }
 
@@ -66,6 +108,7 @@ template <class T>
 __global__ void __launch_bounds__(kBlock)
     softmax_cross_entropy_rows_kernel(const T* logits, const std::int32_t* labels,
                                       std::int64_t rows, int classes, float grad_scale,
+                                      const float* weights, const double* weight_total,
                                       double* block_loss, T* dlogits) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   double loss = 0.0;
@@ -76,23 +119,28 @@ __global__ void __launch_bounds__(kBlock)
     const bool valid = label >= 0 && label < classes;
     float q[kMaxRowClasses], max;
     const float log_sum = row_softmax(z, classes, q, max);
-    loss = valid ? log_sum - (to_f32(z[label]) - max) : NAN;
+    const RowWeight rw =
+        valid ? row_weight(weights, weight_total, label, grad_scale) : RowWeight{NAN, NAN};
+    loss = valid ? rw.weight * (log_sum - (to_f32(z[label]) - max)) : NAN;
 #pragma unroll
     for (int j = 0; j < kMaxRowClasses; ++j)
       if (j < classes)
-        dz[j] = from_f32<T>(valid ? grad_scale * (q[j] - (j == label ? 1.0f : 0.0f)) : NAN);
+        dz[j] = from_f32<T>(valid ? rw.grad_scale * (q[j] - (j == label ? 1.0f : 0.0f)) : NAN);
   }
   loss = block_reduce(loss, Add{});
   if (threadIdx.x == 0) block_loss[blockIdx.x] = loss;
 }
 
-// *mean = (sum of values[0, n)) / rows, added in a fixed order in double.
+// *mean = (sum of values[0, n)) / rows (or / *divisor where given), added in a fixed order in
+// double.
 template <class V>
-__global__ void mean_kernel(const V* values, std::int64_t n, std::int64_t rows, float* mean) {
+__global__ void mean_kernel(const V* values, std::int64_t n, std::int64_t rows,
+                            const double* divisor, float* mean) {
   double sum = 0.0;
   for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += values[i];
   sum = block_reduce(sum, Add{});
-  if (threadIdx.x == 0) *mean = static_cast<float>(sum / static_cast<double>(rows));
+  if (threadIdx.x == 0)
+    *mean = static_cast<float>(sum / (divisor ? *divisor : static_cast<double>(rows)));
 }
 
 template <class T>
@@ -134,36 +182,56 @@ void CudaBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const 
 }
 
 void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
-                                             const Tensor& loss, const Tensor& dlogits,
-                                             float scale) {
+                                             const Tensor& loss, const Tensor& dlogits, float scale,
+                                             const Tensor& class_weights) {
   const char* op = "softmax_cross_entropy";
   activate();
   for (const Tensor* t : {&logits, &labels, &loss, &dlogits}) require_here(*t, op, "operand");
+  const bool weighted = class_weights.defined();
+  if (weighted) require_here(class_weights, op, "class_weights");
   const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
   if (rows == 0) {
     CUDA_CHECK(cudaMemsetAsync(loss.data(), 0, sizeof(float), stream_));
     return;
   }
-  const float grad_scale = scale / static_cast<float>(rows);
+  const std::int64_t blocks = (rows + kBlock - 1) / kBlock;
+  const bool by_rows = classes <= kMaxRowClasses;
+  // Scratch: W and its partial sums (weighted), then the block partials or the row losses.
+  const int weight_blocks = static_cast<int>(
+      std::min<std::int64_t>(kWeightSumBlocks, (rows + kMeanBlock - 1) / kMeanBlock));
+  const std::size_t weight_bytes = sizeof(double) * (1 + kWeightSumBlocks);
+  const std::size_t partials = by_rows ? sizeof(double) * blocks : sizeof(float) * rows;
+  char* scratch = static_cast<char*>(workspace(weight_bytes + partials));
+  auto* weight_total = weighted ? reinterpret_cast<double*>(scratch) : nullptr;
+  auto* weight_partial = reinterpret_cast<double*>(scratch) + 1;
+  void* per_block = scratch + weight_bytes;
+  const float* weights = weighted ? class_weights.data_as<float>() : nullptr;
   const auto* y = labels.data_as<std::int32_t>();
+  if (weighted) {
+    label_weight_sum_kernel<<<weight_blocks, kMeanBlock, 0, stream_>>>(
+        weights, y, rows, static_cast<int>(classes), weight_partial);
+    CUDA_CHECK_LAUNCH();
+    sum_kernel<<<1, kMeanBlock, 0, stream_>>>(weight_partial, weight_blocks, weight_total);
+    CUDA_CHECK_LAUNCH();
+  }
+  const float grad_scale = weighted ? scale : scale / static_cast<float>(rows);
   float* mean = loss.data_as<float>();
   dispatch_float(logits.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const auto* z = static_cast<const T*>(logits.data());
     auto* dz = static_cast<T*>(dlogits.data());
-    if (classes <= kMaxRowClasses) {
-      const std::int64_t blocks = (rows + kBlock - 1) / kBlock;
-      auto* block_loss = static_cast<double*>(workspace(sizeof(double) * blocks));
+    if (by_rows) {
+      auto* block_loss = static_cast<double*>(per_block);
       softmax_cross_entropy_rows_kernel<T><<<static_cast<unsigned>(blocks), kBlock, 0, stream_>>>(
-          z, y, rows, static_cast<int>(classes), grad_scale, block_loss, dz);
+          z, y, rows, static_cast<int>(classes), grad_scale, weights, weight_total, block_loss, dz);
       CUDA_CHECK_LAUNCH();
-      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(block_loss, blocks, rows, mean);
+      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(block_loss, blocks, rows, weight_total, mean);
     } else {
-      auto* row_loss = static_cast<float*>(workspace(sizeof(float) * rows));
+      auto* row_loss = static_cast<float*>(per_block);
       softmax_cross_entropy_kernel<T><<<static_cast<unsigned>(rows), kRowBlock, 0, stream_>>>(
-          z, y, classes, grad_scale, row_loss, dz);
+          z, y, classes, grad_scale, weights, weight_total, row_loss, dz);
       CUDA_CHECK_LAUNCH();
-      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(row_loss, rows, rows, mean);
+      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(row_loss, rows, rows, weight_total, mean);
     }
     CUDA_CHECK_LAUNCH();
   });

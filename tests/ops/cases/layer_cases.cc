@@ -345,9 +345,10 @@ std::vector<LayerCase> sparse_layers() {
   // of (2 sum q g + s) / (sum q + sum g + s).
   const std::vector<float> pixel_labels = {0, 2, 1, 1, 0, 2, 2, 2, 0, 1, 0, 1};
   auto pixel_loss = [&](const char* name, std::function<std::unique_ptr<Layer>()> layer,
-                        std::function<double(const std::vector<float>& z)> loss) {
+                        std::function<double(const std::vector<float>& z)> loss,
+                        const char* params = "nhwc_pixels") {
     out.push_back({name,
-                   "nhwc_pixels",
+                   params,
                    std::move(layer),
                    {{2, 2, 3, 3}, {2, 2, 3}},
                    {{1, pixel_labels}},
@@ -372,6 +373,20 @@ std::vector<LayerCase> sparse_layers() {
                  total -= std::log(prob(z, r, static_cast<int>(pixel_labels[r])));
                return total / 12;
              });
+  // With class weights: PyTorch's weighted mean, sum w[label] (-log p[label]) / sum w[label].
+  const std::vector<float> weights = {0.5f, 3.0f, 1.25f};
+  pixel_loss(
+      "softmax_cross_entropy", make<nn::SoftmaxCrossEntropy>(weights),
+      [pixel_labels, prob, weights](const std::vector<float>& z) {
+        double total = 0, weight = 0;
+        for (int r = 0; r < 12; ++r) {
+          const auto label = static_cast<int>(pixel_labels[r]);
+          total -= weights[label] * std::log(prob(z, r, label));
+          weight += weights[label];
+        }
+        return total / weight;
+      },
+      "nhwc_pixels_class_weights");
   pixel_loss("soft_dice", make<nn::SoftDice>(1), [pixel_labels, prob](const std::vector<float>& z) {
     double mean = 0;
     for (int n = 0; n < 2; ++n)

@@ -53,31 +53,44 @@ class LossCase : public OpCase {
 
 class SoftmaxCrossEntropy final : public LossCase {
  public:
-  SoftmaxCrossEntropy(std::int64_t rows, std::int64_t classes, float scale, float gain)
-      : LossCase(rows, scale, gain), classes_(classes) {}
+  SoftmaxCrossEntropy(std::int64_t rows, std::int64_t classes, float scale, float gain,
+                      bool weighted = false)
+      : LossCase(rows, scale, gain), classes_(classes) {
+    // Weights from 0 (a class that never counts) to 3.25, f32 whatever the precision.
+    if (weighted)
+      for (std::int64_t c = 0; c < classes; ++c)
+        weights_.push_back(c % 4 == 3 ? 0.0f : 0.25f + static_cast<float>(c % 4));
+  }
   std::string op() const override { return "softmax_cross_entropy"; }
   std::string params() const override {
     std::ostringstream o;
-    o << "rows" << rows_ << "_classes" << classes_ << "_scale" << scale_ << "_gain" << gain_;
+    o << "rows" << rows_ << "_classes" << classes_ << "_scale" << scale_ << "_gain" << gain_
+      << (weights_.empty() ? "" : "_class_weights");
     return o.str();
   }
   OpKind kind() const override { return OpKind::kSoftmaxCrossEntropy; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     const std::vector<std::int32_t> labels = labels_of(rows_, classes_);
-    return {logits(classes_, 51), i32_input("labels", labels), output("loss", {1}, Kind::kF32),
-            output("dlogits", {rows_, classes_})};
+    std::vector<HostTensor> t = {logits(classes_, 51), i32_input("labels", labels),
+                                 output("loss", {1}, Kind::kF32),
+                                 output("dlogits", {rows_, classes_})};
+    if (!weights_.empty())
+      t.push_back({"class_weights", {classes_}, Role::kIn, Kind::kF32, weights_});
+    return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], scale_);
+    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], scale_, weights_.empty() ? Tensor() : t[4]);
   }
 
  private:
   Result compute(const std::vector<HostTensor>& t) const override {
-    const ref::SoftmaxCrossEntropy r = ref::softmax_cross_entropy(
-        rows_, classes_, t[0].as_double(), labels_of(rows_, classes_), scale_);
+    const ref::SoftmaxCrossEntropy r =
+        ref::softmax_cross_entropy(rows_, classes_, t[0].as_double(), labels_of(rows_, classes_),
+                                   scale_, {weights_.begin(), weights_.end()});
     return {r.loss, r.dlogits};
   }
   std::int64_t classes_;
+  std::vector<float> weights_;  // empty: unweighted
 };
 
 // Logits of both signs (|x| up to the gain: sigmoid near 0 and 1), targets 0 and 1
@@ -188,6 +201,12 @@ CaseList cases() {
                                                                          {300, 16, 64, 2},
                                                                          {40, 17, 1, 2}})
     out.push_back(std::make_unique<SoftmaxCrossEntropy>(rows, classes, scale, gain));
+  // Class weights on both CUDA routes: a segmentation head's many rows (thread per row) and a
+  // classifier's wide ones (block per row), one loss-scaled.
+  for (const auto& [rows, classes, scale] :
+       std::vector<std::tuple<std::int64_t, std::int64_t, float>>{
+           {70000, 3, 1024}, {300, 16, 1}, {40, 17, 1}, {8, 1000, 1}})
+    out.push_back(std::make_unique<SoftmaxCrossEntropy>(rows, classes, scale, 2.0f, true));
   for (const auto& [rows, scale, gain] : std::vector<std::tuple<std::int64_t, float, float>>{
            {1, 1, 8}, {37, 1, 8}, {500, 256, 8}, {1, 1, 6}, {1000, 1, 6}, {65536, 512, 6}})
     out.push_back(std::make_unique<SigmoidBinaryCrossEntropy>(rows, scale, gain));

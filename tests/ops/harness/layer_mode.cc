@@ -67,6 +67,7 @@ class LayerRunner {
                               1, static_cast<std::int64_t>((d.bytes + 3) / sizeof(float)))},
                           Kind::kF32);
       if (d.init == nn::Init::kOnes) std::fill(t.data.begin(), t.data.end(), 1.0f);
+      if (d.init == nn::Init::kValues) std::copy(d.values.begin(), d.values.end(), t.data.begin());
     }
     dev_ = std::make_unique<DeviceTensors>(be_, host_, kF32);
   }

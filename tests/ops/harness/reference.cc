@@ -233,18 +233,25 @@ Vec relu_backward(const Vec& y, const Vec& dy) {
 
 SoftmaxCrossEntropy softmax_cross_entropy(std::int64_t rows, std::int64_t classes,
                                           const Vec& logits,
-                                          const std::vector<std::int32_t>& labels, double scale) {
+                                          const std::vector<std::int32_t>& labels, double scale,
+                                          const std::vector<double>& class_weights) {
   SoftmaxCrossEntropy out{0.0, Vec(logits.size())};
+  auto weight = [&](std::int64_t i) {
+    return class_weights.empty() ? 1.0 : class_weights[labels[i]];
+  };
+  double total = 0;
+  for (std::int64_t i = 0; i < rows; ++i) total += weight(i);
   for (std::int64_t i = 0; i < rows; ++i) {
     const double* z = &logits[i * classes];
     double max = z[0];
     for (std::int64_t j = 1; j < classes; ++j) max = std::max(max, z[j]);
     double sum = 0;
     for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(z[j] - max);
-    out.loss += (std::log(sum) + max - z[labels[i]]) / rows;
+    const double w = weight(i) / total;
+    out.loss += w * (std::log(sum) + max - z[labels[i]]);
     for (std::int64_t j = 0; j < classes; ++j) {
       const double prob = std::exp(z[j] - max) / sum;
-      out.dlogits[i * classes + j] = scale * (prob - (j == labels[i] ? 1.0 : 0.0)) / rows;
+      out.dlogits[i * classes + j] = scale * w * (prob - (j == labels[i] ? 1.0 : 0.0));
     }
   }
   return out;
