@@ -4,6 +4,7 @@
 // kernels, so every backend draws the same values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "engine/core/host_device.h"
@@ -28,6 +29,16 @@ inline std::uint64_t splitmix64_next(std::uint64_t& state) {
 // The stream's next double in [0, 1), from the word's top 53 bits.
 inline double splitmix64_unit(std::uint64_t& state) {
   return static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53;
+}
+
+// Fisher-Yates over `items` on the stream `state` (a data source's pass in a new order): the
+// same order from the same state on every machine.
+template <class Items>
+void splitmix64_shuffle(Items& items, std::uint64_t& state) {
+  for (std::size_t i = items.size(); i > 1; --i) {
+    using std::swap;
+    swap(items[i - 1], items[splitmix64_next(state) % i]);
+  }
 }
 
 // An integer in [0, n) from 64 random bits: the top 32 bits scaled by n (Lemire's multiply-shift,

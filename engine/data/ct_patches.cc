@@ -73,8 +73,7 @@ class CtPatchSource final : public DataSource {
 
  private:
   void shuffle() {
-    for (std::size_t i = order_.size(); i > 1; --i)
-      std::swap(order_[i - 1], order_[splitmix64_next(state_) % i]);
+    splitmix64_shuffle(order_, state_);
     next_ = 0;
   }
 
