@@ -146,10 +146,10 @@ TEST(RefusedCliTest, FuzzedCommandLinesNeverCrashHangOrFailInternally) {
                                             "'host=x password=pw'",
                                             std::string(3000, 'a')};
   const std::vector<std::string> flags = {
-      "--batch",    "--input",          "--steps",     "--warmup",   "--seconds", "--lr",
-      "--momentum", "--seed",           "--bucket-mb", "--interval", "--device",  "--precision",
-      "--mode",     "--profile-layers", "--framework", "--gpus",     "--dist",    "--json",
-      "--class-weights"};
+      "--batch",  "--input",     "--steps", "--warmup",         "--seconds",
+      "--lr",     "--momentum",  "--seed",  "--bucket-mb",      "--interval",
+      "--device", "--precision", "--mode",  "--profile-layers", "--framework",
+      "--gpus",   "--dist",      "--json",  "--class-weights"};
   const std::string base = "--db " + dir +
                            "/fuzz.db run vgg16 --device cpu --input 32 "
                            "--mode infer --batch 1 --steps 1 --warmup 0 --no-telemetry";
