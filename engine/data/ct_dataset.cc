@@ -8,6 +8,7 @@
 #include "engine/core/error.h"
 #include "engine/core/splitmix64.h"
 #include "engine/data/ct_patches.h"
+#include "engine/data/ct_source.h"
 #include "engine/data/dataset_helpers.h"
 
 namespace dlbench::data {
@@ -30,51 +31,28 @@ std::string cases_text(std::size_t n) {
   return with_commas(static_cast<std::int64_t>(n)) + (n == 1 ? " case" : " cases");
 }
 
-// A seeded shuffled pass over every training slice, reshuffled (Fisher-Yates on splitmix64) at
-// each pass, as the ratings source serves its pairs.
-class CtSliceSource final : public DataSource {
+// Every training slice once a pass (case, slice).
+std::vector<std::pair<std::size_t, std::int64_t>> training_slices(const CtData& data) {
+  std::vector<std::pair<std::size_t, std::int64_t>> out;
+  const std::vector<CtCase>& cases = data.train_cases();
+  for (std::size_t c = 0; c < cases.size(); ++c)
+    for (std::int64_t s = 0; s < cases[c].slices; ++s) out.emplace_back(c, s);
+  return out;
+}
+
+class CtSliceSource final : public CtSource<std::pair<std::size_t, std::int64_t>> {
  public:
   CtSliceSource(std::shared_ptr<const CtData> data, std::size_t images, std::size_t labels,
                 std::uint64_t seed)
-      : data_(std::move(data)), images_(images), labels_(labels), state_(seed) {
-    const std::vector<CtCase>& cases = data_->train_cases();
-    for (std::size_t c = 0; c < cases.size(); ++c)
-      for (std::int64_t s = 0; s < cases[c].slices; ++s) order_.emplace_back(c, s);
-    shuffle();
-  }
+      : CtSource(data, images, labels, seed, training_slices(*data)) {}
   std::string name() const override { return "ct"; }
 
-  void fill(backend::Backend& backend, std::span<const Tensor> inputs) override {
-    const Tensor& images = inputs[images_];
-    const Tensor& labels = inputs[labels_];
-    const std::int64_t n = images.dim(0), side = images.dim(1), channels = images.dim(3);
-    const std::int64_t pixels = side * side;
-    host_images_.resize(static_cast<std::size_t>(n * pixels * channels));
-    host_labels_.resize(static_cast<std::size_t>(n * pixels));
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (next_ == order_.size()) shuffle();
-      const auto [c, s] = order_[next_++];
-      ct_slices_to_host(data_->train_cases()[c], s, 1, channels,
-                        host_images_.data() + i * pixels * channels,
-                        host_labels_.data() + i * pixels);
-    }
-    from_host_floats(backend, host_images_.data(), images);
-    backend.from_host(host_labels_.data(), labels);
-  }
-
  private:
-  void shuffle() {
-    splitmix64_shuffle(order_, state_);
-    next_ = 0;
+  void write(const std::pair<std::size_t, std::int64_t>& slice, const Tensor& images, float* image,
+             std::int32_t* labels) override {
+    ct_slices_to_host(data_->train_cases()[slice.first], slice.second, 1, images.dim(3), image,
+                      labels);
   }
-
-  std::shared_ptr<const CtData> data_;
-  std::size_t images_, labels_;
-  std::uint64_t state_;
-  std::vector<std::pair<std::size_t, std::int64_t>> order_;  // (case, slice)
-  std::size_t next_ = 0;
-  std::vector<float> host_images_;
-  std::vector<std::int32_t> host_labels_;
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include "engine/core/splitmix64.h"
 #include "engine/data/ct_dataset.h"
-#include "engine/data/dataset_helpers.h"
+#include "engine/data/ct_source.h"
 
 namespace dlbench::data {
 namespace {
@@ -39,42 +39,28 @@ std::vector<std::int64_t> foreground_voxels(const CtCase& c) {
   return out;
 }
 
-class CtPatchSource final : public DataSource {
+// Training cases' indices, once a pass.
+std::vector<std::size_t> training_cases(const CtData& data) {
+  std::vector<std::size_t> out(data.train_cases().size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = i;
+  return out;
+}
+
+class CtPatchSource final : public CtSource<std::size_t> {
  public:
   CtPatchSource(std::shared_ptr<const CtData> data, std::size_t images, std::size_t labels,
                 std::uint64_t seed)
-      : data_(std::move(data)), images_(images), labels_(labels), state_(seed) {
+      : CtSource(data, images, labels, seed, training_cases(*data)) {
     for (const CtCase& c : data_->train_cases()) foreground_.push_back(foreground_voxels(c));
-    order_.resize(data_->train_cases().size());
-    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-    shuffle();
   }
   std::string name() const override { return "ct patches"; }
 
-  void fill(backend::Backend& backend, std::span<const Tensor> inputs) override {
-    const Tensor& images = inputs[images_];
-    const Tensor& labels = inputs[labels_];
-    const std::int64_t n = images.dim(0), channels = images.dim(4);
-    const Box extent = {images.dim(1), images.dim(2), images.dim(3)};
-    const std::int64_t voxels = extent[0] * extent[1] * extent[2];
-    host_images_.resize(static_cast<std::size_t>(n * voxels * channels));
-    host_labels_.resize(static_cast<std::size_t>(n * voxels));
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (next_ == order_.size()) shuffle();
-      const std::size_t c = order_[next_++];
-      const CtCase& ct = data_->train_cases()[c];
-      ct_patch_to_host(ct, origin(ct, foreground_[c], extent), extent, channels,
-                       host_images_.data() + i * voxels * channels,
-                       host_labels_.data() + i * voxels);
-    }
-    from_host_floats(backend, host_images_.data(), images);
-    backend.from_host(host_labels_.data(), labels);
-  }
-
  private:
-  void shuffle() {
-    splitmix64_shuffle(order_, state_);
-    next_ = 0;
+  void write(const std::size_t& c, const Tensor& images, float* image,
+             std::int32_t* labels) override {
+    const Box extent = {images.dim(1), images.dim(2), images.dim(3)};
+    const CtCase& ct = data_->train_cases()[c];
+    ct_patch_to_host(ct, origin(ct, foreground_[c], extent), extent, images.dim(4), image, labels);
   }
 
   std::int64_t uniform(std::int64_t lo, std::int64_t hi) {  // in [lo, hi]
@@ -99,14 +85,7 @@ class CtPatchSource final : public DataSource {
     return out;
   }
 
-  std::shared_ptr<const CtData> data_;
-  std::size_t images_, labels_;
-  std::uint64_t state_;
   std::vector<std::vector<std::int64_t>> foreground_;  // per training case
-  std::vector<std::size_t> order_;                     // a pass over the training cases
-  std::size_t next_ = 0;
-  std::vector<float> host_images_;
-  std::vector<std::int32_t> host_labels_;
 };
 
 }  // namespace
