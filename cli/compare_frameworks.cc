@@ -13,6 +13,7 @@
 #include "bench/suite/suite_runner.h"
 #include "bench/sysinfo/machine_info.h"
 #include "cli/store_options.h"
+#include "cli/workload_options.h"
 #include "engine/core/error.h"
 
 namespace dlbench::cli {
@@ -70,6 +71,7 @@ std::shared_ptr<FrameworkCompareOptions> add_framework_compare_options(CLI::App&
   c.add_flag("--telemetry,!--no-telemetry", o->telemetry,
              "With --frameworks: sample telemetry (default on)");
   c.add_flag("--no-store", o->no_store, "With --frameworks: do not store the runs");
+  add_class_weights_option(c, o->class_weights);
   add_peer_options(c, o->peer);
   return o;
 }
@@ -88,6 +90,7 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
   base.warmup_steps = o.warmup;
   base.steps = o.steps;
   base.telemetry = o.telemetry;
+  if (o.class_weights) base.class_weights = parse_class_weights(*o.class_weights);
   base = runner::validated(base);
 
   std::unique_ptr<store::Store> db = o.no_store ? nullptr : open_store(global);

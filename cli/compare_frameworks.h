@@ -30,6 +30,7 @@ struct FrameworkCompareOptions {
   int steps = result::kDefaultMeasuredSteps;
   bool telemetry = true;
   bool no_store = false;
+  std::optional<std::string> class_weights;  // "1,2,4" (parse_class_weights)
   peers::PeerOptions peer;
 };
 

@@ -51,30 +51,6 @@ struct RunOptions {
   std::optional<std::string> class_weights;  // "1,2,4", parsed by parse_class_weights
 };
 
-// "1,2,4" -> {1, 2, 4}; anything else is a ConfigError naming --class-weights (validated()
-// checks the values themselves).
-std::vector<float> parse_class_weights(const std::string& text) {
-  std::vector<float> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma - start);
-    std::size_t used = 0;
-    float v = 0;
-    try {
-      v = std::stof(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size())
-      throw result::ConfigError("class-weights",
-                                "must be numbers separated by commas, not '" + text + "'", "1,2,4");
-    out.push_back(v);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 // "ncf, word2vec, ...": the models that train with Adam, for --lr's help.
 std::string adam_models() {
   std::string names;
@@ -190,6 +166,14 @@ void print_text(const result::RunResult& r, std::ostream& out,
   Section s(title);
   s.row("Model", r.model_description);
   if (!r.data_description.empty()) s.row("Data", r.data_description);
+  if (!c.class_weights.empty()) {
+    std::string weights;
+    for (std::size_t i = 0; i < c.class_weights.size(); ++i)
+      weights += std::string(i ? ", " : "") + significant(c.class_weights[i], 6);
+    s.row("Class weights", weights + " (classes 0 to " +
+                               std::to_string(c.class_weights.size() - 1) +
+                               "; the cross-entropy is their weighted mean)");
+  }
   s.row("Backend", r.backend)
       .row("Parameters", std::to_string(r.parameters))
       .row("FLOPs per sample", fixed(r.flops_per_sample / 1e9, 3) + " GFLOP" +
@@ -341,11 +325,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   run->add_option("--momentum", opts->momentum, "SGD momentum (training; Adam has none)")
       ->capture_default_str();
-  run->add_option("--class-weights", opts->class_weights,
-                  "Weigh the per-pixel cross-entropy of the segmentation models (unet, unet3d) "
-                  "by class: one weight per class, the background's first, as PyTorch's "
-                  "cross_entropy(weight=...) does (default: every class 1)")
-      ->type_name("W0,W1,...");
+  add_class_weights_option(*run, opts->class_weights);
   run->add_flag("--layers", opts->layers,
                 "Also print every layer: output shape, parameters, share of the MACs");
   run->add_option("--profile-layers", opts->profile_layers,

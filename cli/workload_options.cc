@@ -1,6 +1,7 @@
 #include "cli/workload_options.h"
 
 #include <functional>
+#include <stdexcept>
 
 #include "engine/models/registry.h"
 
@@ -79,6 +80,36 @@ void apply_workload_options(const WorkloadOptions& o, result::RunConfig& config)
   config.telemetry = o.telemetry;
   config.graphs = o.graphs;
   config.fusion = o.fusion;
+}
+
+void add_class_weights_option(CLI::App& cmd, std::optional<std::string>& text) {
+  cmd.add_option("--class-weights", text,
+                 "Weigh the per-pixel cross-entropy of the segmentation models (unet, unet3d) "
+                 "by class: one weight per class, the background's first, as PyTorch's "
+                 "cross_entropy(weight=...) does (default: every class 1)")
+      ->type_name("W0,W1,...");
+}
+
+std::vector<float> parse_class_weights(const std::string& text) {
+  std::vector<float> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma - start);
+    std::size_t used = 0;
+    float v = 0;
+    try {
+      v = std::stof(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size())
+      throw result::ConfigError("class-weights",
+                                "must be numbers separated by commas, not '" + text + "'", "1,2,4");
+    out.push_back(v);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
 }
 
 }  // namespace dlbench::cli

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/result/run_config.h"
 
@@ -39,5 +40,11 @@ struct WorkloadHelp {
 void add_workload_options(CLI::App& cmd, WorkloadOptions& options, const WorkloadHelp& help);
 // Copies the options into config; Error(kUsage) for an unknown mode or precision.
 void apply_workload_options(const WorkloadOptions& options, result::RunConfig& config);
+
+// --class-weights W0,W1,... (run, compare): the text as given, for parse_class_weights.
+void add_class_weights_option(CLI::App& cmd, std::optional<std::string>& text);
+// "1,2,4" -> {1, 2, 4}; anything else is a ConfigError naming --class-weights (validated()
+// checks the values themselves).
+std::vector<float> parse_class_weights(const std::string& text);
 
 }  // namespace dlbench::cli

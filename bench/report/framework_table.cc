@@ -16,7 +16,7 @@ using store::RunRecord;
 // that takes no size (NCF) shows none.
 std::string workload_key(const RunRecord& r) {
   return model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) + " b" +
-         std::to_string(r.batch) + (r.input_size ? " " + std::to_string(r.input_size) + "px" : "");
+         std::to_string(r.batch) + (r.input_size ? " " + r.input_size_text() : "");
 }
 
 std::string version(const RunRecord& r) {

@@ -173,7 +173,7 @@ void write_headline(const ReportData& d, const store::MachineRecord& m, std::ost
   for (const RunRecord* r : runs) {
     if (r->model != model) continue;
     std::string row = mode_label(r->mode) + ", batch " + std::to_string(r->batch) +
-                      (r->input_size ? ", " + std::to_string(r->input_size) + "px" : "");
+                      (r->input_size ? ", " + r->input_size_text() : "");
     if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
     if (std::find(precisions.begin(), precisions.end(), r->precision) == precisions.end())
       precisions.push_back(r->precision);

@@ -99,8 +99,7 @@ void max_batch_charts(const ReportData& d, nlohmann::json& charts) {
     std::map<std::string, std::vector<std::string>> no_fit;      // label -> precisions
     for (const RunRecord* r : rows) {
       if (store::searched_mode(*r) != mode) continue;
-      std::string label =
-          model_label(r->model) + (r->input_size ? " " + std::to_string(r->input_size) + "px" : "");
+      std::string label = model_label(r->model) + (r->input_size ? " " + r->input_size_text() : "");
       if (d.machines.size() > 1) label += " \xC2\xB7 " + names.at(r->machine.id);
       if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
       if (std::find(precisions.begin(), precisions.end(), r->precision) == precisions.end())

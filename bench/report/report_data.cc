@@ -61,7 +61,7 @@ std::string fixed(double value, int digits) {
 std::string run_label(const RunRecord& r) {
   std::string label = model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) +
                       " b" + std::to_string(r.batch);
-  if (r.input_size) label += " " + std::to_string(r.input_size) + "px";
+  if (r.input_size) label += " " + r.input_size_text();
   if (r.framework != "native") label += " " + r.framework;
   if (int n = run_replicas(r); n > 1) label += " x" + std::to_string(n);
   return label + " #" + std::to_string(r.id);

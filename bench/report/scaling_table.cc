@@ -45,7 +45,7 @@ int launch_order(const std::string& launch) {
 std::string workload_name(const RunRecord& r) {
   std::string w = model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) + " b" +
                   std::to_string(r.batch);
-  if (r.input_size) w += " " + std::to_string(r.input_size) + "px";
+  if (r.input_size) w += " " + r.input_size_text();
   if (r.framework != "native") w += " " + r.framework;
   return w;
 }

@@ -151,7 +151,7 @@ void export_benchmark_json(const std::vector<RunRecord>& runs, std::ostream& out
     const RunColumns c = run_columns(r);
     std::string name =
         r.model + " " + r.mode + " " + c.precision_name + " b" + std::to_string(r.batch);
-    if (r.input_size) name += " " + std::to_string(r.input_size) + "px";
+    if (r.input_size) name += " " + r.input_size_text();
     if (r.framework != "native") name += " " + r.framework;
     if (c.replicas > 1) name += " x" + std::to_string(c.replicas);
     name += " on " + c.hardware;

@@ -84,6 +84,9 @@ struct RunRecord {
   bool measured() const;
   const MetricRecord* find_metric(const std::string& tag) const;
   const TelemetryMetricRecord* find_telemetry(const std::string& name) const;
+  // The input size as labels show it: "224px" for images, "128x128x128" for volumes (a run whose
+  // sample unit is volumes), empty for a model that takes no size.
+  std::string input_size_text() const;
 };
 
 // A `dlbench suite` invocation.

@@ -30,6 +30,17 @@ const TelemetryMetricRecord* RunRecord::find_telemetry(const std::string& name) 
   return nullptr;
 }
 
+std::string RunRecord::input_size_text() const {
+  if (input_size <= 0) return "";
+  const std::string side = std::to_string(input_size);
+  const auto unit = result.is_object() ? result.find("sample_unit") : result.end();
+  if (unit == result.end() || !unit->is_string() || unit->get<std::string>() != "volumes")
+    return side + "px";
+  std::string text = side;
+  for (int i = 0; i < 2; ++i) text += "x" + side;
+  return text;
+}
+
 std::string default_location() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
   const char* home = std::getenv("HOME");

@@ -130,6 +130,8 @@ TEST(RunCliTest, ClassWeightsWeighTheLossAndAreStored) {
   EXPECT_FALSE(unweighted["config"].contains("class_weights"));
   EXPECT_GT(doc["loss"]["first"].get<double>(), 0.0);  // weights that never arrived weigh 0
   EXPECT_NE(doc["loss"]["first"].get<double>(), unweighted["loss"]["first"].get<double>());
+  EXPECT_NE(r.out.find("Class weights     0.5, 2, 4 (classes 0 to 2;"), std::string::npos) << r.out;
+  EXPECT_EQ(plain.out.find("Class weights"), std::string::npos) << plain.out;
   std::remove(path.c_str());
   std::remove(plain_path.c_str());
 }

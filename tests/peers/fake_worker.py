@@ -38,14 +38,16 @@ def session(args):
         time.sleep(step_s)
         send(type="step", index=i, duration_ms=step_s * 1e3)
     extra = {"compile_seconds": 1.5} if args.compile else {}
+    # Class weights, where given, come back as the first loss, so a test sees they arrived.
+    first_loss = sum(map(float, args.class_weights.split(","))) if args.class_weights else 6.9
     send(type="summary", steps=args.steps, measured_seconds=args.steps * step_s * 1.02,
-         peak_memory_bytes=3 * 2 ** 30, first_loss=6.9, last_loss=6.8, **extra)
+         peak_memory_bytes=3 * 2 ** 30, first_loss=first_loss, last_loss=6.8, **extra)
 
 
 def main():
     p = argparse.ArgumentParser()
     for flag in ("--model", "--mode", "--precision", "--device", "--seconds", "--lr",
-                 "--momentum"):
+                 "--momentum", "--class-weights"):
         p.add_argument(flag)
     p.add_argument("--inputs", type=json.loads, required=True)
     p.add_argument("--compile", action="store_true")

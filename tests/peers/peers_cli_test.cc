@@ -247,6 +247,31 @@ TEST(PeersCliTest, CompareFrameworksStoresTheGroupAndReportsIt) {
   EXPECT_TRUE(contains(text.str(), "Throughput per framework"));  // the grouped bar chart
 }
 
+// compare's --class-weights reach every framework: native's config and the peer's worker.
+TEST(PeersCliTest, CompareHandsTheClassWeightsToEveryFramework) {
+  std::string db = temp_dir("compare-weights") + "/r.db";
+  auto r = fake("valid", "--db " + db +
+                             " compare --frameworks native,pytorch unet --device cpu --input 32 "
+                             "--batch 1 --steps 1 --warmup 0 --class-weights 0.5,2,4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "unet train")) << r.out;
+  for (int id : {1, 2}) {
+    auto show = dlbench("--db " + db + " --json runs show " + std::to_string(id));
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    const json run = json::parse(show.out);
+    EXPECT_EQ(run["result"]["config"]["class_weights"], json::parse("[0.5, 2.0, 4.0]"))
+        << run["framework"];
+    if (run["framework"] == "pytorch") {  // the fake worker's first loss is the weights' sum
+      EXPECT_DOUBLE_EQ(run["result"]["loss"]["first"].get<double>(), 6.5);
+    }
+  }
+  auto bad = fake("valid",
+                  "compare --frameworks native,pytorch unet --device cpu --input 32 "
+                  "--no-store --class-weights 1,2");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "takes 3 class weights, not 2")) << bad.err;
+}
+
 TEST(PeersCliTest, CompareKeepsGoingPastAFailedFrameworkThenExits4) {
   std::string db = temp_dir("compare-fail") + "/r.db";
   auto r = fake("crash", "--db " + db + " compare --frameworks native,pytorch " + kTiny);

@@ -84,6 +84,25 @@ TEST(ExportTableTest, BenchmarkJsonIsWhatGithubActionBenchmarkReads) {
   for (const auto& entry : doc) EXPECT_EQ(entry.size(), 4u);  // name, unit, value, extra
 }
 
+// A 3D model's size is a volume's three sides, not an image's pixels.
+TEST(ExportTableTest, VolumesAreNamedByTheirThreeSides) {
+  RunRecord r = gpu_run(1, "fp16", 75);
+  r.model = "unet3d";
+  r.batch = 2;
+  r.input_size = 128;
+  r.result["sample_unit"] = "volumes";
+  EXPECT_EQ(r.input_size_text(), "128x128x128");
+  std::ostringstream out;
+  export_benchmark_json({r}, out);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  ASSERT_EQ(doc.size(), 1u) << out.str();
+  EXPECT_EQ(doc[0]["name"], "unet3d train fp16 b2 128x128x128 on 1x NVIDIA H100 80GB HBM3");
+  r.result["sample_unit"] = "images";
+  EXPECT_EQ(r.input_size_text(), "128px");
+  r.input_size = 0;
+  EXPECT_EQ(r.input_size_text(), "");
+}
+
 TEST(ExportTableTest, CpuRunsNameTheCpu) {
   RunRecord r = gpu_run(1, "fp32", 30);
   r.device = "cpu";
