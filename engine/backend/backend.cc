@@ -1,23 +1,12 @@
-// The checks at the door of every op; the backends implement the *_impl hooks.
+// The checks at the door of every op (the embedding models' ops in backend_sampled_ops.cc); the
+// backends implement the *_impl hooks.
 #include "engine/backend/backend.h"
+#include "engine/backend/door_checks.h"
 
 #include <initializer_list>
-#include <limits>
 
 namespace dlbench::backend {
 namespace {
-
-constexpr DType kF32 = DType::kF32;
-
-void check(const Tensor& t, const Shape& shape, DType dtype, const char* op, const char* what) {
-  DLBENCH_CHECK(t.defined(), std::string(op) + ": " + what + " is not allocated");
-  check_shape(t, shape, op, what);
-  check_dtype(t, dtype, op, what);
-}
-
-void check_same(const Tensor& a, const Tensor& b, const char* op, const char* what) {
-  check(b, a.shape(), a.dtype(), op, what);
-}
 
 // A batch norm's tail tensors: present exactly when the parameters ask for them.
 void check_residual(const BatchNormParams& p, const Tensor& x, const Tensor& residual,
@@ -251,6 +240,54 @@ void Backend::multiply(const Tensor& a, const Tensor& b, const Tensor& y, GradMo
   multiply_impl(a, b, y, mode);
 }
 
+void Backend::gelu_forward(const Tensor& x, const Tensor& y) {
+  check_same(x, y, "gelu_forward", "y");
+  gelu_forward_impl(x, y);
+}
+
+void Backend::gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx, GradMode mode) {
+  check_same(x, dy, "gelu_backward", "dy");
+  check_same(x, dx, "gelu_backward", "dx");
+  gelu_backward_impl(x, dy, dx, mode);
+}
+
+namespace {
+
+// x [rows, width] (any leading shape of that size), its per-row statistics f32 [rows] and its
+// per-column parameters f32 [width].
+void check_layer_norm(const LayerNormParams& p, const Tensor& x,
+                      std::initializer_list<const Tensor*> rows,
+                      std::initializer_list<const Tensor*> columns, const char* op) {
+  DLBENCH_CHECK(p.rows >= 1 && p.width >= 1, std::string(op) + ": rows and width must be >= 1");
+  DLBENCH_CHECK(x.defined() && x.numel() == p.rows * p.width && x.shape().rank() >= 1 &&
+                    x.shape()[x.shape().rank() - 1] == p.width,
+                std::string(op) + ": x is not [rows, width]");
+  for (const Tensor* t : rows) check(*t, {p.rows}, kF32, op, "per-row statistics");
+  for (const Tensor* t : columns) check(*t, {p.width}, kF32, op, "per-column parameter");
+}
+
+}  // namespace
+
+void Backend::layer_norm_forward(const LayerNormParams& p, const Tensor& x, const Tensor& gamma,
+                                 const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
+                                 const Tensor& saved_inv_std) {
+  const char* op = "layer_norm_forward";
+  check_layer_norm(p, x, {&saved_mean, &saved_inv_std}, {&gamma, &beta}, op);
+  check_same(x, y, op, "y");
+  layer_norm_forward_impl(p, x, gamma, beta, y, saved_mean, saved_inv_std);
+}
+
+void Backend::layer_norm_backward(const LayerNormParams& p, const Tensor& x, const Tensor& dy,
+                                  const Tensor& gamma, const Tensor& saved_mean,
+                                  const Tensor& saved_inv_std, const Tensor& dx, GradMode mode,
+                                  const Tensor& dgamma, const Tensor& dbeta) {
+  const char* op = "layer_norm_backward";
+  check_layer_norm(p, x, {&saved_mean, &saved_inv_std}, {&gamma, &dgamma, &dbeta}, op);
+  check_same(x, dy, op, "dy");
+  check_same(x, dx, op, "dx");
+  layer_norm_backward_impl(p, x, dy, gamma, saved_mean, saved_inv_std, dx, mode, dgamma, dbeta);
+}
+
 void Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
                                     const Tensor& dlogits, float scale,
                                     const Tensor& class_weights) {
@@ -269,98 +306,6 @@ void Backend::sgd_momentum_update(const SgdParams& p, const Tensor& weights, con
   check(velocity, weights.shape(), kF32, "sgd_momentum_update", "velocity");
   check_dtype(weights, kF32, "sgd_momentum_update", "weights");
   sgd_momentum_update_impl(p, weights, grads, velocity);
-}
-
-void Backend::embedding_forward(const Tensor& table, const Tensor& ids, const Tensor& y) {
-  const char* op = "embedding_forward";
-  DLBENCH_CHECK(table.defined() && table.rank() == 2, "embedding_forward: table must be [V, D]");
-  DLBENCH_CHECK(ids.defined() && ids.rank() == 1, "embedding_forward: ids must be [N]");
-  check(ids, {ids.dim(0)}, DType::kI32, op, "ids");
-  check(y, {ids.dim(0), table.dim(1)}, table.dtype(), op, "y");
-  embedding_forward_impl(table, ids, y);
-}
-
-void Backend::embedding_backward(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
-                                 const Tensor& dtable, const Tensor& touched, GradMode mode) {
-  const char* op = "embedding_backward";
-  DLBENCH_CHECK(dtable.defined() && dtable.rank() == 2,
-                "embedding_backward: dtable must be [V, D]");
-  DLBENCH_CHECK(ids.defined() && ids.rank() == 1, "embedding_backward: ids must be [N]");
-  check(ids, {ids.dim(0)}, DType::kI32, op, "ids");
-  check(dy, {ids.dim(0), dtable.dim(1)}, dtable.dtype(), op, "dy");
-  check(touched, {dtable.dim(0)}, DType::kI32, op, "touched");
-  const std::size_t need = embedding_backward_workspace_bytes(ids.dim(0), dtable.dim(0));
-  DLBENCH_CHECK(need == 0 || (workspace.defined() && workspace.bytes() >= need),
-                "embedding_backward workspace too small");
-  embedding_backward_impl(dy, ids, workspace, dtable, touched, mode);
-}
-
-void Backend::sample_negatives(const NegativeSamplingParams& p, const Tensor& step,
-                               const Tensor& users_pos, const Tensor& items_pos,
-                               const Tensor& users, const Tensor& items, const Tensor& labels) {
-  const char* op = "sample_negatives";
-  DLBENCH_CHECK(users_pos.defined() && users_pos.rank() == 1 && users_pos.dim(0) > 0,
-                "sample_negatives: users_pos must be [P], P > 0");
-  DLBENCH_CHECK(users.defined() && users.rank() == 1, "sample_negatives: users must be [B]");
-  const std::int64_t positives = users_pos.dim(0), batch = users.dim(0);
-  DLBENCH_CHECK(positives <= batch, "sample_negatives: more positives than the batch holds");
-  DLBENCH_CHECK(p.items > 0 && p.items <= std::numeric_limits<std::int32_t>::max(),
-                "sample_negatives: the item range must be in [1, 2^31)");
-  check(step, {1}, DType::kI32, op, "step");
-  check(users_pos, {positives}, DType::kI32, op, "users_pos");
-  check(items_pos, {positives}, DType::kI32, op, "items_pos");
-  check(users, {batch}, DType::kI32, op, "users");
-  check(items, {batch}, DType::kI32, op, "items");
-  check(labels, {batch, 1}, labels.dtype(), op, "labels");
-  sample_negatives_impl(p, step, users_pos, items_pos, users, items, labels);
-}
-
-namespace {
-// a [n, d], c [n * m, d], y or dy [n, m] of one dtype; returns m.
-std::int64_t check_row_dots(const Tensor& a, const Tensor& c, const Tensor& y, const char* op,
-                            const char* y_name) {
-  DLBENCH_CHECK(a.defined() && a.rank() == 2, std::string(op) + ": a must be [n, d]");
-  DLBENCH_CHECK(y.defined() && y.rank() == 2 && y.dim(0) == a.dim(0),
-                std::string(op) + ": " + y_name + " must be [n, m]");
-  const std::int64_t m = y.dim(1);
-  check(c, {a.dim(0) * m, a.dim(1)}, a.dtype(), op, "c");
-  check(y, {a.dim(0), m}, a.dtype(), op, y_name);
-  return m;
-}
-}  // namespace
-
-void Backend::row_dots_forward(const Tensor& a, const Tensor& c, const Tensor& y) {
-  check_row_dots(a, c, y, "row_dots_forward", "y");
-  row_dots_forward_impl(a, c, y);
-}
-
-void Backend::row_dots_backward(const Tensor& a, const Tensor& c, const Tensor& dy,
-                                const Tensor& da, GradMode da_mode, const Tensor& dc,
-                                GradMode dc_mode) {
-  const char* op = "row_dots_backward";
-  check_row_dots(a, c, dy, op, "dy");
-  if (da.defined()) check_same(a, da, op, "da");
-  if (dc.defined()) check_same(c, dc, op, "dc");
-  row_dots_backward_impl(a, c, dy, da, da_mode, dc, dc_mode);
-}
-
-void Backend::sample_candidates(const CandidateSamplingParams& p, const Tensor& step,
-                                const Tensor& contexts, const Tensor& cdf, const Tensor& ids,
-                                const Tensor& labels) {
-  const char* op = "sample_candidates";
-  DLBENCH_CHECK(contexts.defined() && contexts.rank() == 1,
-                "sample_candidates: contexts must be [P]");
-  DLBENCH_CHECK(
-      ids.defined() && ids.rank() == 2 && ids.dim(0) == contexts.dim(0) && ids.dim(1) >= 1,
-      "sample_candidates: ids must be [P, m], m >= 1");
-  DLBENCH_CHECK(cdf.defined() && cdf.rank() == 1 && cdf.dim(0) > 0,
-                "sample_candidates: cdf must be [V], V > 0");
-  check(step, {1}, DType::kI32, op, "step");
-  check(contexts, {contexts.dim(0)}, DType::kI32, op, "contexts");
-  check(cdf, {cdf.dim(0)}, kF32, op, "cdf");
-  check(ids, ids.shape(), DType::kI32, op, "ids");
-  check(labels, ids.shape(), labels.dtype(), op, "labels");
-  sample_candidates_impl(p, step, contexts, cdf, ids, labels);
 }
 
 void Backend::copy_columns(const Tensor& src, std::int64_t src_col, const Tensor& dst,

@@ -213,6 +213,27 @@ class Backend {
   void accumulate(const Tensor& src, const Tensor& dst);        // dst += src
   // y = a * b elementwise (mode: y += a * b), in f32 and rounded once.
   void multiply(const Tensor& a, const Tensor& b, const Tensor& y, GradMode mode);
+  // GELU in its exact (erf) form, as BERT and PyTorch's nn.GELU() compute it:
+  // y = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2. Backward reads x (ReLU's trick of reading y does
+  // not work: GELU is not monotonic): dx (+)= dy (Phi(x) + x phi(x)), phi the normal density.
+  void gelu_forward(const Tensor& x, const Tensor& y);
+  void gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx, GradMode mode);
+
+  // --- layer norm ------------------------------------------------------------------------
+  // Over each row of x [p.rows, p.width]: mean m and biased variance v of the row,
+  // y = (x - m) / sqrt(v + eps) * gamma + beta; saved_mean = m and saved_inv_std =
+  // 1 / sqrt(v + eps) per row (f32 [rows]) for backward. gamma, beta f32 [width] (fp32 master
+  // parameters, as batch norm's); x and y in the compute dtype, statistics in f32.
+  void layer_norm_forward(const LayerNormParams& p, const Tensor& x, const Tensor& gamma,
+                          const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
+                          const Tensor& saved_inv_std);
+  // With xhat = (x - m) s and g = dy * gamma per row: dx (mode) = s (g - mean(g) - xhat
+  // mean(g xhat)); dgamma = sum over rows of dy xhat, dbeta = sum over rows of dy (f32 [width],
+  // overwritten).
+  void layer_norm_backward(const LayerNormParams& p, const Tensor& x, const Tensor& dy,
+                           const Tensor& gamma, const Tensor& saved_mean,
+                           const Tensor& saved_inv_std, const Tensor& dx, GradMode mode,
+                           const Tensor& dgamma, const Tensor& dbeta);
 
   // --- loss ------------------------------------------------------------------------------
   // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:

@@ -245,6 +245,15 @@ struct SgdParams {
   float grad_scale = 1.0f;  // gradients are multiplied by this first (1 / loss scale)
 };
 
+// Layer norm over the last dimension of x [rows, width] (BERT's, the Transformer's): each row
+// normalized by its own mean and biased variance, then scaled and shifted per column; see
+// Backend::layer_norm_forward.
+struct LayerNormParams {
+  std::int64_t rows = 1;
+  std::int64_t width = 1;
+  float epsilon = 1e-12f;  // BERT's (PyTorch's nn.LayerNorm defaults to 1e-5)
+};
+
 // Soft Dice loss over the softmax of per-pixel scores (segmentation), as MLPerf's KiTS19
 // reference computes it: per sample and per class from first_class on (the background left
 // out), over the sample's pixels; see Backend::soft_dice.

@@ -62,6 +62,14 @@ const char* to_string(OpKind op) {
       return "copy_columns";
     case OpKind::kSigmoidBinaryCrossEntropy:
       return "sigmoid_binary_cross_entropy";
+    case OpKind::kGeluForward:
+      return "gelu_forward";
+    case OpKind::kGeluBackward:
+      return "gelu_backward";
+    case OpKind::kLayerNormForward:
+      return "layer_norm_forward";
+    case OpKind::kLayerNormBackward:
+      return "layer_norm_backward";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

@@ -48,9 +48,13 @@ enum class OpKind {
   kRowDotsBackward,
   kSampleCandidates,
   kSoftDice,
+  kGeluForward,
+  kGeluBackward,
+  kLayerNormForward,
+  kLayerNormBackward,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kSoftDice;
+constexpr OpKind kLastOpKind = OpKind::kLayerNormBackward;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

@@ -46,6 +46,31 @@ TEST(DoorChecks, WrongShapesAreRejected) {
                Error);
 }
 
+// Layer norm: x must be [rows, width] with width last, its statistics [rows] and its parameters
+// [width], all f32 but x's; GELU's operands one shape.
+TEST(DoorChecks, LayerNormAndGeluCheckTheirShapes) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  backend::LayerNormParams p;
+  p.rows = 4, p.width = 3;
+  HostTensor x({4, 3}), y({4, 3}), rows({4}), cols({3}), x_t({3, 4}), short_rows({3});
+  EXPECT_NO_THROW(be->layer_norm_forward(p, x.tensor(), cols.tensor(), cols.tensor(), y.tensor(),
+                                         rows.tensor(), rows.tensor()));
+  // Twelve values, but the width is not the last dimension.
+  EXPECT_THROW(be->layer_norm_forward(p, x_t.tensor(), cols.tensor(), cols.tensor(), x_t.tensor(),
+                                      rows.tensor(), rows.tensor()),
+               Error);
+  EXPECT_THROW(be->layer_norm_forward(p, x.tensor(), rows.tensor(), cols.tensor(), y.tensor(),
+                                      rows.tensor(), rows.tensor()),
+               Error);  // gamma [rows]
+  EXPECT_THROW(be->layer_norm_backward(p, x.tensor(), y.tensor(), cols.tensor(), rows.tensor(),
+                                       short_rows.tensor(), y.tensor(), GradMode::kOverwrite,
+                                       cols.tensor(), cols.tensor()),
+               Error);  // saved_inv_std [3]
+  EXPECT_THROW(be->gelu_forward(x.tensor(), x_t.tensor()), Error);
+  EXPECT_THROW(be->gelu_backward(x.tensor(), x.tensor(), rows.tensor(), GradMode::kOverwrite),
+               Error);
+}
+
 TEST(DoorChecks, WrongDTypeAndUnallocatedAreRejected) {
   std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
   HostTensor logits({2, 3}), loss({1}), dlogits({2, 3});

@@ -4,7 +4,9 @@
 //          oneDNN's relu_use_dst_for_bwd computes exactly this); with a bias gradient,
 //          dbias[c] (+)= sum_r dx[r, c] from the same values
 //   add:   y = a + b;      accumulate: dst += src;      multiply: y (+)= a * b
+//   GELU:  y = x Phi(x);   dx (+)= dy (Phi(x) + x phi(x))   (erf form; loops, double math)
 // Elementwise ops see tensors as flat arrays: they are dense, and position is all that matters.
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -124,6 +126,37 @@ void CpuBackend::multiply_impl(const Tensor& a, const Tensor& b, const Tensor& y
   } else {
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) py[i] = pa[i] * pb[i];
+  }
+}
+
+void CpuBackend::gelu_forward_impl(const Tensor& x, const Tensor& y) {
+  require_f32(x, "gelu_forward", "x"), require_f32(y, "gelu_forward", "y");
+  const float* px = x.data_as<float>();
+  float* py = y.data_as<float>();
+  const std::int64_t n = y.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = px[i];
+    py[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v * M_SQRT1_2)));
+  }
+}
+
+void CpuBackend::gelu_backward_impl(const Tensor& x, const Tensor& dy, const Tensor& dx,
+                                    GradMode mode) {
+  const char* op = "gelu_backward";
+  require_f32(x, op, "x"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
+  const float* px = x.data_as<float>();
+  const float* pdy = dy.data_as<float>();
+  float* pdx = dx.data_as<float>();
+  const std::int64_t n = dx.numel();
+  const bool accumulate = mode == GradMode::kAccumulate;
+  const double inv_sqrt_2pi = 0.5 * M_2_SQRTPI * M_SQRT1_2;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = px[i];
+    const double cdf = 0.5 * (1.0 + std::erf(v * M_SQRT1_2));
+    const double d = pdy[i] * (cdf + v * inv_sqrt_2pi * std::exp(-0.5 * v * v));
+    pdx[i] = static_cast<float>(accumulate ? pdx[i] + d : d);
   }
 }
 

@@ -2,6 +2,7 @@
 //
 //   ReLU:        y = max(x, 0);   dx (+)= dy where y > 0, else 0 (from y, so x need not be kept)
 //   add:         y = a + b;       accumulate: dst += src;       multiply: y (+)= a * b
+//   GELU:        y = x Phi(x);    dx (+)= dy (Phi(x) + x phi(x))   (erf form, f32 math)
 //   column sums: out[c] (+)= sum_r in[r, c]   (bias gradients of conv and matmul)
 //   ReLU backward with the bias gradient: dx (+)= g, dbias[c] (+)= sum_r g[r, c], g the ReLU's
 //                gradient, in one pass over y and dy and a small second over partial sums
@@ -59,6 +60,16 @@ struct Sum {
 };
 struct Product {
   __device__ float operator()(float a, float b) const { return a * b; }
+};
+// normcdf(x) is Phi(x) = (1 + erf(x / sqrt 2)) / 2 in CUDA's math library.
+struct GeluForward {
+  __device__ float operator()(float x, float) const { return x * normcdff(x); }
+};
+struct GeluBackward {  // (x, dy)
+  __device__ float operator()(float x, float dy) const {
+    constexpr float kInvSqrt2Pi = 0.3989422804014327f;
+    return dy * (normcdff(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x));
+  }
 };
 
 template <class Op>
@@ -317,6 +328,20 @@ void CudaBackend::multiply_impl(const Tensor& a, const Tensor& b, const Tensor& 
   require_here(a, "multiply", "a"), require_here(b, "multiply", "b");
   require_here(y, "multiply", "y");
   map2(a, b, y, Product{}, mode == GradMode::kAccumulate, stream_, "multiply");
+}
+
+void CudaBackend::gelu_forward_impl(const Tensor& x, const Tensor& y) {
+  activate();
+  require_here(x, "gelu_forward", "x"), require_here(y, "gelu_forward", "y");
+  map2(x, x, y, GeluForward{}, false, stream_, "gelu_forward");
+}
+
+void CudaBackend::gelu_backward_impl(const Tensor& x, const Tensor& dy, const Tensor& dx,
+                                     GradMode mode) {
+  activate();
+  const char* op = "gelu_backward";
+  require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dx, op, "dx");
+  map2(x, dy, dx, GeluBackward{}, mode == GradMode::kAccumulate, stream_, op);
 }
 
 void CudaBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {

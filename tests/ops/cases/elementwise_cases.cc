@@ -1,6 +1,7 @@
-// ReLU and identity forward and backward (with and without the bias gradient), add, accumulate
-// and multiply: the CPU backend against the float64 reference, every other backend against the
-// CPU in every float dtype and both gradient modes; and finite differences of ReLU.
+// ReLU and identity forward and backward (with and without the bias gradient), GELU forward and
+// backward, add, accumulate and multiply: the CPU backend against the float64 reference, every
+// other backend against the CPU in every float dtype and both gradient modes; and finite
+// differences of ReLU and GELU.
 #include <sstream>
 
 #include "tests/ops/harness/op_case.h"
@@ -181,6 +182,63 @@ class Product final : public OpCase {
   Shape s_;
 };
 
+// GELU's inputs span [-4, 4] (random values times 4): its curved part and both tails.
+HostTensor gelu_input(const Shape& s, std::uint64_t seed) {
+  HostTensor x = input("x", s, seed);
+  for (float& v : x.data) v *= 4.0f;
+  return x;
+}
+
+// GELU's values and derivatives reach about 4 and 1.1: CUDA's erf-based normcdf and the CPU's
+// double math differ by a few f32 ulps.
+class GeluForward final : public OpCase {
+ public:
+  explicit GeluForward(Shape s) : s_(s) {}
+  std::string op() const override { return "gelu_forward"; }
+  std::string params() const override { return shape_name(s_); }
+  OpKind kind() const override { return OpKind::kGeluForward; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    return {gelu_input(s_, 43), output("y", s_)};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.gelu_forward(t[0], t[1]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    return {{1, ref::gelu_forward(t[0].as_double()), kElementwise}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return elementwise_tolerance(prec);
+  }
+
+ private:
+  Shape s_;
+};
+
+class GeluBackward final : public OpCase {
+ public:
+  GeluBackward(Shape s, GradMode mode) : s_(s), mode_(mode) {}
+  std::string op() const override { return "gelu_backward"; }
+  std::string params() const override { return shape_name(s_) + "_" + mode_name(mode_); }
+  OpKind kind() const override { return OpKind::kGeluBackward; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    return {gelu_input(s_, 44), input("dy", s_, 45), grad_output("dx", s_, mode_, 46)};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.gelu_backward(t[0], t[1], t[2], mode_);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const Vec dx = ref::gelu_backward(t[0].as_double(), t[1].as_double());
+    return {{2, expected_grad(mode_, t[2], dx), kElementwise}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return elementwise_tolerance(prec);
+  }
+
+ private:
+  Shape s_;
+  GradMode mode_;
+};
+
 CaseList cases() {
   CaseList out;
   // ResNet-50's stage-1 output, 56x56x256 at kPerfBatch: memory-bound.
@@ -200,6 +258,9 @@ CaseList cases() {
     out.push_back(std::make_unique<Sum>(true, s));
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
       out.push_back(std::make_unique<Product>(m, s));
+    out.push_back(std::make_unique<GeluForward>(s));
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      out.push_back(std::make_unique<GeluBackward>(s, m));
   }
   for (const Shape& s : kBiasShapes)
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
@@ -227,7 +288,25 @@ std::vector<GradCase> grad_cases() {
     be.activation_forward(Activation::kRelu, t[0], t[2]);
     be.activation_backward(Activation::kRelu, t[2], t[1], t[3], GradMode::kOverwrite);
   };
-  return {std::move(g)};
+  GradCase gelu;
+  gelu.op = "gelu";
+  gelu.params = shape_name(s);
+  gelu.kind = OpKind::kGeluBackward;
+  gelu.tensors = {gelu_input(s, 123), input("dy", s, 124), output("y", s), output("dx", s)};
+  gelu.wrt = {{0, 3}};
+  gelu.weight = 1;
+  gelu.forward = [](const std::vector<Vec>& t) { return ref::gelu_forward(t[0]); };
+  gelu.reference_backward = [](const std::vector<Vec>& t) {
+    return std::vector<Vec>{ref::gelu_backward(t[0], t[1])};
+  };
+  gelu.backward = [](backend::Backend& be, std::span<const Tensor> t) {
+    be.gelu_forward(t[0], t[2]);
+    be.gelu_backward(t[0], t[1], t[3], GradMode::kOverwrite);
+  };
+  std::vector<GradCase> out;
+  out.push_back(std::move(g));
+  out.push_back(std::move(gelu));
+  return out;
 }
 DLBENCH_GRAD_CASES(grad_cases);
 

@@ -11,7 +11,9 @@
 #include "engine/nn/layers/conv_transpose.h"
 #include "engine/nn/layers/convolution.h"
 #include "engine/nn/layers/embedding.h"
+#include "engine/nn/layers/gelu.h"
 #include "engine/nn/layers/instance_norm.h"
+#include "engine/nn/layers/layer_norm.h"
 #include "engine/nn/layers/linear.h"
 #include "engine/nn/layers/multiply.h"
 #include "engine/nn/layers/pool.h"
@@ -208,6 +210,11 @@ std::vector<LayerCase> dense_layers() {
   out.push_back({"batch_norm", "training", make<nn::BatchNorm>(bn), {{2, 3, 3, 4}}, {}, {}, true});
 
   out.push_back({"relu", "3x7", make<nn::Relu>(), {{3, 7}}, {}, {}, true});
+  out.push_back({"gelu", "3x7", make<nn::Gelu>(), {{3, 7}}, {}, {}, true});
+  // Layer norm over the last dimension of [batch, sequence, hidden].
+  const Shape tokens{2, 3, 5};
+  out.push_back(
+      {"layer_norm", "2x3x5", make<nn::LayerNorm>(tokens, 1e-5f), {tokens}, {}, {}, true});
 
   backend::PoolParams max;
   max.kind = backend::PoolKind::kMax;

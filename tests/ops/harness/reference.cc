@@ -231,6 +231,65 @@ Vec relu_backward(const Vec& y, const Vec& dy) {
   return dx;
 }
 
+Vec gelu_forward(const Vec& x) {
+  Vec y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    y[i] = 0.5 * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0)));
+  return y;
+}
+
+Vec gelu_backward(const Vec& x, const Vec& dy) {
+  const double pi = std::acos(-1.0);
+  Vec dx(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double cdf = 0.5 * (1 + std::erf(x[i] / std::sqrt(2.0)));
+    const double pdf = std::exp(-x[i] * x[i] / 2) / std::sqrt(2 * pi);
+    dx[i] = dy[i] * (cdf + x[i] * pdf);
+  }
+  return dx;
+}
+
+LayerNormForward layer_norm_forward(const backend::LayerNormParams& p, const Vec& x,
+                                    const Vec& gamma, const Vec& beta) {
+  const std::size_t rows = static_cast<std::size_t>(p.rows), w = static_cast<std::size_t>(p.width);
+  LayerNormForward f{Vec(x.size()), Vec(rows), Vec(rows)};
+  for (std::size_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (std::size_t c = 0; c < w; ++c) mean += x[r * w + c] / static_cast<double>(w);
+    for (std::size_t c = 0; c < w; ++c)
+      var += (x[r * w + c] - mean) * (x[r * w + c] - mean) / static_cast<double>(w);
+    f.mean[r] = mean;
+    f.inv_std[r] = 1 / std::sqrt(var + p.epsilon);
+    for (std::size_t c = 0; c < w; ++c)
+      f.y[r * w + c] = (x[r * w + c] - mean) * f.inv_std[r] * gamma[c] + beta[c];
+  }
+  return f;
+}
+
+LayerNormGrads layer_norm_backward(const backend::LayerNormParams& p, const Vec& x, const Vec& dy,
+                                   const Vec& gamma) {
+  const std::size_t rows = static_cast<std::size_t>(p.rows), w = static_cast<std::size_t>(p.width);
+  const LayerNormForward f = layer_norm_forward(p, x, gamma, Vec(w, 0.0));
+  LayerNormGrads g{Vec(x.size(), 0.0), Vec(w, 0.0), Vec(w, 0.0)};
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double s = f.inv_std[r];
+    auto xhat = [&](std::size_t c) { return (x[r * w + c] - f.mean[r]) * s; };
+    // d xhat_i / d x_j = s (delta_ij - 1/w - xhat_i xhat_j / w), with y_i = gamma_i xhat_i +
+    // beta_i.
+    for (std::size_t j = 0; j < w; ++j)
+      for (std::size_t i = 0; i < w; ++i) {
+        const double jac = s * ((i == j ? 1.0 : 0.0) - 1.0 / static_cast<double>(w) -
+                                xhat(i) * xhat(j) / static_cast<double>(w));
+        g.dx[r * w + j] += dy[r * w + i] * gamma[i] * jac;
+      }
+    for (std::size_t c = 0; c < w; ++c) {
+      g.dgamma[c] += dy[r * w + c] * xhat(c);
+      g.dbeta[c] += dy[r * w + c];
+    }
+  }
+  return g;
+}
+
 SoftmaxCrossEntropy softmax_cross_entropy(std::int64_t rows, std::int64_t classes,
                                           const Vec& logits,
                                           const std::vector<std::int32_t>& labels, double scale,

@@ -50,6 +50,22 @@ WeightGrads matmul_backward_weights(const MatmulParams& p, const Vec& x, const V
 
 Vec relu_forward(const Vec& x);
 Vec relu_backward(const Vec& y, const Vec& dy);
+// GELU's erf form, and its derivative times dy.
+Vec gelu_forward(const Vec& x);
+Vec gelu_backward(const Vec& x, const Vec& dy);
+
+struct LayerNormForward {
+  Vec y, mean, inv_std;  // mean and inv_std per row
+};
+LayerNormForward layer_norm_forward(const backend::LayerNormParams& p, const Vec& x,
+                                    const Vec& gamma, const Vec& beta);
+// Through the Jacobian of each row's normalization, summed term by term (width^2 per row), not
+// the backends' closed form.
+struct LayerNormGrads {
+  Vec dx, dgamma, dbeta;
+};
+LayerNormGrads layer_norm_backward(const backend::LayerNormParams& p, const Vec& x, const Vec& dy,
+                                   const Vec& gamma);
 
 struct SoftmaxCrossEntropy {
   double loss = 0;

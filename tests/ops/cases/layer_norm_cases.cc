@@ -1,0 +1,186 @@
+// Layer norm forward and backward (both gradient modes for dx): the CPU backend against the
+// float64 reference (whose backward goes through each row's Jacobian term by term), every other
+// backend against the CPU in every float dtype; and finite differences of the forward.
+#include <sstream>
+
+#include "tests/ops/harness/op_case.h"
+#include "tests/ops/harness/reference.h"
+
+namespace dlbench::op_harness {
+namespace {
+
+using backend::LayerNormParams;
+using backend::OpKind;
+
+// x's shape; the last dimension is the normalized width. Small and odd widths, BERT's 768 and
+// 1024 (more than a warp's lanes many times over), rows in many chunks of the parameter
+// gradients' column sums, and a [batch, sequence, hidden] activation.
+const std::vector<Shape> kShapes = {{6, 8},    {5, 13},     {3, 768},  {64, 33},
+                                    {1000, 3}, {300, 1024}, {2, 5, 16}};
+
+LayerNormParams params_of(const Shape& s) {
+  LayerNormParams p;
+  p.width = s[s.rank() - 1];
+  p.rows = s.numel() / p.width;
+  p.epsilon = 1e-5f;
+  return p;
+}
+
+std::string shape_name(const Shape& s) {
+  std::ostringstream o;
+  for (int i = 0; i < s.rank(); ++i) o << (i ? "x" : "") << s[i];
+  return o.str();
+}
+
+// Normalized values, and the gradients through them, reach a few units (a few sigma times
+// gamma <= 1.5, plus beta).
+constexpr double kMagnitude = 4.0;
+
+// Against the CPU. Per-row statistics are f32 sums over the width on both sides, and the
+// parameters' gradients f32 sums over the rows, whatever the precision (the inputs are the same
+// rounded values on both sides). Per-element outputs in f32 carry a row's sums' error; in f16
+// and bf16 the rounding of the output dominates.
+Tolerance ln_tolerance(const Precision& prec, std::int64_t terms, bool per_element) {
+  if (per_element && prec.dtype != DType::kF32) return sum_tolerance(prec, 1, kMagnitude);
+  return sum_tolerance(kF32, terms, kMagnitude);
+}
+
+HostTensor gamma_of(const LayerNormParams& p) {
+  return {"gamma", {p.width}, Role::kIn, Kind::kF32, positive_values(p.width, 72, 0.5f, 1.5f)};
+}
+
+class LnForward final : public OpCase {
+ public:
+  explicit LnForward(Shape s) : s_(s), p_(params_of(s)) {}
+  std::string op() const override { return "layer_norm_forward"; }
+  std::string params() const override { return shape_name(s_); }
+  OpKind kind() const override { return OpKind::kLayerNormForward; }
+  // x, gamma, beta, y, saved_mean, saved_inv_std.
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    return {input("x", s_, 71),
+            gamma_of(p_),
+            input("beta", {p_.width}, 73, Kind::kF32),
+            output("y", s_),
+            output("saved_mean", {p_.rows}, Kind::kF32),
+            output("saved_inv_std", {p_.rows}, Kind::kF32)};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.layer_norm_forward(p_, t[0], t[1], t[2], t[3], t[4], t[5]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const ref::LayerNormForward f =
+        ref::layer_norm_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double());
+    return {{3, f.y, kElementwise}, {4, f.mean, kElementwise}, {5, f.inv_std, kElementwise}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    return ln_tolerance(prec, p_.width, tensor == 3);
+  }
+  bool repeatable() const override { return true; }
+
+ private:
+  Shape s_;
+  LayerNormParams p_;
+};
+
+class LnBackward final : public OpCase {
+ public:
+  LnBackward(Shape s, GradMode mode) : s_(s), p_(params_of(s)), mode_(mode) {}
+  std::string op() const override { return "layer_norm_backward"; }
+  std::string params() const override { return shape_name(s_) + "_" + mode_name(mode_); }
+  OpKind kind() const override { return OpKind::kLayerNormBackward; }
+  // x, dy, gamma, the statistics forward saved (from the reference, in f32), dx, dgamma, dbeta.
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    const HostTensor x = input("x", s_, 74);
+    const HostTensor gamma = gamma_of(p_);
+    const ref::LayerNormForward f =
+        ref::layer_norm_forward(p_, x.as_double(), gamma.as_double(), Vec(p_.width, 0.0));
+    auto per_row = [&](const char* name, const Vec& v) {
+      return HostTensor{
+          name, {p_.rows}, Role::kIn, Kind::kF32, std::vector<float>(v.begin(), v.end())};
+    };
+    return {x,
+            input("dy", s_, 75),
+            gamma,
+            per_row("saved_mean", f.mean),
+            per_row("saved_inv_std", f.inv_std),
+            grad_output("dx", s_, mode_, 76),
+            output("dgamma", {p_.width}, Kind::kF32),
+            output("dbeta", {p_.width}, Kind::kF32)};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.layer_norm_backward(p_, t[0], t[1], t[2], t[3], t[4], t[5], mode_, t[6], t[7]);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const ref::LayerNormGrads g =
+        ref::layer_norm_backward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double());
+    // The CPU normalizes with the saved statistics, rounded to f32: a relative 2^-24 of each.
+    const Tolerance per_row = sum_tolerance(kF32, p_.width, kMagnitude);
+    return {{5, expected_grad(mode_, t[5], g.dx), per_row},
+            {6, g.dgamma, sum_tolerance(kF32, p_.rows, kMagnitude)},
+            {7, g.dbeta, sum_tolerance(kF32, p_.rows, kMagnitude)}};
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
+    return tensor == 5 ? ln_tolerance(prec, p_.width, true) : ln_tolerance(prec, p_.rows, false);
+  }
+  bool repeatable() const override { return true; }
+
+ private:
+  Shape s_;
+  LayerNormParams p_;
+  GradMode mode_;
+};
+
+CaseList cases() {
+  CaseList out;
+  // BERT-base's hidden activations at sequence 128 and batch 64: memory-bound.
+  const Shape bert{64 * 128, 768};
+  out.push_back(std::make_unique<PerfCase>(std::make_unique<LnForward>(bert)));
+  out.push_back(
+      std::make_unique<PerfCase>(std::make_unique<LnBackward>(bert, GradMode::kOverwrite)));
+  for (const Shape& s : kShapes) {
+    out.push_back(std::make_unique<LnForward>(s));
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      out.push_back(std::make_unique<LnBackward>(s, m));
+  }
+  return out;
+}
+DLBENCH_OP_CASES(cases);
+
+// dx, dgamma and dbeta through the forward, at a width that leaves lanes idle.
+std::vector<GradCase> grad_cases() {
+  const Shape s{4, 7};
+  const LayerNormParams p = params_of(s);
+  const Shape row{p.rows}, column{p.width};
+  GradCase g;
+  g.op = "layer_norm";
+  g.params = shape_name(s);
+  g.kind = OpKind::kLayerNormBackward;
+  g.tensors = {input("x", s, 131),
+               {"gamma", column, Role::kIn, Kind::kF32, positive_values(p.width, 132, 0.5f, 1.5f)},
+               input("beta", column, 133, Kind::kF32),
+               input("dy", s, 134),
+               output("y", s),
+               output("saved_mean", row, Kind::kF32),
+               output("saved_inv_std", row, Kind::kF32),
+               output("dx", s),
+               output("dgamma", column, Kind::kF32),
+               output("dbeta", column, Kind::kF32)};
+  g.wrt = {{0, 7}, {1, 8}, {2, 9}};
+  g.weight = 3;
+  g.forward = [p](const std::vector<Vec>& t) {
+    return ref::layer_norm_forward(p, t[0], t[1], t[2]).y;
+  };
+  g.reference_backward = [p](const std::vector<Vec>& t) {
+    const ref::LayerNormGrads r = ref::layer_norm_backward(p, t[0], t[3], t[1]);
+    return std::vector<Vec>{r.dx, r.dgamma, r.dbeta};
+  };
+  g.backward = [p](backend::Backend& be, std::span<const Tensor> t) {
+    be.layer_norm_forward(p, t[0], t[1], t[2], t[4], t[5], t[6]);
+    be.layer_norm_backward(p, t[0], t[3], t[1], t[5], t[6], t[7], GradMode::kOverwrite, t[8], t[9]);
+  };
+  return {std::move(g)};
+}
+DLBENCH_GRAD_CASES(grad_cases);
+
+}  // namespace
+}  // namespace dlbench::op_harness
