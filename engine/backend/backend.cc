@@ -251,6 +251,24 @@ void Backend::gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx,
   gelu_backward_impl(x, dy, dx, mode);
 }
 
+void Backend::dropout_forward(const DropoutParams& p, const Tensor& step, const Tensor& x,
+                              const Tensor& y) {
+  DLBENCH_CHECK(p.probability >= 0.0f && p.probability < 1.0f,
+                "dropout: the probability must be in [0, 1)");
+  check(step, {1}, DType::kI32, "dropout_forward", "step");
+  check_same(x, y, "dropout_forward", "y");
+  dropout_forward_impl(p, step, x, y);
+}
+
+void Backend::dropout_backward(const DropoutParams& p, const Tensor& step, const Tensor& dy,
+                               const Tensor& dx, GradMode mode) {
+  DLBENCH_CHECK(p.probability >= 0.0f && p.probability < 1.0f,
+                "dropout: the probability must be in [0, 1)");
+  check(step, {1}, DType::kI32, "dropout_backward", "step");
+  check_same(dy, dx, "dropout_backward", "dx");
+  dropout_backward_impl(p, step, dy, dx, mode);
+}
+
 namespace {
 
 // x [rows, width] (any leading shape of that size), its per-row statistics f32 [rows] and its

@@ -218,6 +218,17 @@ class Backend {
   // not work: GELU is not monotonic): dx (+)= dy (Phi(x) + x phi(x)), phi the normal density.
   void gelu_forward(const Tensor& x, const Tensor& y);
   void gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx, GradMode mode);
+  // Dropout as BERT trains with it: y = x / (1 - p.probability) where element i is kept, else
+  // 0. Whether element i is kept is a pure function of (p.seed, the step counter, i),
+  // dropout_keeps() in dropout_mask.h, so every backend draws the same mask. forward first adds
+  // 1 to `step` (i32 [1] on the device, as sample_negatives does), so each call and each replay
+  // of a recorded device graph draws anew; backward reads the counter without advancing it and
+  // regenerates the forward's mask rather than reading a stored one: dx (+)= dy / (1 - p) where
+  // kept.
+  void dropout_forward(const DropoutParams& p, const Tensor& step, const Tensor& x,
+                       const Tensor& y);
+  void dropout_backward(const DropoutParams& p, const Tensor& step, const Tensor& dy,
+                        const Tensor& dx, GradMode mode);
 
   // --- layer norm ------------------------------------------------------------------------
   // Over each row of x [p.rows, p.width]: mean m and biased variance v of the row,

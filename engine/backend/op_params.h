@@ -254,6 +254,13 @@ struct LayerNormParams {
   float epsilon = 1e-12f;  // BERT's (PyTorch's nn.LayerNorm defaults to 1e-5)
 };
 
+// Dropout (Backend::dropout_forward): the share of elements zeroed, and the stream the masks are
+// drawn from.
+struct DropoutParams {
+  float probability = 0.1f;  // BERT's; in [0, 1)
+  std::uint64_t seed = 0;
+};
+
 // Soft Dice loss over the softmax of per-pixel scores (segmentation), as MLPerf's KiTS19
 // reference computes it: per sample and per class from first_class on (the background left
 // out), over the sample's pixels; see Backend::soft_dice.

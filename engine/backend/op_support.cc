@@ -70,6 +70,10 @@ const char* to_string(OpKind op) {
       return "layer_norm_forward";
     case OpKind::kLayerNormBackward:
       return "layer_norm_backward";
+    case OpKind::kDropoutForward:
+      return "dropout_forward";
+    case OpKind::kDropoutBackward:
+      return "dropout_backward";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

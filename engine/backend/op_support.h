@@ -52,9 +52,11 @@ enum class OpKind {
   kGeluBackward,
   kLayerNormForward,
   kLayerNormBackward,
+  kDropoutForward,
+  kDropoutBackward,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kLayerNormBackward;
+constexpr OpKind kLastOpKind = OpKind::kDropoutBackward;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).
