@@ -251,21 +251,28 @@ void Backend::gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx,
   gelu_backward_impl(x, dy, dx, mode);
 }
 
+namespace {
+
+// The probability, the step counter, and the output shaped and typed as the input.
+void check_dropout(const DropoutParams& p, const Tensor& step, const Tensor& in, const Tensor& out,
+                   const char* op) {
+  DLBENCH_CHECK(p.probability >= 0.0f && p.probability < 1.0f,
+                std::string(op) + ": the probability must be in [0, 1)");
+  check(step, {1}, DType::kI32, op, "step");
+  check_same(in, out, op, "output");
+}
+
+}  // namespace
+
 void Backend::dropout_forward(const DropoutParams& p, const Tensor& step, const Tensor& x,
                               const Tensor& y) {
-  DLBENCH_CHECK(p.probability >= 0.0f && p.probability < 1.0f,
-                "dropout: the probability must be in [0, 1)");
-  check(step, {1}, DType::kI32, "dropout_forward", "step");
-  check_same(x, y, "dropout_forward", "y");
+  check_dropout(p, step, x, y, "dropout_forward");
   dropout_forward_impl(p, step, x, y);
 }
 
 void Backend::dropout_backward(const DropoutParams& p, const Tensor& step, const Tensor& dy,
                                const Tensor& dx, GradMode mode) {
-  DLBENCH_CHECK(p.probability >= 0.0f && p.probability < 1.0f,
-                "dropout: the probability must be in [0, 1)");
-  check(step, {1}, DType::kI32, "dropout_backward", "step");
-  check_same(dy, dx, "dropout_backward", "dx");
+  check_dropout(p, step, dy, dx, "dropout_backward");
   dropout_backward_impl(p, step, dy, dx, mode);
 }
 
