@@ -71,7 +71,7 @@ std::shared_ptr<FrameworkCompareOptions> add_framework_compare_options(CLI::App&
   c.add_flag("--telemetry,!--no-telemetry", o->telemetry,
              "With --frameworks: sample telemetry (default on)");
   c.add_flag("--no-store", o->no_store, "With --frameworks: do not store the runs");
-  add_class_weights_option(c, o->class_weights);
+  add_class_weights_option(c, o->class_weights, "With --frameworks: ");
   add_peer_options(c, o->peer);
   return o;
 }

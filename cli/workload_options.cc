@@ -82,11 +82,13 @@ void apply_workload_options(const WorkloadOptions& o, result::RunConfig& config)
   config.fusion = o.fusion;
 }
 
-void add_class_weights_option(CLI::App& cmd, std::optional<std::string>& text) {
+void add_class_weights_option(CLI::App& cmd, std::optional<std::string>& text,
+                              const std::string& help_prefix) {
   cmd.add_option("--class-weights", text,
-                 "Weigh the per-pixel cross-entropy of the segmentation models (unet, unet3d) "
-                 "by class: one weight per class, the background's first, as PyTorch's "
-                 "cross_entropy(weight=...) does (default: every class 1)")
+                 help_prefix +
+                     "Weigh the per-pixel cross-entropy of the segmentation models (unet, unet3d) "
+                     "by class: one weight per class, the background's first, as PyTorch's "
+                     "cross_entropy(weight=...) does (default: every class 1)")
       ->type_name("W0,W1,...");
 }
 

@@ -41,8 +41,10 @@ void add_workload_options(CLI::App& cmd, WorkloadOptions& options, const Workloa
 // Copies the options into config; Error(kUsage) for an unknown mode or precision.
 void apply_workload_options(const WorkloadOptions& options, result::RunConfig& config);
 
-// --class-weights W0,W1,... (run, compare): the text as given, for parse_class_weights.
-void add_class_weights_option(CLI::App& cmd, std::optional<std::string>& text);
+// --class-weights W0,W1,... (run, compare): the text as given, for parse_class_weights; the help
+// begins with `help_prefix` ("With --frameworks: ").
+void add_class_weights_option(CLI::App& cmd, std::optional<std::string>& text,
+                              const std::string& help_prefix = "");
 // "1,2,4" -> {1, 2, 4}; anything else is a ConfigError naming --class-weights (validated()
 // checks the values themselves).
 std::vector<float> parse_class_weights(const std::string& text);

@@ -3,6 +3,7 @@
 #include "engine/backend/backend.h"
 #include "engine/backend/door_checks.h"
 
+#include <cmath>
 #include <initializer_list>
 
 namespace dlbench::backend {
@@ -278,17 +279,23 @@ void Backend::dropout_backward(const DropoutParams& p, const Tensor& step, const
 
 namespace {
 
+struct Named {
+  const Tensor& tensor;
+  const char* name;
+};
+
 // x [rows, width] (any leading shape of that size), its per-row statistics f32 [rows] and its
-// per-column parameters f32 [width].
-void check_layer_norm(const LayerNormParams& p, const Tensor& x,
-                      std::initializer_list<const Tensor*> rows,
-                      std::initializer_list<const Tensor*> columns, const char* op) {
+// per-column parameters f32 [width]; a finite epsilon >= 0.
+void check_layer_norm(const LayerNormParams& p, const Tensor& x, std::initializer_list<Named> rows,
+                      std::initializer_list<Named> columns, const char* op) {
   DLBENCH_CHECK(p.rows >= 1 && p.width >= 1, std::string(op) + ": rows and width must be >= 1");
+  DLBENCH_CHECK(std::isfinite(p.epsilon) && p.epsilon >= 0.0f,
+                std::string(op) + ": epsilon must be a finite number >= 0");
   DLBENCH_CHECK(x.defined() && x.numel() == p.rows * p.width && x.shape().rank() >= 1 &&
                     x.shape()[x.shape().rank() - 1] == p.width,
                 std::string(op) + ": x is not [rows, width]");
-  for (const Tensor* t : rows) check(*t, {p.rows}, kF32, op, "per-row statistics");
-  for (const Tensor* t : columns) check(*t, {p.width}, kF32, op, "per-column parameter");
+  for (const Named& t : rows) check(t.tensor, {p.rows}, kF32, op, t.name);
+  for (const Named& t : columns) check(t.tensor, {p.width}, kF32, op, t.name);
 }
 
 }  // namespace
@@ -297,7 +304,8 @@ void Backend::layer_norm_forward(const LayerNormParams& p, const Tensor& x, cons
                                  const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
                                  const Tensor& saved_inv_std) {
   const char* op = "layer_norm_forward";
-  check_layer_norm(p, x, {&saved_mean, &saved_inv_std}, {&gamma, &beta}, op);
+  check_layer_norm(p, x, {{saved_mean, "saved_mean"}, {saved_inv_std, "saved_inv_std"}},
+                   {{gamma, "gamma"}, {beta, "beta"}}, op);
   check_same(x, y, op, "y");
   layer_norm_forward_impl(p, x, gamma, beta, y, saved_mean, saved_inv_std);
 }
@@ -307,7 +315,8 @@ void Backend::layer_norm_backward(const LayerNormParams& p, const Tensor& x, con
                                   const Tensor& saved_inv_std, const Tensor& dx, GradMode mode,
                                   const Tensor& dgamma, const Tensor& dbeta) {
   const char* op = "layer_norm_backward";
-  check_layer_norm(p, x, {&saved_mean, &saved_inv_std}, {&gamma, &dgamma, &dbeta}, op);
+  check_layer_norm(p, x, {{saved_mean, "saved_mean"}, {saved_inv_std, "saved_inv_std"}},
+                   {{gamma, "gamma"}, {dgamma, "dgamma"}, {dbeta, "dbeta"}}, op);
   check_same(x, dy, op, "dy");
   check_same(x, dx, op, "dx");
   layer_norm_backward_impl(p, x, dy, gamma, saved_mean, saved_inv_std, dx, mode, dgamma, dbeta);

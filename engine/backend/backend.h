@@ -224,7 +224,8 @@ class Backend {
   // 1 to `step` (i32 [1] on the device, as sample_negatives does), so each call and each replay
   // of a recorded device graph draws anew; backward reads the counter without advancing it and
   // regenerates the forward's mask rather than reading a stored one: dx (+)= dy / (1 - p) where
-  // kept.
+  // kept. So each dropout site needs a counter of its own (backward reads the last value the
+  // counter took) and a seed of its own (two sites at one seed and count draw the same mask).
   void dropout_forward(const DropoutParams& p, const Tensor& step, const Tensor& x,
                        const Tensor& y);
   void dropout_backward(const DropoutParams& p, const Tensor& step, const Tensor& dy,

@@ -1,5 +1,7 @@
 // The checks at the Backend's door reject wrong shapes and dtypes with dlbench::Error before
 // any backend code runs.
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "engine/backend/backend.h"
@@ -47,7 +49,8 @@ TEST(DoorChecks, WrongShapesAreRejected) {
 }
 
 // Layer norm: x must be [rows, width] with width last, its statistics [rows] and its parameters
-// [width], all f32 but x's; GELU's operands one shape.
+// [width], all f32 but x's, and epsilon finite; GELU's operands one shape; dropout's counter i32
+// [1].
 TEST(DoorChecks, LayerNormAndGeluCheckTheirShapes) {
   std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
   backend::LayerNormParams p;
@@ -65,10 +68,22 @@ TEST(DoorChecks, LayerNormAndGeluCheckTheirShapes) {
   EXPECT_THROW(be->layer_norm_backward(p, x.tensor(), y.tensor(), cols.tensor(), rows.tensor(),
                                        short_rows.tensor(), y.tensor(), GradMode::kOverwrite,
                                        cols.tensor(), cols.tensor()),
-               Error);  // saved_inv_std [3]
+               Error);                    // saved_inv_std [3]
+  std::vector<std::int32_t> int_rows(4);  // statistics must be f32
+  EXPECT_THROW(be->layer_norm_forward(p, x.tensor(), cols.tensor(), cols.tensor(), y.tensor(),
+                                      Tensor(int_rows.data(), {4}, DType::kI32, Device::cpu()),
+                                      rows.tensor()),
+               Error);
+  backend::LayerNormParams nan_eps = p;
+  nan_eps.epsilon = std::nanf("");
+  EXPECT_THROW(be->layer_norm_forward(nan_eps, x.tensor(), cols.tensor(), cols.tensor(), y.tensor(),
+                                      rows.tensor(), rows.tensor()),
+               Error);
   EXPECT_THROW(be->gelu_forward(x.tensor(), x_t.tensor()), Error);
   EXPECT_THROW(be->gelu_backward(x.tensor(), x.tensor(), rows.tensor(), GradMode::kOverwrite),
                Error);
+  HostTensor float_step({1});
+  EXPECT_THROW(be->dropout_forward({0.1f, 1}, float_step.tensor(), x.tensor(), y.tensor()), Error);
 }
 
 TEST(DoorChecks, WrongDTypeAndUnallocatedAreRejected) {

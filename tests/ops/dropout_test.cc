@@ -56,7 +56,8 @@ TEST(DropoutTest, EachCallDrawsAnewAndBackwardReusesTheForwardsMask) {
   for (std::int64_t i = 0; i < kN; ++i) same += (first[i] == 0.0f) == (second[i] == 0.0f);
   EXPECT_NEAR(static_cast<double>(same) / kN, 0.5, 0.01);  // independent masks agree half the time
   std::vector<float> dy(kN, 3.0f), dx(kN, -1.0f);
-  r.be->dropout_backward(p, r.step_tensor(), DropoutRun::of(dy), DropoutRun::of(dx), GradMode::kOverwrite);
+  r.be->dropout_backward(p, r.step_tensor(), DropoutRun::of(dy), DropoutRun::of(dx),
+                         GradMode::kOverwrite);
   for (std::int64_t i = 0; i < kN; ++i) ASSERT_EQ(dx[i], second[i] * 3.0f) << i;
   EXPECT_EQ(r.step, 2);  // backward does not advance the counter
   DropoutRun other;

@@ -10,7 +10,7 @@ namespace {
 // out (+)= in * scale where element i is kept, else (+)= 0.
 void apply_mask(const DropoutParams& p, std::int32_t step, const float* in, float* out,
                 std::int64_t n, bool accumulate) {
-  const std::uint64_t key = negatives_key(p.seed, step);
+  const std::uint64_t key = dropout_key(p.seed, step);
   const float scale = 1.0f / (1.0f - p.probability);
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {

@@ -8,6 +8,7 @@
 // Elementwise ops see tensors as flat arrays: they are dense, and position is all that matters.
 #include <cmath>
 #include <cstring>
+#include <numbers>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -137,7 +138,7 @@ void CpuBackend::gelu_forward_impl(const Tensor& x, const Tensor& y) {
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     const double v = px[i];
-    py[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v * M_SQRT1_2)));
+    py[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)));
   }
 }
 
@@ -150,11 +151,11 @@ void CpuBackend::gelu_backward_impl(const Tensor& x, const Tensor& dy, const Ten
   float* pdx = dx.data_as<float>();
   const std::int64_t n = dx.numel();
   const bool accumulate = mode == GradMode::kAccumulate;
-  const double inv_sqrt_2pi = 0.5 * M_2_SQRTPI * M_SQRT1_2;
+  const double inv_sqrt_2pi = std::numbers::inv_sqrtpi / std::numbers::sqrt2;
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     const double v = px[i];
-    const double cdf = 0.5 * (1.0 + std::erf(v * M_SQRT1_2));
+    const double cdf = 0.5 * (1.0 + std::erf(v / std::numbers::sqrt2));
     const double d = pdy[i] * (cdf + v * inv_sqrt_2pi * std::exp(-0.5 * v * v));
     pdx[i] = static_cast<float>(accumulate ? pdx[i] + d : d);
   }

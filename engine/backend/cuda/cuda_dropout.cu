@@ -11,7 +11,7 @@ namespace {
 template <class T>
 __global__ void dropout_kernel(DropoutParams p, const std::int32_t* step, const T* in, T* out,
                                std::int64_t n, bool accumulate) {
-  const std::uint64_t key = negatives_key(p.seed, *step);
+  const std::uint64_t key = dropout_key(p.seed, *step);
   const float scale = 1.0f / (1.0f - p.probability);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;

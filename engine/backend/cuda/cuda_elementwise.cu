@@ -122,8 +122,6 @@ __global__ void epilogue_kernel(T* y, const T* bias, const T* residual, std::int
 // memory in a fixed order.
 constexpr int kColumnTile = 32;
 constexpr int kRowThreads = 8;
-constexpr std::int64_t kMaxChunks = 1024;
-constexpr std::int64_t kRowsPerChunk = 256;
 
 template <class T>
 __global__ void column_partial_kernel(const T* in, std::int64_t rows, std::int64_t cols,
@@ -247,16 +245,6 @@ __global__ void statistics_partial_kernel(const T* y, std::int64_t rows, std::in
     }
   }
   write_block_sums<2, kVec>(sum, pack, packs, partial);
-}
-
-// Rows in chunks for the column and channel sums: about kRowsPerChunk each, at most kMaxChunks.
-struct RowChunks {
-  std::int64_t chunks, rows_per_chunk;
-};
-RowChunks row_chunks(std::int64_t rows) {
-  const std::int64_t chunks =
-      std::clamp<std::int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
-  return {chunks, (rows + chunks - 1) / chunks};
 }
 
 // The channel-sum kernels' launch: up to 32 packs across a block and the rest of its kBlock

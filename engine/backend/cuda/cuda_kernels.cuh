@@ -119,6 +119,19 @@ inline unsigned grid_for(std::int64_t work_items) {
   return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, kMaxBlocks));
 }
 
+// Rows in chunks for the column sums over [rows, columns] (bias gradients, a convolution's
+// statistics, layer norm's parameter gradients): about 256 rows each, at most 1024 chunks, so
+// the partial sums stay a small workspace.
+struct RowChunks {
+  std::int64_t chunks, rows_per_chunk;
+};
+inline RowChunks row_chunks(std::int64_t rows) {
+  constexpr std::int64_t kRowsPerChunk = 256, kMaxChunks = 1024;
+  const std::int64_t chunks =
+      std::clamp<std::int64_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
+  return {chunks, (rows + chunks - 1) / chunks};
+}
+
 // The last pass of a column sum over chunks (bias gradients, batch-norm statistics): a block of
 // (kLanes, kLanes) threads takes kLanes columns; lane y of column x adds chunks y, y + kLanes,
 // ... in Acc, each chunk giving kSums values (load(k)), then a fixed tree over the lanes. Every

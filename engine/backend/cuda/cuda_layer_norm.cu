@@ -7,7 +7,6 @@
 //             lane_column_sums over the chunks.
 // Every reduction runs in a fixed order (shuffle trees, no atomics), so a run repeats bit for
 // bit.
-#include <algorithm>
 
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_kernels.cuh"
@@ -17,6 +16,9 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int kRowsPerBlock = kBlock / kWarp;
+// Whole warps share a row, so a warp leaves its row's loop together and the full-mask shuffles
+// after it see every lane.
+static_assert(kBlock % kWarp == 0);
 
 __device__ __forceinline__ float warp_sum(float v) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2)
@@ -84,8 +86,6 @@ __global__ void layer_norm_dx_kernel(const T* x, const T* dy, const float* gamma
 // dy to partial[y][0][c] and partial[y][1][c].
 constexpr int kColumnTile = 32;
 constexpr int kRowLanes = 8;
-constexpr std::int64_t kRowsPerChunk = 256;
-constexpr std::int64_t kMaxChunks = 1024;
 
 template <class T>
 __global__ void layer_norm_params_partial_kernel(const T* x, const T* dy, const float* saved_mean,
@@ -161,9 +161,7 @@ void CudaBackend::layer_norm_backward_impl(const LayerNormParams& p, const Tenso
   const char* op = "layer_norm_backward";
   for (const Tensor* t : {&x, &dy, &gamma, &saved_mean, &saved_inv_std, &dx, &dgamma, &dbeta})
     require_here(*t, op, "operand");
-  const std::int64_t chunks =
-      std::clamp<std::int64_t>((p.rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
-  const std::int64_t rows_per_chunk = (p.rows + chunks - 1) / chunks;
+  const auto [chunks, rows_per_chunk] = row_chunks(p.rows);
   auto* partial = static_cast<float*>(workspace(sizeof(float) * chunks * 2 * p.width));
   dispatch_float(x.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -26,7 +26,7 @@ std::string name_of(const Shape& s, float probability) {
 
 // v / (1 - p) where the call at `step` keeps element i, else 0.
 Vec masked(const DropoutParams& p, std::int32_t step, const Vec& v) {
-  const std::uint64_t key = backend::negatives_key(p.seed, step);
+  const std::uint64_t key = backend::dropout_key(p.seed, step);
   Vec out(v.size());
   for (std::size_t i = 0; i < v.size(); ++i)
     out[i] = backend::dropout_keeps(key, static_cast<std::int64_t>(i), p.probability)
