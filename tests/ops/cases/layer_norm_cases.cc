@@ -89,15 +89,34 @@ HostTensor gamma_of(const LayerNormParams& p) {
   return {"gamma", {p.width}, Role::kIn, Kind::kF32, positive_values(p.width, 72, 0.5f, 1.5f)};
 }
 
-class LnForward final : public OpCase {
+// What both cases share: the shape, its parameters, and x (drawn from `seed`), whose
+// conditioning sets the per-element tolerance against the CPU.
+class LnCase : public OpCase {
+ protected:
+  LnCase(Shape s, std::uint64_t seed) : s_(s), p_(params_of(s)), seed_(seed) {}
+  HostTensor x() const { return ln_input(p_, s_, seed_); }
+  // Computed when first asked, so perf-sized cases (never compared) do not pay for it.
+  Tolerance per_element_tolerance(const Precision& prec) const {
+    if (!conditioning_) conditioning_ = conditioning(p_, x());
+    return ln_tolerance(prec, p_.width, true, *conditioning_);
+  }
+  Shape s_;
+  LayerNormParams p_;
+
+ private:
+  std::uint64_t seed_;
+  mutable std::optional<double> conditioning_;
+};
+
+class LnForward final : public LnCase {
  public:
-  explicit LnForward(Shape s) : s_(s), p_(params_of(s)) {}
+  explicit LnForward(Shape s) : LnCase(s, 71) {}
   std::string op() const override { return "layer_norm_forward"; }
   std::string params() const override { return shape_name(s_); }
   OpKind kind() const override { return OpKind::kLayerNormForward; }
   // x, gamma, beta, y, saved_mean, saved_inv_std.
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    return {ln_input(p_, s_, 71),
+    return {x(),
             gamma_of(p_),
             input("beta", {p_.width}, 73, Kind::kF32),
             output("y", s_),
@@ -113,35 +132,28 @@ class LnForward final : public OpCase {
     return {{3, f.y, kElementwise}, {4, f.mean, kElementwise}, {5, f.inv_std, kElementwise}};
   }
   Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
-    if (tensor != 3) return ln_tolerance(prec, p_.width, false);
-    if (!conditioning_) conditioning_ = conditioning(p_, ln_input(p_, s_, 71));
-    return ln_tolerance(prec, p_.width, true, *conditioning_);
+    return tensor == 3 ? per_element_tolerance(prec) : ln_tolerance(prec, p_.width, false);
   }
   bool repeatable() const override { return true; }
-
- private:
-  Shape s_;
-  LayerNormParams p_;
-  mutable std::optional<double> conditioning_;  // computed when first asked (not for perf cases)
 };
 
-class LnBackward final : public OpCase {
+class LnBackward final : public LnCase {
  public:
-  LnBackward(Shape s, GradMode mode) : s_(s), p_(params_of(s)), mode_(mode) {}
+  LnBackward(Shape s, GradMode mode) : LnCase(s, 74), mode_(mode) {}
   std::string op() const override { return "layer_norm_backward"; }
   std::string params() const override { return shape_name(s_) + "_" + mode_name(mode_); }
   OpKind kind() const override { return OpKind::kLayerNormBackward; }
   // x, dy, gamma, the statistics forward saved (from the reference, in f32), dx, dgamma, dbeta.
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    const HostTensor x = ln_input(p_, s_, 74);
+    const HostTensor x_in = x();
     const HostTensor gamma = gamma_of(p_);
     const ref::LayerNormForward f =
-        ref::layer_norm_forward(p_, x.as_double(), gamma.as_double(), Vec(p_.width, 0.0));
+        ref::layer_norm_forward(p_, x_in.as_double(), gamma.as_double(), Vec(p_.width, 0.0));
     auto per_row = [&](const char* name, const Vec& v) {
       return HostTensor{
           name, {p_.rows}, Role::kIn, Kind::kF32, std::vector<float>(v.begin(), v.end())};
     };
-    return {x,
+    return {x_in,
             input("dy", s_, 75),
             gamma,
             per_row("saved_mean", f.mean),
@@ -163,17 +175,12 @@ class LnBackward final : public OpCase {
             {7, g.dbeta, sum_tolerance(kF32, p_.rows, kMagnitude)}};
   }
   Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
-    if (tensor != 5) return ln_tolerance(prec, p_.rows, false);
-    if (!conditioning_) conditioning_ = conditioning(p_, ln_input(p_, s_, 74));
-    return ln_tolerance(prec, p_.width, true, *conditioning_);
+    return tensor == 5 ? per_element_tolerance(prec) : ln_tolerance(prec, p_.rows, false);
   }
   bool repeatable() const override { return true; }
 
  private:
-  Shape s_;
-  LayerNormParams p_;
   GradMode mode_;
-  mutable std::optional<double> conditioning_;  // computed when first asked (not for perf cases)
 };
 
 CaseList cases() {
