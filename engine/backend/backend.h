@@ -247,6 +247,32 @@ class Backend {
                            const Tensor& saved_inv_std, const Tensor& dx, GradMode mode,
                            const Tensor& dgamma, const Tensor& dbeta);
 
+  // --- attention -------------------------------------------------------------------------
+  // Scaled dot-product attention of p.heads heads at once, the core of multi-head attention
+  // (BERT, the Transformer). q and o are [batch * seq_q, heads * head_dim], k and v [batch *
+  // seq_kv, heads * head_dim]: a row per (sample, position), head h in columns [h d, (h + 1) d),
+  // as the projections write them. For sample n, head h and query i, key j is visible when
+  // j < kv_lengths[n] (and j <= i with p.causal); over the visible keys
+  //   s_j = p.scale (q_i . k_j),   o_i = sum_j softmax(s)_j v_j,   stats = log sum_j exp(s_j)
+  // with stats f32 [batch, heads, seq_q] kept for backward. A query at i >= q_lengths[n], or one
+  // that sees no key, gets o_i = 0 and stats 0. Lengths are i32 [batch] on the device;
+  // undefined means every position. The CPU throws Error(kUsage) for a length outside [0, seq]
+  // before writing anything; CUDA cannot read them at the door and clamps them. Scores and sums
+  // are in f32; in f16 and bf16 the probabilities are rounded to the dtype before they weigh v,
+  // as fused attention kernels do.
+  void attention_forward(const AttentionParams& p, const Tensor& q, const Tensor& k,
+                         const Tensor& v, const Tensor& q_lengths, const Tensor& kv_lengths,
+                         const Tensor& o, const Tensor& stats);
+  // dq, dk and dv (mode) from dout, the softmax recomputed from q, k and stats (the seq_q x
+  // seq_kv probabilities are never kept from forward): with P the probabilities, dP = dout v^T
+  // and D_i = sum_j P_ij dP_ij (= dout_i . o_i),
+  //   dv = P^T dout,   dq = p.scale dS k,   dk = p.scale dS^T q,   dS = P (dP - D).
+  // Positions past the lengths get zero gradients.
+  void attention_backward(const AttentionParams& p, const Tensor& q, const Tensor& k,
+                          const Tensor& v, const Tensor& o, const Tensor& dout, const Tensor& stats,
+                          const Tensor& q_lengths, const Tensor& kv_lengths, const Tensor& dq,
+                          const Tensor& dk, const Tensor& dv, GradMode mode);
+
   // --- loss ------------------------------------------------------------------------------
   // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:
   // loss [1] = mean_i -log softmax(logits_i)[label_i]; dlogits = scale * dloss/dlogits

@@ -261,6 +261,23 @@ struct DropoutParams {
   std::uint64_t seed = 0;
 };
 
+// Scaled dot-product attention of `heads` heads at once (Backend::attention_forward): queries of
+// seq_q positions against keys and values of seq_kv positions per sample, each head head_dim
+// wide. `causal` hides the keys after a query's own position (a decoder's self-attention).
+struct AttentionParams {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;
+  std::int64_t seq_q = 1;
+  std::int64_t seq_kv = 1;
+  std::int64_t head_dim = 64;
+  float scale = 0.125f;  // the scores' factor: 1 / sqrt(head_dim) as the Transformer's
+  bool causal = false;
+  MathMode math = MathMode::kStrict;                       // f32 products: strict or TF32
+  std::int64_t width() const { return heads * head_dim; }  // the columns of q, k, v and o
+  // The products of one forward pass: q k^T and p v, per head and sample.
+  std::int64_t macs() const { return 2 * batch * heads * seq_q * seq_kv * head_dim; }
+};
+
 // Soft Dice loss over the softmax of per-pixel scores (segmentation), as MLPerf's KiTS19
 // reference computes it: per sample and per class from first_class on (the background left
 // out), over the sample's pixels; see Backend::soft_dice.

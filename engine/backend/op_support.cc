@@ -74,6 +74,10 @@ const char* to_string(OpKind op) {
       return "dropout_forward";
     case OpKind::kDropoutBackward:
       return "dropout_backward";
+    case OpKind::kAttentionForward:
+      return "attention_forward";
+    case OpKind::kAttentionBackward:
+      return "attention_backward";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

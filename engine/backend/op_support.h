@@ -54,14 +54,16 @@ enum class OpKind {
   kLayerNormBackward,
   kDropoutForward,
   kDropoutBackward,
+  kAttentionForward,
+  kAttentionBackward,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kDropoutBackward;
+constexpr OpKind kLastOpKind = OpKind::kAttentionBackward;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).
 using OpParams = std::variant<std::monostate, ConvParams, BatchNormParams, PoolParams, MatmulParams,
-                              Activation, SgdParams, AdamParams, SoftDiceParams>;
+                              Activation, SgdParams, AdamParams, SoftDiceParams, AttentionParams>;
 
 struct Support {
   bool supported = true;

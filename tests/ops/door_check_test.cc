@@ -86,6 +86,52 @@ TEST(DoorChecks, LayerNormAndGeluCheckTheirShapes) {
   EXPECT_THROW(be->dropout_forward({0.1f, 1}, float_step.tensor(), x.tensor(), y.tensor()), Error);
 }
 
+// Attention: q and o [batch * seq_q, heads * head_dim], k and v [batch * seq_kv, ...], the
+// lengths i32 [batch], the statistics f32 [batch, heads, seq_q]; and the CPU refuses a length
+// outside [0, seq] before writing anything.
+TEST(DoorChecks, AttentionChecksItsOperands) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  backend::AttentionParams p;
+  p.batch = 2, p.heads = 2, p.seq_q = 3, p.seq_kv = 4, p.head_dim = 2;
+  HostTensor q({6, 4}), kv({8, 4}), o({6, 4}), stats({2, 2, 3}), flat_stats({12});
+  std::vector<std::int32_t> good{3, 1}, too_long{3, 5}, three{3, 3, 3};
+  auto i32 = [](std::vector<std::int32_t>& v) {
+    return Tensor(v.data(), {static_cast<std::int64_t>(v.size())}, DType::kI32, Device::cpu());
+  };
+  EXPECT_NO_THROW(be->attention_forward(p, q.tensor(), kv.tensor(), kv.tensor(), i32(good),
+                                        Tensor(), o.tensor(), stats.tensor()));
+  // k given as many rows as q: seq_kv says 4 per sample.
+  EXPECT_THROW(be->attention_forward(p, q.tensor(), q.tensor(), kv.tensor(), Tensor(), Tensor(),
+                                     o.tensor(), stats.tensor()),
+               Error);
+  EXPECT_THROW(be->attention_forward(p, q.tensor(), kv.tensor(), kv.tensor(), Tensor(), Tensor(),
+                                     o.tensor(), flat_stats.tensor()),
+               Error);
+  EXPECT_THROW(be->attention_forward(p, q.tensor(), kv.tensor(), kv.tensor(), i32(three), Tensor(),
+                                     o.tensor(), stats.tensor()),
+               Error);  // a length per sample
+  HostTensor float_lengths({2});
+  EXPECT_THROW(be->attention_forward(p, q.tensor(), kv.tensor(), kv.tensor(),
+                                     float_lengths.tensor(), Tensor(), o.tensor(), stats.tensor()),
+               Error);
+  backend::AttentionParams inf_scale = p;
+  inf_scale.scale = INFINITY;
+  EXPECT_THROW(be->attention_forward(inf_scale, q.tensor(), kv.tensor(), kv.tensor(), Tensor(),
+                                     Tensor(), o.tensor(), stats.tensor()),
+               Error);
+  // kv_lengths[1] = 5 > seq_kv: refused, and o keeps its values.
+  o.data[0] = 42.0f;
+  EXPECT_THROW(be->attention_forward(p, q.tensor(), kv.tensor(), kv.tensor(), Tensor(),
+                                     i32(too_long), o.tensor(), stats.tensor()),
+               Error);
+  EXPECT_EQ(o.data[0], 42.0f);
+  // dk shaped as q.
+  EXPECT_THROW(be->attention_backward(p, q.tensor(), kv.tensor(), kv.tensor(), o.tensor(),
+                                      o.tensor(), stats.tensor(), Tensor(), Tensor(), q.tensor(),
+                                      q.tensor(), kv.tensor(), GradMode::kOverwrite),
+               Error);
+}
+
 TEST(DoorChecks, WrongDTypeAndUnallocatedAreRejected) {
   std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
   HostTensor logits({2, 3}), loss({1}), dlogits({2, 3});

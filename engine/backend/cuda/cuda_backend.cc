@@ -135,6 +135,18 @@ void* CudaBackend::workspace(std::size_t bytes) {
   return workspace_.data();
 }
 
+cublasHandle_t CudaBackend::cublas() {
+  if (!cublas_) {
+    CublasHandle handle;
+    CUBLAS_CHECK(cublasSetStream(handle, stream_));
+    constexpr std::size_t kBytes = std::size_t{32} << 20;  // what cuBLAS reserves on Hopper
+    cublas_workspace_ = Buffer(allocator_, kBytes);
+    CUBLAS_CHECK(cublasSetWorkspace(handle, cublas_workspace_.data(), kBytes));
+    cublas_ = std::move(handle);
+  }
+  return *cublas_;
+}
+
 // --- the backend ---------------------------------------------------------------------------
 
 namespace {

@@ -180,6 +180,8 @@ class CudaBackend final : public Backend {
   void activate() const;
   // Scratch of at least `bytes`, valid until the next call (ops on the stream run in order).
   void* workspace(std::size_t bytes);
+  // The cuBLAS handle on the backend's stream, made on first use.
+  cublasHandle_t cublas();
   // Throws unless t lives on this backend's GPU.
   void require_here(const Tensor& t, const char* op, const char* what) const;
   // y[r, c] = act(y[r, c] + bias[c] + residual[r, c]) in place over [rows, channels] (bias and
@@ -255,6 +257,12 @@ class CudaBackend final : public Backend {
   Stream stream_;
   CudnnHandle cudnn_;
   CublasLtHandle cublaslt_;
+  // cuBLAS proper for the pointer-array batched products of unfused attention (cuBLASLt batches
+  // only at one stride, and a head's rows within a sample are not one stride from the next
+  // sample's), with a workspace of its own so it allocates nothing inside a graph recording.
+  // Made on first use (cublas()), so models without attention hold neither.
+  std::optional<CublasHandle> cublas_;
+  Buffer cublas_workspace_;
   Buffer workspace_;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;

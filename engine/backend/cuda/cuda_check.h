@@ -11,6 +11,7 @@
 #include <string>
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 

@@ -65,6 +65,7 @@ struct EventTraits {
 DLBENCH_OWNED_TRAITS(CudnnTraits, cudnnHandle_t, cudnnCreate, cudnnDestroy, CUDNN_CHECK);
 DLBENCH_OWNED_TRAITS(CublasLtTraits, cublasLtHandle_t, cublasLtCreate, cublasLtDestroy,
                      CUBLAS_CHECK);
+DLBENCH_OWNED_TRAITS(CublasTraits, cublasHandle_t, cublasCreate, cublasDestroy, CUBLAS_CHECK);
 DLBENCH_OWNED_TRAITS(TensorDescTraits, cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
                      cudnnDestroyTensorDescriptor, CUDNN_CHECK);
 DLBENCH_OWNED_TRAITS(FilterDescTraits, cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
@@ -79,6 +80,7 @@ using Stream = Owned<cudaStream_t, StreamTraits>;
 using Event = Owned<cudaEvent_t, EventTraits>;
 using CudnnHandle = Owned<cudnnHandle_t, CudnnTraits>;
 using CublasLtHandle = Owned<cublasLtHandle_t, CublasLtTraits>;
+using CublasHandle = Owned<cublasHandle_t, CublasTraits>;
 using TensorDesc = Owned<cudnnTensorDescriptor_t, TensorDescTraits>;
 using FilterDesc = Owned<cudnnFilterDescriptor_t, FilterDescTraits>;
 using ConvDesc = Owned<cudnnConvolutionDescriptor_t, ConvDescTraits>;

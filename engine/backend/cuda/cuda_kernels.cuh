@@ -119,6 +119,17 @@ inline unsigned grid_for(std::int64_t work_items) {
   return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, kMaxBlocks));
 }
 
+// Kernels that give each row a warp (layer norm, attention's softmax): kRowsPerBlock rows a
+// block. Whole warps share a row, so a warp leaves its row's loop together and the full-mask
+// shuffles after it (warp_reduce) see every lane.
+constexpr int kWarp = 32;
+constexpr int kRowsPerBlock = kBlock / kWarp;
+static_assert(kBlock % kWarp == 0);
+
+inline unsigned warp_row_blocks(std::int64_t rows) {
+  return static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+}
+
 // Rows in chunks for the column sums over [rows, columns] (bias gradients, a convolution's
 // statistics, layer norm's parameter gradients): about 256 rows each, at most 1024 chunks, so
 // the partial sums stay a small workspace.
@@ -180,6 +191,19 @@ struct Add {
     return a + b;
   }
 };
+// block_reduce's and warp_reduce's maximum of f32 values.
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+// Sum (or max) over the 32 lanes of a warp, as a fixed butterfly of shuffles: every lane gets
+// the result, the same bits on every run. Every lane of the warp must call it.
+template <class T, class Op>
+__device__ __forceinline__ T warp_reduce(T value, Op op) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value = op(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}
 
 // Sum (or max) over a block, in a fixed order for a fixed blockDim: warp shuffles, then the
 // warps' results in shared memory. Every thread gets the result. blockDim.x must be a multiple
@@ -187,8 +211,7 @@ struct Add {
 template <class T, class Op>
 __device__ T block_reduce(T value, Op op) {
   __shared__ T partial[32];
-  for (int offset = 16; offset > 0; offset /= 2)
-    value = op(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  value = warp_reduce(value, op);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int warps = blockDim.x / 32;
   __syncthreads();  // partial may still be read by a previous call

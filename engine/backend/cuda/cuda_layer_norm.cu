@@ -14,16 +14,8 @@
 namespace dlbench::backend::cuda {
 namespace {
 
-constexpr int kWarp = 32;
-constexpr int kRowsPerBlock = kBlock / kWarp;
-// Whole warps share a row, so a warp leaves its row's loop together and the full-mask shuffles
-// after it see every lane.
-static_assert(kBlock % kWarp == 0);
-
 __device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2)
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
+  return warp_reduce(v, Add{});
 }
 
 template <class T>
@@ -129,10 +121,6 @@ __global__ void layer_norm_params_final_kernel(const float* partial, std::int64_
   }
 }
 
-unsigned row_blocks(std::int64_t rows) {
-  return static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
-}
-
 }  // namespace
 
 void CudaBackend::layer_norm_forward_impl(const LayerNormParams& p, const Tensor& x,
@@ -144,7 +132,7 @@ void CudaBackend::layer_norm_forward_impl(const LayerNormParams& p, const Tensor
     require_here(*t, op, "operand");
   dispatch_float(x.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    layer_norm_forward_kernel<T><<<row_blocks(p.rows), kBlock, 0, stream_>>>(
+    layer_norm_forward_kernel<T><<<warp_row_blocks(p.rows), kBlock, 0, stream_>>>(
         static_cast<const T*>(x.data()), gamma.data_as<float>(), beta.data_as<float>(), p.rows,
         p.width, p.epsilon, static_cast<T*>(y.data()), saved_mean.data_as<float>(),
         saved_inv_std.data_as<float>());
@@ -167,7 +155,7 @@ void CudaBackend::layer_norm_backward_impl(const LayerNormParams& p, const Tenso
     using T = typename decltype(tag)::type;
     const auto* px = static_cast<const T*>(x.data());
     const auto* pdy = static_cast<const T*>(dy.data());
-    layer_norm_dx_kernel<T><<<row_blocks(p.rows), kBlock, 0, stream_>>>(
+    layer_norm_dx_kernel<T><<<warp_row_blocks(p.rows), kBlock, 0, stream_>>>(
         px, pdy, gamma.data_as<float>(), saved_mean.data_as<float>(),
         saved_inv_std.data_as<float>(), p.rows, p.width, mode == GradMode::kAccumulate,
         static_cast<T*>(dx.data()));

@@ -36,10 +36,6 @@ constexpr int kMeanBlock = 1024;
 // microseconds spread over these.
 constexpr int kWeightSumBlocks = 256;
 
-struct Max {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-
 // The weight of a row and its gradient's scale: 1 and grad_scale unweighted (grad_scale then
 // includes 1/m), else w[label] and grad_scale w[label] / W.
 struct RowWeight {

@@ -8,8 +8,6 @@
 namespace dlbench::backend::cuda {
 namespace {
 
-constexpr int kWarp = 32;
-
 template <class T>
 __global__ void row_dots_forward_kernel(const T* a, const T* c, std::int64_t n, std::int64_t d,
                                         std::int64_t m, T* y) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "engine/nn/layers/add.h"
+#include "engine/nn/layers/attention.h"
 #include "engine/nn/layers/batch_norm.h"
 #include "engine/nn/layers/concat_columns.h"
 #include "engine/nn/layers/conv_transpose.h"
@@ -215,6 +216,28 @@ std::vector<LayerCase> dense_layers() {
   const Shape tokens{2, 3, 5};
   out.push_back(
       {"layer_norm", "2x3x5", make<nn::LayerNorm>(tokens, 1e-5f), {tokens}, {}, {}, true});
+
+  // Attention over padded sequences (one length per sample for queries and keys, causal), and
+  // cross-attention (lengths of its own for each side): q, k and v each probed, the lengths
+  // fixed. Accumulate mode is not asked: the layer writes all three gradients in one mode.
+  backend::AttentionParams self;
+  self.batch = 2, self.heads = 2, self.seq_q = self.seq_kv = 3, self.head_dim = 2;
+  self.scale = 0.7f, self.causal = true;
+  const Shape self_tokens{6, 4};
+  out.push_back({"attention",
+                 "self_causal_padded",
+                 make<nn::Attention>(self, nn::AttentionLengths::kShared),
+                 {self_tokens, self_tokens, self_tokens, {2}},
+                 {{3, {3, 2}}},
+                 {3}});
+  backend::AttentionParams cross = self;
+  cross.seq_kv = 4, cross.causal = false;
+  out.push_back({"attention",
+                 "cross_padded",
+                 make<nn::Attention>(cross, nn::AttentionLengths::kSeparate),
+                 {self_tokens, {8, 4}, {8, 4}, {2}, {2}},
+                 {{3, {3, 1}}, {4, {4, 2}}},
+                 {3, 4}});
 
   backend::PoolParams max;
   max.kind = backend::PoolKind::kMax;
