@@ -323,15 +323,19 @@ void Backend::layer_norm_backward(const LayerNormParams& p, const Tensor& x, con
 }
 
 void Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
-                                    const Tensor& dlogits, float scale,
-                                    const Tensor& class_weights) {
+                                    const Tensor& dlogits, float scale, const Tensor& class_weights,
+                                    const CrossEntropyParams& p) {
   const char* op = "softmax_cross_entropy";
   DLBENCH_CHECK(logits.rank() == 2, "logits must be [rows, classes]");
   check(labels, {logits.dim(0)}, DType::kI32, op, "labels");
   check(loss, {1}, kF32, op, "loss");
   check_same(logits, dlogits, op, "dlogits");
   if (class_weights.defined()) check(class_weights, {logits.dim(1)}, kF32, op, "class_weights");
-  softmax_cross_entropy_impl(logits, labels, loss, dlogits, scale, class_weights);
+  DLBENCH_CHECK(p.label_smoothing >= 0.0f && p.label_smoothing <= 1.0f,
+                "softmax_cross_entropy: label smoothing must lie in [0, 1]");
+  DLBENCH_CHECK(p.label_smoothing == 0.0f || !class_weights.defined(),
+                "softmax_cross_entropy: label smoothing with class weights is not supported");
+  softmax_cross_entropy_impl(logits, labels, loss, dlogits, scale, class_weights, p);
 }
 
 void Backend::sgd_momentum_update(const SgdParams& p, const Tensor& weights, const Tensor& grads,

@@ -279,8 +279,16 @@ class Backend {
   // (scale carries a loss-scaling factor; 1 otherwise). With class_weights (f32 [classes]),
   // the mean is weighted as PyTorch's cross_entropy(weight=w) weighs it:
   // loss = sum_i w[label_i] (-log softmax(logits_i)[label_i]) / sum_i w[label_i].
+  // Rows labelled p.ignore_label count for nothing: no loss, a zero gradient, and the mean is over
+  // the other rows (their weights); with none left the loss and gradients are 0 (PyTorch: NaN).
+  // With p.label_smoothing e (not with class weights) each row's target is 1 - e at its label
+  // plus e / classes at every class: loss_i = -(1 - e) log q_label - (e / classes) sum_j log q_j,
+  // dlogits_i = q - (1 - e) onehot - e / classes (times the mean's factor and scale). A label
+  // outside [0, classes) other than ignore_label: the CPU throws Error(kUsage) before writing;
+  // CUDA writes NaN into the loss and the row's gradient.
   void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
-                             const Tensor& dlogits, float scale, const Tensor& class_weights = {});
+                             const Tensor& dlogits, float scale, const Tensor& class_weights = {},
+                             const CrossEntropyParams& p = {});
 
   // Mean binary cross-entropy of sigmoid(logits) against targets in {0, 1}, over m rows:
   // loss [1] = (1/m) sum_i max(x_i, 0) - x_i t_i + log1p(exp(-|x_i|))   (stable for any x);

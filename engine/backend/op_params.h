@@ -278,6 +278,15 @@ struct AttentionParams {
   std::int64_t macs() const { return 2 * batch * heads * seq_q * seq_kv * head_dim; }
 };
 
+// Softmax cross-entropy's options beyond class weights (Backend::softmax_cross_entropy), as
+// PyTorch's cross_entropy names them: rows labelled ignore_label count for nothing (BERT's
+// unmasked positions, padding), and label_smoothing moves that share of each row's target from
+// its label to every class evenly (the Transformer's and GNMT's 0.1).
+struct CrossEntropyParams {
+  std::int32_t ignore_label = -100;  // PyTorch's ignore_index
+  float label_smoothing = 0.0f;      // in [0, 1]
+};
+
 // Soft Dice loss over the softmax of per-pixel scores (segmentation), as MLPerf's KiTS19
 // reference computes it: per sample and per class from first_class on (the background left
 // out), over the sample's pixels; see Backend::soft_dice.

@@ -132,6 +132,27 @@ TEST(DoorChecks, AttentionChecksItsOperands) {
                Error);
 }
 
+// Label smoothing lies in [0, 1] and does not combine with class weights.
+TEST(DoorChecks, CrossEntropyOptionsAreChecked) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  HostTensor logits({2, 3}), loss({1}), dlogits({2, 3}), weights({3});
+  std::vector<std::int32_t> labels{0, -100};
+  const Tensor l(labels.data(), {2}, DType::kI32, Device::cpu());
+  backend::CrossEntropyParams p;
+  p.label_smoothing = 0.1f;
+  EXPECT_NO_THROW(
+      be->softmax_cross_entropy(logits.tensor(), l, loss.tensor(), dlogits.tensor(), 1.0f, {}, p));
+  EXPECT_THROW(be->softmax_cross_entropy(logits.tensor(), l, loss.tensor(), dlogits.tensor(), 1.0f,
+                                         weights.tensor(), p),
+               Error);
+  for (float bad : {-0.1f, 1.5f, std::nanf("")}) {
+    p.label_smoothing = bad;
+    EXPECT_THROW(
+        be->softmax_cross_entropy(logits.tensor(), l, loss.tensor(), dlogits.tensor(), 1.0f, {}, p),
+        Error);
+  }
+}
+
 TEST(DoorChecks, WrongDTypeAndUnallocatedAreRejected) {
   std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
   HostTensor logits({2, 3}), loss({1}), dlogits({2, 3});

@@ -8,6 +8,9 @@
 // With class weights w, row i counts w[label_i] times and the mean divides by W = sum_i
 // w[label_i] instead of m (PyTorch's weighted mean): loss = (1/W) sum_i w[label_i] (-log p[i,
 // label_i]), dz[i, j] = scale w[label_i] (p[i, j] - [j == label_i]) / W.
+// Rows labelled p.ignore_label are left out of the sum and the divisor (their gradient is 0);
+// label smoothing e makes the target (1 - e) onehot + e / classes, so with lse = log sum_j
+// exp(z_j - max): loss_i = lse - (1 - e)(z_label - max) - (e / classes) sum_j (z_j - max).
 // Subtracting the row maximum keeps exp() from overflowing; the row sums are in double so
 // that wide rows (thousands of classes) lose nothing.
 //
@@ -16,7 +19,9 @@
 // which is -t log sigmoid(x) - (1 - t) log(1 - sigmoid(x)) without overflow for any x.
 //
 // Soft Dice over per-pixel softmax scores (Backend::soft_dice), at the end of the file.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,14 +30,15 @@
 namespace dlbench::backend::cpu {
 namespace {
 
+// Labels must be classes, or the ignored label where one is given (ignore: none when unset).
 void require_class_labels(const std::int32_t* label, std::int64_t rows, std::int64_t classes,
-                          const char* op) {
+                          const char* op, std::optional<std::int32_t> ignore = std::nullopt) {
   for (std::int64_t i = 0; i < rows; ++i) {
-    if (label[i] < 0 || label[i] >= classes)
+    if ((label[i] < 0 || label[i] >= classes) && label[i] != ignore)
       throw Error(ErrorKind::kUsage,
                   std::string(op) + ": label " + std::to_string(label[i]) + " of row " +
                       std::to_string(i) + " is outside [0, " + std::to_string(classes) + ")",
-                  "labels must be class indices of the model's output");
+                  "labels must be class indices of the model's output (or the ignored label)");
   }
 }
 
@@ -50,7 +56,8 @@ void softmax_row(const float* z, std::int64_t classes, double* q) {
 
 void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
                                             const Tensor& loss, const Tensor& dlogits, float scale,
-                                            const Tensor& class_weights) {
+                                            const Tensor& class_weights,
+                                            const CrossEntropyParams& p) {
   const char* op = "softmax_cross_entropy";
   require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
   require_cpu(labels, op, "labels");
@@ -58,31 +65,39 @@ void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& 
   const float* z = logits.data_as<float>();
   const auto* label = labels.data_as<std::int32_t>();
   float* dz = dlogits.data_as<float>();
-  require_class_labels(label, rows, classes, op);
+  require_class_labels(label, rows, classes, op, p.ignore_label);
   const float* weight = class_weights.defined() ? class_weights.data_as<float>() : nullptr;
   if (weight) require_cpu(class_weights, op, "class_weights");
-  double weights = static_cast<double>(rows);  // the mean's divisor: W, or m unweighted
-  if (weight) {
-    weights = 0.0;
-    for (std::int64_t i = 0; i < rows; ++i) weights += weight[label[i]];
-  }
+  auto counted = [&](std::int64_t i) { return label[i] != p.ignore_label; };
+  double weights = 0.0;  // the mean's divisor: the counted rows' weights, or their number
+  for (std::int64_t i = 0; i < rows; ++i)
+    if (counted(i)) weights += weight ? weight[label[i]] : 1.0;
   const double row_weight = weights > 0 ? 1.0 / weights : 0.0;
+  const double smooth = p.label_smoothing, keep = 1.0 - smooth;
+  const double spread = smooth / static_cast<double>(classes);
   double total = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : total)
   for (std::int64_t i = 0; i < rows; ++i) {
     const float* zi = z + i * classes;
     float* dzi = dz + i * classes;
+    if (!counted(i)) {
+      std::fill(dzi, dzi + classes, 0.0f);
+      continue;
+    }
     float max = zi[0];
     for (std::int64_t j = 1; j < classes; ++j) max = std::fmax(max, zi[j]);
-    double sum = 0.0;
-    for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(static_cast<double>(zi[j] - max));
+    double sum = 0.0, shifted = 0.0;  // sum of exp(z - max), and of z - max
+    for (std::int64_t j = 0; j < classes; ++j) {
+      sum += std::exp(static_cast<double>(zi[j] - max));
+      shifted += static_cast<double>(zi[j] - max);
+    }
     const double log_sum = std::log(sum);
     const double w = weight ? weight[label[i]] : 1.0;
-    total += w * (log_sum - static_cast<double>(zi[label[i]] - max));
+    total += w * (log_sum - keep * static_cast<double>(zi[label[i]] - max) - spread * shifted);
     const double g = scale * w * row_weight;
     for (std::int64_t j = 0; j < classes; ++j) {
-      const double p = std::exp(static_cast<double>(zi[j] - max) - log_sum);
-      dzi[j] = static_cast<float>(g * (p - (j == label[i] ? 1.0 : 0.0)));
+      const double q = std::exp(static_cast<double>(zi[j] - max) - log_sum);
+      dzi[j] = static_cast<float>(g * (q - (j == label[i] ? keep : 0.0) - spread));
     }
   }
   loss.data_as<float>()[0] = static_cast<float>(total * row_weight);

@@ -4,8 +4,7 @@
 //   loss     = (1/m) sum_i (log sum_j exp(z[i, j] - max_i) - (z[i, label_i] - max_i))
 //   dz[i, j] = scale (p[i, j] - [j == label_i]) / m
 // With class weights w (PyTorch's weighted mean), row i counts w[label_i] times and the mean
-// divides by W = sum_i w[label_i], which two first kernels add up (in double, in an order fixed
-// by the row count) so that the row kernels can scale each gradient by w[label_i] / W.
+// divides by W = sum_i w[label_i], so that the row kernels scale each gradient by w[label_i] / W.
 // Subtracting the row maximum keeps exp() from overflowing. Two routes by the class count, each
 // adding in an order fixed by the shape, so the loss is the same bit for bit in every run:
 //   - up to kMaxRowClasses (a segmentation head: a few classes, millions of pixel rows): a
@@ -14,8 +13,13 @@
 //   - more classes (a classifier: ImageNet's 1000): a block per row reduces the row's maximum
 //     and its sum of exponentials, writes the row's loss to scratch and its gradient;
 // then a single-block kernel adds the partials (or row losses) in order, in double.
-// A label outside [0, classes) makes the loss and its row's gradient NaN: the kernel cannot
-// throw, and a NaN loss stops a run loudly (the CPU backend throws Error(kUsage) instead).
+// Rows labelled p.ignore_label count for nothing, so the mean's divisor (the counted rows, or
+// their weights) is added up on the device by two first kernels, in double and in an order
+// fixed by the row count; label smoothing e subtracts e / classes from every gradient and
+// (e / classes) sum_j (z_j - max) from the row's loss (cpu_loss.cc has the algebra).
+// A label outside [0, classes) other than the ignored one makes the loss and its row's gradient
+// NaN: the kernel cannot throw, and a NaN loss stops a run loudly (the CPU backend throws
+// Error(kUsage) instead).
 //
 // Sigmoid binary cross-entropy over logits [m, 1] (the stable form, no overflow for any x):
 //   loss = (1/m) sum_i max(x_i, 0) - x_i t_i + log1p(exp(-|x_i|));  dx_i = scale (sigmoid(x_i) -
@@ -36,27 +40,39 @@ constexpr int kMeanBlock = 1024;
 // microseconds spread over these.
 constexpr int kWeightSumBlocks = 256;
 
-// The weight of a row and its gradient's scale: 1 and grad_scale unweighted (grad_scale then
-// includes 1/m), else w[label] and grad_scale w[label] / W.
+// What a row kernel needs besides its logits: the options, the class weights (null: 1 each)
+// and the mean's divisor on the device.
+struct RowLoss {
+  std::int32_t ignore;
+  float keep, spread;  // 1 - e, and e / classes
+  float scale;
+  const float* weights;
+  const double* divisor;
+};
+
+// The weight of a row and its gradient's scale: w[label] (or 1) and scale w / divisor; 0 and 0
+// when nothing counts.
 struct RowWeight {
   float weight, grad_scale;
 };
-__device__ __forceinline__ RowWeight row_weight(const float* weights, const double* weight_total,
-                                                std::int32_t label, float grad_scale) {
-  if (weights == nullptr) return {1.0f, grad_scale};
-  const float w = weights[label];
-  return {w, grad_scale * w / static_cast<float>(*weight_total)};
+__device__ __forceinline__ RowWeight row_weight(const RowLoss& r, std::int32_t label) {
+  const float w = r.weights == nullptr ? 1.0f : r.weights[label];
+  const double divisor = *r.divisor;
+  return {w, divisor > 0 ? static_cast<float>(r.scale * w / divisor) : 0.0f};
 }
 
-// partial[b] = sum of weights[labels[i]] over block b's grid-strided rows (valid labels only),
-// in double; the grid's size depends on the rows alone, so the order is fixed.
+// partial[b] = the counted rows' weights (1 each without weights) over block b's grid-strided
+// rows, valid labels only, in double; the grid's size depends on the rows alone, so the order is
+// fixed.
 __global__ void label_weight_sum_kernel(const float* weights, const std::int32_t* labels,
-                                        std::int64_t rows, int classes, double* partial) {
+                                        std::int64_t rows, int classes, std::int32_t ignore,
+                                        double* partial) {
   double sum = 0.0;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int32_t label = labels[i];
-    if (label >= 0 && label < classes) sum += weights[label];
+    if (label >= 0 && label < classes && label != ignore)
+      sum += weights == nullptr ? 1.0 : weights[label];
   }
   sum = block_reduce(sum, Add{});
   if (threadIdx.x == 0) partial[blockIdx.x] = sum;
@@ -72,30 +88,35 @@ __global__ void sum_kernel(const double* partial, int n, double* total) {
 
 template <class T>
 __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t* labels,
-                                             std::int64_t classes, float grad_scale,
-                                             const float* weights, const double* weight_total,
-                                             float* row_loss, T* dlogits) {
+                                             std::int64_t classes, RowLoss r, float* row_loss,
+                                             T* dlogits) {
   const std::int64_t row = blockIdx.x;
   const T* z = logits + row * classes;
   T* dz = dlogits + row * classes;
   const std::int32_t label = labels[row];
-  if (label < 0 || label >= classes) {
-    for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) dz[j] = from_f32<T>(NAN);
-    if (threadIdx.x == 0) row_loss[row] = NAN;
+  if (label == r.ignore || label < 0 || label >= classes) {
+    const float fill = label == r.ignore ? 0.0f : NAN;
+    for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) dz[j] = from_f32<T>(fill);
+    if (threadIdx.x == 0) row_loss[row] = fill;
     return;
   }
   float max = -INFINITY;
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) max = fmaxf(max, to_f32(z[j]));
   max = block_reduce(max, Max{});
-  float sum = 0.0f;
-  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) sum += expf(to_f32(z[j]) - max);
+  float sum = 0.0f, shifted = 0.0f;
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
+    sum += expf(to_f32(z[j]) - max);
+    shifted += to_f32(z[j]) - max;
+  }
   sum = block_reduce(sum, Add{});
+  if (r.spread != 0.0f) shifted = block_reduce(shifted, Add{});
   const float log_sum = logf(sum);
-  const RowWeight rw = row_weight(weights, weight_total, label, grad_scale);
-  if (threadIdx.x == 0) row_loss[row] = rw.weight * (log_sum - (to_f32(z[label]) - max));
+  const RowWeight rw = row_weight(r, label);
+  if (threadIdx.x == 0)
+    row_loss[row] = rw.weight * (log_sum - r.keep * (to_f32(z[label]) - max) - r.spread * shifted);
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
     const float p = expf(to_f32(z[j]) - max - log_sum);
-    dz[j] = from_f32<T>(rw.grad_scale * (p - (j == label ? 1.0f : 0.0f)));
+    dz[j] = from_f32<T>(rw.grad_scale * (p - (j == label ? r.keep : 0.0f) - r.spread));
   }
 }
 
@@ -103,40 +124,46 @@ __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t
 template <class T>
 __global__ void __launch_bounds__(kBlock)
     softmax_cross_entropy_rows_kernel(const T* logits, const std::int32_t* labels,
-                                      std::int64_t rows, int classes, float grad_scale,
-                                      const float* weights, const double* weight_total,
-                                      double* block_loss, T* dlogits) {
+                                      std::int64_t rows, int classes, RowLoss r, double* block_loss,
+                                      T* dlogits) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   double loss = 0.0;
   if (row < rows) {
     const T* z = logits + row * classes;
     T* dz = dlogits + row * classes;
     const std::int32_t label = labels[row];
-    const bool valid = label >= 0 && label < classes;
+    const bool ignored = label == r.ignore;
+    const bool valid = !ignored && label >= 0 && label < classes;
     float q[kMaxRowClasses], max;
     const float log_sum = row_softmax(z, classes, q, max);
-    const RowWeight rw =
-        valid ? row_weight(weights, weight_total, label, grad_scale) : RowWeight{NAN, NAN};
-    loss = valid ? rw.weight * (log_sum - (to_f32(z[label]) - max)) : NAN;
+    float shifted = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kMaxRowClasses; ++j)
+      if (j < classes) shifted += to_f32(z[j]) - max;
+    const RowWeight rw = valid ? row_weight(r, label) : RowWeight{NAN, NAN};
+    loss = ignored ? 0.0
+           : valid ? rw.weight * (log_sum - r.keep * (to_f32(z[label]) - max) - r.spread * shifted)
+                   : NAN;
 #pragma unroll
     for (int j = 0; j < kMaxRowClasses; ++j)
       if (j < classes)
-        dz[j] = from_f32<T>(valid ? rw.grad_scale * (q[j] - (j == label ? 1.0f : 0.0f)) : NAN);
+        dz[j] =
+            from_f32<T>(ignored ? 0.0f
+                        : valid ? rw.grad_scale * (q[j] - (j == label ? r.keep : 0.0f) - r.spread)
+                                : NAN);
   }
   loss = block_reduce(loss, Add{});
   if (threadIdx.x == 0) block_loss[blockIdx.x] = loss;
 }
 
-// *mean = (sum of values[0, n)) / rows (or / *divisor where given), added in a fixed order in
+// *mean = (sum of values[0, n)) / *divisor (0 when the divisor is), added in a fixed order in
 // double.
 template <class V>
-__global__ void mean_kernel(const V* values, std::int64_t n, std::int64_t rows,
-                            const double* divisor, float* mean) {
+__global__ void mean_kernel(const V* values, std::int64_t n, const double* divisor, float* mean) {
   double sum = 0.0;
   for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += values[i];
   sum = block_reduce(sum, Add{});
-  if (threadIdx.x == 0)
-    *mean = static_cast<float>(sum / (divisor ? *divisor : static_cast<double>(rows)));
+  if (threadIdx.x == 0) *mean = *divisor > 0 ? static_cast<float>(sum / *divisor) : 0.0f;
 }
 
 template <class T>
@@ -179,7 +206,8 @@ void CudaBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const 
 
 void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
                                              const Tensor& loss, const Tensor& dlogits, float scale,
-                                             const Tensor& class_weights) {
+                                             const Tensor& class_weights,
+                                             const CrossEntropyParams& p) {
   const char* op = "softmax_cross_entropy";
   activate();
   for (const Tensor* t : {&logits, &labels, &loss, &dlogits}) require_here(*t, op, "operand");
@@ -192,25 +220,28 @@ void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor&
   }
   const std::int64_t blocks = (rows + kBlock - 1) / kBlock;
   const bool by_rows = classes <= kMaxRowClasses;
-  // Scratch: W and its partial sums (weighted), then the block partials or the row losses.
+  // Scratch: the divisor and its partial sums, then the block partials or the row losses.
   const int weight_blocks = static_cast<int>(
       std::min<std::int64_t>(kWeightSumBlocks, (rows + kMeanBlock - 1) / kMeanBlock));
   const std::size_t weight_bytes = sizeof(double) * (1 + kWeightSumBlocks);
   const std::size_t partials = by_rows ? sizeof(double) * blocks : sizeof(float) * rows;
   char* scratch = static_cast<char*>(workspace(weight_bytes + partials));
-  auto* weight_total = weighted ? reinterpret_cast<double*>(scratch) : nullptr;
-  auto* weight_partial = reinterpret_cast<double*>(scratch) + 1;
+  auto* divisor = reinterpret_cast<double*>(scratch);
+  auto* weight_partial = divisor + 1;
   void* per_block = scratch + weight_bytes;
   const float* weights = weighted ? class_weights.data_as<float>() : nullptr;
   const auto* y = labels.data_as<std::int32_t>();
-  if (weighted) {
-    label_weight_sum_kernel<<<weight_blocks, kMeanBlock, 0, stream_>>>(
-        weights, y, rows, static_cast<int>(classes), weight_partial);
-    CUDA_CHECK_LAUNCH();
-    sum_kernel<<<1, kMeanBlock, 0, stream_>>>(weight_partial, weight_blocks, weight_total);
-    CUDA_CHECK_LAUNCH();
-  }
-  const float grad_scale = weighted ? scale : scale / static_cast<float>(rows);
+  label_weight_sum_kernel<<<weight_blocks, kMeanBlock, 0, stream_>>>(
+      weights, y, rows, static_cast<int>(classes), p.ignore_label, weight_partial);
+  CUDA_CHECK_LAUNCH();
+  sum_kernel<<<1, kMeanBlock, 0, stream_>>>(weight_partial, weight_blocks, divisor);
+  CUDA_CHECK_LAUNCH();
+  const RowLoss r{p.ignore_label,
+                  1.0f - p.label_smoothing,
+                  p.label_smoothing / static_cast<float>(classes),
+                  scale,
+                  weights,
+                  divisor};
   float* mean = loss.data_as<float>();
   dispatch_float(logits.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -219,15 +250,15 @@ void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor&
     if (by_rows) {
       auto* block_loss = static_cast<double*>(per_block);
       softmax_cross_entropy_rows_kernel<T><<<static_cast<unsigned>(blocks), kBlock, 0, stream_>>>(
-          z, y, rows, static_cast<int>(classes), grad_scale, weights, weight_total, block_loss, dz);
+          z, y, rows, static_cast<int>(classes), r, block_loss, dz);
       CUDA_CHECK_LAUNCH();
-      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(block_loss, blocks, rows, weight_total, mean);
+      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(block_loss, blocks, divisor, mean);
     } else {
       auto* row_loss = static_cast<float*>(per_block);
-      softmax_cross_entropy_kernel<T><<<static_cast<unsigned>(rows), kRowBlock, 0, stream_>>>(
-          z, y, classes, grad_scale, weights, weight_total, row_loss, dz);
+      softmax_cross_entropy_kernel<T>
+          <<<static_cast<unsigned>(rows), kRowBlock, 0, stream_>>>(z, y, classes, r, row_loss, dz);
       CUDA_CHECK_LAUNCH();
-      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(row_loss, rows, rows, weight_total, mean);
+      mean_kernel<<<1, kMeanBlock, 0, stream_>>>(row_loss, rows, divisor, mean);
     }
     CUDA_CHECK_LAUNCH();
   });

@@ -34,7 +34,8 @@ void SoftmaxCrossEntropy::forward(const StepContext& ctx) {
       dlogits.defined() ? flat(dlogits, rows) : Tensor(), ctx.loss_scale,
       class_weights_.empty()
           ? Tensor()
-          : ctx.state[0].reshaped({static_cast<std::int64_t>(class_weights_.size())}));
+          : ctx.state[0].reshaped({static_cast<std::int64_t>(class_weights_.size())}),
+      p_);
 }
 
 }  // namespace dlbench::nn

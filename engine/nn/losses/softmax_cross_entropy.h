@@ -4,7 +4,9 @@
 // axes, averaged over every pixel of the batch. One fused op computes the loss and, in the same
 // pass, the logits' gradient (scaled by the loss scale), so the backward has nothing left to do.
 // With class weights (one per class), the mean is PyTorch's weighted one (Backend's op): a
-// pixel of class c counts w[c] times, and the sum is divided by the pixels' total weight.
+// pixel of class c counts w[c] times, and the sum is divided by the pixels' total weight. Rows
+// labelled -100 (CrossEntropyParams::ignore_label) count for nothing; label smoothing is the
+// translators' option.
 #pragma once
 
 #include <vector>
@@ -18,6 +20,8 @@ class SoftmaxCrossEntropy final : public Layer {
   SoftmaxCrossEntropy() = default;
   explicit SoftmaxCrossEntropy(std::vector<float> class_weights)
       : class_weights_(std::move(class_weights)) {}
+  // Ignored labels and label smoothing (Backend::softmax_cross_entropy says how they count).
+  explicit SoftmaxCrossEntropy(const backend::CrossEntropyParams& p) : p_(p) {}
   const char* kind() const override { return "softmax_cross_entropy"; }
   int num_inputs() const override { return 2; }  // logits, labels
   bool is_loss() const override { return true; }
@@ -28,6 +32,7 @@ class SoftmaxCrossEntropy final : public Layer {
 
  private:
   std::vector<float> class_weights_;  // empty: every class weighs 1 (a plain mean)
+  backend::CrossEntropyParams p_;
 };
 
 }  // namespace dlbench::nn

@@ -417,6 +417,32 @@ std::vector<LayerCase> sparse_layers() {
         return total / weight;
       },
       "nhwc_pixels_class_weights");
+  // A masked-token loss: per-token scores [2, 3, 3] against labels [2, 3] of which two are
+  // ignored (-100), smoothed by 0.1: the mean over the four counted tokens of
+  // -sum_j (0.9 [j == label] + 0.1 / 3) log q_j.
+  const std::vector<float> token_labels = {2, -100, 0, 1, 1, -100};
+  backend::CrossEntropyParams smoothed;
+  smoothed.label_smoothing = 0.1f;
+  out.push_back({"softmax_cross_entropy",
+                 "tokens_ignored_smoothed",
+                 make<nn::SoftmaxCrossEntropy>(smoothed),
+                 {{2, 3, 3}, {2, 3}},
+                 {{1, token_labels}},
+                 {1},
+                 false,
+                 kGradientTolerance,
+                 std::nullopt,
+                 [token_labels, prob](const auto& inputs, const auto&) {
+                   double total = 0;
+                   for (int r = 0; r < 6; ++r) {
+                     const auto label = static_cast<int>(token_labels[r]);
+                     if (label < 0) continue;
+                     for (int j = 0; j < 3; ++j)
+                       total -=
+                           ((j == label ? 0.9 : 0.0) + 0.1 / 3) * std::log(prob(inputs[0], r, j));
+                   }
+                   return std::vector<std::vector<float>>{{static_cast<float>(total / 4)}};
+                 }});
   pixel_loss("soft_dice", make<nn::SoftDice>(1), [pixel_labels, prob](const std::vector<float>& z) {
     double mean = 0;
     for (int n = 0; n < 2; ++n)

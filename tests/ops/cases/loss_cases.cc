@@ -51,11 +51,16 @@ class LossCase : public OpCase {
   float scale_, gain_;
 };
 
+// Which rows a case labels ignore_label (-100, PyTorch's default): none, every third, or all.
+enum class Ignored { kNone, kEveryThird, kAll };
+
 class SoftmaxCrossEntropy final : public LossCase {
  public:
   SoftmaxCrossEntropy(std::int64_t rows, std::int64_t classes, float scale, float gain,
-                      bool weighted = false)
-      : LossCase(rows, scale, gain), classes_(classes) {
+                      bool weighted = false, Ignored ignored = Ignored::kNone,
+                      float label_smoothing = 0.0f)
+      : LossCase(rows, scale, gain), classes_(classes), ignored_(ignored) {
+    p_.label_smoothing = label_smoothing;
     // Weights from 0 (a class that never counts) to 3.25, f32 whatever the precision.
     if (weighted)
       for (std::int64_t c = 0; c < classes; ++c)
@@ -65,13 +70,16 @@ class SoftmaxCrossEntropy final : public LossCase {
   std::string params() const override {
     std::ostringstream o;
     o << "rows" << rows_ << "_classes" << classes_ << "_scale" << scale_ << "_gain" << gain_
-      << (weights_.empty() ? "" : "_class_weights");
+      << (weights_.empty() ? "" : "_class_weights")
+      << (ignored_ == Ignored::kEveryThird ? "_some_ignored"
+          : ignored_ == Ignored::kAll      ? "_all_ignored"
+                                           : "");
+    if (p_.label_smoothing != 0) o << "_smoothing" << p_.label_smoothing;
     return o.str();
   }
   OpKind kind() const override { return OpKind::kSoftmaxCrossEntropy; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    const std::vector<std::int32_t> labels = labels_of(rows_, classes_);
-    std::vector<HostTensor> t = {logits(classes_, 51), i32_input("labels", labels),
+    std::vector<HostTensor> t = {logits(classes_, 51), i32_input("labels", labels()),
                                  output("loss", {1}, Kind::kF32),
                                  output("dlogits", {rows_, classes_})};
     if (!weights_.empty())
@@ -79,18 +87,28 @@ class SoftmaxCrossEntropy final : public LossCase {
     return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], scale_, weights_.empty() ? Tensor() : t[4]);
+    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], scale_, weights_.empty() ? Tensor() : t[4],
+                             p_);
   }
 
  private:
+  std::vector<std::int32_t> labels() const {
+    std::vector<std::int32_t> labels = labels_of(rows_, classes_);
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      if (ignored_ == Ignored::kAll || (ignored_ == Ignored::kEveryThird && i % 3 == 1))
+        labels[i] = p_.ignore_label;
+    return labels;
+  }
   Result compute(const std::vector<HostTensor>& t) const override {
     const ref::SoftmaxCrossEntropy r =
-        ref::softmax_cross_entropy(rows_, classes_, t[0].as_double(), labels_of(rows_, classes_),
-                                   scale_, {weights_.begin(), weights_.end()});
+        ref::softmax_cross_entropy(rows_, classes_, t[0].as_double(), labels(), scale_,
+                                   {weights_.begin(), weights_.end()}, p_);
     return {r.loss, r.dlogits};
   }
   std::int64_t classes_;
   std::vector<float> weights_;  // empty: unweighted
+  Ignored ignored_;
+  backend::CrossEntropyParams p_;
 };
 
 // Logits of both signs (|x| up to the gain: sigmoid near 0 and 1), targets 0 and 1
@@ -207,6 +225,22 @@ CaseList cases() {
        std::vector<std::tuple<std::int64_t, std::int64_t, float>>{
            {70000, 3, 1024}, {300, 16, 1}, {40, 17, 1}, {8, 1000, 1}})
     out.push_back(std::make_unique<SoftmaxCrossEntropy>(rows, classes, scale, 2.0f, true));
+  // Ignored rows (BERT's unmasked positions) and label smoothing (the translators' 0.1), on both
+  // CUDA routes, with weights, loss-scaled; and a batch with nothing left to count.
+  for (const auto& [rows, classes, weighted, ignored, smoothing] :
+       std::vector<std::tuple<std::int64_t, std::int64_t, bool, Ignored, float>>{
+           {30, 1000, false, Ignored::kEveryThird, 0.0f},
+           {3000, 5, false, Ignored::kEveryThird, 0.0f},
+           {40, 17, true, Ignored::kEveryThird, 0.0f},
+           {300, 16, true, Ignored::kEveryThird, 0.0f},
+           {16, 1000, false, Ignored::kNone, 0.1f},
+           {300, 7, false, Ignored::kNone, 0.1f},
+           {30, 1000, false, Ignored::kEveryThird, 0.1f},
+           {300, 16, false, Ignored::kEveryThird, 1.0f},
+           {12, 1000, false, Ignored::kAll, 0.1f},
+           {12, 7, false, Ignored::kAll, 0.0f}})
+    out.push_back(std::make_unique<SoftmaxCrossEntropy>(rows, classes, 64.0f, 2.0f, weighted,
+                                                        ignored, smoothing));
   for (const auto& [rows, scale, gain] : std::vector<std::tuple<std::int64_t, float, float>>{
            {1, 1, 8}, {37, 1, 8}, {500, 256, 8}, {1, 1, 6}, {1000, 1, 6}, {65536, 512, 6}})
     out.push_back(std::make_unique<SigmoidBinaryCrossEntropy>(rows, scale, gain));
@@ -244,6 +278,30 @@ std::vector<GradCase> grad_cases() {
   };
   softmax.backward = [](backend::Backend& be, std::span<const Tensor> t) {
     be.softmax_cross_entropy(t[0], t[1], t[2], t[3], 1.0f);
+  };
+
+  // Label smoothing, with one of four rows ignored.
+  backend::CrossEntropyParams smoothed;
+  smoothed.label_smoothing = 0.1f;
+  const std::vector<std::int32_t> some_ignored = {4, -100, 0, 2};
+  GradCase smooth;
+  smooth.op = "softmax_cross_entropy";
+  smooth.params = "rows4_classes5_smoothing0.1_one_ignored";
+  smooth.kind = OpKind::kSoftmaxCrossEntropy;
+  smooth.tensors = {input("logits", {4, 5}, 132),
+                    {"labels", {4}, Role::kIn, Kind::kI32, {4, -100, 0, 2}},
+                    output("loss", {1}, Kind::kF32),
+                    output("dlogits", {4, 5})};
+  smooth.wrt = {{0, 3}};
+  smooth.forward = [some_ignored, smoothed](const std::vector<Vec>& t) {
+    return Vec{ref::softmax_cross_entropy(4, 5, t[0], some_ignored, 1.0, {}, smoothed).loss};
+  };
+  smooth.reference_backward = [some_ignored, smoothed](const std::vector<Vec>& t) {
+    return std::vector<Vec>{
+        ref::softmax_cross_entropy(4, 5, t[0], some_ignored, 1.0, {}, smoothed).dlogits};
+  };
+  smooth.backward = [smoothed](backend::Backend& be, std::span<const Tensor> t) {
+    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], 1.0f, {}, smoothed);
   };
 
   GradCase bce;
@@ -287,6 +345,7 @@ std::vector<GradCase> grad_cases() {
   };
   std::vector<GradCase> out;
   out.push_back(std::move(softmax));
+  out.push_back(std::move(smooth));
   out.push_back(std::move(dice_case));
   out.push_back(std::move(bce));
   return out;

@@ -293,24 +293,30 @@ LayerNormGrads layer_norm_backward(const backend::LayerNormParams& p, const Vec&
 SoftmaxCrossEntropy softmax_cross_entropy(std::int64_t rows, std::int64_t classes,
                                           const Vec& logits,
                                           const std::vector<std::int32_t>& labels, double scale,
-                                          const std::vector<double>& class_weights) {
-  SoftmaxCrossEntropy out{0.0, Vec(logits.size())};
+                                          const std::vector<double>& class_weights,
+                                          const backend::CrossEntropyParams& p) {
+  SoftmaxCrossEntropy out{0.0, Vec(logits.size(), 0.0)};
   auto weight = [&](std::int64_t i) {
+    if (labels[i] == p.ignore_label) return 0.0;
     return class_weights.empty() ? 1.0 : class_weights[labels[i]];
   };
   double total = 0;
   for (std::int64_t i = 0; i < rows; ++i) total += weight(i);
+  if (total == 0) return out;
+  const double e = p.label_smoothing;
   for (std::int64_t i = 0; i < rows; ++i) {
+    if (labels[i] == p.ignore_label) continue;
     const double* z = &logits[i * classes];
     double max = z[0];
     for (std::int64_t j = 1; j < classes; ++j) max = std::max(max, z[j]);
     double sum = 0;
     for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(z[j] - max);
     const double w = weight(i) / total;
-    out.loss += w * (std::log(sum) + max - z[labels[i]]);
     for (std::int64_t j = 0; j < classes; ++j) {
-      const double prob = std::exp(z[j] - max) / sum;
-      out.dlogits[i * classes + j] = scale * w * (prob - (j == labels[i] ? 1.0 : 0.0));
+      const double target = (j == labels[i] ? 1.0 - e : 0.0) + e / static_cast<double>(classes);
+      const double log_q = z[j] - max - std::log(sum);
+      out.loss -= w * target * log_q;
+      out.dlogits[i * classes + j] = scale * w * (std::exp(log_q) - target);
     }
   }
   return out;

@@ -72,11 +72,14 @@ struct SoftmaxCrossEntropy {
   Vec dlogits;
 };
 // class_weights (one per class, or none): PyTorch's weighted mean, each row counting its
-// label's weight and the sum divided by the rows' total weight.
+// label's weight and the sum divided by the rows' total weight. Rows labelled p.ignore_label
+// count for nothing; with p.label_smoothing e, the target is (1 - e) onehot + e / classes and the
+// loss -sum_j target_j log q_j.
 SoftmaxCrossEntropy softmax_cross_entropy(std::int64_t rows, std::int64_t classes,
                                           const Vec& logits,
                                           const std::vector<std::int32_t>& labels, double scale,
-                                          const std::vector<double>& class_weights = {});
+                                          const std::vector<double>& class_weights = {},
+                                          const backend::CrossEntropyParams& p = {});
 // Soft Dice (Backend::soft_dice) by its definition, the gradient by the chain rule through
 // the softmax; the loss is also what the finite differences of the grad case probe.
 SoftmaxCrossEntropy soft_dice(const backend::SoftDiceParams& p, const Vec& logits,
