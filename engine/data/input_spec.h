@@ -7,20 +7,25 @@
 
 #include "engine/core/dtype.h"
 #include "engine/core/shape.h"
+#include "engine/data/pretraining_batch.h"
 
 namespace dlbench::data {
 
 struct Distribution {
-  enum class Kind { kNormal, kUniformInt, kZipf, kBlobLabels, kBlobImages };
+  enum class Kind { kNormal, kUniformInt, kZipf, kBlobLabels, kBlobImages, kPretraining };
   Kind kind = Kind::kNormal;
   // kNormal: mean a, standard deviation b. kUniformInt: integers in [a, b). kZipf: integers in
   // [a, b), a + k drawn with probability proportional to (k + 1)^-exponent (ids of items or
   // words whose popularity falls with their rank, a first: the skew of real data).
   // kBlobLabels: i32 [n, h, w] class maps of b classes, nested ellipses on a background
   // (engine/data/blobs.h); kBlobImages: [n, h, w, channels] images of the same scenes (one source
-  // draws both from its seed, so they match).
+  // draws both from its seed, so they match). kPretraining: field a (a PretrainingField) of BERT's
+  // pretraining batches (engine/data/pretraining_batch.h) over a vocabulary of b ids, sequences
+  // of `sequence` positions with at most `predictions` predicted each; one source draws every
+  // field from its seed, so they match.
   double a = 0, b = 1;
   double exponent = 0;
+  std::int64_t sequence = 0, predictions = 0;
 };
 
 struct InputSpec {
@@ -42,6 +47,17 @@ inline Distribution scene_labels(std::int64_t classes) {
 }
 inline Distribution scene_images(std::int64_t classes) {
   return {Distribution::Kind::kBlobImages, 0.0, static_cast<double>(classes)};
+}
+// An i32 field of BERT's pretraining batches: [batch * sequence] for the per-token fields,
+// [batch] for the lengths and next-sentence labels.
+inline Distribution pretraining(PretrainingField field, std::int64_t vocabulary,
+                                std::int64_t sequence, std::int64_t predictions) {
+  return {Distribution::Kind::kPretraining,
+          static_cast<double>(field),
+          static_cast<double>(vocabulary),
+          0.0,
+          sequence,
+          predictions};
 }
 inline Distribution zipf(std::int64_t low, std::int64_t high, double exponent) {
   return {Distribution::Kind::kZipf, static_cast<double>(low), static_cast<double>(high), exponent};

@@ -8,6 +8,7 @@
 #include "engine/core/splitmix64.h"
 #include "engine/data/blobs.h"
 #include "engine/data/dataset_helpers.h"
+#include "engine/data/pretraining_batch.h"
 
 namespace dlbench::data {
 
@@ -53,6 +54,25 @@ void SyntheticSource::fill_blobs(backend::Backend& backend, const InputSpec& spe
   from_host_floats(backend, image.data(), input);
 }
 
+// Every field from the source's own seed, so a batch's ids, labels and lengths match.
+void SyntheticSource::fill_pretraining(backend::Backend& backend, const InputSpec& spec,
+                                       const Tensor& input) const {
+  const Distribution& d = spec.values;
+  const auto field = static_cast<PretrainingField>(static_cast<int>(d.a));
+  const bool per_token =
+      field != PretrainingField::kLengths && field != PretrainingField::kNextSentence;
+  DLBENCH_CHECK(spec.dtype == DType::kI32 && d.sequence > 0 &&
+                    (!per_token || spec.shape.numel() % d.sequence == 0),
+                "synthetic data: pretraining fields are i32, per token [batch * sequence] or per "
+                "sample [batch]");
+  PretrainingShape shape;
+  shape.batch = per_token ? spec.shape.numel() / d.sequence : spec.shape.numel();
+  shape.sequence = d.sequence;
+  shape.vocabulary = static_cast<std::int64_t>(d.b);
+  shape.max_predictions = d.predictions;
+  backend.from_host(pretraining_batch(shape, seed_).field(field).data(), input);
+}
+
 SyntheticSource::SyntheticSource(std::vector<InputSpec> specs, std::uint64_t seed)
     : specs_(std::move(specs)), seed_(seed) {}
 
@@ -71,6 +91,8 @@ void SyntheticSource::fill(backend::Backend& backend, std::span<const Tensor> in
     } else if (spec.values.kind == Distribution::Kind::kBlobLabels ||
                spec.values.kind == Distribution::Kind::kBlobImages) {
       fill_blobs(backend, spec, inputs[k], seed);
+    } else if (spec.values.kind == Distribution::Kind::kPretraining) {
+      fill_pretraining(backend, spec, inputs[k]);
     } else if (spec.values.kind == Distribution::Kind::kZipf) {
       DLBENCH_CHECK(spec.dtype == DType::kI32, "synthetic data: Zipf values are i32 ids");
       backend.from_host(zipf_ids(spec.values, spec.shape.numel(), seed).data(), inputs[k]);

@@ -25,6 +25,8 @@ class SyntheticSource final : public DataSource {
  private:
   void fill_blobs(backend::Backend& backend, const InputSpec& spec, const Tensor& input,
                   std::uint64_t seed) const;
+  void fill_pretraining(backend::Backend& backend, const InputSpec& spec,
+                        const Tensor& input) const;
 
   std::vector<InputSpec> specs_;
   std::uint64_t seed_;
