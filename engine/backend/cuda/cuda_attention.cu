@@ -42,31 +42,35 @@ __global__ void fill_pointers(PointerJob job, int heads, int count, const void**
   c[i] = const_cast<char*>(job.c.base) + n * job.c.sample_stride + h * job.c.head_stride;
 }
 
-// The shape the row kernels need.
+// The shape and masks the row kernels need.
 struct RowShape {
   std::int64_t rows, heads, seq_q, seq_kv;
   bool causal;
+  const std::int32_t *q_lengths, *kv_lengths;  // null: every position
 };
 
+// The score row this warp owns (rows of [batch, heads, seq_q]); past the last, -1.
+__device__ __forceinline__ std::int64_t warp_score_row(const RowShape& sh) {
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
+  return row < sh.rows ? row : -1;
+}
+
 // How many keys the query of score row `row` sees.
-__device__ __forceinline__ std::int64_t row_keys(const RowShape& sh, std::int64_t row,
-                                                 const std::int32_t* q_lengths,
-                                                 const std::int32_t* kv_lengths) {
+__device__ __forceinline__ std::int64_t row_keys(const RowShape& sh, std::int64_t row) {
   const std::int64_t i = row % sh.seq_q, n = row / sh.seq_q / sh.heads;
-  return visible_keys(i, clamp_length(q_lengths, n, sh.seq_q),
-                      clamp_length(kv_lengths, n, sh.seq_kv), sh.causal);
+  return visible_keys(i, clamp_length(sh.q_lengths, n, sh.seq_q),
+                      clamp_length(sh.kv_lengths, n, sh.seq_kv), sh.causal);
 }
 
 // P = exp(S - stats) over the visible keys, 0 past them. Without kGivenStats the row's
 // log-sum-exp is computed and written to stats (0 for a row that sees no key); with it, read.
 template <class T, bool kGivenStats>
-__global__ void softmax_rows(const float* s, T* prob, float* stats, const std::int32_t* q_lengths,
-                             const std::int32_t* kv_lengths, RowShape sh) {
-  const std::int64_t row =
-      static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
+__global__ void softmax_rows(const float* s, T* prob, float* stats, RowShape sh) {
+  const std::int64_t row = warp_score_row(sh);
+  if (row < 0) return;
   const int lane = threadIdx.x % kWarp;
-  if (row >= sh.rows) return;
-  const std::int64_t keys = row_keys(sh, row, q_lengths, kv_lengths);
+  const std::int64_t keys = row_keys(sh, row);
   const float* sr = s + row * sh.seq_kv;
   float lse;
   if constexpr (kGivenStats) {
@@ -89,13 +93,11 @@ __global__ void softmax_rows(const float* s, T* prob, float* stats, const std::i
 // dS = scale P (dP - D), D = sum_j P_j dP_j, with P recomputed in f32 from S and stats.
 template <class T>
 __global__ void softmax_backward_rows(const float* s, const float* dp, const float* stats, T* ds,
-                                      const std::int32_t* q_lengths, const std::int32_t* kv_lengths,
                                       RowShape sh, float scale) {
-  const std::int64_t row =
-      static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
+  const std::int64_t row = warp_score_row(sh);
+  if (row < 0) return;
   const int lane = threadIdx.x % kWarp;
-  if (row >= sh.rows) return;
-  const std::int64_t keys = row_keys(sh, row, q_lengths, kv_lengths);
+  const std::int64_t keys = row_keys(sh, row);
   const float* sr = s + row * sh.seq_kv;
   const float* dpr = dp + row * sh.seq_kv;
   const float lse = stats[row];
@@ -120,7 +122,9 @@ struct Attention {
   std::size_t score_bytes, prob_bytes, pointer_bytes;
   char* workspace;
 
-  Attention(const AttentionParams& params, DType d)
+  const std::int32_t *q_lengths, *kv_lengths;  // null: every position
+
+  Attention(const AttentionParams& params, DType d, const Tensor& q_len, const Tensor& kv_len)
       : p(params),
         dtype(d),
         type(cuda_dtype(d, "attention")),
@@ -128,7 +132,9 @@ struct Attention {
         score_bytes(aligned(static_cast<std::size_t>(count * p.seq_q * p.seq_kv) * 4)),
         prob_bytes(aligned(static_cast<std::size_t>(count * p.seq_q * p.seq_kv) * size_of(d))),
         pointer_bytes(aligned(static_cast<std::size_t>(count) * 3 * sizeof(void*))),
-        workspace(nullptr) {}
+        workspace(nullptr),
+        q_lengths(q_len.defined() ? q_len.data_as<std::int32_t>() : nullptr),
+        kv_lengths(kv_len.defined() ? kv_len.data_as<std::int32_t>() : nullptr) {}
   // Scores, then (backward) their gradients in f32, then P or dS in the dtype, then pointers.
   std::size_t bytes() const { return 2 * score_bytes + prob_bytes + pointer_bytes; }
   float* scores() const { return reinterpret_cast<float*>(workspace); }
@@ -151,7 +157,9 @@ struct Attention {
     return {static_cast<const char*>(base), p.heads * per_head, per_head,
             static_cast<int>(p.seq_kv), f32 ? CUDA_R_32F : type};
   }
-  RowShape rows() const { return {count * p.seq_q, p.heads, p.seq_q, p.seq_kv, p.causal}; }
+  RowShape rows() const {
+    return {count * p.seq_q, p.heads, p.seq_q, p.seq_kv, p.causal, q_lengths, kv_lengths};
+  }
 };
 
 // C = alpha op(A) op(B) + beta C for every (sample, head), in row-major terms: cuBLAS is
@@ -176,6 +184,24 @@ void batched_product(cublasHandle_t handle, cudaStream_t stream, const Attention
                                    c.type, c.ld, count, compute, CUBLAS_GEMM_DEFAULT));
 }
 
+// S = scale Q K^T, then P = its masked softmax in the dtype; the statistics are written
+// (forward) or read (kGivenStats: backward's recomputation).
+template <bool kGivenStats>
+void scores_and_probabilities(cublasHandle_t handle, cudaStream_t stream, const Attention& at,
+                              const Tensor& q, const Tensor& k, float* stats) {
+  const AttentionParams& p = at.p;
+  batched_product(handle, stream, at, false, true, p.seq_q, p.seq_kv, p.head_dim, p.scale,
+                  at.tokens(q, p.seq_q), at.tokens(k, p.seq_kv), 0.0f,
+                  at.score_like(at.scores(), true));
+  const RowShape sh = at.rows();
+  dispatch_float(q.dtype(), "attention", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    softmax_rows<T, kGivenStats><<<warp_row_blocks(sh.rows), kBlock, 0, stream>>>(
+        at.scores(), reinterpret_cast<T*>(at.probs()), stats, sh);
+  });
+  CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 void CudaBackend::attention_forward_impl(const AttentionParams& p, const Tensor& q, const Tensor& k,
@@ -185,23 +211,13 @@ void CudaBackend::attention_forward_impl(const AttentionParams& p, const Tensor&
   const char* op = "attention_forward";
   activate();
   for (const Tensor* t : {&q, &k, &v, &o, &stats}) require_here(*t, op, "operand");
+  for (const Tensor* t : {&q_lengths, &kv_lengths})
+    if (t->defined()) require_here(*t, op, "lengths");
   require_float(q, op, "q");
-  Attention at(p, q.dtype());
+  Attention at(p, q.dtype(), q_lengths, kv_lengths);
   at.workspace = static_cast<char*>(workspace(at.bytes()));
-  cublasHandle_t handle = cublas();
-  const auto* ql = q_lengths.defined() ? q_lengths.data_as<std::int32_t>() : nullptr;
-  const auto* kl = kv_lengths.defined() ? kv_lengths.data_as<std::int32_t>() : nullptr;
-  const RowShape sh = at.rows();
-  batched_product(handle, stream_, at, false, true, p.seq_q, p.seq_kv, p.head_dim, p.scale,
-                  at.tokens(q, p.seq_q), at.tokens(k, p.seq_kv), 0.0f,
-                  at.score_like(at.scores(), true));
-  dispatch_float(q.dtype(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    softmax_rows<T, false><<<warp_row_blocks(sh.rows), kBlock, 0, stream_>>>(
-        at.scores(), reinterpret_cast<T*>(at.probs()), stats.data_as<float>(), ql, kl, sh);
-  });
-  CUDA_CHECK_LAUNCH();
-  batched_product(handle, stream_, at, false, false, p.seq_q, p.head_dim, p.seq_kv, 1.0f,
+  scores_and_probabilities<false>(cublas(), stream_, at, q, k, stats.data_as<float>());
+  batched_product(cublas(), stream_, at, false, false, p.seq_q, p.head_dim, p.seq_kv, 1.0f,
                   at.score_like(at.probs(), false), at.tokens(v, p.seq_kv), 0.0f,
                   at.tokens(o, p.seq_q));
 }
@@ -216,24 +232,16 @@ void CudaBackend::attention_backward_impl(const AttentionParams& p, const Tensor
   activate();
   for (const Tensor* t : {&q, &k, &v, &o, &dout, &stats, &dq, &dk, &dv})
     require_here(*t, op, "operand");
+  for (const Tensor* t : {&q_lengths, &kv_lengths})
+    if (t->defined()) require_here(*t, op, "lengths");
   require_float(q, op, "q");
-  Attention at(p, q.dtype());
+  Attention at(p, q.dtype(), q_lengths, kv_lengths);
+  const RowShape sh = at.rows();
   at.workspace = static_cast<char*>(workspace(at.bytes()));
   cublasHandle_t handle = cublas();
-  const auto* ql = q_lengths.defined() ? q_lengths.data_as<std::int32_t>() : nullptr;
-  const auto* kl = kv_lengths.defined() ? kv_lengths.data_as<std::int32_t>() : nullptr;
-  const RowShape sh = at.rows();
   const float beta = mode == GradMode::kAccumulate ? 1.0f : 0.0f;
-  const Matrices scores = at.score_like(at.scores(), true);
   const Matrices probs = at.score_like(at.probs(), false);
-  batched_product(handle, stream_, at, false, true, p.seq_q, p.seq_kv, p.head_dim, p.scale,
-                  at.tokens(q, p.seq_q), at.tokens(k, p.seq_kv), 0.0f, scores);
-  dispatch_float(q.dtype(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    softmax_rows<T, true><<<warp_row_blocks(sh.rows), kBlock, 0, stream_>>>(
-        at.scores(), reinterpret_cast<T*>(at.probs()), stats.data_as<float>(), ql, kl, sh);
-  });
-  CUDA_CHECK_LAUNCH();
+  scores_and_probabilities<true>(handle, stream_, at, q, k, stats.data_as<float>());
   // dV = P^T dO: [seq_kv, seq_q] x [seq_q, head_dim].
   batched_product(handle, stream_, at, true, false, p.seq_kv, p.head_dim, p.seq_q, 1.0f, probs,
                   at.tokens(dout, p.seq_q), beta, at.tokens(dv, p.seq_kv));
@@ -244,8 +252,8 @@ void CudaBackend::attention_backward_impl(const AttentionParams& p, const Tensor
   dispatch_float(q.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     softmax_backward_rows<T><<<warp_row_blocks(sh.rows), kBlock, 0, stream_>>>(
-        at.scores(), at.score_grads(), stats.data_as<float>(), reinterpret_cast<T*>(at.probs()), ql,
-        kl, sh, p.scale);
+        at.scores(), at.score_grads(), stats.data_as<float>(), reinterpret_cast<T*>(at.probs()), sh,
+        p.scale);
   });
   CUDA_CHECK_LAUNCH();
   // dQ = dS K and dK = dS^T Q (the scale is in dS).
