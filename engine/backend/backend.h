@@ -259,7 +259,8 @@ class Backend {
   // undefined means every position. The CPU throws Error(kUsage) for a length outside [0, seq]
   // before writing anything; CUDA cannot read them at the door and clamps them. Scores and sums
   // are in f32; in f16 and bf16 the probabilities are rounded to the dtype before they weigh v,
-  // as fused attention kernels do.
+  // as fused attention kernels do. Rows of k and v past the lengths must be finite: CUDA's
+  // unfused path multiplies them by a probability of 0.
   void attention_forward(const AttentionParams& p, const Tensor& q, const Tensor& k,
                          const Tensor& v, const Tensor& q_lengths, const Tensor& kv_lengths,
                          const Tensor& o, const Tensor& stats);

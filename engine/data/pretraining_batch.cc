@@ -81,7 +81,9 @@ PretrainingBatch pretraining_batch(const PretrainingShape& s, std::uint64_t seed
     for (std::int64_t i = first + 2; i < length; ++i) segments[i] = 1;
     b.lengths.push_back(static_cast<std::int32_t>(length));
     b.next_sentence.push_back(static_cast<std::int32_t>(splitmix64_next(state) & 1));
-    // The predicted positions: create_pretraining_data's count, chosen by a shuffle.
+    // The predicted positions, chosen by a shuffle: 15 % of the words, rounded, at least one and
+    // at most max_predictions (create_pretraining_data.py takes 15 % of all tokens, [CLS] and
+    // [SEP] included: one more at most).
     const auto predicted = std::min<std::int64_t>(
         s.max_predictions,
         std::max<std::int64_t>(

@@ -121,6 +121,22 @@ TEST_F(GpuOpTest, BadLabelMakesTheLossNaN) {
   EXPECT_TRUE(std::isnan(loss.download()[0]));
 }
 
+// A class scored -inf leaves the loss finite without smoothing, on both CUDA routes (3 classes:
+// a thread per row; 300: a block per row).
+TEST_F(GpuOpTest, MinusInfinityLogitKeepsTheLossFinite) {
+  for (std::int64_t classes : {3, 300}) {
+    HostTensor z = ops_test::random_tensor({2, classes}, 56), labels({2});
+    z.data[1] = -INFINITY;
+    z.data[classes + 2] = -INFINITY;
+    labels.data = {0.0f, 1.0f};
+    GpuTensor zt = upload(z, DType::kF32), lt = upload(labels, DType::kI32),
+              loss = poisoned({1}, DType::kF32), dz = poisoned({2, classes}, DType::kF32);
+    gpu().softmax_cross_entropy(zt.tensor(), lt.tensor(), loss.tensor(), dz.tensor(), 1.0f);
+    EXPECT_TRUE(std::isfinite(loss.download()[0])) << classes;
+    for (float g : dz.download()) EXPECT_TRUE(std::isfinite(g)) << classes;
+  }
+}
+
 TEST_F(GpuOpTest, MissingGpuIsAResourceError) {
   try {
     backend::make_backend(Device::cuda(99));

@@ -67,6 +67,19 @@ TEST(SoftmaxCrossEntropyLabels, OutOfRangeLabelIsAnError) {
                Error);
 }
 
+// A class scored -inf (masked out) leaves the loss finite when nothing is smoothed: the
+// smoothing term is not computed as 0 * -inf.
+TEST(SoftmaxCrossEntropyLabels, MinusInfinityLogitKeepsTheLossFinite) {
+  backend::cpu::CpuBackend be;
+  HostTensor logits({2, 3}), loss({1}), dlogits({2, 3});
+  logits.data = {0.5f, -INFINITY, 1.0f, 2.0f, 0.0f, -INFINITY};
+  std::vector<std::int32_t> labels = {0, 1};
+  be.softmax_cross_entropy(logits.tensor(), Tensor(labels.data(), {2}, DType::kI32, Device::cpu()),
+                           loss.tensor(), dlogits.tensor(), 1.0f);
+  EXPECT_TRUE(std::isfinite(loss.data[0])) << loss.data[0];
+  for (float g : dlogits.data) EXPECT_TRUE(std::isfinite(g));
+}
+
 // The stable form: logits far beyond exp()'s f32 range give finite losses and exact gradients.
 TEST(SigmoidBinaryCrossEntropy, ExtremeLogitsStayFinite) {
   backend::cpu::CpuBackend be;

@@ -89,7 +89,7 @@ void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& 
     double sum = 0.0, shifted = 0.0;  // sum of exp(z - max), and of z - max
     for (std::int64_t j = 0; j < classes; ++j) {
       sum += std::exp(static_cast<double>(zi[j] - max));
-      shifted += static_cast<double>(zi[j] - max);
+      if (spread != 0) shifted += static_cast<double>(zi[j] - max);  // -inf logits: no 0 * inf
     }
     const double log_sum = std::log(sum);
     const double w = weight ? weight[label[i]] : 1.0;

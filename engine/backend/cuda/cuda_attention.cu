@@ -170,7 +170,7 @@ void batched_product(cublasHandle_t handle, cudaStream_t stream, const Attention
                      const Matrices& a, const Matrices& b, float beta, const Matrices& c) {
   void** ptrs = at.pointers();
   const auto count = static_cast<int>(at.count);
-  fill_pointers<<<grid_for(count), kBlock, 0, stream>>>(
+  fill_pointers<<<static_cast<unsigned>((count + kBlock - 1) / kBlock), kBlock, 0, stream>>>(
       PointerJob{a, b, c}, static_cast<int>(at.p.heads), count, const_cast<const void**>(ptrs),
       const_cast<const void**>(ptrs + count), ptrs + 2 * count);
   CUDA_CHECK_LAUNCH();

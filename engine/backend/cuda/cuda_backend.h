@@ -259,8 +259,9 @@ class CudaBackend final : public Backend {
   CublasLtHandle cublaslt_;
   // cuBLAS proper for the pointer-array batched products of unfused attention (cuBLASLt batches
   // only at one stride, and a head's rows within a sample are not one stride from the next
-  // sample's), with a workspace of its own so it allocates nothing inside a graph recording.
-  // Made on first use (cublas()), so models without attention hold neither.
+  // sample's), with a workspace of its own so that, once made, it allocates nothing inside a
+  // graph recording. Made on first use (cublas(): a model's first step, which runs eagerly), so
+  // models without attention hold neither.
   std::optional<CublasHandle> cublas_;
   Buffer cublas_workspace_;
   Buffer workspace_;

@@ -106,7 +106,7 @@ __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t
   float sum = 0.0f, shifted = 0.0f;
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
     sum += expf(to_f32(z[j]) - max);
-    shifted += to_f32(z[j]) - max;
+    if (r.spread != 0.0f) shifted += to_f32(z[j]) - max;  // -inf logits: no 0 * inf
   }
   sum = block_reduce(sum, Add{});
   if (r.spread != 0.0f) shifted = block_reduce(shifted, Add{});
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kBlock)
     float shifted = 0.0f;
 #pragma unroll
     for (int j = 0; j < kMaxRowClasses; ++j)
-      if (j < classes) shifted += to_f32(z[j]) - max;
+      if (j < classes && r.spread != 0.0f) shifted += to_f32(z[j]) - max;
     const RowWeight rw = valid ? row_weight(r, label) : RowWeight{NAN, NAN};
     loss = ignored ? 0.0
            : valid ? rw.weight * (log_sum - r.keep * (to_f32(z[label]) - max) - r.spread * shifted)

@@ -43,6 +43,7 @@ const std::vector<Setup>& setups() {
       setup(2, 3, 9, 9, 16, true, {9, 6}, {9, 6}),
       setup(2, 2, 6, 11, 8, false, {6, 2}, {11, 5}),  // cross-attention
       setup(2, 2, 4, 4, 5, true),                     // a head width of no power of two
+      setup(2, 2, 5, 8, 8, true, {5, 3}, {8, 6}),     // causal cross-attention: top-left
       setup(2, 4, 130, 130, 64, false, {130, 77}, {130, 77}),
       setup(1, 12, 64, 64, 64, false),  // BERT-base's heads
   };

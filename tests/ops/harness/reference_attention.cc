@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/backend/attention_mask.h"
-
 namespace dlbench::ref {
 namespace {
 
@@ -23,9 +21,12 @@ std::int64_t at(const AttentionParams& p, std::int64_t n, std::int64_t seq, std:
 std::int64_t keys_of(const AttentionParams& p, const QueryRow& r,
                      const std::vector<std::int32_t>& q_lengths,
                      const std::vector<std::int32_t>& kv_lengths) {
+  // Written out here rather than taken from attention_mask.h, so the rule is checked too: a
+  // causal mask aligned at the top left (query i sees keys 0..i), whatever seq_kv is.
   const std::int64_t q_len = q_lengths.empty() ? p.seq_q : q_lengths[r.n];
   const std::int64_t kv_len = kv_lengths.empty() ? p.seq_kv : kv_lengths[r.n];
-  return backend::visible_keys(r.i, q_len, kv_len, p.causal);
+  if (r.i >= q_len) return 0;
+  return p.causal ? std::min(r.i + 1, kv_len) : kv_len;
 }
 
 Vec probabilities(const AttentionParams& p, const Vec& q, const Vec& k, const QueryRow& r,
