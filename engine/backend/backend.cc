@@ -252,6 +252,17 @@ void Backend::gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx,
   gelu_backward_impl(x, dy, dx, mode);
 }
 
+void Backend::tanh_forward(const Tensor& x, const Tensor& y) {
+  check_same(x, y, "tanh_forward", "y");
+  tanh_forward_impl(x, y);
+}
+
+void Backend::tanh_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, GradMode mode) {
+  check_same(y, dy, "tanh_backward", "dy");
+  check_same(y, dx, "tanh_backward", "dx");
+  tanh_backward_impl(y, dy, dx, mode);
+}
+
 namespace {
 
 // The probability, the step counter, and the output shaped and typed as the input.

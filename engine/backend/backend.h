@@ -218,6 +218,9 @@ class Backend {
   // not work: GELU is not monotonic): dx (+)= dy (Phi(x) + x phi(x)), phi the normal density.
   void gelu_forward(const Tensor& x, const Tensor& y);
   void gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx, GradMode mode);
+  // y = tanh(x) (BERT's pooler); backward reads y, as ReLU's does: dx (+)= dy (1 - y^2).
+  void tanh_forward(const Tensor& x, const Tensor& y);
+  void tanh_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, GradMode mode);
   // Dropout as BERT trains with it: y = x / (1 - p.probability) where element i is kept, else
   // 0. Whether element i is kept is a pure function of (p.seed, the step counter, i),
   // dropout_keeps() in dropout_mask.h, so every backend draws the same mask. forward first adds

@@ -78,6 +78,10 @@ const char* to_string(OpKind op) {
       return "attention_forward";
     case OpKind::kAttentionBackward:
       return "attention_backward";
+    case OpKind::kTanhForward:
+      return "tanh_forward";
+    case OpKind::kTanhBackward:
+      return "tanh_backward";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

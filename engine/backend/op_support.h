@@ -56,9 +56,11 @@ enum class OpKind {
   kDropoutBackward,
   kAttentionForward,
   kAttentionBackward,
+  kTanhForward,
+  kTanhBackward,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kAttentionBackward;
+constexpr OpKind kLastOpKind = OpKind::kTanhBackward;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

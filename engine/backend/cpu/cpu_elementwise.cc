@@ -5,6 +5,7 @@
 //          dbias[c] (+)= sum_r dx[r, c] from the same values
 //   add:   y = a + b;      accumulate: dst += src;      multiply: y (+)= a * b
 //   GELU:  y = x Phi(x);   dx (+)= dy (Phi(x) + x phi(x))   (erf form; loops, double math)
+//   tanh:  y = tanh(x);    dx (+)= dy (1 - y^2)              (loops, double math)
 // Elementwise ops see tensors as flat arrays: they are dense, and position is all that matters.
 #include <cmath>
 #include <cstring>
@@ -157,6 +158,31 @@ void CpuBackend::gelu_backward_impl(const Tensor& x, const Tensor& dy, const Ten
     const double v = px[i];
     const double cdf = 0.5 * (1.0 + std::erf(v / std::numbers::sqrt2));
     const double d = pdy[i] * (cdf + v * inv_sqrt_2pi * std::exp(-0.5 * v * v));
+    pdx[i] = static_cast<float>(accumulate ? pdx[i] + d : d);
+  }
+}
+
+void CpuBackend::tanh_forward_impl(const Tensor& x, const Tensor& y) {
+  require_f32(x, "tanh_forward", "x"), require_f32(y, "tanh_forward", "y");
+  const float* px = x.data_as<float>();
+  float* py = y.data_as<float>();
+  const std::int64_t n = y.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) py[i] = static_cast<float>(std::tanh(double{px[i]}));
+}
+
+void CpuBackend::tanh_backward_impl(const Tensor& y, const Tensor& dy, const Tensor& dx,
+                                    GradMode mode) {
+  const char* op = "tanh_backward";
+  require_f32(y, op, "y"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
+  const float* py = y.data_as<float>();
+  const float* pdy = dy.data_as<float>();
+  float* pdx = dx.data_as<float>();
+  const std::int64_t n = dx.numel();
+  const bool accumulate = mode == GradMode::kAccumulate;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = pdy[i] * (1.0 - double{py[i]} * py[i]);
     pdx[i] = static_cast<float>(accumulate ? pdx[i] + d : d);
   }
 }

@@ -3,6 +3,7 @@
 //   ReLU:        y = max(x, 0);   dx (+)= dy where y > 0, else 0 (from y, so x need not be kept)
 //   add:         y = a + b;       accumulate: dst += src;       multiply: y (+)= a * b
 //   GELU:        y = x Phi(x);    dx (+)= dy (Phi(x) + x phi(x))   (erf form, f32 math)
+//   tanh:        y = tanh(x);     dx (+)= dy (1 - y^2)
 //   column sums: out[c] (+)= sum_r in[r, c]   (bias gradients of conv and matmul)
 //   ReLU backward with the bias gradient: dx (+)= g, dbias[c] (+)= sum_r g[r, c], g the ReLU's
 //                gradient, in one pass over y and dy and a small second over partial sums
@@ -64,6 +65,12 @@ struct Product {
 // normcdf(x) is Phi(x) = (1 + erf(x / sqrt 2)) / 2 in CUDA's math library.
 struct GeluForward {
   __device__ float operator()(float x, float) const { return x * normcdff(x); }
+};
+struct TanhForward {
+  __device__ float operator()(float x, float) const { return tanhf(x); }
+};
+struct TanhBackward {  // (y, dy)
+  __device__ float operator()(float y, float dy) const { return dy * (1.0f - y * y); }
 };
 struct GeluBackward {  // (x, dy)
   __device__ float operator()(float x, float dy) const {
@@ -330,6 +337,20 @@ void CudaBackend::gelu_backward_impl(const Tensor& x, const Tensor& dy, const Te
   const char* op = "gelu_backward";
   require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dx, op, "dx");
   map2(x, dy, dx, GeluBackward{}, mode == GradMode::kAccumulate, stream_, op);
+}
+
+void CudaBackend::tanh_forward_impl(const Tensor& x, const Tensor& y) {
+  activate();
+  require_here(x, "tanh_forward", "x"), require_here(y, "tanh_forward", "y");
+  map2(x, x, y, TanhForward{}, false, stream_, "tanh_forward");
+}
+
+void CudaBackend::tanh_backward_impl(const Tensor& y, const Tensor& dy, const Tensor& dx,
+                                     GradMode mode) {
+  activate();
+  const char* op = "tanh_backward";
+  require_here(y, op, "y"), require_here(dy, op, "dy"), require_here(dx, op, "dx");
+  map2(y, dy, dx, TanhBackward{}, mode == GradMode::kAccumulate, stream_, op);
 }
 
 void CudaBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {

@@ -1,7 +1,8 @@
-// ReLU and identity forward and backward (with and without the bias gradient), GELU forward and
-// backward, add, accumulate and multiply: the CPU backend against the float64 reference, every
-// other backend against the CPU in every float dtype and both gradient modes; and finite
-// differences of ReLU and GELU.
+// ReLU and identity forward and backward (with and without the bias gradient), GELU and tanh
+// forward and backward, add, accumulate and multiply: the CPU backend against the float64
+// reference, every other backend against the CPU in every float dtype and both gradient modes; and
+// finite differences of ReLU and GELU.
+#include <cmath>
 #include <sstream>
 
 #include "tests/ops/harness/op_case.h"
@@ -182,52 +183,84 @@ class Product final : public OpCase {
   Shape s_;
 };
 
-// GELU's inputs span [-4, 4] (random values times 4): its curved part and both tails.
-HostTensor gelu_input(const Shape& s, std::uint64_t seed) {
+// The smooth activations of the attention models: GELU (the feed-forward's) and tanh (BERT's
+// pooler). Inputs span [-4, 4] (random values times 4): the curved parts and both tails.
+enum class Smooth { kGelu, kTanh };
+
+const char* smooth_name(Smooth f) {
+  return f == Smooth::kGelu ? "gelu" : "tanh";
+}
+
+HostTensor smooth_input(const Shape& s, std::uint64_t seed) {
   HostTensor x = input("x", s, seed);
   for (float& v : x.data) v *= 4.0f;
   return x;
 }
 
-// GELU's values and derivatives reach about 4 and 1.1: CUDA's erf-based normcdf and the CPU's
-// double math differ by a few f32 ulps.
-class GeluForward final : public OpCase {
+// Values and derivatives reach about 4 and 1.1: CUDA's f32 math functions and the CPU's double
+// math differ by a few f32 ulps.
+class SmoothForward final : public OpCase {
  public:
-  explicit GeluForward(Shape s) : s_(s) {}
-  std::string op() const override { return "gelu_forward"; }
+  SmoothForward(Smooth f, Shape s) : f_(f), s_(s) {}
+  std::string op() const override { return std::string(smooth_name(f_)) + "_forward"; }
   std::string params() const override { return shape_name(s_); }
-  OpKind kind() const override { return OpKind::kGeluForward; }
+  OpKind kind() const override {
+    return f_ == Smooth::kGelu ? OpKind::kGeluForward : OpKind::kTanhForward;
+  }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    return {gelu_input(s_, 43), output("y", s_)};
+    return {smooth_input(s_, 43), output("y", s_)};
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.gelu_forward(t[0], t[1]);
+    if (f_ == Smooth::kGelu)
+      be.gelu_forward(t[0], t[1]);
+    else
+      be.tanh_forward(t[0], t[1]);
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    return {{1, ref::gelu_forward(t[0].as_double()), kElementwise}};
+    const Vec x = t[0].as_double();
+    return {{1, f_ == Smooth::kGelu ? ref::gelu_forward(x) : ref::tanh_forward(x), kElementwise}};
   }
   Tolerance against_cpu(const Precision& prec, std::size_t) const override {
     return elementwise_tolerance(prec);
   }
 
  private:
+  Smooth f_;
   Shape s_;
 };
 
-class GeluBackward final : public OpCase {
+// GELU's backward reads x; tanh's reads y = tanh(x) (values in (-1, 1), as forward writes them),
+// held to dy (1 - y^2).
+class SmoothBackward final : public OpCase {
  public:
-  GeluBackward(Shape s, GradMode mode) : s_(s), mode_(mode) {}
-  std::string op() const override { return "gelu_backward"; }
+  SmoothBackward(Smooth f, Shape s, GradMode mode) : f_(f), s_(s), mode_(mode) {}
+  std::string op() const override { return std::string(smooth_name(f_)) + "_backward"; }
   std::string params() const override { return shape_name(s_) + "_" + mode_name(mode_); }
-  OpKind kind() const override { return OpKind::kGeluBackward; }
+  OpKind kind() const override {
+    return f_ == Smooth::kGelu ? OpKind::kGeluBackward : OpKind::kTanhBackward;
+  }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
-    return {gelu_input(s_, 44), input("dy", s_, 45), grad_output("dx", s_, mode_, 46)};
+    HostTensor dy = input("dy", s_, 45), dx = grad_output("dx", s_, mode_, 46);
+    if (f_ == Smooth::kGelu) return {smooth_input(s_, 44), dy, dx};
+    std::vector<float> y = smooth_input(s_, 44).data;
+    for (float& v : y) v = std::tanh(v);
+    return {{"y", s_, Role::kIn, Kind::kCompute, std::move(y)}, dy, dx};
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.gelu_backward(t[0], t[1], t[2], mode_);
+    if (f_ == Smooth::kGelu)
+      be.gelu_backward(t[0], t[1], t[2], mode_);
+    else
+      be.tanh_backward(t[0], t[1], t[2], mode_);
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
-    const Vec dx = ref::gelu_backward(t[0].as_double(), t[1].as_double());
+    const Vec in = t[0].as_double(), dy = t[1].as_double();
+    Vec dx;
+    if (f_ == Smooth::kGelu) {
+      dx = ref::gelu_backward(in, dy);
+    } else {
+      dx.resize(in.size());
+      for (std::size_t i = 0; i < in.size(); ++i) dx[i] = dy[i] * (1 - in[i] * in[i]);
+    }
     return {{2, expected_grad(mode_, t[2], dx), kElementwise}};
   }
   Tolerance against_cpu(const Precision& prec, std::size_t) const override {
@@ -235,6 +268,7 @@ class GeluBackward final : public OpCase {
   }
 
  private:
+  Smooth f_;
   Shape s_;
   GradMode mode_;
 };
@@ -258,9 +292,11 @@ CaseList cases() {
     out.push_back(std::make_unique<Sum>(true, s));
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
       out.push_back(std::make_unique<Product>(m, s));
-    out.push_back(std::make_unique<GeluForward>(s));
-    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
-      out.push_back(std::make_unique<GeluBackward>(s, m));
+    for (Smooth f : {Smooth::kGelu, Smooth::kTanh}) {
+      out.push_back(std::make_unique<SmoothForward>(f, s));
+      for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+        out.push_back(std::make_unique<SmoothBackward>(f, s, m));
+    }
   }
   for (const Shape& s : kBiasShapes)
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
@@ -288,24 +324,36 @@ std::vector<GradCase> grad_cases() {
     be.activation_forward(Activation::kRelu, t[0], t[2]);
     be.activation_backward(Activation::kRelu, t[2], t[1], t[3], GradMode::kOverwrite);
   };
-  GradCase gelu;
-  gelu.op = "gelu";
-  gelu.params = shape_name(s);
-  gelu.kind = OpKind::kGeluBackward;
-  gelu.tensors = {gelu_input(s, 123), input("dy", s, 124), output("y", s), output("dx", s)};
-  gelu.wrt = {{0, 3}};
-  gelu.weight = 1;
-  gelu.forward = [](const std::vector<Vec>& t) { return ref::gelu_forward(t[0]); };
-  gelu.reference_backward = [](const std::vector<Vec>& t) {
-    return std::vector<Vec>{ref::gelu_backward(t[0], t[1])};
-  };
-  gelu.backward = [](backend::Backend& be, std::span<const Tensor> t) {
-    be.gelu_forward(t[0], t[2]);
-    be.gelu_backward(t[0], t[1], t[3], GradMode::kOverwrite);
-  };
   std::vector<GradCase> out;
   out.push_back(std::move(g));
-  out.push_back(std::move(gelu));
+  // GELU's backward reads x, tanh's its forward's y.
+  for (Smooth f : {Smooth::kGelu, Smooth::kTanh}) {
+    const bool gelu = f == Smooth::kGelu;
+    GradCase c;
+    c.op = smooth_name(f);
+    c.params = shape_name(s);
+    c.kind = gelu ? OpKind::kGeluBackward : OpKind::kTanhBackward;
+    c.tensors = {smooth_input(s, 123), input("dy", s, 124), output("y", s), output("dx", s)};
+    c.wrt = {{0, 3}};
+    c.weight = 1;
+    c.forward = [gelu](const std::vector<Vec>& t) {
+      return gelu ? ref::gelu_forward(t[0]) : ref::tanh_forward(t[0]);
+    };
+    c.reference_backward = [gelu](const std::vector<Vec>& t) {
+      return std::vector<Vec>{gelu ? ref::gelu_backward(t[0], t[1])
+                                   : ref::tanh_backward(t[0], t[1])};
+    };
+    c.backward = [gelu](backend::Backend& be, std::span<const Tensor> t) {
+      if (gelu) {
+        be.gelu_forward(t[0], t[2]);
+        be.gelu_backward(t[0], t[1], t[3], GradMode::kOverwrite);
+      } else {
+        be.tanh_forward(t[0], t[2]);
+        be.tanh_backward(t[2], t[1], t[3], GradMode::kOverwrite);
+      }
+    };
+    out.push_back(std::move(c));
+  }
   return out;
 }
 DLBENCH_GRAD_CASES(grad_cases);

@@ -21,6 +21,7 @@
 #include "engine/nn/layers/relu.h"
 #include "engine/nn/layers/row_dots.h"
 #include "engine/nn/layers/split_columns.h"
+#include "engine/nn/layers/tanh.h"
 #include "engine/nn/losses/sigmoid_binary_cross_entropy.h"
 #include "engine/nn/losses/soft_dice.h"
 #include "engine/nn/losses/softmax_cross_entropy.h"
@@ -212,6 +213,7 @@ std::vector<LayerCase> dense_layers() {
 
   out.push_back({"relu", "3x7", make<nn::Relu>(), {{3, 7}}, {}, {}, true});
   out.push_back({"gelu", "3x7", make<nn::Gelu>(), {{3, 7}}, {}, {}, true});
+  out.push_back({"tanh", "3x7", make<nn::Tanh>(), {{3, 7}}, {}, {}, true});
   // Layer norm over the last dimension of [batch, sequence, hidden].
   const Shape tokens{2, 3, 5};
   out.push_back(

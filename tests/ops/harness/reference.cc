@@ -249,6 +249,18 @@ Vec gelu_backward(const Vec& x, const Vec& dy) {
   return dx;
 }
 
+Vec tanh_forward(const Vec& x) {
+  Vec y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = std::tanh(x[i]);
+  return y;
+}
+
+Vec tanh_backward(const Vec& x, const Vec& dy) {
+  Vec dx(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) dx[i] = dy[i] / (std::cosh(x[i]) * std::cosh(x[i]));
+  return dx;
+}
+
 LayerNormForward layer_norm_forward(const backend::LayerNormParams& p, const Vec& x,
                                     const Vec& gamma, const Vec& beta) {
   const std::size_t rows = static_cast<std::size_t>(p.rows), w = static_cast<std::size_t>(p.width);

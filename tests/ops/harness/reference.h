@@ -53,6 +53,9 @@ Vec relu_backward(const Vec& y, const Vec& dy);
 // GELU's erf form, and its derivative times dy.
 Vec gelu_forward(const Vec& x);
 Vec gelu_backward(const Vec& x, const Vec& dy);
+// tanh, and its derivative (1 - tanh(x)^2, from x) times dy.
+Vec tanh_forward(const Vec& x);
+Vec tanh_backward(const Vec& x, const Vec& dy);
 
 struct LayerNormForward {
   Vec y, mean, inv_std;  // mean and inv_std per row
