@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/backend/op_params.h"
+
 namespace dlbench::data {
 
 // Special ids, as bert-base-uncased's vocabulary places them; words come from [first_word,
@@ -40,7 +42,8 @@ struct PretrainingBatch {
   const std::vector<std::int32_t>& field(PretrainingField f) const;
 };
 
-inline constexpr std::int32_t kIgnoredLabel = -100;
+// The label the loss leaves out (softmax cross-entropy's default ignore_label).
+inline constexpr std::int32_t kIgnoredLabel = backend::CrossEntropyParams{}.ignore_label;
 
 // Deterministic per seed on every machine. Throws Error(kUsage) when the shape cannot hold a
 // sequence ([CLS] w [SEP] w [SEP]: 5 positions) or the vocabulary has no words.

@@ -44,6 +44,34 @@ void add_column_sums(const float* g, std::int64_t rows, std::int64_t cols, float
     out[c] = static_cast<float>(sums[c] + (mode == GradMode::kAccumulate ? out[c] : 0.0));
 }
 
+// y[i] = f(x[i]), in double: a smooth activation's forward (GELU, tanh).
+template <class F>
+void map_smooth(const Tensor& x, const Tensor& y, const char* op, F f) {
+  require_f32(x, op, "x"), require_f32(y, op, "y");
+  const float* px = x.data_as<float>();
+  float* py = y.data_as<float>();
+  const std::int64_t n = y.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) py[i] = static_cast<float>(f(double{px[i]}));
+}
+
+// dx[i] (+)= dy[i] f'(in[i]), in double, with `derivative` f' of what backward reads (x, or y).
+template <class F>
+void map_smooth_gradient(const Tensor& in, const Tensor& dy, const Tensor& dx, GradMode mode,
+                         const char* op, F derivative) {
+  require_f32(in, op, "input"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
+  const float* pin = in.data_as<float>();
+  const float* pdy = dy.data_as<float>();
+  float* pdx = dx.data_as<float>();
+  const std::int64_t n = dx.numel();
+  const bool accumulate = mode == GradMode::kAccumulate;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = pdy[i] * derivative(double{pin[i]});
+    pdx[i] = static_cast<float>(accumulate ? pdx[i] + d : d);
+  }
+}
+
 }  // namespace
 
 void CpuBackend::activation_forward_impl(Activation a, const Tensor& x, const Tensor& y) {
@@ -132,59 +160,27 @@ void CpuBackend::multiply_impl(const Tensor& a, const Tensor& b, const Tensor& y
 }
 
 void CpuBackend::gelu_forward_impl(const Tensor& x, const Tensor& y) {
-  require_f32(x, "gelu_forward", "x"), require_f32(y, "gelu_forward", "y");
-  const float* px = x.data_as<float>();
-  float* py = y.data_as<float>();
-  const std::int64_t n = y.numel();
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double v = px[i];
-    py[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)));
-  }
+  map_smooth(x, y, "gelu_forward",
+             [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
 }
 
 void CpuBackend::gelu_backward_impl(const Tensor& x, const Tensor& dy, const Tensor& dx,
                                     GradMode mode) {
-  const char* op = "gelu_backward";
-  require_f32(x, op, "x"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
-  const float* px = x.data_as<float>();
-  const float* pdy = dy.data_as<float>();
-  float* pdx = dx.data_as<float>();
-  const std::int64_t n = dx.numel();
-  const bool accumulate = mode == GradMode::kAccumulate;
   const double inv_sqrt_2pi = std::numbers::inv_sqrtpi / std::numbers::sqrt2;
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double v = px[i];
+  map_smooth_gradient(x, dy, dx, mode, "gelu_backward", [inv_sqrt_2pi](double v) {
     const double cdf = 0.5 * (1.0 + std::erf(v / std::numbers::sqrt2));
-    const double d = pdy[i] * (cdf + v * inv_sqrt_2pi * std::exp(-0.5 * v * v));
-    pdx[i] = static_cast<float>(accumulate ? pdx[i] + d : d);
-  }
+    return cdf + v * inv_sqrt_2pi * std::exp(-0.5 * v * v);
+  });
 }
 
 void CpuBackend::tanh_forward_impl(const Tensor& x, const Tensor& y) {
-  require_f32(x, "tanh_forward", "x"), require_f32(y, "tanh_forward", "y");
-  const float* px = x.data_as<float>();
-  float* py = y.data_as<float>();
-  const std::int64_t n = y.numel();
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) py[i] = static_cast<float>(std::tanh(double{px[i]}));
+  map_smooth(x, y, "tanh_forward", [](double v) { return std::tanh(v); });
 }
 
+// From y: tanh's derivative is 1 - y^2.
 void CpuBackend::tanh_backward_impl(const Tensor& y, const Tensor& dy, const Tensor& dx,
                                     GradMode mode) {
-  const char* op = "tanh_backward";
-  require_f32(y, op, "y"), require_f32(dy, op, "dy"), require_f32(dx, op, "dx");
-  const float* py = y.data_as<float>();
-  const float* pdy = dy.data_as<float>();
-  float* pdx = dx.data_as<float>();
-  const std::int64_t n = dx.numel();
-  const bool accumulate = mode == GradMode::kAccumulate;
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double d = pdy[i] * (1.0 - double{py[i]} * py[i]);
-    pdx[i] = static_cast<float>(accumulate ? pdx[i] + d : d);
-  }
+  map_smooth_gradient(y, dy, dx, mode, "tanh_backward", [](double v) { return 1.0 - v * v; });
 }
 
 void CpuBackend::accumulate_impl(const Tensor& src, const Tensor& dst) {
