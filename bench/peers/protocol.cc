@@ -152,6 +152,13 @@ std::string inputs_argument(const std::vector<data::InputSpec>& inputs) {
       // (engine/data/blobs.h says what they look like); the values need not match bit for bit.
       distribution = {{"kind", v.kind == Kind::kBlobLabels ? "blob_labels" : "blob_images"},
                       {"classes", static_cast<std::int64_t>(v.b)}};
+    else if (v.kind == Kind::kPretraining)
+      // BERT's batches: the worker draws its own of the same statistics (pretraining_batch.h).
+      distribution = {{"kind", "pretraining"},
+                      {"field", data::to_string(static_cast<data::PretrainingField>(v.a))},
+                      {"vocabulary", static_cast<std::int64_t>(v.b)},
+                      {"sequence", v.sequence},
+                      {"predictions", v.predictions}};
     else
       distribution = {{"kind", v.kind == Kind::kZipf ? "zipf" : "uniform_int"},
                       {"low", static_cast<std::int64_t>(v.a)},

@@ -41,6 +41,24 @@ const std::vector<std::int32_t>& PretrainingBatch::field(PretrainingField f) con
   return ids;
 }
 
+const char* to_string(PretrainingField f) {
+  switch (f) {
+    case PretrainingField::kIds:
+      return "ids";
+    case PretrainingField::kSegments:
+      return "segments";
+    case PretrainingField::kPositions:
+      return "positions";
+    case PretrainingField::kMaskedLabels:
+      return "masked_labels";
+    case PretrainingField::kLengths:
+      return "lengths";
+    case PretrainingField::kNextSentence:
+      return "next_sentence";
+  }
+  return "unknown";
+}
+
 PretrainingBatch pretraining_batch(const PretrainingShape& s, std::uint64_t seed) {
   const TokenIds& t = s.special;
   DLBENCH_CHECK(s.batch >= 1 && s.sequence >= kShortest,

@@ -33,6 +33,8 @@ struct PretrainingShape {
 
 // Which of a batch's tensors an input holds.
 enum class PretrainingField { kIds, kSegments, kPositions, kMaskedLabels, kLengths, kNextSentence };
+// Its name as a model's input and in a peer's --inputs: "ids", "masked_labels", ...
+const char* to_string(PretrainingField field);
 
 struct PretrainingBatch {
   // [batch * sequence], row-major by sample.

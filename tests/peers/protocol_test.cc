@@ -137,5 +137,30 @@ TEST(ProtocolTest, SceneInputsSayTheyAreBlobs) {
   EXPECT_EQ(doc[1]["distribution"], nlohmann::json({{"kind", "blob_labels"}, {"classes", 3}}));
 }
 
+// BERT's batch fields say which field they are, of what vocabulary, sequence and prediction
+// count, so the worker draws batches of the same statistics (not uniform integers from the
+// field's number).
+TEST(ProtocolTest, PretrainingFieldsSayWhichFieldTheyAre) {
+  using data::PretrainingField;
+  const std::vector<data::InputSpec> inputs{
+      {"masked_labels",
+       {256},
+       DType::kI32,
+       data::pretraining(PretrainingField::kMaskedLabels, 30522, 128, 20),
+       "masked words"},
+      {"lengths",
+       {2},
+       DType::kI32,
+       data::pretraining(PretrainingField::kLengths, 30522, 128, 20),
+       "lengths"}};
+  const nlohmann::json doc = nlohmann::json::parse(inputs_argument(inputs));
+  EXPECT_EQ(doc[0]["distribution"], nlohmann::json({{"kind", "pretraining"},
+                                                    {"field", "masked_labels"},
+                                                    {"vocabulary", 30522},
+                                                    {"sequence", 128},
+                                                    {"predictions", 20}}));
+  EXPECT_EQ(doc[1]["distribution"]["field"], "lengths");
+}
+
 }  // namespace
 }  // namespace dlbench::peers

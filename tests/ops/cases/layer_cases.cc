@@ -20,6 +20,7 @@
 #include "engine/nn/layers/pool.h"
 #include "engine/nn/layers/relu.h"
 #include "engine/nn/layers/row_dots.h"
+#include "engine/nn/layers/select_position.h"
 #include "engine/nn/layers/split_columns.h"
 #include "engine/nn/layers/tanh.h"
 #include "engine/nn/losses/sigmoid_binary_cross_entropy.h"
@@ -362,6 +363,26 @@ std::vector<LayerCase> sparse_layers() {
                  {},
                  true,
                  kGradientTolerance});
+  // One position of each of 3 sequences of 4 (the first, BERT's [CLS], and the last): the other
+  // rows' gradients are 0, and accumulate mode leaves them as they were.
+  for (std::int64_t position : {0, 3})
+    out.push_back({"select_position",
+                   position == 0 ? "first_of_3x4" : "last_of_3x4",
+                   make<nn::SelectPosition>(4, position),
+                   {{12, 5}},
+                   {},
+                   {},
+                   true,
+                   kGradientTolerance,
+                   std::nullopt,
+                   [position](const auto& inputs, const auto&) {
+                     std::vector<float> y;
+                     for (std::int64_t n = 0; n < 3; ++n) {
+                       const auto row = inputs[0].begin() + (n * 4 + position) * 5;
+                       y.insert(y.end(), row, row + 5);
+                     }
+                     return std::vector<std::vector<float>>{y};
+                   }});
   // The loss of logits [4, 1] against targets of both kinds.
   out.push_back({"sigmoid_binary_cross_entropy",
                  "4_rows",
