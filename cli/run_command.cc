@@ -51,11 +51,12 @@ struct RunOptions {
   std::optional<std::string> class_weights;  // "1,2,4", parsed by parse_class_weights
 };
 
-// "ncf, word2vec, ...": the models that train with Adam, for --lr's help.
+// "bert-base, ncf, ...": the models that train with Adam or AdamW, for --lr's help.
 std::string adam_models() {
   std::string names;
   for (const models::ModelSpec* m : models::ModelRegistry::instance().all())
-    if (m->default_optimizer.kind == nn::OptimizerConfig::Kind::kAdam)
+    if (m->default_optimizer.kind == nn::OptimizerConfig::Kind::kAdam ||
+        m->default_optimizer.kind == nn::OptimizerConfig::Kind::kAdamW)
       names += (names.empty() ? "" : ", ") + m->name;
   return names;
 }
@@ -318,10 +319,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->type_name("FILE");
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
       ->capture_default_str();
-  run->add_option("--lr", opts->lr,
-                  "Learning rate (training): SGD's, or Adam's for the models that train with "
-                  "Adam (" +
-                      adam_models() + ")")
+  run->add_option(
+         "--lr", opts->lr,
+         "Learning rate (training): SGD's, or Adam's for the models that train with Adam or "
+         "AdamW (" +
+             adam_models() + ")")
       ->capture_default_str();
   run->add_option("--momentum", opts->momentum, "SGD momentum (training; Adam has none)")
       ->capture_default_str();

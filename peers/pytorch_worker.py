@@ -15,6 +15,11 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
     soft Dice (pytorch_unet.py says how it matches dlbench's), 31,035,651 parameters.
   - unet3d: MLPerf's 3D U-Net with instance norm on synthetic blob volumes, the same losses
     (pytorch_unet3d.py), 31,189,443 parameters.
+  - bert-base, bert-large: BERT pretraining (masked LM over every position plus next sentence)
+    in Hugging Face's BertForPreTraining layout from torch's own modules and
+    scaled_dot_product_attention, AdamW, on one synthetic pretraining batch (pytorch_bert.py
+    says how it matches dlbench's): 110,106,428 and 336,226,108 parameters in training, the
+    encoder and pooler alone in inference (109,482,240 and 335,141,888).
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
@@ -32,6 +37,7 @@ import sys
 import time
 
 import protocol
+import pytorch_bert
 import pytorch_ncf
 import pytorch_unet
 import pytorch_unet3d
@@ -42,6 +48,7 @@ import pytorch_word2vec
 WORKLOADS = {"ncf": pytorch_ncf.Workload, "unet": pytorch_unet.Workload,
              "unet3d": pytorch_unet3d.Workload}
 WORKLOADS.update({name: pytorch_word2vec.Workload for name in pytorch_word2vec.VARIANTS})
+WORKLOADS.update({name: pytorch_bert.Workload for name in pytorch_bert.VARIANTS})
 MODELS = ("resnet50", "vgg16") + tuple(WORKLOADS)
 
 

@@ -304,6 +304,12 @@ result::RunResult run_replica(const result::RunConfig& config,
       add_metrics(r, net.memory(), be.allocator().peak_bytes(), be.workspace_bytes(),
                   read_peak_rss(rss_reset));
       add_start_up_metrics(r, start_up, warmed);
+      if (model.tokens_per_sample)
+        result::add_metric(r, "throughput/tokens_per_s",
+                           r.throughput * static_cast<double>(model.tokens_per_sample(mc)),
+                           "tokens/s",
+                           "tokens per second, padding included (samples/s x " +
+                               std::to_string(model.tokens_per_sample(mc)) + " tokens)");
       result::add_energy_metrics(r);
       if (read >= 0)
         result::add_metric(r, "data/" + read_after->unit + "_per_s", read / r.measured_seconds,

@@ -71,6 +71,9 @@ struct ModelSpec {
   std::string word_vectors;
   // Samples one step processes; empty: the batch.
   std::function<std::int64_t(const ModelConfig&)> samples;
+  // Tokens one sample holds, padding included, for a language model's tokens/s beside its
+  // sequences/s; empty: the model counts no tokens.
+  std::function<std::int64_t(const ModelConfig&)> tokens_per_sample;
 };
 
 std::int64_t samples_per_step(const ModelSpec& spec, const ModelConfig& config);

@@ -173,11 +173,12 @@ TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
   // (tests/engine/models/registry_probe_model.cc): whole-archive linking kept every registrar.
   std::vector<std::string> names;
   for (const ModelSpec* m : ModelRegistry::instance().all()) names.push_back(m->name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"ncf", "registry-probe", "resnet50", "unet", "unet3d",
-                                      "vgg16", "word2vec", "word2vec-d300", "word2vec-neg64"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"bert-base", "bert-large", "ncf", "registry-probe",
+                                             "resnet50", "unet", "unet3d", "vgg16", "word2vec",
+                                             "word2vec-d300", "word2vec-neg64"}));
   EXPECT_EQ(model_names(),
-            "ncf, registry-probe, resnet50, unet, unet3d, vgg16, word2vec, word2vec-d300, "
+            "bert-base, bert-large, ncf, registry-probe, resnet50, unet, unet3d, vgg16, word2vec, "
+            "word2vec-d300, "
             "word2vec-neg64");
 }
 
