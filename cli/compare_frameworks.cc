@@ -65,7 +65,9 @@ std::shared_ptr<FrameworkCompareOptions> add_framework_compare_options(CLI::App&
   c.add_option("--precision", o->precision, "With --frameworks: fp32, tf32, fp16 or bf16")
       ->capture_default_str();
   add_device_option(c, o->launch, "compare", "With --frameworks: cpu or cuda:N (default: cuda:0)");
-  c.add_option("--input", o->input, "With --frameworks: input size in pixels");
+  c.add_option(
+      "--input", o->input,
+      "With --frameworks: input size (an image side in pixels, a sequence length in tokens)");
   c.add_option("--warmup", o->warmup, "With --frameworks: warm-up steps")->capture_default_str();
   c.add_option("--steps", o->steps, "With --frameworks: measured steps")->capture_default_str();
   c.add_flag("--telemetry,!--no-telemetry", o->telemetry,

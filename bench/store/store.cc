@@ -33,9 +33,12 @@ const TelemetryMetricRecord* RunRecord::find_telemetry(const std::string& name) 
 std::string RunRecord::input_size_text() const {
   if (input_size <= 0) return "";
   const std::string side = std::to_string(input_size);
-  const auto unit = result.is_object() ? result.find("sample_unit") : result.end();
-  if (unit == result.end() || !unit->is_string() || unit->get<std::string>() != "volumes")
-    return side + "px";
+  const auto found = result.is_object() ? result.find("sample_unit") : result.end();
+  const std::string unit =
+      found != result.end() && found->is_string() ? found->get<std::string>() : "";
+  // A language model's size is its sequence length.
+  if (unit == "sequences" || unit == "tokens") return side + " tok";
+  if (unit != "volumes") return side + "px";
   std::string text = side;
   for (int i = 0; i < 2; ++i) text += "x" + side;
   return text;

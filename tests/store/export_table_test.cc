@@ -84,7 +84,8 @@ TEST(ExportTableTest, BenchmarkJsonIsWhatGithubActionBenchmarkReads) {
   for (const auto& entry : doc) EXPECT_EQ(entry.size(), 4u);  // name, unit, value, extra
 }
 
-// A 3D model's size is a volume's three sides, not an image's pixels.
+// A 3D model's size is a volume's three sides, not an image's pixels; a language model's is its
+// sequence length in tokens.
 TEST(ExportTableTest, VolumesAreNamedByTheirThreeSides) {
   RunRecord r = gpu_run(1, "fp16", 75);
   r.model = "unet3d";
@@ -99,6 +100,8 @@ TEST(ExportTableTest, VolumesAreNamedByTheirThreeSides) {
   EXPECT_EQ(doc[0]["name"], "unet3d train fp16 b2 128x128x128 on 1x NVIDIA H100 80GB HBM3");
   r.result["sample_unit"] = "images";
   EXPECT_EQ(r.input_size_text(), "128px");
+  r.result["sample_unit"] = "sequences";  // BERT's size is a sequence length
+  EXPECT_EQ(r.input_size_text(), "128 tok");
   r.input_size = 0;
   EXPECT_EQ(r.input_size_text(), "");
 }
