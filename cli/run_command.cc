@@ -183,9 +183,11 @@ void print_text(const result::RunResult& r, std::ostream& out,
                            fixed(r.measured_seconds, 2) + " s after " +
                            count_text(c.warmup_steps, "warm-up step"))
       .row("Throughput", fixed(r.throughput, 2) + per_second + median_note(r));
-  // Rates of the data's own unit beside the samples' (a text's words for Word2Vec).
+  // Rates of another unit beside the samples': a language model's tokens, the data's own unit
+  // (a text's words for Word2Vec, a corpus's tokens for BERT).
   for (const result::Metric& m : r.metrics)
-    if (m.tag.rfind("data/", 0) == 0 && m.unit.ends_with("/s"))
+    if ((m.tag.rfind("data/", 0) == 0 || m.tag == "throughput/tokens_per_s") &&
+        m.unit.ends_with("/s"))
       s.row("", fixed(m.value, 2) + " " + m.unit + ": " + m.description);
   add_repeats_row(s, r);
   s.row("Step time", "mean " + fixed(r.step.mean_ms, 1) + " ms, median " +

@@ -196,14 +196,21 @@ std::vector<Table> report_tables(const ReportData& d) {
   Table runs{"runs",
              "Runs",
              "throughput = samples in the measured steps / their wall time (a sample is what the "
-             "model counts: an image, or a pair for the recommendation and embedding models; the "
-             "charts name the unit); step time over the measured steps; CV = coefficient of "
+             "model counts: an image, a pair for the recommendation and embedding models, a "
+             "sequence for the language models; the charts name the unit); tokens/s = a language "
+             "model's sequences/s x its sequence length, padding included; step time over the "
+             "measured steps; CV = coefficient of "
              "variation of step time; TFLOP/s = model FLOPs per sample x throughput; MFU = TFLOP/s "
              "/ the measured peak of the precision (the newest "
              "micro gemm of the machine when the run was stored)",
              {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
               "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s", "MFU %"},
              {}};
+  // Language models' tokens/s, where a run has them.
+  const bool tokens = std::any_of(d.runs.begin(), d.runs.end(), [](const RunRecord& r) {
+    return std::isfinite(metric(r, "throughput/tokens_per_s"));
+  });
+  if (tokens) runs.columns.push_back("tokens/s");
   if (gpu) runs.columns.push_back("throttling");
   runs.columns.insert(runs.columns.end(), {"repeats", "repeat range %", "warnings"});
   bool repeated = false;
@@ -217,6 +224,7 @@ std::vector<Table> report_tables(const ReportData& d) {
                          fixed(100 * st.value("cv", NAN), 1),
                          fixed(metric(r, "compute/achieved_gflops") / 1000, 2),
                          fixed(100 * metric(r, "compute/mfu"), 1)});
+    if (tokens) runs.rows.back().push_back(fixed(metric(r, "throughput/tokens_per_s"), 0));
     if (gpu) runs.rows.back().push_back(throttle_text(r));
     const std::vector<double> rates = result::repeat_throughputs(r.result);
     const result::SpreadStats spread = result::spread_stats(rates);

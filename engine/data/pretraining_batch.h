@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/backend/op_params.h"
@@ -47,8 +48,21 @@ struct PretrainingBatch {
 // The label the loss leaves out (softmax cross-entropy's default ignore_label).
 inline constexpr std::int32_t kIgnoredLabel = backend::CrossEntropyParams{}.ignore_label;
 
-// Deterministic per seed on every machine. Throws Error(kUsage) when the shape cannot hold a
-// sequence ([CLS] w [SEP] w [SEP]: 5 positions) or the vocabulary has no words.
+inline constexpr std::int64_t kShortestSequence = 5;  // [CLS] w [SEP] w [SEP]
+
+// An internal error when the shape cannot hold a sequence or the vocabulary has no words (the
+// model sizes them).
+void check_pretraining_shape(const PretrainingShape& shape);
+// A batch of padding rows (lengths 0) for write_pretraining_row to fill.
+PretrainingBatch empty_pretraining_batch(const PretrainingShape& shape);
+// Row n becomes [CLS] a [SEP] b [SEP] then padding, with its segment ids, its length, the
+// next-sentence label (1: b is random) and the masking above, drawn from `state`. a and b hold
+// a word each at least and fit the sequence together with the three special tokens.
+void write_pretraining_row(const PretrainingShape& shape, std::int64_t n,
+                           std::span<const std::int32_t> a, std::span<const std::int32_t> b,
+                           bool random_next, std::uint64_t& state, PretrainingBatch& batch);
+
+// Deterministic per seed on every machine; the shape is checked as check_pretraining_shape does.
 PretrainingBatch pretraining_batch(const PretrainingShape& shape, std::uint64_t seed);
 
 }  // namespace dlbench::data

@@ -17,13 +17,16 @@
 // Attention-probability dropout (BERT's 0.1 on the softmax) is not applied: the attention op
 // has none yet, and the peer leaves it out too.
 //
-// Data: synthetic pretraining batches (engine/data/pretraining_batch.h); max predictions per
-// sequence scale with its length as NVIDIA's phases set them (20 at 128, 80 at 512).
+// Data: synthetic pretraining batches (engine/data/pretraining_batch.h), or sequences made from a
+// tokenized corpus as create_pretraining_data.py makes them (engine/data/pretraining_source.h);
+// max predictions per sequence scale with its length as NVIDIA's phases set them (20 at 128,
+// 80 at 512).
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
 
+#include "engine/data/pretraining_source.h"
 #include "engine/models/builder.h"
 #include "engine/models/registry.h"
 #include "engine/nn/layers/add.h"
@@ -217,6 +220,10 @@ ModelSpec spec() {
   // The token table is also the decoder's weight, whose gradient reaches every row: dense.
   s.default_optimizer.sparse_kind = nn::OptimizerConfig::Kind::kAdamW;
   s.default_optimizer.weight_decay = 0.01f;
+  s.read_data = data::read_pretraining_data;
+  s.data_format =
+      "token ids (one sentence per line as WordPiece ids separated by spaces, a blank line "
+      "between documents)";
   s.tokens_per_sample = [](const ModelConfig& config) { return std::int64_t{config.size}; };
   s.build = [&v](const ModelConfig& config) { return BertBuilder(v, config).build(v.layers); };
   return s;

@@ -189,6 +189,23 @@ TEST(ReportViewTest, ThroughputIsInTflopsNotGflops) {
   EXPECT_EQ(runs.rows[0][13], "27.50");  // 1118 samples/s x 24.6 GFLOP
 }
 
+// A language model's tokens/s gets a column of its own where a run has it; image runs leave it
+// empty, and a report of image runs alone has none.
+TEST(ReportViewTest, LanguageModelsShowTokensPerSecond) {
+  ReportData d = h100_report();
+  const Table& images = table(report_tables(d), "runs");
+  EXPECT_EQ(std::find(images.columns.begin(), images.columns.end(), "tokens/s"),
+            images.columns.end());
+  d.runs[0].metrics.push_back({"throughput/tokens_per_s", 341766.4, "tokens/s", ""});
+  const std::vector<Table> tables = report_tables(d);
+  const Table& runs = table(tables, "runs");
+  const auto column = std::find(runs.columns.begin(), runs.columns.end(), "tokens/s");
+  ASSERT_NE(column, runs.columns.end());
+  const auto at = static_cast<std::size_t>(column - runs.columns.begin());
+  EXPECT_EQ(runs.rows[0][at], "341766");
+  for (std::size_t i = 1; i < runs.rows.size(); ++i) EXPECT_EQ(runs.rows[i][at], "");
+}
+
 TEST(ReportViewTest, MachinesAreNamedByWhatTheyAre) {
   store::MachineRecord h100;
   h100.id = 1;
