@@ -1,5 +1,6 @@
-// Scaled dot-product attention, unfused: the reference path on CUDA (fused attention, which never
-// writes the scores, is held to it), through the backend's workspace:
+// Scaled dot-product attention, unfused: the reference path on CUDA and what runs where the fused
+// kernels (cuda_flash_attention.cu, which never write the scores) do not, through the backend's
+// workspace:
 //   forward:  S = scale Q K^T (f32) | a warp per row: masked softmax -> P (dtype), stats | O = P V
 //   backward: S again | P from S and stats | dV (+)= P^T dO | dP = dO V^T (f32) |
 //             a warp per row: dS = scale P (dP - rowsum(P dP)) over P's buffer |
@@ -14,6 +15,7 @@
 
 #include "engine/backend/attention_mask.h"
 #include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_flash_attention.h"
 #include "engine/backend/cuda/cuda_kernels.cuh"
 
 namespace dlbench::backend::cuda {
@@ -215,6 +217,11 @@ void CudaBackend::attention_forward_impl(const AttentionParams& p, const Tensor&
     if (t->defined()) require_here(*t, op, "lengths");
   require_float(q, op, "q");
   Attention at(p, q.dtype(), q_lengths, kv_lengths);
+  if (flash_attention_applies(p, q, k, v)) {
+    flash_attention_forward(p, q, k, v, at.q_lengths, at.kv_lengths, o, stats.data_as<float>(),
+                            stream_);
+    return;
+  }
   at.workspace = static_cast<char*>(workspace(at.bytes()));
   scores_and_probabilities<false>(cublas(), stream_, at, q, k, stats.data_as<float>());
   batched_product(cublas(), stream_, at, false, false, p.seq_q, p.head_dim, p.seq_kv, 1.0f,
@@ -236,6 +243,12 @@ void CudaBackend::attention_backward_impl(const AttentionParams& p, const Tensor
     if (t->defined()) require_here(*t, op, "lengths");
   require_float(q, op, "q");
   Attention at(p, q.dtype(), q_lengths, kv_lengths);
+  if (flash_attention_applies(p, q, k, v)) {
+    flash_attention_backward(p, q, k, v, o, dout, stats.data_as<float>(), at.q_lengths,
+                             at.kv_lengths, dq, dk, dv, mode,
+                             workspace(flash_attention_backward_workspace(p)), stream_);
+    return;
+  }
   const RowShape sh = at.rows();
   at.workspace = static_cast<char*>(workspace(at.bytes()));
   cublasHandle_t handle = cublas();

@@ -46,14 +46,31 @@ const std::vector<Setup>& setups() {
       setup(2, 2, 5, 8, 8, true, {5, 3}, {8, 6}),     // causal cross-attention: top-left
       setup(2, 4, 130, 130, 64, false, {130, 77}, {130, 77}),
       setup(1, 12, 64, 64, 64, false),  // BERT-base's heads
+      // Widths the fused CUDA kernels take (f16, bf16): tiles of 64 cut by lengths, a sample
+      // of no tokens, causal self- and cross-attention, keys past a tile's end.
+      setup(3, 2, 100, 100, 64, true, {100, 0, 37}, {100, 0, 37}),
+      setup(2, 2, 70, 150, 32, true, {70, 9}, {150, 66}),
+      setup(2, 3, 65, 129, 128, false, {40, 65}, {129, 1}),
   };
   return all;
+}
+
+// The setups the fused kernels take, again with fused kernels off: the unfused path on its own.
+std::vector<Setup> unfused(std::vector<Setup> setups) {
+  std::vector<Setup> out;
+  for (Setup s : setups) {
+    if (s.p.head_dim != 32 && s.p.head_dim != 64 && s.p.head_dim != 128) continue;
+    s.p.fused = false;
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 std::string name_of(const Setup& s) {
   std::ostringstream o;
   o << "b" << s.p.batch << "_h" << s.p.heads << "_q" << s.p.seq_q << "_kv" << s.p.seq_kv << "_d"
-    << s.p.head_dim << (s.p.causal ? "_causal" : "") << (s.q_lengths.empty() ? "" : "_padded");
+    << s.p.head_dim << (s.p.causal ? "_causal" : "") << (s.q_lengths.empty() ? "" : "_padded")
+    << (s.p.fused ? "" : "_unfused");
   return o.str();
 }
 
@@ -204,12 +221,16 @@ class AttentionBackward final : public AttentionCase {
 CaseList cases() {
   CaseList out;
   // BERT-base at sequence 128 and batch 64, and BERT-large's phase 2 (sequence 512) at batch 8.
-  for (const Setup& s : {setup(64, 12, 128, 128, 64, false), setup(8, 16, 512, 512, 64, false)}) {
+  std::vector<Setup> perf = {setup(64, 12, 128, 128, 64, false), setup(8, 16, 512, 512, 64, false)};
+  for (const Setup& s : unfused(perf)) perf.push_back(s);
+  for (const Setup& s : perf) {
     out.push_back(std::make_unique<PerfCase>(std::make_unique<AttentionForward>(s)));
     out.push_back(std::make_unique<PerfCase>(
         std::make_unique<AttentionBackward>(s, GradMode::kOverwrite, true)));
   }
-  for (const Setup& s : setups()) {
+  std::vector<Setup> all = setups();
+  for (const Setup& s : unfused(setups())) all.push_back(s);
+  for (const Setup& s : all) {
     out.push_back(std::make_unique<AttentionForward>(s));
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
       out.push_back(std::make_unique<AttentionBackward>(s, m));

@@ -1,0 +1,37 @@
+// Fused attention on CUDA: the scores never leave shared memory (FlashAttention-2's scheme,
+// written for this engine), for f16 and bf16 at head widths 32, 64 and 128. The operands, masks,
+// statistics and gradient modes are Backend::attention_forward's and attention_backward's; the
+// unfused path (cuda_attention.cu) runs everything else and is what this is held to.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "engine/backend/op_params.h"
+#include "engine/core/tensor.h"
+
+namespace dlbench::backend::cuda {
+
+// Whether the fused kernels run this call: p.fused, a dtype and head width they have, operands
+// aligned for 16-byte loads.
+bool flash_attention_applies(const AttentionParams& p, const Tensor& q, const Tensor& k,
+                             const Tensor& v);
+
+// Lengths: device i32 [batch] or null (every position).
+void flash_attention_forward(const AttentionParams& p, const Tensor& q, const Tensor& k,
+                             const Tensor& v, const std::int32_t* q_lengths,
+                             const std::int32_t* kv_lengths, const Tensor& o, float* stats,
+                             cudaStream_t stream);
+
+// The f32 dq accumulator and the rows' sum(dO o), in bytes.
+std::size_t flash_attention_backward_workspace(const AttentionParams& p);
+void flash_attention_backward(const AttentionParams& p, const Tensor& q, const Tensor& k,
+                              const Tensor& v, const Tensor& o, const Tensor& dout,
+                              const float* stats, const std::int32_t* q_lengths,
+                              const std::int32_t* kv_lengths, const Tensor& dq, const Tensor& dk,
+                              const Tensor& dv, GradMode mode, void* workspace,
+                              cudaStream_t stream);
+
+}  // namespace dlbench::backend::cuda
