@@ -273,9 +273,10 @@ struct AttentionParams {
   float scale = 0.125f;  // the scores' factor: 1 / sqrt(head_dim) as the Transformer's
   bool causal = false;
   MathMode math = MathMode::kStrict;  // f32 products: strict or TF32
-  // Whether a backend may run a fused kernel where it has one (the scores never written out);
-  // false: the unfused path, the reference fused kernels are held to.
-  bool fused = true;
+  // Whether a backend runs its fused kernel where it has one (the scores never written out)
+  // rather than the unfused path. Off by default: on an H200 (2026-11-29) CUDA's fused kernels
+  // measured 2.2-4.5x slower than its unfused path at BERT's shapes (docs/measurements.md).
+  bool fused = false;
   std::int64_t width() const { return heads * head_dim; }  // the columns of q, k, v and o
   // The products of one forward pass: q k^T and p v, per head and sample.
   std::int64_t macs() const { return 2 * batch * heads * seq_q * seq_kv * head_dim; }
