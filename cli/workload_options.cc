@@ -71,7 +71,9 @@ void apply_workload_options(const WorkloadOptions& o, result::RunConfig& config)
   config.precision = parse_precision(o.precision);
   if (o.input && *o.input < 1)
     throw result::ConfigError(
-        "input", "must be a positive size in pixels, not " + std::to_string(*o.input), "224");
+        "input",
+        "must be a positive size (pixels, voxels or tokens), not " + std::to_string(*o.input),
+        "224");
   config.input_size = o.input.value_or(0);
   config.warmup_steps = o.warmup;
   config.steps = o.steps;

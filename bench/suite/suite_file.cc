@@ -170,7 +170,8 @@ void apply(const std::string& file, const std::string& key, const toml::node& v,
   } else if (key == "input") {
     std::int64_t input = integer_of(file, key, v, INT64_MIN, INT64_MAX, "224");
     if (input < 1 || input > INT_MAX)
-      bad_value(file, v, key, "must be a positive size in pixels, not " + std::to_string(input),
+      bad_value(file, v, key,
+                "must be a positive size (pixels, voxels or tokens), not " + std::to_string(input),
                 "224");
     c.input_size = int(input);
   } else if (key == "warmup") {

@@ -37,7 +37,8 @@ class PretrainingSource final : public DataSource {
   std::optional<ReadCount> read_count() const override {
     return ReadCount{"tokens", read_,
                      "tokens of the corpus's sentences made into sequences, those cut to fit "
-                     "included, random next segments not"};
+                     "included, random next segments not (of a sentence longer than a sequence, "
+                     "the window taken)"};
   }
 
   void fill(backend::Backend& backend, std::span<const Tensor> inputs) override {
@@ -59,12 +60,22 @@ class PretrainingSource final : public DataSource {
     sentence_ = docs_.documents[static_cast<std::size_t>(document_)];
   }
 
+  // Sentence s, or a random window of `most` tokens of it where it is longer (a text without
+  // sentence breaks), so no sequence copies or cuts more than a sequence's worth.
+  std::span<const std::int32_t> window(std::int64_t s, std::int64_t most) {
+    const std::span<const std::int32_t> all = docs_.sentence(s);
+    if (static_cast<std::int64_t>(all.size()) <= most) return all;
+    const std::int64_t from = uniform(state_, 0, static_cast<std::int64_t>(all.size()) - most);
+    return all.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(most));
+  }
+
   static void append(std::vector<std::int32_t>& to, std::span<const std::int32_t> sentence) {
     to.insert(to.end(), sentence.begin(), sentence.end());
   }
 
-  // Segment B from a random place in another document, up to `target` tokens.
-  std::vector<std::int32_t> random_segment(std::int64_t target) {
+  // Segment B from a random place in another document (this one when there is no other), up to
+  // `target` tokens.
+  std::vector<std::int32_t> random_segment(std::int64_t target, std::int64_t most) {
     std::int64_t other = document_;
     for (int i = 0; i < kOtherDocumentTries && other == document_ && docs_.document_count() > 1;
          ++i)
@@ -74,7 +85,7 @@ class PretrainingSource final : public DataSource {
     std::vector<std::int32_t> b;
     for (std::int64_t s = uniform(state_, first, end - 1);
          s < end && static_cast<std::int64_t>(b.size()) < target; ++s)
-      append(b, docs_.sentence(s));
+      append(b, window(s, most));
     return b;
   }
 
@@ -85,24 +96,27 @@ class PretrainingSource final : public DataSource {
     if (sentence_ >= document_end()) next_document();
     // The document's next sentences, up to the target.
     std::vector<std::int64_t> gathered;
+    std::vector<std::span<const std::int32_t>> taken;
     std::int64_t tokens = 0;
     while (sentence_ < document_end() && tokens < target) {
       gathered.push_back(sentence_);
-      tokens += static_cast<std::int64_t>(docs_.sentence(sentence_++).size());
+      taken.push_back(window(sentence_++, most));
+      tokens += static_cast<std::int64_t>(taken.back().size());
     }
     const auto count = static_cast<std::int64_t>(gathered.size());
     const std::int64_t a_end = count >= 2 ? uniform(state_, 1, count - 1) : 1;
     std::vector<std::int32_t> a, b;
-    for (std::int64_t k = 0; k < a_end; ++k) append(a, docs_.sentence(gathered[k]));
+    for (std::int64_t k = 0; k < a_end; ++k) append(a, taken[static_cast<std::size_t>(k)]);
     const bool random_next = count == 1 || splitmix64_unit(state_) < kRandomNextShare;
     if (random_next) {
-      b = random_segment(std::max<std::int64_t>(1, target - static_cast<std::int64_t>(a.size())));
+      b = random_segment(std::max<std::int64_t>(1, target - static_cast<std::int64_t>(a.size())),
+                         most);
       sentence_ = gathered[static_cast<std::size_t>(a_end - 1)] + 1;  // the rest is read again
     } else {
-      for (std::int64_t k = a_end; k < count; ++k) append(b, docs_.sentence(gathered[k]));
+      for (std::int64_t k = a_end; k < count; ++k) append(b, taken[static_cast<std::size_t>(k)]);
     }
     for (std::int64_t k = 0; k < (random_next ? a_end : count); ++k)
-      read_ += static_cast<std::int64_t>(docs_.sentence(gathered[k]).size());
+      read_ += static_cast<std::int64_t>(taken[static_cast<std::size_t>(k)].size());
     // Cut the longer segment, at its front or back at random, until the pair fits.
     std::size_t a_from = 0, a_to = a.size(), b_from = 0, b_to = b.size();
     while ((a_to - a_from) + (b_to - b_from) > static_cast<std::size_t>(most)) {

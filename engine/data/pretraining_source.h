@@ -6,10 +6,13 @@
 // next sentences of the current document are gathered until they reach it or the document
 // ends; a random number of them (at least one) becomes segment A. Half of the time, and always
 // when only one sentence was gathered, segment B is random: sentences from a random place in
-// another document (the sentences it left unused are read again for the next sequence);
+// another document (in the same one when the corpus has one document, as the script does; the
+// sentences it left unused are read again for the next sequence);
 // otherwise B is the rest of what was gathered. The longer segment is then cut, at its start or
 // its end at random, until the pair fits, and the words are masked as the synthetic batches'
-// are (pretraining_batch.h).
+// are (pretraining_batch.h). A sentence longer than the sequence gives a random window of itself,
+// so a text without sentence breaks still makes sequences fast (all with random next segments:
+// no sentence follows another).
 #pragma once
 
 #include <memory>

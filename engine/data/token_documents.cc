@@ -51,11 +51,15 @@ TokenDocuments read_token_documents(const std::string& path) {
       const std::string_view field(line.data() + i, j - i);
       std::int64_t id = -1;
       const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), id);
-      if (ec != std::errc() || end != field.data() + field.size() || id < 0 ||
+      const bool number_field = end == field.data() + field.size() &&
+                                (ec == std::errc() || ec == std::errc::result_out_of_range);
+      if (ec != std::errc() || !number_field || id < 0 ||
           id > std::numeric_limits<std::int32_t>::max())
         throw Error(ErrorKind::kUsage,
-                    path + ":" + std::to_string(number) + ": '" + shown(field) +
-                        "' is not a token id (a whole number from 0)",
+                    path + ":" + std::to_string(number) + ": '" + shown(field) + "' is " +
+                        (number_field && field[0] != '-'
+                             ? "too large for a token id (at most 2,147,483,647)"
+                             : "not a token id (a whole number from 0)"),
                     std::string("token files hold ") + kFormat +
                         " (text must be tokenized first, with the model's WordPiece vocabulary)");
       docs.tokens.push_back(static_cast<std::int32_t>(id));
@@ -67,7 +71,9 @@ TokenDocuments read_token_documents(const std::string& path) {
     else
       end_document();
   }
-  if (in.bad()) throw Error(ErrorKind::kUsage, "reading " + path + " failed");
+  if (in.bad())
+    throw Error(ErrorKind::kUsage, "reading " + path + " failed",
+                std::string("give a readable file (not a folder) of token ids: ") + kFormat);
   end_document();
   if (docs.tokens.empty())
     throw Error(ErrorKind::kUsage, path + " holds no token ids",

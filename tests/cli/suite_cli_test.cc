@@ -219,7 +219,7 @@ TEST_F(SuiteCliTest, NumbersThatAreNotFiniteOrWouldWrapAreRefused) {
                  "steps must be from 1 to 10000000, not 4294967297");
   expect_refused(
       std::string(kHead) + "[[run]]\nmodel = \"resnet50\"\nbatch = 2\ninput = 4294967328\n", 9,
-      "input must be a positive size in pixels, not 4294967328");
+      "input must be a positive size (pixels, voxels or tokens), not 4294967328");
   expect_refused(head + "momentum = [0.9, 1.5]\n", 10, "momentum must be from 0 up to");
 }
 

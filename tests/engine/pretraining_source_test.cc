@@ -55,7 +55,7 @@ TEST(TokenDocumentsTest, WhatIsNotATokenIdIsRefusedByLine) {
   EXPECT_NE(usage_refusal("words.txt", "1 2\nthe cat\n", read).find("words.txt:2: 'the'"),
             std::string::npos);
   EXPECT_NE(usage_refusal("negative.txt", "1 -2\n", read).find(":1: '-2'"), std::string::npos);
-  EXPECT_NE(usage_refusal("huge.txt", "99999999999\n", read).find("'99999999999'"),
+  EXPECT_NE(usage_refusal("huge.txt", "99999999999\n", read).find("'99999999999' is too large"),
             std::string::npos);
   // A zip's bytes are shown as ? rather than written to the terminal.
   EXPECT_NE(usage_refusal("zipped.txt", std::string("PK\x03\x04\x01", 5), read).find("'PK???"),
@@ -167,9 +167,34 @@ TEST(PretrainingSourceTest, TheSameSeedMakesTheSameBatches) {
   const auto data = read_pretraining_data(write_data_file("seeded.txt", corpus(4, 5, 7)));
   auto first = data->source(inputs(8, 32), 9), again = data->source(inputs(8, 32), 9),
        other = data->source(inputs(8, 32), 10);
-  const Batch a = next_batch(*first, *be, 8, 32);
-  EXPECT_EQ(a.ids, next_batch(*again, *be, 8, 32).ids);
+  const Batch a = next_batch(*first, *be, 8, 32), b = next_batch(*again, *be, 8, 32);
+  EXPECT_EQ(a.ids, b.ids);
+  EXPECT_EQ(a.segments, b.segments);
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.lengths, b.lengths);
+  EXPECT_EQ(a.next, b.next);
   EXPECT_NE(a.ids, next_batch(*other, *be, 8, 32).ids);
+}
+
+// A text with no sentence breaks (one line of 20,000 ids) and a corpus of one document: rows are
+// still made, fast, of windows of the line; every B is random (no sentence follows another) and
+// comes from the one document there is.
+TEST(PretrainingSourceTest, ALongLineAndASingleDocumentStillMakeRows) {
+  auto be = backend::make_backend(Device::cpu());
+  std::string line;
+  for (int k = 0; k < 20000; ++k) line += std::to_string(1000 + k % 900) + " ";
+  const auto data = read_pretraining_data(write_data_file("one_line.txt", line + "\n"));
+  auto source = data->source(inputs(16, 32), 4);
+  for (int step = 0; step < 4; ++step) {
+    const Batch b = next_batch(*source, *be, 16, 32);
+    for (std::int64_t n = 0; n < 16; ++n) {
+      EXPECT_GE(b.lengths[n], 5);
+      EXPECT_LE(b.lengths[n], 32);
+      EXPECT_EQ(b.next[n], 1) << "row " << n;
+    }
+  }
+  // Windows of at most 29 tokens each for A, not the line's 20,000.
+  EXPECT_LE(source->read_count()->count, 4 * 16 * 29);
 }
 
 TEST(PretrainingSourceTest, IdsPastTheVocabularyAreAUsageError) {

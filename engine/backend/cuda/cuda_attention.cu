@@ -217,7 +217,7 @@ void CudaBackend::attention_forward_impl(const AttentionParams& p, const Tensor&
     if (t->defined()) require_here(*t, op, "lengths");
   require_float(q, op, "q");
   Attention at(p, q.dtype(), q_lengths, kv_lengths);
-  if (flash_attention_applies(p, q, k, v)) {
+  if (flash_attention_applies(p, {&q, &k, &v, &o}, false)) {
     flash_attention_forward(p, q, k, v, at.q_lengths, at.kv_lengths, o, stats.data_as<float>(),
                             stream_);
     return;
@@ -243,7 +243,7 @@ void CudaBackend::attention_backward_impl(const AttentionParams& p, const Tensor
     if (t->defined()) require_here(*t, op, "lengths");
   require_float(q, op, "q");
   Attention at(p, q.dtype(), q_lengths, kv_lengths);
-  if (flash_attention_applies(p, q, k, v)) {
+  if (flash_attention_applies(p, {&q, &k, &v, &o, &dout, &dq, &dk, &dv}, true)) {
     flash_attention_backward(p, q, k, v, o, dout, stats.data_as<float>(), at.q_lengths,
                              at.kv_lengths, dq, dk, dv, mode,
                              workspace(flash_attention_backward_workspace(p)), stream_);

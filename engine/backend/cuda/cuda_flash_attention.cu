@@ -350,12 +350,25 @@ std::size_t aligned256(std::size_t bytes) {
 
 }  // namespace
 
-bool flash_attention_applies(const AttentionParams& p, const Tensor& q, const Tensor& k,
-                             const Tensor& v) {
-  const bool dtype = q.dtype() == DType::kF16 || q.dtype() == DType::kBF16;
-  const bool width = p.head_dim == 32 || p.head_dim == 64 || p.head_dim == 128;
-  return p.fused && dtype && width && aligned16(q.data()) && aligned16(k.data()) &&
-         aligned16(v.data());
+bool flash_attention_applies(const AttentionParams& p,
+                             std::initializer_list<const Tensor*> operands, bool backward) {
+  const DType dtype = (*operands.begin())->dtype();
+  const bool kernel = (dtype == DType::kF16 || dtype == DType::kBF16) &&
+                      (p.head_dim == 32 || p.head_dim == 64 || p.head_dim == 128);
+  if (!p.fused || !kernel || p.batch * p.heads > 65535) return false;  // gridDim.y's limit
+  for (const Tensor* t : operands)
+    if (!aligned16(t->data())) return false;
+  // Head width 128 asks more shared memory than some GPUs give a block.
+  std::size_t bytes = 0;
+  dispatch_flash(p, dtype, [&](auto tag, auto width) {
+    using T = typename decltype(tag)::type;
+    constexpr int D = decltype(width)::value;
+    bytes = backward ? sizeof(BackwardTiles<T, D>) : sizeof(ForwardTiles<T, D>);
+  });
+  int device = 0, limit = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return bytes <= static_cast<std::size_t>(limit);
 }
 
 void flash_attention_forward(const AttentionParams& p, const Tensor& q, const Tensor& k,

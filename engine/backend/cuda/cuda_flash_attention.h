@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include <cuda_runtime.h>
 
@@ -17,10 +18,11 @@
 
 namespace dlbench::backend::cuda {
 
-// Whether the fused kernels run this call: p.fused, a dtype and head width they have, operands
-// aligned for 16-byte loads.
-bool flash_attention_applies(const AttentionParams& p, const Tensor& q, const Tensor& k,
-                             const Tensor& v);
+// Whether the fused kernels run this call: p.fused, a dtype and head width they have, every
+// operand aligned for 16-byte loads, the (sample, head) pairs within a grid's second dimension
+// and the shared memory the forward (or backward) kernel asks within the device's limit.
+bool flash_attention_applies(const AttentionParams& p,
+                             std::initializer_list<const Tensor*> operands, bool backward);
 
 // Lengths: device i32 [batch] or null (every position).
 void flash_attention_forward(const AttentionParams& p, const Tensor& q, const Tensor& k,
