@@ -26,6 +26,13 @@ inline std::uint64_t splitmix64_next(std::uint64_t& state) {
   return word;
 }
 
+// The stream's next integer in [low, high_inclusive], from the word modulo the range's size.
+inline std::int64_t splitmix64_between(std::uint64_t& state, std::int64_t low,
+                                       std::int64_t high_inclusive) {
+  return low + static_cast<std::int64_t>(splitmix64_next(state) %
+                                         static_cast<std::uint64_t>(high_inclusive - low + 1));
+}
+
 // The stream's next double in [0, 1), from the word's top 53 bits.
 inline double splitmix64_unit(std::uint64_t& state) {
   return static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53;

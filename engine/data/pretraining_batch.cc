@@ -15,11 +15,6 @@ namespace {
 constexpr double kFullShare = 0.9;
 constexpr double kMaskedShare = 0.15;
 
-std::int64_t uniform(std::uint64_t& state, std::int64_t low, std::int64_t high_inclusive) {
-  return low + static_cast<std::int64_t>(splitmix64_next(state) %
-                                         static_cast<std::uint64_t>(high_inclusive - low + 1));
-}
-
 }  // namespace
 
 const std::vector<std::int32_t>& PretrainingBatch::field(PretrainingField f) const {
@@ -118,7 +113,8 @@ void write_pretraining_row(const PretrainingShape& s, std::int64_t n,
     if (u < 0.8)
       ids[at] = t.mask;
     else if (u < 0.9)
-      ids[at] = static_cast<std::int32_t>(uniform(state, t.first_word, s.vocabulary - 1));
+      ids[at] =
+          static_cast<std::int32_t>(splitmix64_between(state, t.first_word, s.vocabulary - 1));
   }
 }
 
@@ -132,8 +128,9 @@ PretrainingBatch pretraining_batch(const PretrainingShape& s, std::uint64_t seed
   for (std::int64_t n = 0; n < s.batch; ++n) {
     const std::int64_t length = splitmix64_unit(state) < kFullShare
                                     ? s.sequence
-                                    : uniform(state, kShortestSequence, s.sequence);
-    const std::int64_t first = uniform(state, 1, length - 4);  // A's words; B gets the rest
+                                    : splitmix64_between(state, kShortestSequence, s.sequence);
+    const std::int64_t first =
+        splitmix64_between(state, 1, length - 4);  // A's words; B gets the rest
     // The row's own cells of the drawn words, past [CLS] and past A's [SEP].
     const std::int32_t* row = words.data() + n * s.sequence;
     const bool random_next = (splitmix64_next(state) & 1) != 0;

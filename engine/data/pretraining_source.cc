@@ -14,11 +14,6 @@ constexpr double kShortShare = 0.1;  // create_pretraining_data.py's short_seq_p
 constexpr double kRandomNextShare = 0.5;
 constexpr int kOtherDocumentTries = 10;  // as the script: then the same document will do
 
-std::int64_t uniform(std::uint64_t& state, std::int64_t low, std::int64_t high_inclusive) {
-  return low + static_cast<std::int64_t>(splitmix64_next(state) %
-                                         static_cast<std::uint64_t>(high_inclusive - low + 1));
-}
-
 class PretrainingSource final : public DataSource {
  public:
   PretrainingSource(std::shared_ptr<const PretrainingData> data, std::vector<InputSpec> inputs,
@@ -29,7 +24,7 @@ class PretrainingSource final : public DataSource {
         shape_(shape),
         state_(splitmix64(seed ^ 0x636f72707573ull)) {  // "corpus"
     // Replicas (other seeds) start in other documents.
-    document_ = uniform(state_, 0, docs_.document_count() - 1);
+    document_ = splitmix64_between(state_, 0, docs_.document_count() - 1);
     sentence_ = docs_.documents[static_cast<std::size_t>(document_)];
   }
   std::string name() const override { return "token documents"; }
@@ -65,7 +60,8 @@ class PretrainingSource final : public DataSource {
   std::span<const std::int32_t> window(std::int64_t s, std::int64_t most) {
     const std::span<const std::int32_t> all = docs_.sentence(s);
     if (static_cast<std::int64_t>(all.size()) <= most) return all;
-    const std::int64_t from = uniform(state_, 0, static_cast<std::int64_t>(all.size()) - most);
+    const std::int64_t from =
+        splitmix64_between(state_, 0, static_cast<std::int64_t>(all.size()) - most);
     return all.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(most));
   }
 
@@ -79,11 +75,11 @@ class PretrainingSource final : public DataSource {
     std::int64_t other = document_;
     for (int i = 0; i < kOtherDocumentTries && other == document_ && docs_.document_count() > 1;
          ++i)
-      other = uniform(state_, 0, docs_.document_count() - 1);
+      other = splitmix64_between(state_, 0, docs_.document_count() - 1);
     const std::int64_t first = docs_.documents[static_cast<std::size_t>(other)];
     const std::int64_t end = docs_.documents[static_cast<std::size_t>(other) + 1];
     std::vector<std::int32_t> b;
-    for (std::int64_t s = uniform(state_, first, end - 1);
+    for (std::int64_t s = splitmix64_between(state_, first, end - 1);
          s < end && static_cast<std::int64_t>(b.size()) < target; ++s)
       append(b, window(s, most));
     return b;
@@ -92,7 +88,7 @@ class PretrainingSource final : public DataSource {
   void next_sequence(std::int64_t n, PretrainingBatch& batch) {
     const std::int64_t most = shape_.sequence - 3;  // [CLS], [SEP], [SEP]
     const std::int64_t target =
-        splitmix64_unit(state_) < kShortShare ? uniform(state_, 2, most) : most;
+        splitmix64_unit(state_) < kShortShare ? splitmix64_between(state_, 2, most) : most;
     if (sentence_ >= document_end()) next_document();
     // The document's next sentences, up to the target.
     std::vector<std::int64_t> gathered;
@@ -104,7 +100,7 @@ class PretrainingSource final : public DataSource {
       tokens += static_cast<std::int64_t>(taken.back().size());
     }
     const auto count = static_cast<std::int64_t>(gathered.size());
-    const std::int64_t a_end = count >= 2 ? uniform(state_, 1, count - 1) : 1;
+    const std::int64_t a_end = count >= 2 ? splitmix64_between(state_, 1, count - 1) : 1;
     std::vector<std::int32_t> a, b;
     for (std::int64_t k = 0; k < a_end; ++k) append(a, taken[static_cast<std::size_t>(k)]);
     const bool random_next = count == 1 || splitmix64_unit(state_) < kRandomNextShare;
