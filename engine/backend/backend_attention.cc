@@ -28,6 +28,20 @@ void check_attention(const AttentionParams& p, const Tensor& q, const Tensor& k,
 
 }  // namespace
 
+const char* to_string(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kAuto:
+      return "auto";
+    case AttentionKernel::kUnfused:
+      return "unfused";
+    case AttentionKernel::kFlash:
+      return "flash";
+    case AttentionKernel::kCudnn:
+      return "cudnn";
+  }
+  return "unknown";
+}
+
 void Backend::attention_forward(const AttentionParams& p, const Tensor& q, const Tensor& k,
                                 const Tensor& v, const Tensor& q_lengths, const Tensor& kv_lengths,
                                 const Tensor& o, const Tensor& stats) {

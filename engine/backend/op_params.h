@@ -264,6 +264,10 @@ struct DropoutParams {
 // Scaled dot-product attention of `heads` heads at once (Backend::attention_forward): queries of
 // seq_q positions against keys and values of seq_kv positions per sample, each head head_dim
 // wide. `causal` hides the keys after a query's own position (a decoder's self-attention).
+// See AttentionParams::kernel.
+enum class AttentionKernel { kAuto, kUnfused, kFlash, kCudnn };
+const char* to_string(AttentionKernel kernel);
+
 struct AttentionParams {
   std::int64_t batch = 1;
   std::int64_t heads = 1;
@@ -273,10 +277,12 @@ struct AttentionParams {
   float scale = 0.125f;  // the scores' factor: 1 / sqrt(head_dim) as the Transformer's
   bool causal = false;
   MathMode math = MathMode::kStrict;  // f32 products: strict or TF32
-  // Whether a backend runs its fused kernel where it has one (the scores never written out)
-  // rather than the unfused path. Off by default: on an H200 (2026-11-29) CUDA's fused kernels
-  // measured 2.2-4.5x slower than its unfused path at BERT's shapes (docs/measurements.md).
-  bool fused = false;
+  // Which implementation runs where a backend has more than one (CUDA: cuDNN's fused attention,
+  // our own FlashAttention-style kernels, the unfused reference path). kAuto takes the fastest
+  // that can run the call: on CUDA cuDNN's (measured on an H200, 2026-11-29, 2.4-4.6x faster
+  // than the unfused path at BERT's shapes), else the unfused path. Naming one runs it or fails
+  // with the reason it cannot; the CPU has one path and runs it whatever is named.
+  AttentionKernel kernel = AttentionKernel::kAuto;
   std::int64_t width() const { return heads * head_dim; }  // the columns of q, k, v and o
   // The products of one forward pass: q k^T and p v, per head and sample.
   std::int64_t macs() const { return 2 * batch * heads * seq_q * seq_kv * head_dim; }

@@ -1,5 +1,6 @@
-// Scaled dot-product attention, unfused: the reference path on CUDA and what runs where the fused
-// kernels (cuda_flash_attention.cu, which never write the scores) do not, through the backend's
+// Scaled dot-product attention on CUDA: which implementation runs (AttentionParams::kernel), and
+// the unfused path, the reference and what runs where neither fused one (cuDNN's, in
+// cudnn_attention.h; ours, in cuda_flash_attention.cu) takes the call, through the backend's
 // workspace:
 //   forward:  S = scale Q K^T (f32) | a warp per row: masked softmax -> P (dtype), stats | O = P V
 //   backward: S again | P from S and stats | dV (+)= P^T dO | dP = dO V^T (f32) |
@@ -111,6 +112,21 @@ __global__ void softmax_backward_rows(const float* s, const float* dp, const flo
     out[j] = from_f32<T>(j < keys ? scale * expf(sr[j] - lse) * (dpr[j] - d) : 0.0f);
 }
 
+// o_i = 0 and stats 0 for the score rows that see no key (past q_lengths, or kv_lengths 0),
+// as the op promises, where a fused kernel leaves them otherwise (cuDNN writes -inf statistics
+// there and no output row). o is [batch * seq_q, heads * head_dim].
+template <class T>
+__global__ void clear_keyless_rows(T* o, float* stats, RowShape sh, std::int64_t head_dim) {
+  const std::int64_t row = warp_score_row(sh);
+  if (row < 0 || row_keys(sh, row) > 0) return;
+  const int lane = threadIdx.x % kWarp;
+  const std::int64_t i = row % sh.seq_q, h = row / sh.seq_q % sh.heads;
+  const std::int64_t n = row / sh.seq_q / sh.heads;
+  T* out = o + ((n * sh.seq_q + i) * sh.heads + h) * head_dim;
+  for (std::int64_t c = lane; c < head_dim; c += kWarp) out[c] = from_f32<T>(0.0f);
+  if (lane == 0) stats[row] = 0.0f;
+}
+
 std::size_t aligned(std::size_t bytes) {
   return (bytes + 255) / 256 * 256;
 }
@@ -206,6 +222,49 @@ void scores_and_probabilities(cublasHandle_t handle, cudaStream_t stream, const 
 
 }  // namespace
 
+const CudnnAttention* CudaBackend::cudnn_attention(const AttentionParams& p, DType dtype,
+                                                   CudnnAttention::Pass pass, std::string* why) {
+  const AttentionKey key{p.batch, p.heads,  p.seq_q, p.seq_kv, p.head_dim,
+                         p.scale, p.causal, dtype,   pass};
+  auto it = attention_plans_.find(key);
+  if (it == attention_plans_.end())
+    it = attention_plans_
+             .emplace(key, std::make_unique<CudnnAttention>(cudnn_, allocator_, p, dtype, pass))
+             .first;
+  if (it->second->ok()) return it->second.get();
+  *why = it->second->unsupported_reason();
+  return nullptr;
+}
+
+CudaBackend::AttentionRoute CudaBackend::attention_route(
+    const AttentionParams& p, DType dtype, CudnnAttention::Pass pass,
+    std::initializer_list<const Tensor*> operands, GradMode mode) {
+  const bool backward = pass == CudnnAttention::Pass::kBackward;
+  const AttentionKernel kernel = p.kernel;
+  auto refuse = [&](const std::string& why) {
+    throw Error(ErrorKind::kUsage, std::string("attention asked for the ") + to_string(kernel) +
+                                       " kernel, which cannot run this call: " + why);
+  };
+  if (kernel == AttentionKernel::kFlash) {
+    if (!flash_attention_applies(p, operands, backward))
+      refuse("its dtype, head width, alignment, grid or shared memory is out of its range");
+    return {nullptr, true};
+  }
+  if (kernel != AttentionKernel::kAuto && kernel != AttentionKernel::kCudnn) return {};
+  std::string why;
+  if (backward && mode == GradMode::kAccumulate) {
+    why = "cuDNN's attention overwrites its gradients and has no accumulating form";
+  } else if (!CudnnAttention::takes(operands)) {
+    why = "an operand is not 16-byte aligned";
+  } else {
+    why = cudnn_attention_refusal(p, dtype);
+    if (why.empty())
+      if (const CudnnAttention* plan = cudnn_attention(p, dtype, pass, &why)) return {plan, false};
+  }
+  if (kernel == AttentionKernel::kCudnn) refuse(why);
+  return {};
+}
+
 void CudaBackend::attention_forward_impl(const AttentionParams& p, const Tensor& q, const Tensor& k,
                                          const Tensor& v, const Tensor& q_lengths,
                                          const Tensor& kv_lengths, const Tensor& o,
@@ -217,7 +276,22 @@ void CudaBackend::attention_forward_impl(const AttentionParams& p, const Tensor&
     if (t->defined()) require_here(*t, op, "lengths");
   require_float(q, op, "q");
   Attention at(p, q.dtype(), q_lengths, kv_lengths);
-  if (flash_attention_applies(p, {&q, &k, &v, &o}, false)) {
+  const AttentionRoute route = attention_route(p, q.dtype(), CudnnAttention::Pass::kForward,
+                                               {&q, &k, &v, &o}, GradMode::kOverwrite);
+  if (route.cudnn != nullptr) {
+    route.cudnn->forward(cudnn_, q, k, v, at.q_lengths, at.kv_lengths, o, stats.data_as<float>(),
+                         workspace(route.cudnn->workspace_bytes()));
+    if (at.q_lengths == nullptr && at.kv_lengths == nullptr) return;  // every row sees keys
+    const RowShape sh = at.rows();
+    dispatch_float(q.dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      clear_keyless_rows<T><<<warp_row_blocks(sh.rows), kBlock, 0, stream_>>>(
+          o.data_as<T>(), stats.data_as<float>(), sh, p.head_dim);
+    });
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
+  if (route.flash) {
     flash_attention_forward(p, q, k, v, at.q_lengths, at.kv_lengths, o, stats.data_as<float>(),
                             stream_);
     return;
@@ -243,7 +317,15 @@ void CudaBackend::attention_backward_impl(const AttentionParams& p, const Tensor
     if (t->defined()) require_here(*t, op, "lengths");
   require_float(q, op, "q");
   Attention at(p, q.dtype(), q_lengths, kv_lengths);
-  if (flash_attention_applies(p, {&q, &k, &v, &o, &dout, &dq, &dk, &dv}, true)) {
+  const AttentionRoute route = attention_route(p, q.dtype(), CudnnAttention::Pass::kBackward,
+                                               {&q, &k, &v, &o, &dout, &dq, &dk, &dv}, mode);
+  if (route.cudnn != nullptr) {
+    route.cudnn->backward(cudnn_, q, k, v, o, dout, stats.data_as<float>(), at.q_lengths,
+                          at.kv_lengths, dq, dk, dv, workspace(route.cudnn->workspace_bytes()),
+                          stream_);
+    return;
+  }
+  if (route.flash) {
     flash_attention_backward(p, q, k, v, o, dout, stats.data_as<float>(), at.q_lengths,
                              at.kv_lengths, dq, dk, dv, mode,
                              workspace(flash_attention_backward_workspace(p)), stream_);

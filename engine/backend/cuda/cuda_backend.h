@@ -25,12 +25,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/backend/backend.h"
 #include "engine/backend/cuda/conv_direction.h"
 #include "engine/backend/cuda/cuda_handles.h"
 #include "engine/backend/cuda/cuda_types.h"
+#include "engine/backend/cuda/cudnn_attention.h"
 #include "engine/backend/cuda/cudnn_fused_conv.h"
 #include "engine/backend/cuda/cudnn_graph_conv.h"
 
@@ -245,6 +247,19 @@ class CudaBackend final : public Backend {
   void conv_gemm(ConvDirection direction, const ConvParams& p, DType dtype, const ConvOperands& o,
                  const void* bias, float beta);
   void conv_gemm_backward_data(const ConvParams& p, DType dtype, const ConvOperands& o, float beta);
+  // cuDNN's attention plan of a shape and pass, built on first use (null and `why` set where
+  // cuDNN cannot run it; a refusal is remembered too, so it is asked once).
+  const CudnnAttention* cudnn_attention(const AttentionParams& p, DType dtype,
+                                        CudnnAttention::Pass pass, std::string* why);
+  // Which fused implementation takes an attention call (cuda_attention.cu): cuDNN's plan, our
+  // flash kernels, or neither (the unfused path). A kernel p.kernel names that cannot take it
+  // throws Error(kUsage) saying why.
+  struct AttentionRoute {
+    const CudnnAttention* cudnn = nullptr;
+    bool flash = false;
+  };
+  AttentionRoute attention_route(const AttentionParams& p, DType dtype, CudnnAttention::Pass pass,
+                                 std::initializer_list<const Tensor*> operands, GradMode mode);
   MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype);
   MatmulPlan& matmul_plan(const MatmulKey& key);
   // d = a·b + beta c through a plan (c = d unless given); `ws` holds at least
@@ -267,6 +282,10 @@ class CudaBackend final : public Backend {
   Buffer workspace_;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
+  // batch, heads, seq_q, seq_kv, head_dim, scale, causal, dtype, pass.
+  using AttentionKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                                  std::int64_t, float, bool, DType, CudnnAttention::Pass>;
+  std::map<AttentionKey, std::unique_ptr<CudnnAttention>> attention_plans_;
   std::vector<ConvChoice> conv_choices_;
   std::size_t conv_plans_measured_ = 0;
   // Wall time of the measurements behind conv_plans_ (planning_time's parts).

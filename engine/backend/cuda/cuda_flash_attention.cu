@@ -355,7 +355,7 @@ bool flash_attention_applies(const AttentionParams& p,
   const DType dtype = (*operands.begin())->dtype();
   const bool kernel = (dtype == DType::kF16 || dtype == DType::kBF16) &&
                       (p.head_dim == 32 || p.head_dim == 64 || p.head_dim == 128);
-  if (!p.fused || !kernel || p.batch * p.heads > 65535) return false;  // gridDim.y's limit
+  if (!kernel || p.batch * p.heads > 65535) return false;  // gridDim.y's limit
   for (const Tensor* t : operands)
     if (!aligned16(t->data())) return false;
   // Head width 128 asks more shared memory than some GPUs give a block.

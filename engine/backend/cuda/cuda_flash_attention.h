@@ -2,8 +2,8 @@
 // written for this engine), for f16 and bf16 at head widths 32, 64 and 128. The operands, masks,
 // statistics and gradient modes are Backend::attention_forward's and attention_backward's; the
 // unfused path (cuda_attention.cu) runs everything else and is what this is held to.
-// They run only where AttentionParams::fused asks: as written (WMMA through shared memory, no
-// copy pipelining) they measured 2.2-4.5x slower than the unfused path on an H200
+// They run only where AttentionParams::kernel asks (kFlash): as written (WMMA through shared
+// memory, no copy pipelining) they measured 2.2-4.5x slower than the unfused path on an H200
 // (docs/measurements.md), so models leave them off until they are faster.
 #pragma once
 
@@ -18,7 +18,7 @@
 
 namespace dlbench::backend::cuda {
 
-// Whether the fused kernels run this call: p.fused, a dtype and head width they have, every
+// Whether the fused kernels can run this call: a dtype and head width they have, every
 // operand aligned for 16-byte loads, the (sample, head) pairs within a grid's second dimension
 // and the shared memory the forward (or backward) kernel asks within the device's limit.
 bool flash_attention_applies(const AttentionParams& p,

@@ -6,7 +6,8 @@
 // forward, whichever measured fastest: cuda_conv.cc), and batch norm with a residual add and
 // ReLU in its tail (our own kernels) where the channels come in multiples of 8. Which algorithm
 // runs a convolution (cuDNN or a cuBLASLt product) is the backend's own choice, measured; it
-// never decides support.
+// never decides support; attention's fused kernels decide it only where a call names one
+// (AttentionParams::kernel).
 #include "engine/backend/cuda/cuda_backend.h"
 
 namespace dlbench::backend::cuda {
@@ -27,6 +28,18 @@ Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
       dice && dice->classes > kMaxRowClasses)
     return Support::no("soft Dice keeps a pixel's classes in registers: at most " +
                        std::to_string(kMaxRowClasses) + " on CUDA");
+  // Attention's named fused kernels run where they can or not at all (kAuto falls back).
+  if (const auto* at = std::get_if<AttentionParams>(&params)) {
+    if (at->kernel == AttentionKernel::kCudnn)
+      if (std::string why = cudnn_attention_refusal(*at, dtype); !why.empty())
+        return Support::no(why);
+    if (at->kernel == AttentionKernel::kFlash &&
+        ((dtype != DType::kF16 && dtype != DType::kBF16) ||
+         (at->head_dim != 32 && at->head_dim != 64 && at->head_dim != 128)))
+      return Support::no(
+          "our flash attention kernels take f16 or bf16 at head widths 32, 64 "
+          "and 128");
+  }
   const bool is_float = dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
   if (op == OpKind::kSgdMomentumUpdate || op == OpKind::kAdamUpdate ||
       op == OpKind::kSparseAdamUpdate)

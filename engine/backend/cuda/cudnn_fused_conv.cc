@@ -8,7 +8,6 @@
 #include "engine/backend/cuda/cudnn_fused_conv.h"
 
 #include <array>
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -30,17 +29,7 @@ constexpr std::int64_t kUidConvOut = 101;
 constexpr std::int64_t kUidBiasOut = 102;
 constexpr std::int64_t kUidResidualOut = 103;
 
-// Mode A ranks engines by a trained model and knows the runtime-fusion engines; fallback adds
-// the engines that support the most graphs, slower, for when none of A's finalize.
-constexpr std::array<cudnnBackendHeurMode_t, 2> kHeuristicModes = {CUDNN_HEUR_MODE_A,
-                                                                   CUDNN_HEUR_MODE_FALLBACK};
-
 }  // namespace
-
-std::string ChosenEngine::describe() const {
-  return std::string("engine ") + std::to_string(engine_global_index) + " (heuristic " + heuristic +
-         " config " + std::to_string(config_index) + ", notes " + numerical_notes + ")";
-}
 
 FusedConvForward::FusedConvForward(cudnnHandle_t handle, const ConvParams& params, DType dtype,
                                    std::size_t workspace_limit)
@@ -115,58 +104,17 @@ void FusedConvForward::build_graph(cudnnHandle_t handle) {
     unsupported_reason_ = "cuDNN has no pattern for this graph: " + graph.refusal;
     return;
   }
-  choose_engine(handle, keep(std::move(*graph.descriptor)));
-}
-
-void FusedConvForward::choose_engine(cudnnHandle_t handle, const BackendDescriptor& graph) {
   const bool strict = dtype_ == DType::kF32 && params_.math == MathMode::kStrict;
-  std::string proposed;
-  int skipped_for_strict = 0;
-  int over_workspace_limit = 0;
-  std::map<std::string, int> refusals;  // status name -> how many plans failed with it
-  std::string last_refusal;
-  for (cudnnBackendHeurMode_t mode : kHeuristicModes) {
-    auto [configs, heuristic_refusal] = engine_configs(graph, mode);
-    proposed += std::string(proposed.empty() ? "" : ", ") + heuristic_name(mode) + " " +
-                std::to_string(configs.size());
-    if (!heuristic_refusal.empty()) proposed += " (" + heuristic_refusal + ")";
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      const EngineInfo info = engine_info(configs[i]);
-      if (strict && uses_reduced_precision(info)) {
-        ++skipped_for_strict;
-        continue;
-      }
-      Refusable plan = make_execution_plan(handle, configs[i]);
-      if (!plan.descriptor) {
-        ++refusals[cudnnGetErrorString(plan.status)];
-        last_refusal = "engine " + std::to_string(info.global_index) + ": " + plan.refusal;
-        continue;
-      }
-      const std::int64_t bytes = plan_workspace_bytes(*plan.descriptor);
-      DLBENCH_CHECK(bytes >= 0, "cuDNN reported a negative workspace size");
-      if (static_cast<std::uint64_t>(bytes) > workspace_limit_) {
-        ++over_workspace_limit;
-        continue;
-      }
-      workspace_bytes_ = static_cast<std::size_t>(bytes);
-      chosen_ = {heuristic_name(mode), static_cast<int>(i), info.global_index,
-                 to_string(info.numerical_notes)};
-      keep(std::move(configs[i]));
-      plan_ = std::move(plan.descriptor);
-      return;
-    }
+  ChosenPlan chosen =
+      choose_plan(handle, keep(std::move(*graph.descriptor)), workspace_limit_, strict);
+  if (!chosen.plan) {
+    unsupported_reason_ = chosen.refusal;
+    return;
   }
-  std::string reason = "no engine runs this graph (configs proposed: " + proposed;
-  if (skipped_for_strict > 0)
-    reason += "; " + std::to_string(skipped_for_strict) +
-              " skipped as TF32 or reduced precision under strict f32";
-  if (over_workspace_limit > 0)
-    reason += "; " + std::to_string(over_workspace_limit) + " over the workspace limit of " +
-              std::to_string(workspace_limit_) + " bytes";
-  for (const auto& [status, count] : refusals)
-    reason += "; " + std::to_string(count) + " refused with " + status;
-  if (!last_refusal.empty()) reason += "; last: " + last_refusal;
-  unsupported_reason_ = reason + ")";
+  keep(std::move(*chosen.config));
+  plan_ = std::move(chosen.plan);
+  workspace_bytes_ = chosen.workspace_bytes;
+  chosen_ = chosen.chosen;
 }
 
 bool FusedConvForward::takes(const void* x, const void* w, const void* bias, const void* residual,

@@ -34,15 +34,6 @@
 
 namespace dlbench::backend::cuda {
 
-// Which engine a FusedConvForward runs, for logs and failing tests.
-struct ChosenEngine {
-  const char* heuristic = "";  // the heuristic mode that proposed it ("A", "fallback")
-  int config_index = -1;       // its position in that mode's list, best first
-  std::int64_t engine_global_index = -1;
-  std::string numerical_notes;  // "tensor_core,down_convert_inputs" or "none"
-  std::string describe() const;
-};
-
 class FusedConvForward {
  public:
   // Throws only for malformed input or a cuDNN failure other than "not supported".
@@ -72,7 +63,6 @@ class FusedConvForward {
  private:
   const BackendDescriptor& keep(BackendDescriptor descriptor);
   void build_graph(cudnnHandle_t handle);
-  void choose_engine(cudnnHandle_t handle, const BackendDescriptor& graph);
 
   ConvParams params_;
   DType dtype_;

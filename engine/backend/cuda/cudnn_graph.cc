@@ -130,8 +130,9 @@ BackendDescriptor make_tensor(const TensorSpec& spec) {
       .set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, spec.dims)
       .set_int64s(CUDNN_ATTR_TENSOR_STRIDES, spec.strides)
       .set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, kTensorAlignment)
-      .set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, spec.storage == Storage::kVirtual)
-      .finalize();
+      .set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, spec.storage == Storage::kVirtual);
+  if (spec.storage == Storage::kByValue) tensor.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
+  tensor.finalize();
   return tensor;
 }
 
@@ -162,11 +163,17 @@ BackendDescriptor make_convolution(std::span<const std::int64_t> pads,
 }
 
 BackendDescriptor make_pointwise(cudnnPointwiseMode_t mode) {
+  return make_pointwise(mode, CUDNN_DATA_FLOAT);
+}
+
+BackendDescriptor make_pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t compute,
+                                 std::int64_t axis) {
   BackendDescriptor pointwise(CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
                               "pointwise mode " + std::to_string(mode));
   pointwise.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
-      .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT)
-      .finalize();
+      .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, compute);
+  if (axis >= 0) pointwise.set_int64(CUDNN_ATTR_POINTWISE_AXIS, axis);
+  pointwise.finalize();
   return pointwise;
 }
 
@@ -214,6 +221,73 @@ BackendDescriptor make_conv_backward_filter_op(const BackendDescriptor& convolut
       .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, dy)
       .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, 1.0f)
       .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, beta)
+      .finalize();
+  return op;
+}
+
+BackendDescriptor make_select_op(const BackendDescriptor& select, const BackendDescriptor& x,
+                                 const BackendDescriptor& b, const BackendDescriptor& t,
+                                 const BackendDescriptor& y) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, "select operation");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, select)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y)
+      .finalize();
+  return op;
+}
+
+BackendDescriptor make_matmul(std::optional<double> padding) {
+  BackendDescriptor matmul(CUDNN_BACKEND_MATMUL_DESCRIPTOR, "matmul");
+  matmul.set_data_type(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT);
+  if (padding) matmul.set(CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, 1, &*padding);
+  matmul.finalize();
+  return matmul;
+}
+
+BackendDescriptor make_matmul_op(const BackendDescriptor& matmul, const BackendDescriptor& a,
+                                 const BackendDescriptor& b, const BackendDescriptor& c,
+                                 const MatmulExtents& extents) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, "matmul operation");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_DESC, matmul)
+      .set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a)
+      .set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b)
+      .set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
+  if (extents.m != nullptr)
+    op.set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, *extents.m);
+  if (extents.n != nullptr)
+    op.set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, *extents.n);
+  if (extents.k != nullptr)
+    op.set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, *extents.k);
+  op.finalize();
+  return op;
+}
+
+BackendDescriptor make_reduction(cudnnReduceTensorOp_t operation) {
+  BackendDescriptor reduction(CUDNN_BACKEND_REDUCTION_DESCRIPTOR,
+                              "reduction " + std::to_string(operation));
+  reduction.set_data_type(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_DATA_FLOAT)
+      .set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &operation)
+      .finalize();
+  return reduction;
+}
+
+BackendDescriptor make_reduction_op(const BackendDescriptor& reduction, const BackendDescriptor& x,
+                                    const BackendDescriptor& y) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+                       "reduction operation (" + reduction.name() + ")");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_REDUCTION_DESC, reduction)
+      .set_descriptor(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y)
+      .finalize();
+  return op;
+}
+
+BackendDescriptor make_reshape_op(const BackendDescriptor& x, const BackendDescriptor& y) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, "reshape operation");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y)
       .finalize();
   return op;
 }

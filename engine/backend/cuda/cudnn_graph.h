@@ -74,8 +74,9 @@ class BackendDescriptor {
 [[noreturn]] void throw_graph_error(const std::string& action, cudnnStatus_t status);
 
 // A tensor by its logical dimensions (N, C, H, W for activations; K, C, R, S for filters) and
-// strides that say the memory order. A virtual tensor lives only inside a fused kernel.
-enum class Storage { kMemory, kVirtual };
+// strides that say the memory order. A virtual tensor lives only inside a fused kernel; a
+// by-value one is a scalar whose variant-pack pointer is host memory holding its value.
+enum class Storage { kMemory, kVirtual, kByValue };
 struct TensorSpec {
   std::string name;
   std::int64_t uid = 0;
@@ -101,8 +102,12 @@ BackendDescriptor make_convolution(const Conv2dGeometry& geometry);
 BackendDescriptor make_convolution(std::span<const std::int64_t> pads,
                                    std::span<const std::int64_t> strides,
                                    std::span<const std::int64_t> dilations);
-// A pointwise function (ADD, RELU_FWD, ...) computing in f32.
+// A pointwise function (ADD, RELU_FWD, ...) computing in f32, or in `compute` (i32 for
+// GEN_INDEX, boolean for comparisons and LOGICAL_AND); GEN_INDEX numbers the positions along
+// `axis`.
 BackendDescriptor make_pointwise(cudnnPointwiseMode_t mode);
+BackendDescriptor make_pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t compute,
+                                 std::int64_t axis = -1);
 
 // y = conv(x, w) + beta * y: alpha 1, beta 0 by default (y is overwritten).
 BackendDescriptor make_conv_forward_op(const BackendDescriptor& convolution,
@@ -121,6 +126,31 @@ BackendDescriptor make_conv_backward_filter_op(const BackendDescriptor& convolut
 // y = f(x) for a unary mode, y = f(x, b) for a binary one (b broadcast where its dims are 1).
 BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const BackendDescriptor& x,
                                     const BackendDescriptor* b, const BackendDescriptor& y);
+
+// y = t ? x : b (BINARY_SELECT: b broadcast where its dims are 1, t boolean).
+BackendDescriptor make_select_op(const BackendDescriptor& select, const BackendDescriptor& x,
+                                 const BackendDescriptor& b, const BackendDescriptor& t,
+                                 const BackendDescriptor& y);
+
+// c = a b over the last two dims (batched over the others), computing in f32. The overrides
+// are i32 [batch, 1, 1, 1] device tensors giving each batch entry's own M, N or K (rows past
+// them are not computed); `padding` is the value the rows and columns past M and N read as.
+struct MatmulExtents {
+  const BackendDescriptor* m = nullptr;
+  const BackendDescriptor* n = nullptr;
+  const BackendDescriptor* k = nullptr;
+  std::optional<double> padding;
+};
+BackendDescriptor make_matmul(std::optional<double> padding);
+BackendDescriptor make_matmul_op(const BackendDescriptor& matmul, const BackendDescriptor& a,
+                                 const BackendDescriptor& b, const BackendDescriptor& c,
+                                 const MatmulExtents& extents);
+// y = x reduced (MAX, ADD, ...) over the dims where y has 1 and x more, in f32.
+BackendDescriptor make_reduction(cudnnReduceTensorOp_t op);
+BackendDescriptor make_reduction_op(const BackendDescriptor& reduction, const BackendDescriptor& x,
+                                    const BackendDescriptor& y);
+// y = x seen through y's dims and strides (a transpose, when they swap two).
+BackendDescriptor make_reshape_op(const BackendDescriptor& x, const BackendDescriptor& y);
 
 // sum[c] = sum of x over every position of channel c, sqsum[c] the same of x^2 (both [1, C, 1,
 // 1], f32): the batch-norm statistics of x, read where x is written.
@@ -159,6 +189,29 @@ std::string to_string(std::span<const cudnnBackendNumericalNote_t> notes);
 // Strict f32 means fp32 products and sums: engines on tensor cores read f32 as TF32 (10
 // mantissa bits), which cuDNN notes as tensor-core and down-converting.
 bool uses_reduced_precision(const EngineInfo& info);
+
+// Which engine a plan runs, for logs and failing tests.
+struct ChosenEngine {
+  const char* heuristic = "";  // the heuristic mode that proposed it ("A", "fallback")
+  int config_index = -1;       // its position in that mode's list, best first
+  std::int64_t engine_global_index = -1;
+  std::string numerical_notes;  // "tensor_core,down_convert_inputs" or "none"
+  std::string describe() const;
+};
+
+// The first engine configuration (heuristic mode A, which ranks by a trained model and knows
+// the runtime-fusion engines, then fallback) whose plan finalizes and whose workspace stays
+// within workspace_limit; under strict f32, engines noted as reduced precision are skipped.
+// None is an answer: plan is empty and refusal says what was proposed and why each failed.
+struct ChosenPlan {
+  std::optional<BackendDescriptor> plan;
+  std::optional<BackendDescriptor> config;  // kept alive as long as the plan
+  std::size_t workspace_bytes = 0;
+  ChosenEngine chosen;
+  std::string refusal;
+};
+ChosenPlan choose_plan(cudnnHandle_t handle, const BackendDescriptor& graph,
+                       std::size_t workspace_limit, bool strict);
 
 // Any failure is a refusal: engines reject shapes, alignments and dtypes at this step.
 Refusable make_execution_plan(cudnnHandle_t handle, const BackendDescriptor& engine_config);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <utility>
 
 #include "engine/backend/cuda/cuda_check.h"
@@ -30,6 +31,11 @@ std::int64_t get_attribute(const BackendDescriptor& descriptor,
                       status);
   return count;
 }
+
+// Mode A ranks engines by a trained model and knows the runtime-fusion engines; fallback adds
+// the engines that support the most graphs, slower, for when none of A's finalize.
+constexpr std::array<cudnnBackendHeurMode_t, 2> kPlanHeuristics = {CUDNN_HEUR_MODE_A,
+                                                                   CUDNN_HEUR_MODE_FALLBACK};
 
 }  // namespace
 
@@ -163,6 +169,66 @@ bool uses_reduced_precision(const EngineInfo& info) {
   return info.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE) ||
          info.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) ||
          info.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION);
+}
+
+// --- choosing a plan -----------------------------------------------------------------------
+
+std::string ChosenEngine::describe() const {
+  return std::string("engine ") + std::to_string(engine_global_index) + " (heuristic " + heuristic +
+         " config " + std::to_string(config_index) + ", notes " + numerical_notes + ")";
+}
+
+ChosenPlan choose_plan(cudnnHandle_t handle, const BackendDescriptor& graph,
+                       std::size_t workspace_limit, bool strict) {
+  ChosenPlan out;
+  std::string proposed;
+  int skipped_for_strict = 0;
+  int over_workspace_limit = 0;
+  std::map<std::string, int> refusals;  // status name -> how many plans failed with it
+  std::string last_refusal;
+  for (cudnnBackendHeurMode_t mode : kPlanHeuristics) {
+    auto [configs, heuristic_refusal] = engine_configs(graph, mode);
+    proposed += std::string(proposed.empty() ? "" : ", ") + heuristic_name(mode) + " " +
+                std::to_string(configs.size());
+    if (!heuristic_refusal.empty()) proposed += " (" + heuristic_refusal + ")";
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const EngineInfo info = engine_info(configs[i]);
+      if (strict && uses_reduced_precision(info)) {
+        ++skipped_for_strict;
+        continue;
+      }
+      Refusable plan = make_execution_plan(handle, configs[i]);
+      if (!plan.descriptor) {
+        ++refusals[cudnnGetErrorString(plan.status)];
+        last_refusal = "engine " + std::to_string(info.global_index) + ": " + plan.refusal;
+        continue;
+      }
+      const std::int64_t bytes = plan_workspace_bytes(*plan.descriptor);
+      DLBENCH_CHECK(bytes >= 0, "cuDNN reported a negative workspace size");
+      if (static_cast<std::uint64_t>(bytes) > workspace_limit) {
+        ++over_workspace_limit;
+        continue;
+      }
+      out.workspace_bytes = static_cast<std::size_t>(bytes);
+      out.chosen = {heuristic_name(mode), static_cast<int>(i), info.global_index,
+                    to_string(info.numerical_notes)};
+      out.config.emplace(std::move(configs[i]));
+      out.plan = std::move(plan.descriptor);
+      return out;
+    }
+  }
+  std::string reason = "no engine runs this graph (configs proposed: " + proposed;
+  if (skipped_for_strict > 0)
+    reason += "; " + std::to_string(skipped_for_strict) +
+              " skipped as TF32 or reduced precision under strict f32";
+  if (over_workspace_limit > 0)
+    reason += "; " + std::to_string(over_workspace_limit) + " over the workspace limit of " +
+              std::to_string(workspace_limit) + " bytes";
+  for (const auto& [status, count] : refusals)
+    reason += "; " + std::to_string(count) + " refused with " + status;
+  if (!last_refusal.empty()) reason += "; last: " + last_refusal;
+  out.refusal = reason + ")";
+  return out;
 }
 
 }  // namespace dlbench::backend::cuda

@@ -13,6 +13,7 @@
 namespace dlbench::op_harness {
 namespace {
 
+using backend::AttentionKernel;
 using backend::AttentionParams;
 using backend::OpKind;
 
@@ -55,13 +56,23 @@ const std::vector<Setup>& setups() {
   return all;
 }
 
-// The setups the fused kernels take, again with them asked for (the default is the unfused path).
-std::vector<Setup> fused(std::vector<Setup> setups) {
+// The setups again with each implementation named that takes them (a named one that cannot
+// run fails the case, so these prove it ran): the unfused reference path and cuDNN's fused
+// attention where cuDNN takes the call (head widths a multiple of 8, no causal mask), and our
+// flash kernels at their head widths. The plain setups run the backend's own choice (kAuto).
+std::vector<Setup> named_kernels(const std::vector<Setup>& setups) {
   std::vector<Setup> out;
-  for (Setup s : setups) {
-    if (s.p.head_dim != 32 && s.p.head_dim != 64 && s.p.head_dim != 128) continue;
-    s.p.fused = true;
+  auto with = [&](Setup s, AttentionKernel kernel) {
+    s.p.kernel = kernel;
     out.push_back(std::move(s));
+  };
+  for (const Setup& s : setups) {
+    if (s.p.head_dim % 8 == 0 && s.p.head_dim <= 128 && !s.p.causal) {
+      with(s, AttentionKernel::kUnfused);
+      with(s, AttentionKernel::kCudnn);
+    }
+    if (s.p.head_dim == 32 || s.p.head_dim == 64 || s.p.head_dim == 128)
+      with(s, AttentionKernel::kFlash);
   }
   return out;
 }
@@ -70,7 +81,7 @@ std::string name_of(const Setup& s) {
   std::ostringstream o;
   o << "b" << s.p.batch << "_h" << s.p.heads << "_q" << s.p.seq_q << "_kv" << s.p.seq_kv << "_d"
     << s.p.head_dim << (s.p.causal ? "_causal" : "") << (s.q_lengths.empty() ? "" : "_padded")
-    << (s.p.fused ? "_fused" : "");
+    << (s.p.kernel == AttentionKernel::kAuto ? "" : std::string("_") + to_string(s.p.kernel));
   return o.str();
 }
 
@@ -210,8 +221,9 @@ class AttentionBackward final : public AttentionCase {
   Tolerance against_cpu(const Precision& prec, std::size_t) const override {
     return attention_tolerance(prec, s_.p);
   }
-  // The fused backward sums dq with atomics in whatever order its blocks run.
-  bool repeatable() const override { return !s_.p.fused; }
+  // The fused backwards (cuDNN's, which kAuto takes where it can, and ours) sum dq with atomics
+  // in whatever order their blocks run.
+  bool repeatable() const override { return s_.p.kernel == AttentionKernel::kUnfused; }
   double flops() const override { return 2.5 * AttentionCase::flops(); }
 
  private:
@@ -223,18 +235,19 @@ CaseList cases() {
   CaseList out;
   // BERT-base at sequence 128 and batch 64, and BERT-large's phase 2 (sequence 512) at batch 8.
   std::vector<Setup> perf = {setup(64, 12, 128, 128, 64, false), setup(8, 16, 512, 512, 64, false)};
-  for (const Setup& s : fused(perf)) perf.push_back(s);
+  for (const Setup& s : named_kernels(perf)) perf.push_back(s);
   for (const Setup& s : perf) {
     out.push_back(std::make_unique<PerfCase>(std::make_unique<AttentionForward>(s)));
     out.push_back(std::make_unique<PerfCase>(
         std::make_unique<AttentionBackward>(s, GradMode::kOverwrite, true)));
   }
   std::vector<Setup> all = setups();
-  for (const Setup& s : fused(setups())) all.push_back(s);
+  for (const Setup& s : named_kernels(setups())) all.push_back(s);
   for (const Setup& s : all) {
     out.push_back(std::make_unique<AttentionForward>(s));
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
-      out.push_back(std::make_unique<AttentionBackward>(s, m));
+      if (m == GradMode::kOverwrite || s.p.kernel != AttentionKernel::kCudnn)  // cuDNN overwrites
+        out.push_back(std::make_unique<AttentionBackward>(s, m));
   }
   return out;
 }
