@@ -140,6 +140,21 @@ class GraphBuilder {
     return masked;
   }
 
+  // The tensors both passes bind: q, k^T, o and the statistics, the lengths, the scale.
+  struct Shared {
+    const BackendDescriptor &q, &kt, &o, &stats, &q_len, &kv_len, &scale;
+  };
+  Shared shared() {
+    const AttentionParams& p = p_;
+    return {memory("q", kQ, tokens(p, p.seq_q), io_),
+            memory("k^T", kK, transposed(tokens(p, p.seq_kv)), io_),
+            memory("o", kO, tokens(p, p.seq_q), io_),
+            memory("stats", kStats, rows(p), CUDNN_DATA_FLOAT),
+            memory("q lengths", kQLengths, per_sample(p), CUDNN_DATA_INT32),
+            memory("kv lengths", kKvLengths, per_sample(p), CUDNN_DATA_INT32),
+            scalar("scale", kScale)};
+  }
+
   std::vector<const BackendDescriptor*>& operations() { return operations_; }
 
  private:
@@ -191,16 +206,8 @@ void CudnnAttention::build_forward(cudnnHandle_t handle) {
   const cudnnDataType_t io = cudnn_dtype(dtype_, "attention");
   GraphBuilder g(parts_, p_, io);
   const AttentionParams& p = p_;
-  const BackendDescriptor& q = g.memory("q", kQ, tokens(p, p.seq_q), io);
-  const BackendDescriptor& kt = g.memory("k^T", kK, transposed(tokens(p, p.seq_kv)), io);
+  const auto [q, kt, o, stats, q_len, kv_len, scale] = g.shared();
   const BackendDescriptor& v = g.memory("v", kV, tokens(p, p.seq_kv), io);
-  const BackendDescriptor& o = g.memory("o", kO, tokens(p, p.seq_q), io);
-  const BackendDescriptor& stats = g.memory("stats", kStats, rows(p), CUDNN_DATA_FLOAT);
-  const BackendDescriptor& q_len =
-      g.memory("q lengths", kQLengths, per_sample(p), CUDNN_DATA_INT32);
-  const BackendDescriptor& kv_len =
-      g.memory("kv lengths", kKvLengths, per_sample(p), CUDNN_DATA_INT32);
-  const BackendDescriptor& scale = g.scalar("scale", kScale);
 
   const BackendDescriptor& s = g.temporary("scores", scores(p), CUDNN_DATA_FLOAT);
   g.matmul(q, kt, s, {&q_len, &kv_len, nullptr, 0.0});
@@ -224,12 +231,9 @@ void CudnnAttention::build_backward(cudnnHandle_t handle) {
   const cudnnDataType_t io = cudnn_dtype(dtype_, "attention");
   GraphBuilder g(parts_, p_, io);
   const AttentionParams& p = p_;
-  const BackendDescriptor& q = g.memory("q", kQ, tokens(p, p.seq_q), io);
-  const BackendDescriptor& kt = g.memory("k^T", kK, transposed(tokens(p, p.seq_kv)), io);
+  const auto [q, kt, o, stats, q_len, kv_len, scale] = g.shared();
   const BackendDescriptor& vt = g.memory("v^T", kV, transposed(tokens(p, p.seq_kv)), io);
-  const BackendDescriptor& o = g.memory("o", kO, tokens(p, p.seq_q), io);
   const BackendDescriptor& dout = g.memory("dout", kDout, tokens(p, p.seq_q), io);
-  const BackendDescriptor& stats = g.memory("stats", kStats, rows(p), CUDNN_DATA_FLOAT);
   const BackendDescriptor& dq = g.memory("dq", kDq, tokens(p, p.seq_q), io);
   const BackendDescriptor& dk = g.memory("dk", kDk, tokens(p, p.seq_kv), io);
   const BackendDescriptor& dv = g.memory("dv", kDv, tokens(p, p.seq_kv), io);
@@ -239,11 +243,6 @@ void CudnnAttention::build_backward(cudnnHandle_t handle) {
       {p.batch, p.heads, p.seq_q, p.head_dim},
       {p.heads * p.seq_q * p.head_dim, p.seq_q * p.head_dim, p.head_dim, 1}};
   const BackendDescriptor& dq_sums = g.memory("dq sums", kDqSums, dq_sums_layout, CUDNN_DATA_FLOAT);
-  const BackendDescriptor& q_len =
-      g.memory("q lengths", kQLengths, per_sample(p), CUDNN_DATA_INT32);
-  const BackendDescriptor& kv_len =
-      g.memory("kv lengths", kKvLengths, per_sample(p), CUDNN_DATA_INT32);
-  const BackendDescriptor& scale = g.scalar("scale", kScale);
   const BackendDescriptor& one = g.scalar("one", kOne);
 
   // D = rowsum(dO o O).
