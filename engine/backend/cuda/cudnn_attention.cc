@@ -118,28 +118,21 @@ class GraphBuilder {
     add(make_reshape_op(x, y));
   }
 
-  // The scores with -inf past each sample's lengths (rows past q_lengths, columns past
-  // kv_lengths), as cuDNN's attention patterns spell a padding mask.
-  const BackendDescriptor& padding_mask(const BackendDescriptor& s, const BackendDescriptor& q_len,
-                                        const BackendDescriptor& kv_len) {
+  // The scores with -inf where a key is hidden: past each sample's lengths (rows past q_lengths,
+  // columns past kv_lengths), then, under a causal mask, past the row's own position (top-left:
+  // query i sees keys 0..i). Spelled as cuDNN's attention patterns spell them: generated
+  // indices, comparisons, a select.
+  const BackendDescriptor& mask(const BackendDescriptor& s, const BackendDescriptor& q_len,
+                                const BackendDescriptor& kv_len) {
     const Layout l = scores(p_);
-    const BackendDescriptor& row = temporary("row index", l, CUDNN_DATA_INT32);
-    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, row, CUDNN_DATA_INT32, 2);
-    const BackendDescriptor& column = temporary("column index", l, CUDNN_DATA_INT32);
-    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, column, CUDNN_DATA_INT32, 3);
-    const BackendDescriptor& row_in = temporary("row in length", l, CUDNN_DATA_BOOLEAN);
-    pointwise(CUDNN_POINTWISE_CMP_LT, row, &q_len, row_in, CUDNN_DATA_BOOLEAN);
-    const BackendDescriptor& column_in = temporary("column in length", l, CUDNN_DATA_BOOLEAN);
-    pointwise(CUDNN_POINTWISE_CMP_LT, column, &kv_len, column_in, CUDNN_DATA_BOOLEAN);
+    const BackendDescriptor& row_in = compare(CUDNN_POINTWISE_CMP_LT, index(s, 2), q_len);
+    const BackendDescriptor& column_in = compare(CUDNN_POINTWISE_CMP_LT, index(s, 3), kv_len);
     const BackendDescriptor& visible = temporary("visible", l, CUDNN_DATA_BOOLEAN);
     pointwise(CUDNN_POINTWISE_LOGICAL_AND, row_in, &column_in, visible, CUDNN_DATA_BOOLEAN);
-    const BackendDescriptor& masked = temporary("masked scores", l, CUDNN_DATA_FLOAT);
-    const BackendDescriptor& select =
-        keep(make_pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT));
-    add(make_select_op(select, s, scalar("-inf", kNegativeInfinity), visible, masked));
-    return masked;
+    const BackendDescriptor& padded = hide(s, visible);
+    if (!p_.causal) return padded;
+    return hide(padded, compare(CUDNN_POINTWISE_CMP_GE, index(padded, 2), index(padded, 3)));
   }
-
   // The tensors both passes bind: q, k^T, o and the statistics, the lengths, the scale.
   struct Shared {
     const BackendDescriptor &q, &kt, &o, &stats, &q_len, &kv_len, &scale;
@@ -159,12 +152,34 @@ class GraphBuilder {
 
  private:
   const BackendDescriptor& keep(BackendDescriptor d) { return parts_.emplace_back(std::move(d)); }
+  // The position of every score along one axis (2: its row, 3: its column), as i32.
+  const BackendDescriptor& index(const BackendDescriptor& s, std::int64_t axis) {
+    const BackendDescriptor& y = temporary("index", scores(p_), CUDNN_DATA_INT32);
+    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, y, CUDNN_DATA_INT32, axis);
+    return y;
+  }
+  const BackendDescriptor& compare(cudnnPointwiseMode_t mode, const BackendDescriptor& a,
+                                   const BackendDescriptor& b) {
+    const BackendDescriptor& y = temporary("comparison", scores(p_), CUDNN_DATA_BOOLEAN);
+    pointwise(mode, a, &b, y, CUDNN_DATA_BOOLEAN);
+    return y;
+  }
+  // s where `visible`, -inf elsewhere.
+  const BackendDescriptor& hide(const BackendDescriptor& s, const BackendDescriptor& visible) {
+    const BackendDescriptor& y = temporary("masked scores", scores(p_), CUDNN_DATA_FLOAT);
+    const BackendDescriptor& select =
+        keep(make_pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT));
+    if (negative_infinity_ == nullptr) negative_infinity_ = &scalar("-inf", kNegativeInfinity);
+    add(make_select_op(select, s, *negative_infinity_, visible, y));
+    return y;
+  }
   void add(BackendDescriptor op) { operations_.push_back(&keep(std::move(op))); }
 
   std::deque<BackendDescriptor>& parts_;
   const AttentionParams& p_;
   cudnnDataType_t io_;
   std::int64_t next_virtual_ = kFirstVirtual;
+  const BackendDescriptor* negative_infinity_ = nullptr;  // one tensor per uid, however many masks
   std::vector<const BackendDescriptor*> operations_;
 };
 
@@ -176,7 +191,6 @@ std::string cudnn_attention_refusal(const AttentionParams& p, DType dtype) {
   if (p.head_dim % 8 != 0 || p.head_dim > 128)
     return "cuDNN's fused attention takes head widths that are multiples of 8 up to 128, not " +
            std::to_string(p.head_dim);
-  if (p.causal) return "the causal mask is not built into the cuDNN graph yet";
   return {};
 }
 
@@ -213,7 +227,7 @@ void CudnnAttention::build_forward(cudnnHandle_t handle) {
   g.matmul(q, kt, s, {&q_len, &kv_len, nullptr, 0.0});
   const BackendDescriptor& scaled =
       g.pointwise(CUDNN_POINTWISE_MUL, s, &scale, scores(p), "scaled scores");
-  const BackendDescriptor& masked = g.padding_mask(scaled, q_len, kv_len);
+  const BackendDescriptor& masked = g.mask(scaled, q_len, kv_len);
   const BackendDescriptor& max = g.reduce(CUDNN_REDUCE_TENSOR_MAX, masked, "row max");
   const BackendDescriptor& shifted =
       g.pointwise(CUDNN_POINTWISE_SUB, masked, &max, scores(p), "shifted scores");
@@ -255,7 +269,7 @@ void CudnnAttention::build_backward(cudnnHandle_t handle) {
   g.matmul(q, kt, s, {&q_len, &kv_len, nullptr, std::nullopt});
   const BackendDescriptor& scaled =
       g.pointwise(CUDNN_POINTWISE_MUL, s, &scale, scores(p), "scaled scores");
-  const BackendDescriptor& masked = g.padding_mask(scaled, q_len, kv_len);
+  const BackendDescriptor& masked = g.mask(scaled, q_len, kv_len);
   const BackendDescriptor& shifted =
       g.pointwise(CUDNN_POINTWISE_SUB, masked, &stats, scores(p), "scores - stats");
   const BackendDescriptor& prob =

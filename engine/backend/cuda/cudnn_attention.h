@@ -6,7 +6,8 @@
 // Tensors are 4-D [batch, heads, seq, head_dim] with strides that say our token-major layout
 // ([batch * seq, heads * head_dim] row-major); K and V enter the products transposed by
 // swapping their last two dims and strides. The lengths (i32 [batch, 1, 1, 1] on the device)
-// bound each sample's products (the matmuls' M, N and K overrides) and mask the scores.
+// bound each sample's products (the matmuls' M, N and K overrides) and mask the scores; a
+// causal mask (top-left: query i sees keys 0..i) is a second mask after them.
 //
 //   forward:  S = scale Q K^T | padding mask (-inf) | max, exp, sum -> stats = max + log(sum),
 //             P = exp / sum (rounded to the dtype) | O = P V
@@ -18,7 +19,8 @@
 // them, so either path's forward serves the other's backward. cuDNN writes no output row that
 // sees no key and -inf statistics there: the caller clears those rows after forward();
 // backward() zeroes the gradients first where lengths are given. f16 and bf16, head widths a
-// multiple of 8 up to 128, no causal mask yet (that case keeps the unfused path).
+// multiple of 8 up to 128. A row inside its query length that sees no key (kv length 0) is
+// not handled (BERT and the Transformer never make one).
 //
 // Built once per shape and pass; a graph or plan cuDNN refuses is an answer (ok() false,
 // unsupported_reason() says why), not an error, so a caller can fall back.
