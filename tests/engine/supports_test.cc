@@ -83,6 +83,40 @@ TEST(SupportsTest, CudaFusesConvolutionReluAndBatchNormTails) {
   bn.activation = Activation::kNone;  // a plain batch norm: any channels
   EXPECT_TRUE(cuda::cuda_supports(OpKind::kBatchNormTraining, bn, DType::kF16));
 }
+
+// Attention runs in every float dtype whatever runs it (kAuto falls back to the unfused path);
+// a named fused kernel is supported only where it can run, and says why not: cuDNN's in f16 and
+// bf16 at head widths that are multiples of 8 up to 128 (causal or not), ours in f16 and bf16 at
+// 32, 64 and 128.
+TEST(SupportsTest, CudaNamesAttentionKernelsOnlyWhereTheyRun) {
+  AttentionParams p;
+  p.heads = 12, p.head_dim = 64;
+  for (AttentionKernel k : {AttentionKernel::kAuto, AttentionKernel::kUnfused})
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+      p.kernel = k;
+      EXPECT_TRUE(cuda::cuda_supports(OpKind::kAttentionForward, p, t)) << to_string(k);
+    }
+  for (AttentionKernel k : {AttentionKernel::kCudnn, AttentionKernel::kFlash}) {
+    p.kernel = k;
+    for (DType t : {DType::kF16, DType::kBF16})
+      EXPECT_TRUE(cuda::cuda_supports(OpKind::kAttentionBackward, p, t)) << to_string(k);
+    const Support f32 = cuda::cuda_supports(OpKind::kAttentionForward, p, DType::kF32);
+    EXPECT_FALSE(f32) << to_string(k);
+    EXPECT_NE(f32.reason.find("f16 or bf16"), std::string::npos) << f32.reason;
+  }
+  p.kernel = AttentionKernel::kCudnn;
+  p.causal = true;
+  EXPECT_TRUE(cuda::cuda_supports(OpKind::kAttentionForward, p, DType::kF16));
+  p.head_dim = 12;  // not a multiple of 8
+  const Support odd = cuda::cuda_supports(OpKind::kAttentionForward, p, DType::kF16);
+  EXPECT_FALSE(odd);
+  EXPECT_NE(odd.reason.find("multiples of 8 up to 128, not 12"), std::string::npos) << odd.reason;
+  p.head_dim = 256;
+  EXPECT_FALSE(cuda::cuda_supports(OpKind::kAttentionForward, p, DType::kBF16));
+  p.kernel = AttentionKernel::kFlash;
+  p.head_dim = 96;
+  EXPECT_FALSE(cuda::cuda_supports(OpKind::kAttentionForward, p, DType::kF16));
+}
 #endif
 
 TEST(SupportsTest, EveryOpHasAName) {
