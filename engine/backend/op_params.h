@@ -261,13 +261,13 @@ struct DropoutParams {
   std::uint64_t seed = 0;
 };
 
-// Scaled dot-product attention of `heads` heads at once (Backend::attention_forward): queries of
-// seq_q positions against keys and values of seq_kv positions per sample, each head head_dim
-// wide. `causal` hides the keys after a query's own position (a decoder's self-attention).
 // See AttentionParams::kernel.
 enum class AttentionKernel { kAuto, kUnfused, kFlash, kCudnn };
 const char* to_string(AttentionKernel kernel);
 
+// Scaled dot-product attention of `heads` heads at once (Backend::attention_forward): queries of
+// seq_q positions against keys and values of seq_kv positions per sample, each head head_dim
+// wide. `causal` hides the keys after a query's own position (a decoder's self-attention).
 struct AttentionParams {
   std::int64_t batch = 1;
   std::int64_t heads = 1;
@@ -279,7 +279,7 @@ struct AttentionParams {
   MathMode math = MathMode::kStrict;  // f32 products: strict or TF32
   // Which implementation runs where a backend has more than one (CUDA: cuDNN's fused attention,
   // our own FlashAttention-style kernels, the unfused reference path). kAuto takes the fastest
-  // that can run the call: on CUDA cuDNN's (measured on an H200, 2026-11-29, 2.4-4.6x faster
+  // that can run the call: on CUDA cuDNN's (measured on an H200, 2026-11-29, 2.4-4.5x faster
   // than the unfused path at BERT's shapes), else the unfused path. Naming one runs it or fails
   // with the reason it cannot; the CPU has one path and runs it whatever is named.
   AttentionKernel kernel = AttentionKernel::kAuto;

@@ -127,6 +127,16 @@ __global__ void clear_keyless_rows(T* o, float* stats, RowShape sh, std::int64_t
   if (lane == 0) stats[row] = 0.0f;
 }
 
+// cuDNN takes the lengths as its products' extents: clamped into [0, seq] first (as the unfused
+// path reads them: Backend::attention_forward), into out ([batch] of each).
+__global__ void clamp_lengths(const std::int32_t* q, const std::int32_t* kv, std::int32_t* out,
+                              std::int64_t batch, std::int64_t seq_q, std::int64_t seq_kv) {
+  const std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (n >= batch) return;
+  out[n] = static_cast<std::int32_t>(clamp_length(q, n, seq_q));
+  out[batch + n] = static_cast<std::int32_t>(clamp_length(kv, n, seq_kv));
+}
+
 std::size_t aligned(std::size_t bytes) {
   return (bytes + 255) / 256 * 256;
 }
@@ -220,6 +230,19 @@ void scores_and_probabilities(cublasHandle_t handle, cudaStream_t stream, const 
   CUDA_CHECK_LAUNCH();
 }
 
+// The lengths a cuDNN plan binds: none where the call has none (it binds full lengths), else
+// both clamped into the plan's scratch in `workspace`.
+SampleLengths cudnn_lengths(const CudnnAttention& plan, const Attention& at, void* workspace,
+                            cudaStream_t stream) {
+  if (at.q_lengths == nullptr && at.kv_lengths == nullptr) return {};
+  std::int32_t* out = plan.length_scratch(workspace);
+  const AttentionParams& p = at.p;
+  clamp_lengths<<<static_cast<unsigned>((p.batch + kBlock - 1) / kBlock), kBlock, 0, stream>>>(
+      at.q_lengths, at.kv_lengths, out, p.batch, p.seq_q, p.seq_kv);
+  CUDA_CHECK_LAUNCH();
+  return {out, out + p.batch};
+}
+
 }  // namespace
 
 const CudnnAttention* CudaBackend::cudnn_attention(const AttentionParams& p, DType dtype,
@@ -279,8 +302,9 @@ void CudaBackend::attention_forward_impl(const AttentionParams& p, const Tensor&
   const AttentionRoute route = attention_route(p, q.dtype(), CudnnAttention::Pass::kForward,
                                                {&q, &k, &v, &o}, GradMode::kOverwrite);
   if (route.cudnn != nullptr) {
-    route.cudnn->forward(cudnn_, q, k, v, at.q_lengths, at.kv_lengths, o, stats.data_as<float>(),
-                         workspace(route.cudnn->workspace_bytes()));
+    void* scratch = workspace(route.cudnn->workspace_bytes());
+    route.cudnn->forward(cudnn_, q, k, v, cudnn_lengths(*route.cudnn, at, scratch, stream_), o,
+                         stats.data_as<float>(), scratch);
     if (at.q_lengths == nullptr && at.kv_lengths == nullptr) return;  // every row sees keys
     const RowShape sh = at.rows();
     dispatch_float(q.dtype(), op, [&](auto tag) {
@@ -320,8 +344,9 @@ void CudaBackend::attention_backward_impl(const AttentionParams& p, const Tensor
   const AttentionRoute route = attention_route(p, q.dtype(), CudnnAttention::Pass::kBackward,
                                                {&q, &k, &v, &o, &dout, &dq, &dk, &dv}, mode);
   if (route.cudnn != nullptr) {
-    route.cudnn->backward(cudnn_, q, k, v, o, dout, stats.data_as<float>(), at.q_lengths,
-                          at.kv_lengths, dq, dk, dv, workspace(route.cudnn->workspace_bytes()),
+    void* scratch = workspace(route.cudnn->workspace_bytes());
+    route.cudnn->backward(cudnn_, q, k, v, o, dout, stats.data_as<float>(),
+                          cudnn_lengths(*route.cudnn, at, scratch, stream_), dq, dk, dv, scratch,
                           stream_);
     return;
   }

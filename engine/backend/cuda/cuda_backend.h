@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -25,7 +26,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "engine/backend/backend.h"
@@ -282,9 +282,15 @@ class CudaBackend final : public Backend {
   Buffer workspace_;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
-  // batch, heads, seq_q, seq_kv, head_dim, scale, causal, dtype, pass.
-  using AttentionKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                                  std::int64_t, float, bool, DType, CudnnAttention::Pass>;
+  // What a cuDNN attention plan depends on (math aside: it runs f16 and bf16 only).
+  struct AttentionKey {
+    std::int64_t batch, heads, seq_q, seq_kv, head_dim;
+    float scale;
+    bool causal;
+    DType dtype;
+    CudnnAttention::Pass pass;
+    auto operator<=>(const AttentionKey&) const = default;
+  };
   std::map<AttentionKey, std::unique_ptr<CudnnAttention>> attention_plans_;
   std::vector<ConvChoice> conv_choices_;
   std::size_t conv_plans_measured_ = 0;

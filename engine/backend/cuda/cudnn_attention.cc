@@ -199,6 +199,23 @@ CudnnAttention::CudnnAttention(cudnnHandle_t handle, DeviceAllocator& allocator,
     : p_(p), dtype_(dtype), pass_(pass), scale_(p.scale), negative_infinity_(-INFINITY) {
   unsupported_reason_ = cudnn_attention_refusal(p, dtype);
   if (!unsupported_reason_.empty()) return;
+  // What NVIDIA's own frontend refuses or works around for this graph: before 9.6 the dQ
+  // accumulator had to be zeroed by the caller, 9.10.0-9.10.1 get the backward wrong, and
+  // a backward of a single query and key has no engine.
+  const std::size_t version = cudnnGetVersion();
+  if (version < 90600) {
+    unsupported_reason_ = "cuDNN's fused attention is used from cuDNN 9.6 on (this is " +
+                          std::to_string(version) + ")";
+    return;
+  }
+  if (pass == Pass::kBackward && (version == 91000 || version == 91001)) {
+    unsupported_reason_ = "cuDNN 9.10.0 and 9.10.1 compute the fused attention's backward wrongly";
+    return;
+  }
+  if (pass == Pass::kBackward && p.seq_q == 1 && p.seq_kv == 1) {
+    unsupported_reason_ = "cuDNN's fused attention has no backward for one query and one key";
+    return;
+  }
   DLBENCH_CHECK(p.batch > 0 && p.heads > 0 && p.seq_q > 0 && p.seq_kv > 0,
                 "attention needs a sample, a head and a position at least");
   std::vector<std::int32_t> full(static_cast<std::size_t>(p.batch), static_cast<int>(p.seq_q));
@@ -211,6 +228,7 @@ CudnnAttention::CudnnAttention(cudnnHandle_t handle, DeviceAllocator& allocator,
   try {
     pass == Pass::kForward ? build_forward(handle) : build_backward(handle);
   } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kResource || e.kind() == ErrorKind::kInternal) throw;
     unsupported_reason_ = std::string("cuDNN did not build the attention graph: ") + e.what();
     plan_.reset();
   }
@@ -266,6 +284,8 @@ void CudnnAttention::build_backward(cudnnHandle_t handle) {
   g.pointwise(CUDNN_POINTWISE_MUL, d, &one, row_sums);
   // P again from the scores and the statistics.
   const BackendDescriptor& s = g.temporary("scores", scores(p), CUDNN_DATA_FLOAT);
+  // No padding value here, as cuDNN's own frontend builds this graph: the mask hides the rows
+  // and columns past the lengths before anything reads them.
   g.matmul(q, kt, s, {&q_len, &kv_len, nullptr, std::nullopt});
   const BackendDescriptor& scaled =
       g.pointwise(CUDNN_POINTWISE_MUL, s, &scale, scores(p), "scaled scores");
@@ -317,17 +337,30 @@ void CudnnAttention::choose(cudnnHandle_t handle,
   chosen_ = chosen.chosen;
 }
 
+std::size_t CudnnAttention::plan_bytes() const {
+  return aligned256(plan_workspace_bytes_);
+}
+
+std::size_t CudnnAttention::lengths_bytes() const {
+  return aligned256(static_cast<std::size_t>(2 * p_.batch) * sizeof(std::int32_t));
+}
+
 std::size_t CudnnAttention::row_sums_bytes() const {
   return aligned256(static_cast<std::size_t>(p_.batch * p_.heads * p_.seq_q) * sizeof(float));
 }
 
+// The workspace: the plan's, the clamped lengths, then (backward) D and the dQ accumulator.
 std::size_t CudnnAttention::workspace_bytes() const {
-  std::size_t bytes = aligned256(plan_workspace_bytes_);
+  std::size_t bytes = plan_bytes() + lengths_bytes();
   if (pass_ == Pass::kBackward)
     bytes += row_sums_bytes() +
              aligned256(static_cast<std::size_t>(p_.batch * p_.heads * p_.seq_q * p_.head_dim) *
                         sizeof(float));
   return bytes;
+}
+
+std::int32_t* CudnnAttention::length_scratch(void* workspace) const {
+  return reinterpret_cast<std::int32_t*>(static_cast<char*>(workspace) + plan_bytes());
 }
 
 bool CudnnAttention::takes(std::initializer_list<const Tensor*> operands) {
@@ -336,10 +369,9 @@ bool CudnnAttention::takes(std::initializer_list<const Tensor*> operands) {
   return true;
 }
 
-std::pair<const std::int32_t*, const std::int32_t*> CudnnAttention::lengths(
-    const std::int32_t* q, const std::int32_t* kv) const {
+SampleLengths CudnnAttention::bound(SampleLengths given) const {
   const auto* full = static_cast<const std::int32_t*>(full_lengths_.data());
-  return {q != nullptr ? q : full, kv != nullptr ? kv : full + p_.batch};
+  return {given.q != nullptr ? given.q : full, given.kv != nullptr ? given.kv : full + p_.batch};
 }
 
 namespace {
@@ -355,12 +387,11 @@ void zero(const Tensor& t, cudaStream_t stream) {
 }  // namespace
 
 void CudnnAttention::forward(cudnnHandle_t handle, const Tensor& q, const Tensor& k,
-                             const Tensor& v, const std::int32_t* q_lengths,
-                             const std::int32_t* kv_lengths, const Tensor& o, float* stats,
+                             const Tensor& v, SampleLengths lengths, const Tensor& o, float* stats,
                              void* workspace) const {
   DLBENCH_CHECK(ok() && pass_ == Pass::kForward,
                 "CudnnAttention::forward without a forward plan: " + unsupported_reason_);
-  const auto [ql, kvl] = lengths(q_lengths, kv_lengths);
+  const auto [ql, kvl] = bound(lengths);
   const std::array<std::int64_t, 9> uids{
       kQ, kK, kV, kO, kStats, kQLengths, kKvLengths, kScale, kNegativeInfinity};
   const std::array<void*, 9> pointers{writable(q.data()),
@@ -372,21 +403,21 @@ void CudnnAttention::forward(cudnnHandle_t handle, const Tensor& q, const Tensor
                                       writable(kvl),
                                       writable(&scale_),
                                       writable(&negative_infinity_)};
-  execute(handle, *plan_, uids, pointers, plan_workspace_bytes_ > 0 ? workspace : nullptr);
+  execute(handle, *plan_, uids, pointers, workspace);
 }
 
 void CudnnAttention::backward(cudnnHandle_t handle, const Tensor& q, const Tensor& k,
                               const Tensor& v, const Tensor& o, const Tensor& dout,
-                              const float* stats, const std::int32_t* q_lengths,
-                              const std::int32_t* kv_lengths, const Tensor& dq, const Tensor& dk,
-                              const Tensor& dv, void* workspace, cudaStream_t stream) const {
+                              const float* stats, SampleLengths lengths, const Tensor& dq,
+                              const Tensor& dk, const Tensor& dv, void* workspace,
+                              cudaStream_t stream) const {
   DLBENCH_CHECK(ok() && pass_ == Pass::kBackward,
                 "CudnnAttention::backward without a backward plan: " + unsupported_reason_);
-  if (q_lengths != nullptr || kv_lengths != nullptr)
+  if (lengths.q != nullptr || lengths.kv != nullptr)
     for (const Tensor* t : {&dq, &dk, &dv}) zero(*t, stream);
-  const auto [ql, kvl] = lengths(q_lengths, kv_lengths);
+  const auto [ql, kvl] = bound(lengths);
   char* base = static_cast<char*>(workspace);
-  void* row_sums = base + aligned256(plan_workspace_bytes_);
+  void* row_sums = base + plan_bytes() + lengths_bytes();
   void* dq_sums = static_cast<char*>(row_sums) + row_sums_bytes();
   const std::array<std::int64_t, 16> uids{kQ,      kK,        kV,         kO,     kDout,
                                           kStats,  kDq,       kDk,        kDv,    kRowSums,

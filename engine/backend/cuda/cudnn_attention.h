@@ -33,7 +33,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <utility>
 
 #include <cuda_runtime.h>
 
@@ -48,43 +47,55 @@ namespace dlbench::backend::cuda {
 // mask), or empty.
 std::string cudnn_attention_refusal(const AttentionParams& p, DType dtype);
 
+// Each sample's query and key lengths on the device (i32 [batch]); null: every position.
+struct SampleLengths {
+  const std::int32_t* q = nullptr;
+  const std::int32_t* kv = nullptr;
+};
+
 class CudnnAttention {
  public:
   enum class Pass { kForward, kBackward };
 
-  // Allocates the full-length arrays it passes where a call has no lengths; throws only for
-  // malformed input or a cuDNN failure other than a refusal.
+  // Allocates the full-length arrays it passes where a call has no lengths. A cuDNN that
+  // refuses the graph or any descriptor of it is an answer (ok() false); out of memory and our
+  // own checks throw.
   CudnnAttention(cudnnHandle_t handle, DeviceAllocator& allocator, const AttentionParams& p,
                  DType dtype, Pass pass);
 
   bool ok() const { return plan_.has_value(); }
   const std::string& unsupported_reason() const { return unsupported_reason_; }
   const ChosenEngine& chosen() const { return chosen_; }
-  // The scratch run needs: the plan's and, backward, the row sums and the dQ accumulator.
+  // The scratch a pass needs: the plan's, room for the clamped lengths (length_scratch) and,
+  // backward, the row sums and the dQ accumulator.
   std::size_t workspace_bytes() const;
+  // Where in that workspace a caller puts lengths clamped to [0, seq] (i32 [batch] of query
+  // lengths, then [batch] of key lengths): cuDNN takes them as its products' extents, so a
+  // length past the sequence must never reach it.
+  std::int32_t* length_scratch(void* workspace) const;
 
   // Whether every operand is aligned as the plan was built for (16 bytes).
   static bool takes(std::initializer_list<const Tensor*> operands);
 
-  // Lengths: device i32 [batch] or null (every position). On the handle's stream.
+  // Lengths within [0, seq] (see length_scratch). On the handle's stream.
   void forward(cudnnHandle_t handle, const Tensor& q, const Tensor& k, const Tensor& v,
-               const std::int32_t* q_lengths, const std::int32_t* kv_lengths, const Tensor& o,
-               float* stats, void* workspace) const;
+               SampleLengths lengths, const Tensor& o, float* stats, void* workspace) const;
   // Overwrites dq, dk and dv (no accumulating form), zeroing them first on `stream` (the
   // handle's) where lengths are given.
   void backward(cudnnHandle_t handle, const Tensor& q, const Tensor& k, const Tensor& v,
-                const Tensor& o, const Tensor& dout, const float* stats,
-                const std::int32_t* q_lengths, const std::int32_t* kv_lengths, const Tensor& dq,
-                const Tensor& dk, const Tensor& dv, void* workspace, cudaStream_t stream) const;
+                const Tensor& o, const Tensor& dout, const float* stats, SampleLengths lengths,
+                const Tensor& dq, const Tensor& dk, const Tensor& dv, void* workspace,
+                cudaStream_t stream) const;
 
  private:
   void build_forward(cudnnHandle_t handle);
   void build_backward(cudnnHandle_t handle);
   void choose(cudnnHandle_t handle, std::span<const BackendDescriptor* const> operations);
-  std::size_t row_sums_bytes() const;
-  // The lengths to bind: the caller's, or the full-length arrays.
-  std::pair<const std::int32_t*, const std::int32_t*> lengths(const std::int32_t* q,
-                                                              const std::int32_t* kv) const;
+  std::size_t plan_bytes() const;      // the plan's workspace, rounded up to 256 bytes
+  std::size_t lengths_bytes() const;   // length_scratch's
+  std::size_t row_sums_bytes() const;  // backward: D, f32 per score row
+  // The lengths to bind: the caller's, or the full-length arrays where it has none.
+  SampleLengths bound(SampleLengths given) const;
 
   AttentionParams p_;
   DType dtype_;

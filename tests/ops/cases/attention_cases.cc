@@ -57,9 +57,10 @@ const std::vector<Setup>& setups() {
 }
 
 // The setups again with each implementation named that takes them (a named one that cannot
-// run fails the case, so these prove it ran): the unfused reference path and cuDNN's fused
-// attention where cuDNN takes the call (head widths a multiple of 8 up to 128), and our
-// flash kernels at their head widths. The plain setups run the backend's own choice (kAuto).
+// run fails the case, so these prove it ran): the unfused reference path for every setup (the
+// plain setups run the backend's own choice, kAuto, which on CUDA is cuDNN's where it can),
+// cuDNN's fused attention where cuDNN takes the call (head widths a multiple of 8 up to 128),
+// and our flash kernels at their head widths.
 std::vector<Setup> named_kernels(const std::vector<Setup>& setups) {
   std::vector<Setup> out;
   auto with = [&](Setup s, AttentionKernel kernel) {
@@ -67,10 +68,8 @@ std::vector<Setup> named_kernels(const std::vector<Setup>& setups) {
     out.push_back(std::move(s));
   };
   for (const Setup& s : setups) {
-    if (s.p.head_dim % 8 == 0 && s.p.head_dim <= 128) {
-      with(s, AttentionKernel::kUnfused);
-      with(s, AttentionKernel::kCudnn);
-    }
+    with(s, AttentionKernel::kUnfused);
+    if (s.p.head_dim % 8 == 0 && s.p.head_dim <= 128) with(s, AttentionKernel::kCudnn);
     if (s.p.head_dim == 32 || s.p.head_dim == 64 || s.p.head_dim == 128)
       with(s, AttentionKernel::kFlash);
   }
