@@ -16,11 +16,11 @@
 //             dK = dS^T Q | dQ = dS K (summed in f32 in our workspace, then cast)
 //
 // The statistics are the natural log-sum-exp of the scaled scores, as the unfused path writes
-// them, so either path's forward serves the other's backward. cuDNN writes no output row that
-// sees no key and -inf statistics there: the caller clears those rows after forward();
-// backward() zeroes the gradients first where lengths are given. f16 and bf16, head widths a
-// multiple of 8 up to 128. A row inside its query length that sees no key (kv length 0) is
-// not handled (BERT and the Transformer never make one).
+// them, so either path's forward serves the other's backward. Where a query sees no key (past
+// its sample's query length, or a key length of 0) cuDNN leaves no usable output row and -inf
+// or NaN statistics: the caller clears those rows to 0 after forward(), as the op promises,
+// and backward() then gives them no gradient (it zeroes the gradients first where lengths are
+// given). f16 and bf16, head widths a multiple of 8 up to 128.
 //
 // Built once per shape and pass; a graph or plan cuDNN refuses is an answer (ok() false,
 // unsupported_reason() says why), not an error, so a caller can fall back.

@@ -43,6 +43,7 @@ const std::vector<Setup>& setups() {
       setup(3, 1, 6, 6, 8, false, {6, 0, 3}, {6, 0, 3}),  // a sample of no tokens
       setup(2, 3, 9, 9, 16, true, {9, 6}, {9, 6}),
       setup(2, 2, 6, 11, 8, false, {6, 2}, {11, 5}),  // cross-attention
+      setup(2, 2, 6, 11, 8, false, {6, 3}, {11, 0}),  // queries over no keys: o and stats 0
       setup(2, 2, 4, 4, 5, true),                     // a head width of no power of two
       setup(2, 2, 5, 8, 8, true, {5, 3}, {8, 6}),     // causal cross-attention: top-left
       setup(2, 4, 130, 130, 64, false, {130, 77}, {130, 77}),
@@ -76,10 +77,18 @@ std::vector<Setup> named_kernels(const std::vector<Setup>& setups) {
   return out;
 }
 
+// Whether a sample has queries but no keys (its queries see nothing: o and stats 0).
+bool keyless(const Setup& s) {
+  for (std::size_t n = 0; n < s.kv_lengths.size(); ++n)
+    if (s.kv_lengths[n] == 0 && s.q_lengths[n] > 0) return true;
+  return false;
+}
+
 std::string name_of(const Setup& s) {
   std::ostringstream o;
   o << "b" << s.p.batch << "_h" << s.p.heads << "_q" << s.p.seq_q << "_kv" << s.p.seq_kv << "_d"
     << s.p.head_dim << (s.p.causal ? "_causal" : "") << (s.q_lengths.empty() ? "" : "_padded")
+    << (keyless(s) ? "_keyless" : "")
     << (s.p.kernel == AttentionKernel::kAuto ? "" : std::string("_") + to_string(s.p.kernel));
   return o.str();
 }
