@@ -18,6 +18,7 @@
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_flash_attention.h"
 #include "engine/backend/cuda/cuda_kernels.cuh"
+#include "engine/core/memory.h"
 
 namespace dlbench::backend::cuda {
 namespace {
@@ -137,10 +138,6 @@ __global__ void clamp_lengths(const std::int32_t* q, const std::int32_t* kv, std
   out[batch + n] = static_cast<std::int32_t>(clamp_length(kv, n, seq_kv));
 }
 
-std::size_t aligned(std::size_t bytes) {
-  return (bytes + 255) / 256 * 256;
-}
-
 // The operands of one op call and the workspace's regions.
 struct Attention {
   const AttentionParams& p;
@@ -157,9 +154,9 @@ struct Attention {
         dtype(d),
         type(cuda_dtype(d, "attention")),
         count(p.batch * p.heads),
-        score_bytes(aligned(static_cast<std::size_t>(count * p.seq_q * p.seq_kv) * 4)),
-        prob_bytes(aligned(static_cast<std::size_t>(count * p.seq_q * p.seq_kv) * size_of(d))),
-        pointer_bytes(aligned(static_cast<std::size_t>(count) * 3 * sizeof(void*))),
+        score_bytes(align_up(static_cast<std::size_t>(count * p.seq_q * p.seq_kv) * 4)),
+        prob_bytes(align_up(static_cast<std::size_t>(count * p.seq_q * p.seq_kv) * size_of(d))),
+        pointer_bytes(align_up(static_cast<std::size_t>(count) * 3 * sizeof(void*))),
         workspace(nullptr),
         q_lengths(q_len.defined() ? q_len.data_as<std::int32_t>() : nullptr),
         kv_lengths(kv_len.defined() ? kv_len.data_as<std::int32_t>() : nullptr) {}

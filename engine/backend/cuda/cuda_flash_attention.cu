@@ -19,6 +19,7 @@
 
 #include "engine/backend/attention_mask.h"
 #include "engine/backend/cuda/cuda_kernels.cuh"
+#include "engine/core/memory.h"
 
 namespace dlbench::backend::cuda {
 namespace {
@@ -344,10 +345,6 @@ void allow_shared(std::size_t bytes) {
   devices.fetch_or(bit);
 }
 
-std::size_t aligned256(std::size_t bytes) {
-  return (bytes + 255) / 256 * 256;
-}
-
 }  // namespace
 
 bool flash_attention_applies(const AttentionParams& p,
@@ -390,8 +387,8 @@ void flash_attention_forward(const AttentionParams& p, const Tensor& q, const Te
 }
 
 std::size_t flash_attention_backward_workspace(const AttentionParams& p) {
-  return aligned256(static_cast<std::size_t>(p.batch * p.seq_q * p.width()) * sizeof(float)) +
-         aligned256(static_cast<std::size_t>(p.batch * p.heads * p.seq_q) * sizeof(float));
+  return align_up(static_cast<std::size_t>(p.batch * p.seq_q * p.width()) * sizeof(float)) +
+         align_up(static_cast<std::size_t>(p.batch * p.heads * p.seq_q) * sizeof(float));
 }
 
 void flash_attention_backward(const AttentionParams& p, const Tensor& q, const Tensor& k,
@@ -404,7 +401,7 @@ void flash_attention_backward(const AttentionParams& p, const Tensor& q, const T
   const std::int64_t dq_count = p.batch * p.seq_q * p.width();
   auto* dq_sum = static_cast<float*>(workspace);
   auto* delta = reinterpret_cast<float*>(static_cast<char*>(workspace) +
-                                         aligned256(static_cast<std::size_t>(dq_count) * 4));
+                                         align_up(static_cast<std::size_t>(dq_count) * 4));
   const bool accumulate = mode == GradMode::kAccumulate;
   CUDA_CHECK(cudaMemsetAsync(dq_sum, 0, static_cast<std::size_t>(dq_count) * 4, stream));
   dispatch_flash(p, q.dtype(), [&](auto tag, auto width) {

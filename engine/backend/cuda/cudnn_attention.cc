@@ -10,6 +10,7 @@
 #include "engine/backend/cuda/cuda_check.h"
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/core/error.h"
+#include "engine/core/memory.h"
 
 namespace dlbench::backend::cuda {
 namespace {
@@ -64,10 +65,6 @@ Layout per_sample(const AttentionParams& p) {
   return {{p.batch, 1, 1, 1}, {1, 1, 1, 1}};
 }
 const Layout kScalar{{1, 1, 1, 1}, {1, 1, 1, 1}};
-
-std::size_t aligned256(std::size_t bytes) {
-  return (bytes + 255) / 256 * 256;
-}
 
 // Builds one graph's tensors and operations into an owner that keeps them alive.
 class GraphBuilder {
@@ -196,7 +193,7 @@ std::string cudnn_attention_refusal(const AttentionParams& p, DType dtype) {
 
 CudnnAttention::CudnnAttention(cudnnHandle_t handle, DeviceAllocator& allocator,
                                const AttentionParams& p, DType dtype, Pass pass)
-    : p_(p), dtype_(dtype), pass_(pass), scale_(p.scale), negative_infinity_(-INFINITY) {
+    : p_(p), dtype_(dtype), pass_(pass), negative_infinity_(-INFINITY) {
   unsupported_reason_ = cudnn_attention_refusal(p, dtype);
   if (!unsupported_reason_.empty()) return;
   // What NVIDIA's own frontend refuses or works around for this graph: before 9.6 the dQ
@@ -338,15 +335,15 @@ void CudnnAttention::choose(cudnnHandle_t handle,
 }
 
 std::size_t CudnnAttention::plan_bytes() const {
-  return aligned256(plan_workspace_bytes_);
+  return align_up(plan_workspace_bytes_);
 }
 
 std::size_t CudnnAttention::lengths_bytes() const {
-  return aligned256(static_cast<std::size_t>(2 * p_.batch) * sizeof(std::int32_t));
+  return align_up(static_cast<std::size_t>(2 * p_.batch) * sizeof(std::int32_t));
 }
 
 std::size_t CudnnAttention::row_sums_bytes() const {
-  return aligned256(static_cast<std::size_t>(p_.batch * p_.heads * p_.seq_q) * sizeof(float));
+  return align_up(static_cast<std::size_t>(p_.batch * p_.heads * p_.seq_q) * sizeof(float));
 }
 
 // The workspace: the plan's, the clamped lengths, then (backward) D and the dQ accumulator.
@@ -354,8 +351,8 @@ std::size_t CudnnAttention::workspace_bytes() const {
   std::size_t bytes = plan_bytes() + lengths_bytes();
   if (pass_ == Pass::kBackward)
     bytes += row_sums_bytes() +
-             aligned256(static_cast<std::size_t>(p_.batch * p_.heads * p_.seq_q * p_.head_dim) *
-                        sizeof(float));
+             align_up(static_cast<std::size_t>(p_.batch * p_.heads * p_.seq_q * p_.head_dim) *
+                      sizeof(float));
   return bytes;
 }
 
@@ -401,7 +398,7 @@ void CudnnAttention::forward(cudnnHandle_t handle, const Tensor& q, const Tensor
                                       stats,
                                       writable(ql),
                                       writable(kvl),
-                                      writable(&scale_),
+                                      writable(&p_.scale),
                                       writable(&negative_infinity_)};
   execute(handle, *plan_, uids, pointers, workspace);
 }
@@ -436,7 +433,7 @@ void CudnnAttention::backward(cudnnHandle_t handle, const Tensor& q, const Tenso
                                        dq_sums,
                                        writable(ql),
                                        writable(kvl),
-                                       writable(&scale_),
+                                       writable(&p_.scale),
                                        writable(&negative_infinity_),
                                        writable(&one_)};
   execute(handle, *plan_, uids, pointers, workspace);

@@ -101,8 +101,8 @@ class CudnnAttention {
   DType dtype_;
   Pass pass_;
   Buffer full_lengths_;  // i32 [batch] of seq_q, then [batch] of seq_kv
-  // The by-value scalars' host copies, read by cuDNN at each execution.
-  float scale_ = 1.0f, one_ = 1.0f, negative_infinity_ = 0.0f;
+  // The by-value scalars (with p_.scale), host memory cuDNN reads at each execution.
+  float one_ = 1.0f, negative_infinity_ = 0.0f;
   std::deque<BackendDescriptor> parts_;  // every descriptor the plan was built from
   std::optional<BackendDescriptor> plan_;
   std::size_t plan_workspace_bytes_ = 0;
