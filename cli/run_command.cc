@@ -157,11 +157,14 @@ void print_text(const result::RunResult& r, std::ostream& out,
   const result::RunConfig& c = r.config;
   std::string title = c.model + " " + to_string(c.mode) + " " + to_string(c.precision) + " on " +
                       to_string(c.launch.device) + ", batch " + std::to_string(*c.batch);
-  // Models without an input size (NCF's pairs) have none to name.
-  // Volumes (3D U-Net's patches) have three sides of that size, images two.
+  // Models without an input size (NCF's pairs) have none to name. Volumes (3D U-Net's patches)
+  // have three sides of that size, images two; the language models' size is a length in tokens.
   if (c.input_size > 0) {
     const std::string side = std::to_string(c.input_size);
-    title += ", input " + side + "x" + side + (r.sample_unit == "volumes" ? "x" + side : "");
+    if (r.sample_unit == "images" || r.sample_unit == "volumes")
+      title += ", input " + side + "x" + side + (r.sample_unit == "volumes" ? "x" + side : "");
+    else
+      title += ", length " + side + " tokens";
   }
   const std::string per_second = " " + r.sample_unit + "/s";  // images/s, pairs/s
   Section s(title);

@@ -20,6 +20,11 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
     scaled_dot_product_attention, AdamW, on one synthetic pretraining batch (pytorch_bert.py
     says how it matches dlbench's): 110,106,428 and 336,226,108 parameters in training, the
     encoder and pooler alone in inference (109,482,240 and 335,141,888).
+  - transformer: Transformer-big translation (fairseq's post-LN transformer_vaswani_wmt_en_de_big,
+    one 32,000-id table tied across both embeddings and the output), its three attentions by
+    scaled_dot_product_attention, label-smoothed cross-entropy, Adam, on one synthetic batch of
+    sentence pairs (pytorch_transformer.py says how it matches dlbench's): 209,125,376
+    parameters; inference scores the given target (teacher forcing).
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
@@ -39,6 +44,7 @@ import time
 import protocol
 import pytorch_bert
 import pytorch_ncf
+import pytorch_transformer
 import pytorch_unet
 import pytorch_unet3d
 import pytorch_word2vec
@@ -46,7 +52,8 @@ import pytorch_word2vec
 
 # The models whose workload is not an image classifier (torchvision's), by name.
 WORKLOADS = {"ncf": pytorch_ncf.Workload, "unet": pytorch_unet.Workload,
-             "unet3d": pytorch_unet3d.Workload}
+             "unet3d": pytorch_unet3d.Workload,
+             pytorch_transformer.MODEL: pytorch_transformer.Workload}
 WORKLOADS.update({name: pytorch_word2vec.Workload for name in pytorch_word2vec.VARIANTS})
 WORKLOADS.update({name: pytorch_bert.Workload for name in pytorch_bert.VARIANTS})
 MODELS = ("resnet50", "vgg16") + tuple(WORKLOADS)

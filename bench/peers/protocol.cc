@@ -159,6 +159,12 @@ std::string inputs_argument(const std::vector<data::InputSpec>& inputs) {
                       {"vocabulary", static_cast<std::int64_t>(v.b)},
                       {"sequence", v.sequence},
                       {"predictions", v.predictions}};
+    else if (v.kind == Kind::kTranslation)
+      // Sentence pairs: the worker draws its own of the same statistics (translation_batch.h).
+      distribution = {{"kind", "translation"},
+                      {"field", data::to_string(static_cast<data::TranslationField>(v.a))},
+                      {"vocabulary", static_cast<std::int64_t>(v.b)},
+                      {"sequence", v.sequence}};
     else
       distribution = {{"kind", v.kind == Kind::kZipf ? "zipf" : "uniform_int"},
                       {"low", static_cast<std::int64_t>(v.a)},

@@ -288,6 +288,26 @@ void Backend::dropout_backward(const DropoutParams& p, const Tensor& step, const
   dropout_backward_impl(p, step, dy, dx, mode);
 }
 
+void Backend::positional_encoding(const PositionalEncodingParams& p, const Tensor& x,
+                                  const Tensor& y, GradMode mode) {
+  const std::string op = "positional_encoding";
+  DLBENCH_CHECK(x.defined() && x.rank() == 2, op + ": x must be [rows, width]");
+  check_same(x, y, op.c_str(), "y");
+  DLBENCH_CHECK(x.dtype() == kF32 || x.dtype() == DType::kF16 || x.dtype() == DType::kBF16,
+                op + ": x and y must be f32, f16 or bf16, not " + to_string(x.dtype()));
+  DLBENCH_CHECK(x.device() == device() && y.device() == device(),
+                op + ": x and y must live on " + to_string(device()));
+  DLBENCH_CHECK(p.sequence >= 1, op + ": the sequence must be at least 1 position long");
+  DLBENCH_CHECK(x.dim(0) % p.sequence == 0, op + ": " + std::to_string(x.dim(0)) +
+                                                " rows are not whole sequences of " +
+                                                std::to_string(p.sequence));
+  DLBENCH_CHECK(
+      x.dim(1) >= 2 && x.dim(1) % 2 == 0,
+      op + ": the width must be even (sines, then cosines), not " + std::to_string(x.dim(1)));
+  DLBENCH_CHECK(std::isfinite(p.scale), op + ": the scale must be finite");
+  positional_encoding_impl(p, x, y, mode);
+}
+
 namespace {
 
 struct Named {

@@ -233,6 +233,14 @@ class Backend {
                        const Tensor& y);
   void dropout_backward(const DropoutParams& p, const Tensor& step, const Tensor& dy,
                         const Tensor& dx, GradMode mode);
+  // The Transformer's embedding tail (positional_encoding.h has the encoding's formula):
+  //   y (mode)= p.scale x + (p.encode ? PE(r % p.sequence, c) : 0)   for row r, column c
+  // x and y [rows, width] of one float dtype, rows whole sequences (a multiple of p.sequence),
+  // width even: sines of the position in the first half of the columns, cosines in the second.
+  // The encoding is a constant, so its backward is this op with encode false: dx (mode)=
+  // scale dy. y may be x (elementwise).
+  void positional_encoding(const PositionalEncodingParams& p, const Tensor& x, const Tensor& y,
+                           GradMode mode);
 
   // --- layer norm ------------------------------------------------------------------------
   // Over each row of x [p.rows, p.width]: mean m and biased variance v of the row,

@@ -261,6 +261,16 @@ struct DropoutParams {
   std::uint64_t seed = 0;
 };
 
+// The Transformer's sinusoidal position encoding (Vaswani et al. 2017, "Attention Is All You
+// Need", section 3.5) added to a scaled input (Backend::positional_encoding), in the
+// fairseq/tensor2tensor layout: sines in the first half of the columns, cosines in the second.
+// x and y are [rows, width] with rows = batch * sequence, row r at position r % sequence.
+struct PositionalEncodingParams {
+  std::int64_t sequence = 1;  // rows are [batch * sequence]: row r is position r % sequence
+  float scale = 1.0f;         // x's factor: sqrt(width) for the Transformer's embeddings
+  bool encode = true;         // add the encoding (forward); false: y = scale x (backward)
+};
+
 // See AttentionParams::kernel.
 enum class AttentionKernel { kAuto, kUnfused, kFlash, kCudnn };
 const char* to_string(AttentionKernel kernel);

@@ -82,6 +82,8 @@ const char* to_string(OpKind op) {
       return "tanh_forward";
     case OpKind::kTanhBackward:
       return "tanh_backward";
+    case OpKind::kPositionalEncoding:
+      return "positional_encoding";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

@@ -58,9 +58,10 @@ enum class OpKind {
   kAttentionBackward,
   kTanhForward,
   kTanhBackward,
+  kPositionalEncoding,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kTanhBackward;
+constexpr OpKind kLastOpKind = OpKind::kPositionalEncoding;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

@@ -8,11 +8,20 @@
 #include "engine/core/dtype.h"
 #include "engine/core/shape.h"
 #include "engine/data/pretraining_batch.h"
+#include "engine/data/translation_batch.h"
 
 namespace dlbench::data {
 
 struct Distribution {
-  enum class Kind { kNormal, kUniformInt, kZipf, kBlobLabels, kBlobImages, kPretraining };
+  enum class Kind {
+    kNormal,
+    kUniformInt,
+    kZipf,
+    kBlobLabels,
+    kBlobImages,
+    kPretraining,
+    kTranslation
+  };
   Kind kind = Kind::kNormal;
   // kNormal: mean a, standard deviation b. kUniformInt: integers in [a, b). kZipf: integers in
   // [a, b), a + k drawn with probability proportional to (k + 1)^-exponent (ids of items or
@@ -22,7 +31,9 @@ struct Distribution {
   // draws both from its seed, so they match). kPretraining: field a (a PretrainingField) of BERT's
   // pretraining batches (engine/data/pretraining_batch.h) over a vocabulary of b ids, sequences
   // of `sequence` positions with at most `predictions` predicted each; one source draws every
-  // field from its seed, so they match.
+  // field from its seed, so they match. kTranslation: field a (a TranslationField) of sentence-pair
+  // batches (engine/data/translation_batch.h) over a vocabulary of b ids, both sides padded to
+  // `sequence` positions; one source draws every field from its seed.
   double a = 0, b = 1;
   double exponent = 0;
   std::int64_t sequence = 0, predictions = 0;
@@ -58,6 +69,17 @@ inline Distribution pretraining(PretrainingField field, std::int64_t vocabulary,
           0.0,
           sequence,
           predictions};
+}
+// An i32 field of a translation batch: [batch * sequence] for the per-token fields, [batch] for
+// the lengths.
+inline Distribution translation(TranslationField field, std::int64_t vocabulary,
+                                std::int64_t sequence) {
+  return {Distribution::Kind::kTranslation,
+          static_cast<double>(field),
+          static_cast<double>(vocabulary),
+          0.0,
+          sequence,
+          0};
 }
 inline Distribution zipf(std::int64_t low, std::int64_t high, double exponent) {
   return {Distribution::Kind::kZipf, static_cast<double>(low), static_cast<double>(high), exponent};

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/data/data_source.h"
@@ -21,16 +22,22 @@ class SyntheticSource final : public DataSource {
   SyntheticSource(std::vector<InputSpec> specs, std::uint64_t seed);
   std::string name() const override { return "synthetic"; }
   void fill(backend::Backend& backend, std::span<const Tensor> inputs) override;
+  // Translation batches count their tokens (source and target, padding left out) as served, the
+  // unit a translation model's speed is quoted in; other data counts nothing.
+  std::optional<ReadCount> read_count() const override;
 
  private:
   void fill_blobs(backend::Backend& backend, const InputSpec& spec, const Tensor& input,
                   std::uint64_t seed) const;
   void fill_pretraining(backend::Backend& backend, const InputSpec& spec,
                         const Tensor& input) const;
+  void fill_translation(backend::Backend& backend, const InputSpec& spec, const Tensor& input);
 
   std::vector<InputSpec> specs_;
   std::uint64_t seed_;
   std::vector<const void*> filled_;  // the buffers written last, to serve again
+  std::int64_t batches_ = 0;         // served, the same batch again counting too
+  std::optional<std::int64_t> tokens_per_batch_;
 };
 
 }  // namespace dlbench::data

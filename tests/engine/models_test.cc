@@ -174,12 +174,14 @@ TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
   std::vector<std::string> names;
   for (const ModelSpec* m : ModelRegistry::instance().all()) names.push_back(m->name);
   EXPECT_EQ(names, (std::vector<std::string>{"bert-base", "bert-large", "ncf", "registry-probe",
-                                             "resnet50", "unet", "unet3d", "vgg16", "word2vec",
-                                             "word2vec-d300", "word2vec-neg64"}));
-  EXPECT_EQ(model_names(),
-            "bert-base, bert-large, ncf, registry-probe, resnet50, unet, unet3d, vgg16, word2vec, "
-            "word2vec-d300, "
-            "word2vec-neg64");
+                                             "resnet50", "transformer", "unet", "unet3d", "vgg16",
+                                             "word2vec", "word2vec-d300", "word2vec-neg64"}));
+  EXPECT_EQ(
+      model_names(),
+      "bert-base, bert-large, ncf, registry-probe, resnet50, transformer, unet, unet3d, vgg16, "
+      "word2vec, "
+      "word2vec-d300, "
+      "word2vec-neg64");
 }
 
 TEST(ModelsTest, ASpecDescribesTheModelWithoutBuildingIt) {

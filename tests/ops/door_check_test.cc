@@ -132,6 +132,42 @@ TEST(DoorChecks, AttentionChecksItsOperands) {
                Error);
 }
 
+// The positional encoding: x and y [rows, width] of one float dtype on the backend's device,
+// rows whole sequences, the width even (sines, then cosines), the sequence at least 1; a refused
+// call writes nothing.
+TEST(DoorChecks, PositionalEncodingChecksItsOperands) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  backend::PositionalEncodingParams p;
+  p.sequence = 3, p.scale = 2.0f;
+  HostTensor x({6, 4}), y({6, 4}), odd_x({6, 3}), odd_y({6, 3}), ragged({5, 4}), narrow({6, 2});
+  const auto call = [&](const Tensor& in, const Tensor& out) {
+    be->positional_encoding(p, in, out, GradMode::kOverwrite);
+  };
+  EXPECT_NO_THROW(call(x.tensor(), y.tensor()));
+  EXPECT_NO_THROW(call(x.tensor(), x.tensor()));  // in place
+  y.data[0] = 42.0f;
+  EXPECT_THROW(call(odd_x.tensor(), odd_y.tensor()), Error);    // odd width
+  EXPECT_THROW(call(ragged.tensor(), ragged.tensor()), Error);  // 5 rows: not sequences of 3
+  EXPECT_THROW(call(x.tensor(), narrow.tensor()), Error);       // y shaped otherwise
+  EXPECT_THROW(call(x.tensor().reshaped({24}), y.tensor().reshaped({24})), Error);  // not rank 2
+  EXPECT_THROW(call(x.tensor(), Tensor(y.data.data(), {6, 4}, DType::kF16, Device::cpu())),
+               Error);  // dtypes differ
+  std::vector<std::int32_t> ints(24);
+  const Tensor int_t(ints.data(), {6, 4}, DType::kI32, Device::cpu());
+  EXPECT_THROW(call(int_t, int_t), Error);  // not a float dtype
+  EXPECT_THROW(call(Tensor(x.data.data(), {6, 4}, DType::kF32, Device::cuda(0)), y.tensor()),
+               Error);  // not on the backend's device
+  backend::PositionalEncodingParams no_positions = p;
+  no_positions.sequence = 0;
+  EXPECT_THROW(be->positional_encoding(no_positions, x.tensor(), y.tensor(), GradMode::kOverwrite),
+               Error);
+  backend::PositionalEncodingParams nan_scale = p;
+  nan_scale.scale = std::nanf("");
+  EXPECT_THROW(be->positional_encoding(nan_scale, x.tensor(), y.tensor(), GradMode::kOverwrite),
+               Error);
+  EXPECT_EQ(y.data[0], 42.0f);
+}
+
 // Label smoothing lies in [0, 1] and does not combine with class weights.
 TEST(DoorChecks, CrossEntropyOptionsAreChecked) {
   std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());

@@ -162,5 +162,27 @@ TEST(ProtocolTest, PretrainingFieldsSayWhichFieldTheyAre) {
   EXPECT_EQ(doc[1]["distribution"]["field"], "lengths");
 }
 
+// The Transformer's sentence pairs the same way: which field, of what vocabulary and sequence.
+TEST(ProtocolTest, TranslationFieldsSayWhichFieldTheyAre) {
+  using data::TranslationField;
+  const std::vector<data::InputSpec> inputs{
+      {"target_labels",
+       {128},
+       DType::kI32,
+       data::translation(TranslationField::kTargetLabels, 32000, 64),
+       "labels"},
+      {"source_lengths",
+       {2},
+       DType::kI32,
+       data::translation(TranslationField::kSourceLengths, 32000, 64),
+       "lengths"}};
+  const nlohmann::json doc = nlohmann::json::parse(inputs_argument(inputs));
+  EXPECT_EQ(doc[0]["distribution"], nlohmann::json({{"kind", "translation"},
+                                                    {"field", "target_labels"},
+                                                    {"vocabulary", 32000},
+                                                    {"sequence", 64}}));
+  EXPECT_EQ(doc[1]["distribution"]["field"], "source_lengths");
+}
+
 }  // namespace
 }  // namespace dlbench::peers

@@ -18,6 +18,7 @@
 #include "engine/nn/layers/linear.h"
 #include "engine/nn/layers/multiply.h"
 #include "engine/nn/layers/pool.h"
+#include "engine/nn/layers/positional_encoding.h"
 #include "engine/nn/layers/relu.h"
 #include "engine/nn/layers/row_dots.h"
 #include "engine/nn/layers/select_position.h"
@@ -215,6 +216,14 @@ std::vector<LayerCase> dense_layers() {
   out.push_back({"relu", "3x7", make<nn::Relu>(), {{3, 7}}, {}, {}, true});
   out.push_back({"gelu", "3x7", make<nn::Gelu>(), {{3, 7}}, {}, {}, true});
   out.push_back({"tanh", "3x7", make<nn::Tanh>(), {{3, 7}}, {}, {}, true});
+  // The Transformer's embedding scale and positions: two sequences of 3 rows, 4 wide.
+  out.push_back({"positional_encoding",
+                 "2x3x4_scaled",
+                 make<nn::PositionalEncoding>(3, 2.0f),
+                 {{6, 4}},
+                 {},
+                 {},
+                 true});
   // Layer norm over the last dimension of [batch, sequence, hidden].
   const Shape tokens{2, 3, 5};
   out.push_back(

@@ -261,6 +261,23 @@ Vec tanh_backward(const Vec& x, const Vec& dy) {
   return dx;
 }
 
+Vec positional_encoding(const backend::PositionalEncodingParams& p, std::int64_t width,
+                        const Vec& x) {
+  const std::int64_t half = width / 2, rows = static_cast<std::int64_t>(x.size()) / width;
+  const double intervals = static_cast<double>(std::max<std::int64_t>(half - 1, 1));
+  Vec y(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto position = static_cast<double>(r % p.sequence);
+    for (std::int64_t j = 0; j < half; ++j) {
+      const double frequency = std::exp(-std::log(10000.0) * static_cast<double>(j) / intervals);
+      const std::int64_t sine = r * width + j, cosine = sine + half;
+      y[sine] = p.scale * x[sine] + (p.encode ? std::sin(position * frequency) : 0.0);
+      y[cosine] = p.scale * x[cosine] + (p.encode ? std::cos(position * frequency) : 0.0);
+    }
+  }
+  return y;
+}
+
 LayerNormForward layer_norm_forward(const backend::LayerNormParams& p, const Vec& x,
                                     const Vec& gamma, const Vec& beta) {
   const std::size_t rows = static_cast<std::size_t>(p.rows), w = static_cast<std::size_t>(p.width);

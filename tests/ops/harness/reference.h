@@ -56,6 +56,11 @@ Vec gelu_backward(const Vec& x, const Vec& dy);
 // tanh, and its derivative (1 - tanh(x)^2, from x) times dy.
 Vec tanh_forward(const Vec& x);
 Vec tanh_backward(const Vec& x, const Vec& dy);
+// scale x[r, c] + (encode ? PE(r % sequence, c) : 0) over x [rows, width]: the encoding from
+// its definition (Vaswani et al. 2017) in fairseq's layout, sines in columns [0, width / 2) and
+// cosines after, the frequency exp(-ln(10000) j / max(width / 2 - 1, 1)) of column pair j.
+Vec positional_encoding(const backend::PositionalEncodingParams& p, std::int64_t width,
+                        const Vec& x);
 
 struct LayerNormForward {
   Vec y, mean, inv_std;  // mean and inv_std per row

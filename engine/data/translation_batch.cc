@@ -1,0 +1,126 @@
+#include "engine/data/translation_batch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "engine/backend/op_params.h"
+#include "engine/core/error.h"
+#include "engine/core/splitmix64.h"
+#include "engine/data/input_spec.h"
+#include "engine/data/synthetic.h"
+
+namespace dlbench::data {
+namespace {
+
+// Source lengths: exp(N(ln 24, 0.55)), a median of 24 tokens and a long tail; the target's is
+// its source's times exp(N(0.05, 0.2)) (German in BPE runs a little longer than English).
+constexpr double kMedianLength = 24.0;
+constexpr double kLengthSpread = 0.55;
+constexpr double kTargetRatioMean = 0.05, kTargetRatioSpread = 0.2;
+constexpr std::int32_t kIgnored = backend::CrossEntropyParams{}.ignore_label;
+
+// A standard normal draw (Box-Muller) from the stream.
+double normal(std::uint64_t& state) {
+  const double u1 = 1.0 - splitmix64_unit(state);  // (0, 1]: the log stays finite
+  const double u2 = splitmix64_unit(state);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+std::int64_t clamp_length(double length, std::int64_t sequence) {
+  return std::clamp<std::int64_t>(std::llround(length), kShortestSentence, sequence);
+}
+
+}  // namespace
+
+const char* to_string(TranslationField f) {
+  switch (f) {
+    case TranslationField::kSourceIds:
+      return "source_ids";
+    case TranslationField::kSourceLengths:
+      return "source_lengths";
+    case TranslationField::kTargetIds:
+      return "target_ids";
+    case TranslationField::kTargetLabels:
+      return "target_labels";
+    case TranslationField::kTargetLengths:
+      return "target_lengths";
+  }
+  return "unknown";
+}
+
+bool per_token(TranslationField f) {
+  return f != TranslationField::kSourceLengths && f != TranslationField::kTargetLengths;
+}
+
+const std::vector<std::int32_t>& TranslationBatch::field(TranslationField f) const {
+  switch (f) {
+    case TranslationField::kSourceIds:
+      return source_ids;
+    case TranslationField::kSourceLengths:
+      return source_lengths;
+    case TranslationField::kTargetIds:
+      return target_ids;
+    case TranslationField::kTargetLabels:
+      return target_labels;
+    case TranslationField::kTargetLengths:
+      return target_lengths;
+  }
+  return source_ids;
+}
+
+std::int64_t TranslationBatch::tokens() const {
+  std::int64_t total = 0;
+  for (std::int32_t n : source_lengths) total += n;
+  for (std::int32_t n : target_lengths) total += n;
+  return total;
+}
+
+void check_translation_shape(const TranslationShape& s) {
+  DLBENCH_CHECK(s.batch >= 1 && s.sequence >= kShortestSentence,
+                "translation data: sentences need at least " + std::to_string(kShortestSentence) +
+                    " positions");
+  DLBENCH_CHECK(s.vocabulary > s.special.first_word,
+                "translation data: the vocabulary has no word ids past the special ones");
+}
+
+TranslationBatch translation_batch(const TranslationShape& s, std::uint64_t seed) {
+  check_translation_shape(s);
+  const SentenceIds& t = s.special;
+  const auto cells = static_cast<std::size_t>(s.batch * s.sequence);
+  TranslationBatch b;
+  b.source_ids.assign(cells, t.pad);
+  b.target_ids.assign(cells, t.pad);
+  b.target_labels.assign(cells, kIgnored);
+  b.source_lengths.resize(static_cast<std::size_t>(s.batch));
+  b.target_lengths.resize(static_cast<std::size_t>(s.batch));
+  // Words for every cell of both sides (Zipf-distributed), from a stream of their own.
+  const std::vector<std::int32_t> words =
+      zipf_ids(zipf(t.first_word, s.vocabulary, 1.0), 2 * static_cast<std::int64_t>(cells), seed);
+  std::uint64_t state = splitmix64(seed ^ 0x7472616e736c6174ull);  // "translat"
+  for (std::int64_t n = 0; n < s.batch; ++n) {
+    const double drawn = kMedianLength * std::exp(kLengthSpread * normal(state));
+    const std::int64_t source = clamp_length(drawn, s.sequence);
+    const std::int64_t target =
+        clamp_length(static_cast<double>(source) *
+                         std::exp(kTargetRatioMean + kTargetRatioSpread * normal(state)),
+                     s.sequence);
+    b.source_lengths[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(source);
+    b.target_lengths[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(target);
+    const std::size_t row = static_cast<std::size_t>(n * s.sequence);
+    const std::int32_t* source_words = words.data() + row;
+    const std::int32_t* target_words = words.data() + cells + row;
+    std::copy(source_words, source_words + source - 1, b.source_ids.begin() + row);
+    b.source_ids[row + source - 1] = t.eos;
+    // The target sentence is its words then [EOS]: the labels; the decoder's input is the same
+    // shifted right behind [BOS].
+    std::copy(target_words, target_words + target - 1, b.target_labels.begin() + row);
+    b.target_labels[row + target - 1] = t.eos;
+    b.target_ids[row] = t.bos;
+    std::copy(target_words, target_words + target - 1, b.target_ids.begin() + row + 1);
+  }
+  return b;
+}
+
+}  // namespace dlbench::data
