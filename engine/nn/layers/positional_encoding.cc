@@ -14,19 +14,20 @@ Shape PositionalEncoding::output_shape(std::span<const Shape> inputs) const {
   return x;
 }
 
-backend::PositionalEncodingParams PositionalEncoding::params(bool encode) const {
+backend::PositionalEncodingParams PositionalEncoding::op_params(bool encode) const {
   backend::PositionalEncodingParams p;
   p.sequence = sequence_, p.scale = scale_, p.encode = encode;
   return p;
 }
 
 void PositionalEncoding::forward(const StepContext& ctx) {
-  ctx.backend.positional_encoding(params(true), ctx.inputs[0], ctx.output(), GradMode::kOverwrite);
+  ctx.backend.positional_encoding(op_params(true), ctx.inputs[0], ctx.output(),
+                                  GradMode::kOverwrite);
 }
 
 void PositionalEncoding::backward(const StepContext& ctx) {
   if (!ctx.input_grads[0].defined()) return;
-  ctx.backend.positional_encoding(params(false), ctx.output_grad(), ctx.input_grads[0],
+  ctx.backend.positional_encoding(op_params(false), ctx.output_grad(), ctx.input_grads[0],
                                   ctx.input_grad_modes[0]);
 }
 

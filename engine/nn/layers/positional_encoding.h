@@ -20,7 +20,7 @@ class PositionalEncoding final : public Layer {
   void backward(const StepContext& ctx) override;
 
  private:
-  backend::PositionalEncodingParams params(bool encode) const;
+  backend::PositionalEncodingParams op_params(bool encode) const;
 
   std::int64_t sequence_;
   float scale_;
