@@ -36,9 +36,10 @@ std::string RunRecord::input_size_text() const {
   const auto found = result.is_object() ? result.find("sample_unit") : result.end();
   const std::string unit =
       found != result.end() && found->is_string() ? found->get<std::string>() : "";
-  // A language model's size is its sequence length.
-  if (unit == "sequences" || unit == "tokens") return side + " tok";
-  if (unit != "volumes") return side + "px";
+  // Images (and runs stored before the unit was) are sides in pixels; the language and
+  // translation models' size is a sequence length.
+  if (unit.empty() || unit == "images") return side + "px";
+  if (unit != "volumes") return side + " tok";
   std::string text = side;
   for (int i = 0; i < 2; ++i) text += "x" + side;
   return text;

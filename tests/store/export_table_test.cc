@@ -102,6 +102,10 @@ TEST(ExportTableTest, VolumesAreNamedByTheirThreeSides) {
   EXPECT_EQ(r.input_size_text(), "128px");
   r.result["sample_unit"] = "sequences";  // BERT's size is a sequence length
   EXPECT_EQ(r.input_size_text(), "128 tok");
+  r.result["sample_unit"] = "pairs";  // the Transformer's sentence pairs: a length too
+  EXPECT_EQ(r.input_size_text(), "128 tok");
+  r.result.erase("sample_unit");  // stored before runs said their unit: images
+  EXPECT_EQ(r.input_size_text(), "128px");
   r.input_size = 0;
   EXPECT_EQ(r.input_size_text(), "");
 }
