@@ -103,6 +103,13 @@ double allocator_peak_gib(const RunRecord& r) {
 
 namespace {
 
+// A language model's tokens/s: its sequences x their length (padding included), or the tokens
+// its data counted (a translation model's source and target tokens, padding left out).
+double tokens_per_s(const RunRecord& r) {
+  const double padded = metric(r, "throughput/tokens_per_s");
+  return std::isnan(padded) ? metric(r, "data/tokens_per_s") : padded;
+}
+
 // A run's input size for a table cell; "-" for models that take none (NCF's and Word2Vec's
 // pairs), as `dlbench runs` prints it.
 std::string input_text(const RunRecord& r) {
@@ -193,22 +200,25 @@ std::vector<Table> report_tables(const ReportData& d) {
     auto it = names.find(r.machine.id);
     return it != names.end() ? it->second : machine_name(r.machine);
   };
-  Table runs{"runs",
-             "Runs",
-             "throughput = samples in the measured steps / their wall time (a sample is what the "
-             "model counts: an image, a pair for the recommendation and embedding models, a "
-             "sequence for the language models; the charts name the unit); tokens/s = a language "
-             "model's sequences/s x its sequence length, padding included; step time over the "
-             "measured steps; CV = coefficient of "
-             "variation of step time; TFLOP/s = model FLOPs per sample x throughput; MFU = TFLOP/s "
-             "/ the measured peak of the precision (the newest "
-             "micro gemm of the machine when the run was stored)",
-             {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
-              "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s", "MFU %"},
-             {}};
+  Table runs{
+      "runs",
+      "Runs",
+      "throughput = samples in the measured steps / their wall time (a sample is what the "
+      "model counts: an image, a pair for the recommendation and embedding models, a "
+      "sequence for the language models, a sentence pair for the translation models; the charts "
+      "name the unit); tokens/s = a language model's sequences/s x its sequence length, "
+      "padding included, or a translation model's source and target tokens per second, "
+      "padding left out; step time over the "
+      "measured steps; CV = coefficient of "
+      "variation of step time; TFLOP/s = model FLOPs per sample x throughput; MFU = TFLOP/s "
+      "/ the measured peak of the precision (the newest "
+      "micro gemm of the machine when the run was stored)",
+      {"run", "machine", "model", "mode", "precision", "batch", "input", "device", "status",
+       "samples/s", "step p50 ms", "step p95 ms", "CV %", "TFLOP/s", "MFU %"},
+      {}};
   // Language models' tokens/s, where a run has them.
   const bool tokens = std::any_of(d.runs.begin(), d.runs.end(), [](const RunRecord& r) {
-    return std::isfinite(metric(r, "throughput/tokens_per_s"));
+    return std::isfinite(tokens_per_s(r));
   });
   if (tokens) runs.columns.push_back("tokens/s");
   if (gpu) runs.columns.push_back("throttling");
@@ -224,7 +234,7 @@ std::vector<Table> report_tables(const ReportData& d) {
                          fixed(100 * st.value("cv", NAN), 1),
                          fixed(metric(r, "compute/achieved_gflops") / 1000, 2),
                          fixed(100 * metric(r, "compute/mfu"), 1)});
-    if (tokens) runs.rows.back().push_back(fixed(metric(r, "throughput/tokens_per_s"), 0));
+    if (tokens) runs.rows.back().push_back(fixed(tokens_per_s(r), 0));
     if (gpu) runs.rows.back().push_back(throttle_text(r));
     const std::vector<double> rates = result::repeat_throughputs(r.result);
     const result::SpreadStats spread = result::spread_stats(rates);
