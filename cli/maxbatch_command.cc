@@ -1,7 +1,6 @@
 // dlbench maxbatch MODEL: the largest batch that trains (or infers) without running out of
 // device memory, predicted by the planner and confirmed by real steps (bench/runner/max_batch.h).
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -123,12 +122,6 @@ double within_percent(const std::string& text) {
 }
 
 void run_maxbatch(const MaxBatchOptions& o, const GlobalOptions& global) {
-  // CUDA loads a kernel on its first launch (lazy loading, its default). A search fills the
-  // device on purpose, and a first launch that finds it full fails for good: the attempt after
-  // an out-of-memory one then died with cudaErrorUnknown at a kernel the full attempt never ran
-  // (transformer fp16 on an H200, 2026-11-29). So a search loads every kernel when CUDA starts,
-  // which has to be before the device is first asked about; a user's own setting stands.
-  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   runner::MaxBatchSearch search;
   apply_workload_options(o.workload, search.config);
   search.config.launch = resolve_launch(o.launch, LaunchTarget::kEngine).launch;
