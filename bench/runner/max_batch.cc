@@ -96,6 +96,24 @@ void predict(result::MaxBatchResult& r) {
       fits >= double(r.max_batch_cap) ? r.max_batch_cap : static_cast<std::int64_t>(fits);
 }
 
+// One step at the smallest batch before the attempts. CUDA loads a kernel on its first launch,
+// and a first launch that finds the device full fails for the rest of the process: without
+// this, the attempt after an out-of-memory one died with cudaErrorUnknown at a kernel the full
+// attempt had not reached (transformer fp16 on an H200, 2026-11-29). Kernels a larger batch
+// picks for the first time (other library engines) can still meet that; this covers the model's
+// own. Not an attempt: nothing is learned from it, and its failure is the first attempt's too.
+void load_kernels(const result::RunConfig& config) {
+  result::RunConfig c = config;
+  c.batch = kProbeBatchSmall;
+  c.warmup_steps = 0;
+  c.steps = 1;
+  try {
+    run_workload(c);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kResource) throw;
+  }
+}
+
 double peak_bytes(const result::RunResult& run) {
   for (const result::Metric& m : run.metrics)
     if (m.tag == "memory/allocated_peak_gib") return m.value * 1024.0 * 1024.0 * 1024.0;
@@ -122,6 +140,7 @@ result::MaxBatchResult find_max_batch(const MaxBatchSearch& search, const MaxBat
   r.sample_unit = models::to_string(models::find_model(r.config.model).unit);
   predict(r);
   if (hooks.on_predicted) hooks.on_predicted(r);
+  if (r.predicted) load_kernels(r.config);
 
   std::optional<result::RunResult> best;
   auto attempt = [&](std::int64_t batch) {
