@@ -65,8 +65,8 @@ RATIO_LOG_MEAN, RATIO_LOG_STD = 0.05, 0.2
 WORD_EXPONENT = 1.0
 
 # dlbench's inputs, in its order: the ids and labels are [batch * S], the lengths [batch].
-TRAINING_INPUTS = ("source_ids", "source_lengths", "target_ids", "target_labels",
-                   "target_lengths")
+TRAINING_INPUTS = ("source_ids", "source_lengths", "target_ids", "target_lengths",
+                   "target_labels")
 INFERENCE_INPUTS = ("source_ids", "source_lengths", "target_ids", "target_lengths")
 ROW_INPUTS = ("source_ids", "target_ids", "target_labels")
 
@@ -84,7 +84,7 @@ def translation_batch(torch, batch, sequence, vocabulary, generator):
     shape = (batch, sequence)
     column = torch.arange(sequence).repeat(batch, 1)  # [batch, S]
 
-    def rounded_lengths(real):  # round half up, as std::lround does for positive values
+    def rounded_lengths(real):  # round half up, as std::llround does for positive values
         return (real + 0.5).floor().long().clamp(SHORTEST, sequence)
 
     normal = torch.randn(batch, generator=generator, dtype=torch.float64)

@@ -85,7 +85,8 @@ struct RunRecord {
   const MetricRecord* find_metric(const std::string& tag) const;
   const TelemetryMetricRecord* find_telemetry(const std::string& name) const;
   // The input size as labels show it: "224px" for images, "128x128x128" for volumes (a run whose
-  // sample unit is volumes), empty for a model that takes no size.
+  // sample unit is volumes), "128 tok" for the language and translation models' sequences,
+  // empty for a model that takes no size.
   std::string input_size_text() const;
 };
 

@@ -293,7 +293,7 @@ void Backend::positional_encoding(const PositionalEncodingParams& p, const Tenso
   const std::string op = "positional_encoding";
   DLBENCH_CHECK(x.defined() && x.rank() == 2, op + ": x must be [rows, width]");
   check_same(x, y, op.c_str(), "y");
-  DLBENCH_CHECK(x.dtype() == kF32 || x.dtype() == DType::kF16 || x.dtype() == DType::kBF16,
+  DLBENCH_CHECK(x.dtype() == DType::kF32 || x.dtype() == DType::kF16 || x.dtype() == DType::kBF16,
                 op + ": x and y must be f32, f16 or bf16, not " + to_string(x.dtype()));
   DLBENCH_CHECK(x.device() == device() && y.device() == device(),
                 op + ": x and y must live on " + to_string(device()));

@@ -73,32 +73,39 @@ void SyntheticSource::fill_pretraining(backend::Backend& backend, const InputSpe
   backend.from_host(pretraining_batch(shape, seed_).field(field).data(), input);
 }
 
-// Every field from the source's own seed, so the fields of a pair match.
-void SyntheticSource::fill_translation(backend::Backend& backend, const InputSpec& spec,
-                                       const Tensor& input) {
-  const Distribution& d = spec.values;
-  const auto field = static_cast<TranslationField>(static_cast<int>(d.a));
-  DLBENCH_CHECK(spec.dtype == DType::kI32 && d.sequence > 0 &&
-                    (!per_token(field) || spec.shape.numel() % d.sequence == 0),
-                "synthetic data: translation fields are i32, per token [batch * sequence] or "
-                "per sentence [batch]");
-  TranslationShape shape;
-  shape.batch = per_token(field) ? spec.shape.numel() / d.sequence : spec.shape.numel();
-  shape.sequence = d.sequence;
-  shape.vocabulary = static_cast<std::int64_t>(d.b);
-  const TranslationBatch batch = translation_batch(shape, seed_);
-  backend.from_host(batch.field(field).data(), input);
-  tokens_per_batch_ = batch.tokens();
+namespace {
+
+// The sentence pairs a source's translation fields describe: one batch for all of them, drawn
+// from the source's own seed so the fields of a pair match; none without such fields.
+std::optional<TranslationBatch> draw_translation(const std::vector<InputSpec>& specs,
+                                                 std::uint64_t seed) {
+  for (const InputSpec& spec : specs) {
+    const Distribution& d = spec.values;
+    if (d.kind != Distribution::Kind::kTranslation) continue;
+    const auto field = static_cast<TranslationField>(static_cast<int>(d.a));
+    DLBENCH_CHECK(spec.dtype == DType::kI32 && d.sequence > 0 &&
+                      (!is_per_token(field) || spec.shape.numel() % d.sequence == 0),
+                  "synthetic data: translation fields are i32, per token [batch * sequence] or "
+                  "per sentence [batch]");
+    TranslationShape shape;
+    shape.batch = is_per_token(field) ? spec.shape.numel() / d.sequence : spec.shape.numel();
+    shape.sequence = d.sequence;
+    shape.vocabulary = static_cast<std::int64_t>(d.b);
+    return translation_batch(shape, seed);
+  }
+  return std::nullopt;
 }
 
+}  // namespace
+
 std::optional<DataSource::ReadCount> SyntheticSource::read_count() const {
-  if (!tokens_per_batch_) return std::nullopt;
-  return ReadCount{"tokens", *tokens_per_batch_ * batches_,
+  if (!translation_) return std::nullopt;
+  return ReadCount{"tokens", translation_->tokens() * batches_,
                    "source and target tokens of the sentence pairs, padding left out"};
 }
 
 SyntheticSource::SyntheticSource(std::vector<InputSpec> specs, std::uint64_t seed)
-    : specs_(std::move(specs)), seed_(seed) {}
+    : specs_(std::move(specs)), seed_(seed), translation_(draw_translation(specs_, seed)) {}
 
 void SyntheticSource::fill(backend::Backend& backend, std::span<const Tensor> inputs) {
   DLBENCH_CHECK(inputs.size() == specs_.size(), "synthetic data: one tensor per input spec");
@@ -119,7 +126,8 @@ void SyntheticSource::fill(backend::Backend& backend, std::span<const Tensor> in
     } else if (spec.values.kind == Distribution::Kind::kPretraining) {
       fill_pretraining(backend, spec, inputs[k]);
     } else if (spec.values.kind == Distribution::Kind::kTranslation) {
-      fill_translation(backend, spec, inputs[k]);
+      const auto field = static_cast<TranslationField>(static_cast<int>(spec.values.a));
+      backend.from_host(translation_->field(field).data(), inputs[k]);
     } else if (spec.values.kind == Distribution::Kind::kZipf) {
       DLBENCH_CHECK(spec.dtype == DType::kI32, "synthetic data: Zipf values are i32 ids");
       backend.from_host(zipf_ids(spec.values, spec.shape.numel(), seed).data(), inputs[k]);

@@ -10,6 +10,7 @@
 
 #include "engine/data/data_source.h"
 #include "engine/data/input_spec.h"
+#include "engine/data/translation_batch.h"
 
 namespace dlbench::data {
 
@@ -23,7 +24,8 @@ class SyntheticSource final : public DataSource {
   std::string name() const override { return "synthetic"; }
   void fill(backend::Backend& backend, std::span<const Tensor> inputs) override;
   // Translation batches count their tokens (source and target, padding left out) as served, the
-  // unit a translation model's speed is quoted in; other data counts nothing.
+  // unit a translation model's speed is quoted in, from 0 before the first; other data counts
+  // nothing.
   std::optional<ReadCount> read_count() const override;
 
  private:
@@ -31,13 +33,12 @@ class SyntheticSource final : public DataSource {
                   std::uint64_t seed) const;
   void fill_pretraining(backend::Backend& backend, const InputSpec& spec,
                         const Tensor& input) const;
-  void fill_translation(backend::Backend& backend, const InputSpec& spec, const Tensor& input);
 
   std::vector<InputSpec> specs_;
   std::uint64_t seed_;
-  std::vector<const void*> filled_;  // the buffers written last, to serve again
-  std::int64_t batches_ = 0;         // served, the same batch again counting too
-  std::optional<std::int64_t> tokens_per_batch_;
+  std::vector<const void*> filled_;              // the buffers written last, to serve again
+  std::int64_t batches_ = 0;                     // served, the same batch again counting too
+  std::optional<TranslationBatch> translation_;  // drawn once, for every translation field
 };
 
 }  // namespace dlbench::data

@@ -32,6 +32,17 @@ std::int64_t clamp_length(double length, std::int64_t sequence) {
   return std::clamp<std::int64_t>(std::llround(length), kShortestSentence, sequence);
 }
 
+void check_translation_shape(const TranslationShape& s) {
+  DLBENCH_CHECK(s.batch >= 1, "translation data: a batch of " + std::to_string(s.batch) +
+                                  " sentence pairs; it needs at least one");
+  DLBENCH_CHECK(s.sequence >= kShortestSentence,
+                "translation data: sentences padded to " + std::to_string(s.sequence) +
+                    " positions; they need at least " + std::to_string(kShortestSentence));
+  DLBENCH_CHECK(s.vocabulary > s.special.first_word, "translation data: a vocabulary of " +
+                                                         std::to_string(s.vocabulary) +
+                                                         " ids has no words past the special ones");
+}
+
 }  // namespace
 
 const char* to_string(TranslationField f) {
@@ -50,7 +61,7 @@ const char* to_string(TranslationField f) {
   return "unknown";
 }
 
-bool per_token(TranslationField f) {
+bool is_per_token(TranslationField f) {
   return f != TranslationField::kSourceLengths && f != TranslationField::kTargetLengths;
 }
 
@@ -75,14 +86,6 @@ std::int64_t TranslationBatch::tokens() const {
   for (std::int32_t n : source_lengths) total += n;
   for (std::int32_t n : target_lengths) total += n;
   return total;
-}
-
-void check_translation_shape(const TranslationShape& s) {
-  DLBENCH_CHECK(s.batch >= 1 && s.sequence >= kShortestSentence,
-                "translation data: sentences need at least " + std::to_string(kShortestSentence) +
-                    " positions");
-  DLBENCH_CHECK(s.vocabulary > s.special.first_word,
-                "translation data: the vocabulary has no word ids past the special ones");
 }
 
 TranslationBatch translation_batch(const TranslationShape& s, std::uint64_t seed) {

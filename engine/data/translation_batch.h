@@ -33,10 +33,10 @@ enum class TranslationField {
   kTargetLabels,   // [batch * sequence]: what it predicts
   kTargetLengths,  // [batch]
 };
-inline constexpr int kTranslationFields = 5;
 // Its name as a model's input and in a peer's --inputs: "source_ids", "target_labels", ...
 const char* to_string(TranslationField field);
-bool per_token(TranslationField field);
+// Whether the field has a value per position ([batch * sequence]) or per sentence ([batch]).
+bool is_per_token(TranslationField field);
 
 // Two words and [EOS].
 inline constexpr std::int64_t kShortestSentence = 3;
@@ -49,10 +49,8 @@ struct TranslationBatch {
   std::int64_t tokens() const;
 };
 
-// An internal error when a sentence cannot fit or the vocabulary has no words.
-void check_translation_shape(const TranslationShape& shape);
-
-// Deterministic per seed on every machine.
+// Deterministic per seed on every machine; an internal error when there is no sentence, a
+// sentence cannot fit or the vocabulary has no words (the model sizes them).
 TranslationBatch translation_batch(const TranslationShape& shape, std::uint64_t seed);
 
 }  // namespace dlbench::data

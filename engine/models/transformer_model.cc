@@ -26,6 +26,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/data/input_spec.h"
 #include "engine/models/builder.h"
@@ -66,9 +67,10 @@ class TransformerBuilder {
         sequence_(config.size),
         width_(kWidth / config.width_divisor),
         feed_forward_(kFeedForward / config.width_divisor) {
+    // Heads of an even width: the positional encoding pairs its columns (sines, then cosines).
     DLBENCH_CHECK(width_ % kHeads == 0 && width_ / kHeads % 2 == 0,
                   "transformer: width divisor " + std::to_string(config.width_divisor) +
-                      " leaves no whole head width");
+                      " leaves no whole, even head width");
   }
 
   nn::Graph build() {
@@ -82,14 +84,15 @@ class TransformerBuilder {
     nn::ParamDecl table{
         "table", {kVocabulary, width_}, nn::Init::kNormal, 1, nn::ParamGroup::kSparseRows};
     table.stddev = static_cast<float>(1.0 / std::sqrt(static_cast<double>(width_)));
+    table_stddev_ = table.stddev;
     const nn::ParamId token_table = g_.add_parameter("embeddings.tokens.table", table);
 
     ValueId memory = embed("encoder.embeddings", source_ids, token_table);
     for (int i = 0; i < kEncoderLayers; ++i) {
       const std::string name = "encoder.layer" + std::to_string(i);
-      memory = sublayer(name + ".self_attention", memory,
-                        attention(name + ".self_attention", memory, memory, source_lengths,
-                                  source_lengths, false));
+      memory =
+          sublayer(name + ".self_attention", memory,
+                   attention(name + ".self_attention", memory, memory, {source_lengths}, false));
       memory =
           sublayer(name + ".feed_forward", memory, feed_forward(name + ".feed_forward", memory));
     }
@@ -97,10 +100,10 @@ class TransformerBuilder {
     for (int i = 0; i < kDecoderLayers; ++i) {
       const std::string name = "decoder.layer" + std::to_string(i);
       x = sublayer(name + ".self_attention", x,
-                   attention(name + ".self_attention", x, x, target_lengths, target_lengths, true));
+                   attention(name + ".self_attention", x, x, {target_lengths}, true));
       x = sublayer(
           name + ".cross_attention", x,
-          attention(name + ".cross_attention", x, memory, target_lengths, source_lengths, false));
+          attention(name + ".cross_attention", x, memory, {target_lengths, source_lengths}, false));
       x = sublayer(name + ".feed_forward", x, feed_forward(name + ".feed_forward", x));
     }
     backend::MatmulParams output;
@@ -133,7 +136,7 @@ class TransformerBuilder {
     const ValueId looked_up =
         g_.add(name + ".tokens",
                std::make_unique<nn::Embedding>(nn::EmbeddingShape{tokens(), kVocabulary, width_},
-                                               config_.compute, 0.0f),
+                                               config_.compute, table_stddev_),
                {ids}, {table});
     const auto scale = static_cast<float>(std::sqrt(static_cast<double>(width_)));
     return dropout(name + ".dropout",
@@ -153,24 +156,22 @@ class TransformerBuilder {
   }
 
   // Queries from x, keys and values from `over` (x itself in self-attention), the heads mixed by
-  // the output projection.
-  ValueId attention(const std::string& name, ValueId x, ValueId over, ValueId query_lengths,
-                    ValueId key_lengths, bool causal) {
+  // the output projection. `lengths`: one for queries and keys alike (self-attention), or the
+  // queries' then the keys' (cross-attention).
+  ValueId attention(const std::string& name, ValueId x, ValueId over,
+                    const std::vector<ValueId>& lengths, bool causal) {
     backend::AttentionParams p;
     p.batch = batch_, p.heads = kHeads, p.seq_q = p.seq_kv = sequence_;
     p.head_dim = width_ / kHeads;
     p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_dim)));
     p.causal = causal;
-    const bool self = query_lengths == key_lengths;
     std::vector<ValueId> inputs = {linear(name + ".query", x, width_),
                                    linear(name + ".key", over, width_),
-                                   linear(name + ".value", over, width_), query_lengths};
-    if (!self) inputs.push_back(key_lengths);
-    const ValueId attended =
-        g_.add(name,
-               std::make_unique<nn::Attention>(
-                   p, self ? nn::AttentionLengths::kShared : nn::AttentionLengths::kSeparate),
-               inputs);
+                                   linear(name + ".value", over, width_)};
+    inputs.insert(inputs.end(), lengths.begin(), lengths.end());
+    const auto which =
+        lengths.size() == 1 ? nn::AttentionLengths::kShared : nn::AttentionLengths::kSeparate;
+    const ValueId attended = g_.add(name, std::make_unique<nn::Attention>(p, which), inputs);
     return linear(name + ".output", attended, width_);
   }
 
@@ -193,6 +194,7 @@ class TransformerBuilder {
   const ModelConfig& config_;
   bool train_;
   std::int64_t batch_, sequence_, width_, feed_forward_;
+  float table_stddev_ = 0.0f;
   std::uint64_t dropout_sites_ = 0;
 };
 
@@ -203,7 +205,9 @@ ModelSpec spec() {
       "Transformer-big translation (6 + 6 layers, width 1024, 16 heads, feed-forward 4096), "
       "shared vocabulary 32,000, label-smoothed loss";
   s.unit = SampleUnit::kPairs;  // sentence pairs
-  s.default_train_batch = 128;  // sentence pairs, as GNMT's published setup
+  // Sentence pairs: fairseq's --max-tokens 3584 per GPU is about 120 pairs of ~28 tokens, and
+  // GNMT's published setup takes 128.
+  s.default_train_batch = 128;
   s.default_infer_batch = 128;
   s.size = {"sentence length", "tokens", 64, {64, 32, 128, 256}};
   s.default_optimizer.kind = nn::OptimizerConfig::Kind::kAdam;

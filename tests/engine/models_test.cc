@@ -179,9 +179,7 @@ TEST(ModelsTest, TheRegistryListsEveryModelFileSortedByName) {
   EXPECT_EQ(
       model_names(),
       "bert-base, bert-large, ncf, registry-probe, resnet50, transformer, unet, unet3d, vgg16, "
-      "word2vec, "
-      "word2vec-d300, "
-      "word2vec-neg64");
+      "word2vec, word2vec-d300, word2vec-neg64");
 }
 
 TEST(ModelsTest, ASpecDescribesTheModelWithoutBuildingIt) {

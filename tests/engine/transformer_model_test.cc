@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "engine/backend/backend.h"
@@ -103,6 +105,98 @@ TEST(TransformerModelTest, TakesATranslationBatchAndTiesTheOutputToTheTokenTable
 
 TEST(TransformerModelTest, AHeadWidthThatIsNotWholeIsRefused) {
   EXPECT_THROW(build(1, 32, Mode::kTrain, 3), Error);
+}
+
+// The masks and the wiring, by what the scores depend on (inference, the full depth at width 64,
+// on the CPU): a target token moves the scores of its own and later positions only (causal
+// self-attention), padding on either side moves nothing that is not padding (the lengths
+// mask the keys), and a source word moves its own sentence's scores but not another's (the
+// decoder reads the encoder, and cross-attention keeps samples apart).
+class TransformerWiringTest : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t kBatch = 4, kSize = 32;
+
+  void SetUp() override {
+    const ModelSpec& spec = find_model("transformer");
+    ModelConfig mc;
+    mc.batch = kBatch, mc.size = kSize, mc.width_divisor = 16, mc.mode = Mode::kInfer;
+    mc = resolve(spec, mc);
+    nn::TrainerConfig tc;
+    tc.mode = Mode::kInfer;
+    net_ = std::make_unique<nn::Trainer>(spec.build(mc), *be_, tc);
+    data::SyntheticSource source(net_->graph().input_specs(), 11);
+    source.fill(*be_, net_->inputs());
+    for (std::size_t k = 0; k < 4; ++k) {  // source ids and lengths, target ids and lengths
+      inputs_[k].resize(static_cast<std::size_t>(net_->inputs()[k].numel()));
+      be_->to_host(net_->inputs()[k], inputs_[k].data());
+    }
+    base_ = scores(inputs_);
+  }
+
+  std::vector<float> scores(const std::array<std::vector<std::int32_t>, 4>& inputs) {
+    for (std::size_t k = 0; k < 4; ++k) be_->from_host(inputs[k].data(), net_->inputs()[k]);
+    net_->infer_step();
+    std::vector<float> out(static_cast<std::size_t>(net_->logits().numel()));
+    be_->to_host(net_->logits(), out.data());
+    return out;
+  }
+
+  // Whether row r (sample * kSize + position) of the scores differs from the base's.
+  bool moved(const std::vector<float>& after, std::int64_t r) const {
+    for (std::int64_t c = 0; c < kVocabulary; ++c) {
+      const auto i = static_cast<std::size_t>(r * kVocabulary + c);
+      if (std::abs(after[i] - base_[i]) > 1e-5f * (1.0f + std::abs(base_[i]))) return true;
+    }
+    return false;
+  }
+
+  // A sample whose source is padded and whose target has at least `words` tokens.
+  std::int64_t padded_sample(std::int32_t words) const {
+    for (std::int64_t n = 0; n < kBatch; ++n)
+      if (inputs_[1][n] < kSize && inputs_[3][n] >= words) return n;
+    ADD_FAILURE() << "no sample with a padded source and a target of " << words << " tokens";
+    return 0;
+  }
+
+  std::unique_ptr<backend::Backend> be_ = backend::make_backend(Device::cpu());
+  std::unique_ptr<nn::Trainer> net_;
+  std::array<std::vector<std::int32_t>, 4> inputs_;
+  std::vector<float> base_;
+};
+
+TEST_F(TransformerWiringTest, ATargetTokenMovesItsOwnAndLaterPositionsOnly) {
+  const std::int64_t n = padded_sample(8), at = 5;
+  auto changed = inputs_;
+  changed[2][n * kSize + at] = changed[2][n * kSize + at] == 100 ? 101 : 100;
+  const std::vector<float> after = scores(changed);
+  for (std::int64_t j = 0; j < at; ++j) EXPECT_FALSE(moved(after, n * kSize + j)) << j;
+  EXPECT_TRUE(moved(after, n * kSize + at));
+  EXPECT_TRUE(moved(after, n * kSize + inputs_[3][n] - 1));
+  for (std::int64_t m = 0; m < kBatch; ++m) {
+    if (m == n) continue;
+    EXPECT_FALSE(moved(after, m * kSize)) << "sample " << m;
+  }
+}
+
+TEST_F(TransformerWiringTest, PaddingMovesNothingReal) {
+  const std::int64_t n = padded_sample(3);
+  auto changed = inputs_;
+  changed[0][n * kSize + kSize - 1] = 100;                             // past the source's length
+  if (inputs_[3][n] < kSize) changed[2][n * kSize + kSize - 1] = 100;  // past the target's
+  const std::vector<float> after = scores(changed);
+  for (std::int64_t j = 0; j < inputs_[3][n]; ++j) EXPECT_FALSE(moved(after, n * kSize + j)) << j;
+}
+
+TEST_F(TransformerWiringTest, ASourceWordMovesItsOwnSentencesScores) {
+  const std::int64_t n = padded_sample(3);
+  auto changed = inputs_;
+  changed[0][n * kSize] = changed[0][n * kSize] == 100 ? 101 : 100;  // the first source word
+  const std::vector<float> after = scores(changed);
+  EXPECT_TRUE(moved(after, n * kSize));  // the decoder's first position sees only the source
+  for (std::int64_t m = 0; m < kBatch; ++m) {
+    if (m == n) continue;
+    EXPECT_FALSE(moved(after, m * kSize)) << "sample " << m;
+  }
 }
 
 // The full depth at width 64 (16 heads of 4) on one synthetic batch of 2 sentence pairs of up to

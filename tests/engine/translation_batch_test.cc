@@ -75,12 +75,14 @@ TEST(TranslationBatch, LengthsHaveTheModelledMedianAndTargetsRunALittleLonger) {
   // At a short sequence the long tail is clamped to it.
   const TranslationBatch clamped = translation_batch(shape(4000, 16), 11);
   EXPECT_EQ(*std::max_element(clamped.source_lengths.begin(), clamped.source_lengths.end()), 16);
-  EXPECT_EQ(clamped.tokens(), [&] {
-    std::int64_t total = 0;
-    for (std::int32_t v : clamped.source_lengths) total += v;
-    for (std::int32_t v : clamped.target_lengths) total += v;
-    return total;
-  }());
+}
+
+// tokens() counts what is not padding: both sides' lengths.
+TEST(TranslationBatch, TokensAreBothSidesLengths) {
+  TranslationBatch b;
+  b.source_lengths = {3, 5};
+  b.target_lengths = {4, 7};
+  EXPECT_EQ(b.tokens(), 19);
 }
 
 TEST(TranslationBatch, TheSameForASeedAndRefusesShapesThatCannotHoldASentence) {
@@ -88,13 +90,15 @@ TEST(TranslationBatch, TheSameForASeedAndRefusesShapesThatCannotHoldASentence) {
   EXPECT_EQ(translation_batch(s, 3).target_ids, translation_batch(s, 3).target_ids);
   EXPECT_NE(translation_batch(s, 3).source_ids, translation_batch(s, 4).source_ids);
   EXPECT_THROW(translation_batch(shape(2, 2), 1), Error);
+  EXPECT_THROW(translation_batch(shape(0, 16), 1), Error);
   TranslationShape tiny = s;
   tiny.vocabulary = 4;  // nothing past the special ids
   EXPECT_THROW(translation_batch(tiny, 1), Error);
 }
 
 // Ids and lengths drawn as two inputs of one source describe the same sentences, and the source
-// counts the tokens of every batch it serves, the same batch again included.
+// counts the tokens of every batch it serves (from 0), the same batch again included; a source
+// of other data counts nothing.
 TEST(TranslationBatch, ASourceFillsMatchingFieldsAndCountsItsTokens) {
   std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
   const std::int64_t batch = 6, sequence = 24;
@@ -109,7 +113,9 @@ TEST(TranslationBatch, ASourceFillsMatchingFieldsAndCountsItsTokens) {
                                    translation(TranslationField::kTargetLengths, 32000, sequence),
                                    "target lengths"}};
   SyntheticSource source(specs, 5);
-  EXPECT_FALSE(source.read_count().has_value());
+  // Counted from the start, so a run without warm-up steps has a count before its first step.
+  ASSERT_TRUE(source.read_count().has_value());
+  EXPECT_EQ(source.read_count()->count, 0);
   std::vector<std::int32_t> ids(batch * sequence), lengths(batch);
   const std::vector<Tensor> inputs = {
       Tensor(ids.data(), {batch * sequence}, DType::kI32, Device::cpu()),
@@ -122,6 +128,8 @@ TEST(TranslationBatch, ASourceFillsMatchingFieldsAndCountsItsTokens) {
   ASSERT_TRUE(source.read_count().has_value());
   EXPECT_EQ(source.read_count()->unit, "tokens");
   EXPECT_EQ(source.read_count()->count, 2 * b.tokens());
+  const SyntheticSource images({{"images", {2, 3}, DType::kF32, normal(0, 1), "images"}}, 5);
+  EXPECT_FALSE(images.read_count().has_value());
 }
 
 }  // namespace

@@ -155,8 +155,9 @@ TEST(DoorChecks, PositionalEncodingChecksItsOperands) {
   std::vector<std::int32_t> ints(24);
   const Tensor int_t(ints.data(), {6, 4}, DType::kI32, Device::cpu());
   EXPECT_THROW(call(int_t, int_t), Error);  // not a float dtype
-  EXPECT_THROW(call(Tensor(x.data.data(), {6, 4}, DType::kF32, Device::cuda(0)), y.tensor()),
-               Error);  // not on the backend's device
+  const Tensor elsewhere(x.data.data(), {6, 4}, DType::kF32, Device::cuda(0));
+  EXPECT_THROW(call(elsewhere, elsewhere), Error);  // both on another device than the backend's
+  EXPECT_THROW(call(HostTensor({6, 0}).tensor(), HostTensor({6, 0}).tensor()), Error);  // no width
   backend::PositionalEncodingParams no_positions = p;
   no_positions.sequence = 0;
   EXPECT_THROW(be->positional_encoding(no_positions, x.tensor(), y.tensor(), GradMode::kOverwrite),

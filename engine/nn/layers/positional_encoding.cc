@@ -14,20 +14,26 @@ Shape PositionalEncoding::output_shape(std::span<const Shape> inputs) const {
   return x;
 }
 
-backend::PositionalEncodingParams PositionalEncoding::op_params(bool encode) const {
+backend::PositionalEncodingParams PositionalEncoding::forward_params() const {
   backend::PositionalEncodingParams p;
-  p.sequence = sequence_, p.scale = scale_, p.encode = encode;
+  p.sequence = sequence_, p.scale = scale_, p.encode = true;
+  return p;
+}
+
+backend::PositionalEncodingParams PositionalEncoding::backward_params() const {
+  backend::PositionalEncodingParams p = forward_params();
+  p.encode = false;
   return p;
 }
 
 void PositionalEncoding::forward(const StepContext& ctx) {
-  ctx.backend.positional_encoding(op_params(true), ctx.inputs[0], ctx.output(),
+  ctx.backend.positional_encoding(forward_params(), ctx.inputs[0], ctx.output(),
                                   GradMode::kOverwrite);
 }
 
 void PositionalEncoding::backward(const StepContext& ctx) {
   if (!ctx.input_grads[0].defined()) return;
-  ctx.backend.positional_encoding(op_params(false), ctx.output_grad(), ctx.input_grads[0],
+  ctx.backend.positional_encoding(backward_params(), ctx.output_grad(), ctx.input_grads[0],
                                   ctx.input_grad_modes[0]);
 }
 

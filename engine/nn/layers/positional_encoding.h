@@ -20,7 +20,9 @@ class PositionalEncoding final : public Layer {
   void backward(const StepContext& ctx) override;
 
  private:
-  backend::PositionalEncodingParams op_params(bool encode) const;
+  // Forward adds the encoding; backward scales the gradient alone.
+  backend::PositionalEncodingParams forward_params() const;
+  backend::PositionalEncodingParams backward_params() const;
 
   std::int64_t sequence_;
   float scale_;
