@@ -16,6 +16,7 @@
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
 #include "engine/nn/trainer.h"
+#include "tests/engine/support/memorization.h"
 
 namespace dlbench::models {
 namespace {
@@ -215,40 +216,21 @@ TEST(TransformerModelTest, ATinyTransformerMemorizesItsTargets) {
   nn::Trainer net(spec.build(mc), *be, tc);
   data::SyntheticSource source(net.graph().input_specs(), 11);
   source.fill(*be, net.inputs());
-  net.train_step();
-  const float first = net.loss();
-  EXPECT_NEAR(first, std::log(static_cast<float>(kVocabulary)), 1.5f);
-  float loss = first;
-  int step = 1;
-  for (; step < 300 && loss > first / 4; ++step) {
-    net.train_step();
-    loss = net.loss();
-    ASSERT_TRUE(std::isfinite(loss)) << "step " << step;
-  }
-  EXPECT_LT(loss, first / 4) << "after " << step << " steps";
+  const testing::LossDrop d = testing::train_until(net, 1.0f / 4, 300);
+  EXPECT_NEAR(d.first, std::log(static_cast<float>(kVocabulary)), 1.5f);
+  EXPECT_LT(d.last, d.first / 4) << "after " << d.steps << " steps";
 
   std::vector<std::int32_t> labels(2 * 32);
   be->to_host(net.inputs()[4], labels.data());  // target_labels
-  const Tensor logits = net.logits();
-  std::vector<float> scores(static_cast<std::size_t>(logits.numel()));
-  be->to_host(logits, scores.data());
-  int predicted = 0, right = 0;
-  std::map<std::int32_t, int> counts;
-  for (std::size_t r = 0; r < labels.size(); ++r) {
-    if (labels[r] < 0) continue;
-    ++predicted, ++counts[labels[r]];
-    const auto row = scores.begin() + static_cast<std::ptrdiff_t>(r * kVocabulary);
-    right += std::max_element(row, row + kVocabulary) - row == labels[r];
-  }
-  int most_common = 0;
-  for (const auto& [word, count] : counts) most_common = std::max(most_common, count);
+  std::vector<float> scores(static_cast<std::size_t>(net.logits().numel()));
+  be->to_host(net.logits(), scores.data());
+  const testing::TokenPredictions p = testing::token_predictions(labels, scores, kVocabulary);
   std::printf(
-      "tiny transformer: loss %.3f -> %.3f in %d steps; %d of %d tokens right (one "
-      "guess: %d)\n",
-      first, loss, step, right, predicted, most_common);
-  ASSERT_GT(predicted, 0);
-  EXPECT_GT(right, 2 * most_common);
-  EXPECT_GT(right, 3 * predicted / 4);
+      "tiny transformer: loss %.3f -> %.3f in %d steps; %d of %d tokens right (one guess: %d)\n",
+      d.first, d.last, d.steps, p.right, p.predicted, p.most_common);
+  ASSERT_GT(p.predicted, 0);
+  EXPECT_GT(p.right, 2 * p.most_common);
+  EXPECT_GT(p.right, 3 * p.predicted / 4);
 }
 
 }  // namespace
