@@ -250,7 +250,7 @@ TEST_F(SuiteCliTest, CheckListsTheRunsAndOpensNoDatabase) {
 }
 
 TEST_F(SuiteCliTest, ShippedSuitesAreValid) {
-  for (const char* name : {"quick", "quick-cpu", "recommendation", "vision"}) {
+  for (const char* name : {"quick", "quick-cpu", "recommendation", "vision", "language"}) {
     auto r = dlbench("--db " + db_ + " suite " + std::string(DLBENCH_SOURCE_DIR) + "/suites/" +
                      name + ".toml --check");
     EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.err;
