@@ -23,6 +23,34 @@ std::string shown(std::string_view field) {
 
 }  // namespace
 
+void append_token_ids(std::string_view text, const std::string& path, std::int64_t line,
+                      const std::string& hint, std::vector<std::int32_t>& out) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ' || text[i] == '\t') {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != '\t') ++j;
+    const std::string_view field = text.substr(i, j - i);
+    std::int64_t id = -1;
+    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), id);
+    const bool number_field = end == field.data() + field.size() &&
+                              (ec == std::errc() || ec == std::errc::result_out_of_range);
+    if (ec != std::errc() || !number_field || id < 0 ||
+        id > std::numeric_limits<std::int32_t>::max())
+      throw Error(
+          ErrorKind::kUsage,
+          path + ":" + std::to_string(line) + ": '" + shown(field) + "' is " +
+              (number_field && field[0] != '-' ? "too large for a token id (at most 2,147,483,647)"
+                                               : "not a token id (a whole number from 0)"),
+          hint);
+    out.push_back(static_cast<std::int32_t>(id));
+    i = j;
+  }
+}
+
 TokenDocuments read_token_documents(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -32,6 +60,8 @@ TokenDocuments read_token_documents(const std::string& path) {
   docs.path = path;
   std::string line;
   std::int64_t number = 0;
+  const std::string hint = std::string("token files hold ") + kFormat +
+                           " (text must be tokenized first, with the model's WordPiece vocabulary)";
   auto end_document = [&] {
     if (docs.sentence_count() > docs.documents.back())
       docs.documents.push_back(docs.sentence_count());
@@ -40,32 +70,10 @@ TokenDocuments read_token_documents(const std::string& path) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();  // files written on Windows
     const auto size_before = docs.tokens.size();
-    std::size_t i = 0;
-    while (i < line.size()) {
-      if (line[i] == ' ' || line[i] == '\t') {
-        ++i;
-        continue;
-      }
-      std::size_t j = i;
-      while (j < line.size() && line[j] != ' ' && line[j] != '\t') ++j;
-      const std::string_view field(line.data() + i, j - i);
-      std::int64_t id = -1;
-      const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), id);
-      const bool number_field = end == field.data() + field.size() &&
-                                (ec == std::errc() || ec == std::errc::result_out_of_range);
-      if (ec != std::errc() || !number_field || id < 0 ||
-          id > std::numeric_limits<std::int32_t>::max())
-        throw Error(ErrorKind::kUsage,
-                    path + ":" + std::to_string(number) + ": '" + shown(field) + "' is " +
-                        (number_field && field[0] != '-'
-                             ? "too large for a token id (at most 2,147,483,647)"
-                             : "not a token id (a whole number from 0)"),
-                    std::string("token files hold ") + kFormat +
-                        " (text must be tokenized first, with the model's WordPiece vocabulary)");
-      docs.tokens.push_back(static_cast<std::int32_t>(id));
-      docs.largest_id = std::max(docs.largest_id, static_cast<std::int32_t>(id));
-      i = j;
-    }
+    append_token_ids(line, path, number, hint, docs.tokens);
+    for (auto t = docs.tokens.begin() + static_cast<std::ptrdiff_t>(size_before);
+         t != docs.tokens.end(); ++t)
+      docs.largest_id = std::max(docs.largest_id, *t);
     if (docs.tokens.size() > size_before)
       docs.sentences.push_back(static_cast<std::int64_t>(docs.tokens.size()));
     else

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dlbench::data {
@@ -25,6 +26,12 @@ struct TokenDocuments {
                                      sentences[static_cast<std::size_t>(s)])};
   }
 };
+
+// Appends the ids of line `line` of `path` (fields separated by spaces or tabs) to `out`;
+// Error(kUsage) naming the file and line for a field that is not a token id (a word, a negative
+// or too large number, a binary file's bytes), with `hint` as what the user can do.
+void append_token_ids(std::string_view text, const std::string& path, std::int64_t line,
+                      const std::string& hint, std::vector<std::int32_t>& out);
 
 // Error(kUsage) naming the file and line for what is not a token id (a word, a negative or
 // too large number, a compressed file's bytes), and for a file with no ids at all.

@@ -88,19 +88,53 @@ std::int64_t TranslationBatch::tokens() const {
   return total;
 }
 
-TranslationBatch translation_batch(const TranslationShape& s, std::uint64_t seed) {
+TranslationBatch empty_translation_batch(const TranslationShape& s) {
   check_translation_shape(s);
-  const SentenceIds& t = s.special;
   const auto cells = static_cast<std::size_t>(s.batch * s.sequence);
   TranslationBatch b;
-  b.source_ids.assign(cells, t.pad);
-  b.target_ids.assign(cells, t.pad);
+  b.source_ids.assign(cells, s.special.pad);
+  b.target_ids.assign(cells, s.special.pad);
   b.target_labels.assign(cells, kIgnored);
-  b.source_lengths.resize(static_cast<std::size_t>(s.batch));
-  b.target_lengths.resize(static_cast<std::size_t>(s.batch));
+  b.source_lengths.assign(static_cast<std::size_t>(s.batch), 0);
+  b.target_lengths.assign(static_cast<std::size_t>(s.batch), 0);
+  return b;
+}
+
+void write_translation_row(const TranslationShape& s, std::int64_t n,
+                           std::span<const std::int32_t> source,
+                           std::span<const std::int32_t> target, TranslationBatch& b) {
+  const SentenceIds& t = s.special;
+  const auto source_length = static_cast<std::int64_t>(source.size()) + 1;
+  const auto target_length = static_cast<std::int64_t>(target.size()) + 1;
+  DLBENCH_CHECK(n >= 0 && n < s.batch && source_length <= s.sequence && target_length <= s.sequence,
+                "translation data: a sentence and its [EOS] must fit the sequence");
+  const auto row = static_cast<std::size_t>(n * s.sequence);
+  const auto clear = [&](std::vector<std::int32_t>& v, std::int32_t value) {
+    std::fill(v.begin() + static_cast<std::ptrdiff_t>(row),
+              v.begin() + static_cast<std::ptrdiff_t>(row + static_cast<std::size_t>(s.sequence)),
+              value);
+  };
+  clear(b.source_ids, t.pad), clear(b.target_ids, t.pad), clear(b.target_labels, kIgnored);
+  std::copy(source.begin(), source.end(), b.source_ids.begin() + static_cast<std::ptrdiff_t>(row));
+  b.source_ids[row + source.size()] = t.eos;
+  // The target sentence then [EOS] is what the decoder predicts; it reads the same shifted right
+  // behind [BOS].
+  std::copy(target.begin(), target.end(),
+            b.target_labels.begin() + static_cast<std::ptrdiff_t>(row));
+  b.target_labels[row + target.size()] = t.eos;
+  b.target_ids[row] = t.bos;
+  std::copy(target.begin(), target.end(),
+            b.target_ids.begin() + static_cast<std::ptrdiff_t>(row + 1));
+  b.source_lengths[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(source_length);
+  b.target_lengths[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(target_length);
+}
+
+TranslationBatch translation_batch(const TranslationShape& s, std::uint64_t seed) {
+  TranslationBatch b = empty_translation_batch(s);
+  const auto cells = static_cast<std::size_t>(s.batch * s.sequence);
   // Words for every cell of both sides (Zipf-distributed), from a stream of their own.
-  const std::vector<std::int32_t> words =
-      zipf_ids(zipf(t.first_word, s.vocabulary, 1.0), 2 * static_cast<std::int64_t>(cells), seed);
+  const std::vector<std::int32_t> words = zipf_ids(zipf(s.special.first_word, s.vocabulary, 1.0),
+                                                   2 * static_cast<std::int64_t>(cells), seed);
   std::uint64_t state = splitmix64(seed ^ 0x7472616e736c6174ull);  // "translat"
   for (std::int64_t n = 0; n < s.batch; ++n) {
     const double drawn = kMedianLength * std::exp(kLengthSpread * normal(state));
@@ -109,19 +143,9 @@ TranslationBatch translation_batch(const TranslationShape& s, std::uint64_t seed
         clamp_length(static_cast<double>(source) *
                          std::exp(kTargetRatioMean + kTargetRatioSpread * normal(state)),
                      s.sequence);
-    b.source_lengths[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(source);
-    b.target_lengths[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(target);
     const std::size_t row = static_cast<std::size_t>(n * s.sequence);
-    const std::int32_t* source_words = words.data() + row;
-    const std::int32_t* target_words = words.data() + cells + row;
-    std::copy(source_words, source_words + source - 1, b.source_ids.begin() + row);
-    b.source_ids[row + source - 1] = t.eos;
-    // The target sentence is its words then [EOS]: the labels; the decoder's input is the same
-    // shifted right behind [BOS].
-    std::copy(target_words, target_words + target - 1, b.target_labels.begin() + row);
-    b.target_labels[row + target - 1] = t.eos;
-    b.target_ids[row] = t.bos;
-    std::copy(target_words, target_words + target - 1, b.target_ids.begin() + row + 1);
+    write_translation_row(s, n, {words.data() + row, static_cast<std::size_t>(source - 1)},
+                          {words.data() + cells + row, static_cast<std::size_t>(target - 1)}, b);
   }
   return b;
 }

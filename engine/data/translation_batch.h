@@ -8,11 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace dlbench::data {
 
-// Special ids of a joined BPE vocabulary as fairseq numbers them; words from first_word on.
+// Special ids: padding 0 (the lengths mask it, the loss leaves its -100 labels out), [BOS] 1,
+// [EOS] 2, [UNK] 3 (fairseq numbers [BOS] 0 and padding 1); words from first_word on.
 struct SentenceIds {
   std::int32_t pad = 0, bos = 1, eos = 2, unk = 3;
   std::int32_t first_word = 4;
@@ -48,6 +50,15 @@ struct TranslationBatch {
   // The tokens that are not padding, source and target: what tokens/s counts.
   std::int64_t tokens() const;
 };
+
+// A batch of padding rows (lengths 0) for write_translation_row to fill.
+TranslationBatch empty_translation_batch(const TranslationShape& shape);
+// Row n becomes the source sentence then [EOS], and the target sentence then [EOS] as the labels,
+// [BOS] and the target sentence as the decoder's input; an internal error when a side does not
+// fit with its [EOS].
+void write_translation_row(const TranslationShape& shape, std::int64_t n,
+                           std::span<const std::int32_t> source,
+                           std::span<const std::int32_t> target, TranslationBatch& batch);
 
 // Deterministic per seed on every machine; an internal error when there is no sentence, a
 // sentence cannot fit or the vocabulary has no words (the model sizes them).

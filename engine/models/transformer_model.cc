@@ -22,13 +22,15 @@
 //
 // A sample is one sentence pair, source and target each padded to the model's size (64 tokens
 // by default); the data source counts the tokens that are not padding, which tokens/s quotes.
-// Data: synthetic sentence pairs (engine/data/translation_batch.h).
+// Data: synthetic sentence pairs (engine/data/translation_batch.h), or a parallel corpus of
+// token ids (engine/data/translation_source.h).
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/data/input_spec.h"
+#include "engine/data/translation_source.h"
 #include "engine/models/builder.h"
 #include "engine/models/registry.h"
 #include "engine/nn/layers/add.h"
@@ -215,6 +217,10 @@ ModelSpec spec() {
   s.default_optimizer.sparse_kind = nn::OptimizerConfig::Kind::kAdam;
   s.default_optimizer.beta2 = 0.98f;
   s.default_optimizer.epsilon = 1e-9f;
+  s.read_data = data::read_translation_data;
+  s.data_format =
+      "sentence pairs of token ids (per line the source sentence's BPE ids separated by spaces, "
+      "a tab, the target sentence's)";
   s.build = [](const ModelConfig& config) { return TransformerBuilder(config).build(); };
   return s;
 }

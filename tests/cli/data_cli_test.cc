@@ -215,6 +215,25 @@ std::string corrupt_ct_case() {
   return folder;
 }
 
+// The Transformer reads a parallel corpus of token ids, says what it read and counts the tokens
+// it served (the full model scoring at the shortest length, to keep CI short; training's batches
+// are the same rows).
+TEST(DataCliTest, TheTransformerReadsSentencePairs) {
+  std::string text;
+  for (int k = 0; k < 20; ++k)
+    text += std::to_string(10 + k) + " " + std::to_string(500 + k) + "\t" +
+            std::to_string(900 + k) + "\n";
+  const std::string pairs = write_data_file("pairs.ids", text);
+  auto r = dlbench(
+      "run transformer --device cpu --mode infer --input 32 --batch 2 --steps 2 "
+      "--warmup 0 --no-store --no-telemetry --data " +
+      pairs);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* shown : {"sentence pairs", "20 pairs, 40 source and 20 target tokens",
+                            "tokens/s: source and target tokens of the sentence pairs served"})
+    EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
+}
+
 TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
   const std::string good = ratings_file();
   const std::string db = testing::isolated_home() + "/data-errors.db";
@@ -232,6 +251,10 @@ TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
        "text8.zip is a zip archive, not text"},
       {"run word2vec --data " + good, "holds 0 word(s) seen 5 times or more"},
       {"run resnet50 --input 32 --data " + good, "resnet50 reads no data file yet"},
+      {"run transformer --input 32 --data " + write_data_file("untabbed.ids", "5 6 7\n"),
+       "untabbed.ids:1: no tab between the source and the target sentence"},
+      {"run transformer --input 32 --data " + write_data_file("wide.ids", "5 6\t40000\n"),
+       "holds token id 40000, past the model's vocabulary of 32,000 ids"},
       {"run unet3d --input 32 --data " + good, "not a folder"},
       {"run ncf --framework pytorch --data " + good, "--data is read by dlbench's own engine"},
       {"run unet --input 32 --data " + empty_folder(), "no case folder with imaging.nii(.gz)"},

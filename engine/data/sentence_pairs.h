@@ -1,0 +1,41 @@
+// A parallel corpus of token ids, as a translation model trains on one once it is tokenized into
+// BPE ids: one sentence pair per line, the source sentence's ids, a tab, the target sentence's
+// ids (`paste source.ids target.ids` makes it from the usual two files of one sentence per line).
+// The reader adds [EOS] and [BOS] itself, so the ids are the sentences' own tokens.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dlbench::data {
+
+// Sentence s's tokens: [offsets[s], offsets[s + 1]) of tokens.
+struct TokenSentences {
+  std::vector<std::int32_t> tokens;
+  std::vector<std::int64_t> offsets = {0};
+  std::int64_t count() const { return static_cast<std::int64_t>(offsets.size()) - 1; }
+  std::span<const std::int32_t> sentence(std::int64_t s) const {
+    const auto at = static_cast<std::size_t>(s);
+    return {tokens.data() + offsets[at], static_cast<std::size_t>(offsets[at + 1] - offsets[at])};
+  }
+};
+
+struct SentencePairs {
+  std::string path;
+  TokenSentences source, target;  // pair p is source sentence p and target sentence p
+  std::int32_t largest_id = -1;
+  std::int64_t count() const { return source.count(); }
+};
+
+// The ids a corpus may not hold: padding, [BOS] and [EOS] (translation_batch.h's SentenceIds),
+// which the reader places itself.
+inline constexpr std::int32_t kFirstCorpusId = 3;
+
+// Error(kUsage) naming the file and line for a line without a tab, an empty side, what is not a
+// token id (a word, a negative or too large number, a compressed file's bytes) or is one of the
+// ids the reader places, and for a file with no pairs at all. Blank lines are skipped.
+SentencePairs read_sentence_pairs(const std::string& path);
+
+}  // namespace dlbench::data
