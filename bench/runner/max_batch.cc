@@ -96,21 +96,36 @@ void predict(result::MaxBatchResult& r) {
       fits >= double(r.max_batch_cap) ? r.max_batch_cap : static_cast<std::int64_t>(fits);
 }
 
-// One step at the smallest batch before the attempts. CUDA loads a kernel on its first launch,
-// and a first launch that finds the device full fails for the rest of the process: without
-// this, the attempt after an out-of-memory one died with cudaErrorUnknown at a kernel the full
-// attempt had not reached (transformer fp16 on an H200, 2026-11-29). Kernels a larger batch
+// On a GPU, one step at the smallest batch before anything else. CUDA loads a kernel on its
+// first launch, and a first launch that finds the device full fails for the rest of the process:
+// without this, the attempt after an out-of-memory one died with cudaErrorUnknown at a kernel the
+// full attempt had not reached (transformer fp16 on an H200, 2026-11-29). Kernels a larger batch
 // picks for the first time (other library engines) can still meet that; this covers the model's
-// own. Not an attempt: nothing is learned from it, and its failure is the first attempt's too.
-void load_kernels(const result::RunConfig& config) {
+// own. It runs before the budget is measured, so the kernels' memory is not counted as free.
+// Returns the out-of-memory error of a batch of 1, which is then the search's answer; other
+// errors end the search, saying where they came from.
+std::optional<result::BatchAttempt> load_kernels(const result::RunConfig& config) {
+  if (config.launch.device.type != DeviceType::kCuda) return std::nullopt;
   result::RunConfig c = config;
   c.batch = kProbeBatchSmall;
   c.warmup_steps = 0;
   c.steps = 1;
+  const Clock::time_point start = Clock::now();
   try {
     run_workload(c);
+    return std::nullopt;
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kResource) throw;
+    if (e.kind() != ErrorKind::kResource)
+      throw Error(e.kind(),
+                  std::string("one step at batch 1 before the search (loading the model's "
+                              "kernels): ") +
+                      e.what(),
+                  e.hint(), e.setting());
+    result::BatchAttempt a;
+    a.batch = kProbeBatchSmall;
+    a.error = e.what();
+    a.seconds = seconds_since(start);
+    return a;
   }
 }
 
@@ -138,9 +153,9 @@ result::MaxBatchResult find_max_batch(const MaxBatchSearch& search, const MaxBat
                     : r.config.launch.device.type == DeviceType::kCpu ? kDefaultCpuMaxBatchCap
                                                                       : kDefaultMaxBatchCap;
   r.sample_unit = models::to_string(models::find_model(r.config.model).unit);
+  const std::optional<result::BatchAttempt> no_room = load_kernels(r.config);
   predict(r);
   if (hooks.on_predicted) hooks.on_predicted(r);
-  if (r.predicted) load_kernels(r.config);
 
   std::optional<result::RunResult> best;
   auto attempt = [&](std::int64_t batch) {
@@ -169,6 +184,11 @@ result::MaxBatchResult find_max_batch(const MaxBatchSearch& search, const MaxBat
   // fit: the largest batch known to fit (0: none yet); fail: the smallest known not to.
   const std::int64_t cap = r.max_batch_cap;
   std::int64_t fit = 0, fail = cap + 1;
+  if (no_room) {  // not even batch 1 ran: nothing to search
+    r.attempts.push_back(*no_room);
+    if (hooks.on_attempt) hooks.on_attempt(*no_room);
+    fail = kProbeBatchSmall;
+  }
   r.within_percent = search.within_percent;
   auto settled = [&] {
     const auto gap = static_cast<std::int64_t>(std::floor(double(fit) * r.within_percent / 100));

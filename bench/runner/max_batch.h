@@ -10,7 +10,9 @@
 // near batch 2,500 on an H100, so 1 % saves about half the attempts there, while a search
 // below batch 200 stays exact). An out-of-memory error is an answer, not an end: every attempt
 // builds its own backend and trainer, and all of it is freed before the next (RAII), so the
-// process and the device stay usable.
+// process and the device stay usable. On a GPU one unreported step at batch 1 comes first, so
+// CUDA loads the model's kernels while the device has room (max_batch.cc says why); the
+// search's time includes it.
 #pragma once
 
 #include <cstdint>

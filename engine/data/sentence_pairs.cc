@@ -48,8 +48,10 @@ SentencePairs read_sentence_pairs(const std::string& path) {
              " sentence is empty");
       for (std::size_t t = before; t < side->tokens.size(); ++t) {
         if (side->tokens[t] < kFirstCorpusId)
-          fail("id " + std::to_string(side->tokens[t]) +
-               " is padding, [BOS] or [EOS] (0, 1, 2), which the reader places itself");
+          fail("id " + std::to_string(side->tokens[t]) + " is padding, [BOS] or [EOS] (ids below " +
+               std::to_string(kFirstCorpusId) +
+               "), which the reader places itself (fairseq's binarized data ends each sentence "
+               "with its [EOS], 2: leave it out)");
         pairs.largest_id = std::max(pairs.largest_id, side->tokens[t]);
       }
       side->offsets.push_back(static_cast<std::int64_t>(side->tokens.size()));

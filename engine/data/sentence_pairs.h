@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/data/translation_batch.h"
+
 namespace dlbench::data {
 
 // Sentence s's tokens: [offsets[s], offsets[s + 1]) of tokens.
@@ -29,13 +31,14 @@ struct SentencePairs {
   std::int64_t count() const { return source.count(); }
 };
 
-// The ids a corpus may not hold: padding, [BOS] and [EOS] (translation_batch.h's SentenceIds),
-// which the reader places itself.
-inline constexpr std::int32_t kFirstCorpusId = 3;
+// The ids below it, padding, [BOS] and [EOS] (translation_batch.h's SentenceIds), are the
+// reader's to place: a corpus may not hold them.
+inline constexpr std::int32_t kFirstCorpusId = SentenceIds{}.unk;
 
 // Error(kUsage) naming the file and line for a line without a tab, an empty side, what is not a
 // token id (a word, a negative or too large number, a compressed file's bytes) or is one of the
-// ids the reader places, and for a file with no pairs at all. Blank lines are skipped.
+// ids the reader places, and for a file with no pairs at all. Lines of nothing but spaces and
+// tabs are skipped.
 SentencePairs read_sentence_pairs(const std::string& path);
 
 }  // namespace dlbench::data

@@ -127,7 +127,12 @@ void SyntheticSource::fill(backend::Backend& backend, std::span<const Tensor> in
       fill_pretraining(backend, spec, inputs[k]);
     } else if (spec.values.kind == Distribution::Kind::kTranslation) {
       const auto field = static_cast<TranslationField>(static_cast<int>(spec.values.a));
-      backend.from_host(translation_->field(field).data(), inputs[k]);
+      const std::vector<std::int32_t>& values = translation_->field(field);
+      DLBENCH_CHECK(inputs[k].dtype() == DType::kI32 &&
+                        static_cast<std::int64_t>(values.size()) == inputs[k].numel(),
+                    "synthetic data: translation input " + spec.name +
+                        " is not of the batch the first one sized");
+      backend.from_host(values.data(), inputs[k]);
     } else if (spec.values.kind == Distribution::Kind::kZipf) {
       DLBENCH_CHECK(spec.dtype == DType::kI32, "synthetic data: Zipf values are i32 ids");
       backend.from_host(zipf_ids(spec.values, spec.shape.numel(), seed).data(), inputs[k]);

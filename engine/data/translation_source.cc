@@ -46,9 +46,14 @@ class TranslationSource final : public DataSource {
       write_translation_row(shape_, n, pairs_.source.sentence(p), pairs_.target.sentence(p), batch);
     }
     read_ += batch.tokens();
+    DLBENCH_CHECK(inputs.size() == inputs_.size(), "sentence pairs: one tensor per input");
     for (std::size_t k = 0; k < inputs_.size(); ++k) {
       const auto field = static_cast<TranslationField>(static_cast<int>(inputs_[k].values.a));
-      backend.from_host(batch.field(field).data(), inputs[k]);
+      const std::vector<std::int32_t>& values = batch.field(field);
+      DLBENCH_CHECK(inputs[k].dtype() == DType::kI32 &&
+                        static_cast<std::int64_t>(values.size()) == inputs[k].numel(),
+                    "sentence pairs: input " + inputs_[k].name + " is not of the batch's shape");
+      backend.from_host(values.data(), inputs[k]);
     }
   }
 
@@ -88,9 +93,10 @@ std::unique_ptr<DataSource> TranslationData::source(const std::vector<InputSpec>
   shape.vocabulary = static_cast<std::int64_t>(d.b);
   if (pairs_.largest_id >= shape.vocabulary)
     throw Error(ErrorKind::kUsage,
-                pairs_.path + " holds token id " + std::to_string(pairs_.largest_id) +
+                pairs_.path + " holds token id " + with_commas(pairs_.largest_id) +
                     ", past the model's vocabulary of " + with_commas(shape.vocabulary) + " ids",
-                "tokenize the text into the model's own BPE vocabulary");
+                "token ids must be below " + with_commas(shape.vocabulary) +
+                    ": a joined BPE vocabulary of at most that many entries");
   std::vector<std::int64_t> fitting;
   std::size_t shortest = SIZE_MAX;  // of the pairs' longer sides
   for (std::int64_t p = 0; p < pairs_.count(); ++p) {
@@ -102,9 +108,10 @@ std::unique_ptr<DataSource> TranslationData::source(const std::vector<InputSpec>
   if (fitting.empty())
     throw Error(ErrorKind::kUsage,
                 "no sentence pair of " + pairs_.path + " fits " + std::to_string(shape.sequence) +
-                    " positions with its [EOS] (the shortest pair's longer side has " +
-                    std::to_string(shortest) + " tokens)",
-                "a longer sentence length takes longer pairs");
+                    " positions: the shortest needs " + std::to_string(shortest + 1) +
+                    " (its longer side and [EOS])",
+                "build the model at a sentence length of at least " + std::to_string(shortest + 1) +
+                    " tokens");
   return std::make_unique<TranslationSource>(shared_from_this(), inputs, shape, std::move(fitting),
                                              seed);
 }

@@ -254,7 +254,7 @@ TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
       {"run transformer --input 32 --data " + write_data_file("untabbed.ids", "5 6 7\n"),
        "untabbed.ids:1: no tab between the source and the target sentence"},
       {"run transformer --input 32 --data " + write_data_file("wide.ids", "5 6\t40000\n"),
-       "holds token id 40000, past the model's vocabulary of 32,000 ids"},
+       "holds token id 40,000, past the model's vocabulary of 32,000 ids"},
       {"run unet3d --input 32 --data " + good, "not a folder"},
       {"run ncf --framework pytorch --data " + good, "--data is read by dlbench's own engine"},
       {"run unet --input 32 --data " + empty_folder(), "no case folder with imaging.nii(.gz)"},

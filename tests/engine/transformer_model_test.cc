@@ -8,7 +8,6 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -110,9 +109,9 @@ TEST(TransformerModelTest, AHeadWidthThatIsNotWholeIsRefused) {
 
 // The masks and the wiring, by what the scores depend on (inference, the full depth at width 64,
 // on the CPU): a target token moves the scores of its own and later positions only (causal
-// self-attention), padding on either side moves nothing that is not padding (the lengths
-// mask the keys), and a source word moves its own sentence's scores but not another's (the
-// decoder reads the encoder, and cross-attention keeps samples apart).
+// self-attention), padding past the source's length moves nothing (its length masks the keys),
+// and a source word moves its own sentence's scores but not another's (the decoder reads the
+// encoder, and cross-attention keeps samples apart).
 class TransformerWiringTest : public ::testing::Test {
  protected:
   static constexpr std::int64_t kBatch = 4, kSize = 32;
@@ -175,15 +174,17 @@ TEST_F(TransformerWiringTest, ATargetTokenMovesItsOwnAndLaterPositionsOnly) {
   EXPECT_TRUE(moved(after, n * kSize + inputs_[3][n] - 1));
   for (std::int64_t m = 0; m < kBatch; ++m) {
     if (m == n) continue;
-    EXPECT_FALSE(moved(after, m * kSize)) << "sample " << m;
+    for (std::int64_t j = 0; j < inputs_[3][m]; ++j)
+      EXPECT_FALSE(moved(after, m * kSize + j)) << "sample " << m << " position " << j;
   }
 }
 
-TEST_F(TransformerWiringTest, PaddingMovesNothingReal) {
+// Padding past the source's length: the key mask hides it from every query. (Past the target's
+// length the causal mask alone would hide it, so only the source side tests the lengths.)
+TEST_F(TransformerWiringTest, SourcePaddingMovesNothing) {
   const std::int64_t n = padded_sample(3);
   auto changed = inputs_;
-  changed[0][n * kSize + kSize - 1] = 100;                             // past the source's length
-  if (inputs_[3][n] < kSize) changed[2][n * kSize + kSize - 1] = 100;  // past the target's
+  changed[0][n * kSize + kSize - 1] = 100;
   const std::vector<float> after = scores(changed);
   for (std::int64_t j = 0; j < inputs_[3][n]; ++j) EXPECT_FALSE(moved(after, n * kSize + j)) << j;
 }
@@ -196,7 +197,8 @@ TEST_F(TransformerWiringTest, ASourceWordMovesItsOwnSentencesScores) {
   EXPECT_TRUE(moved(after, n * kSize));  // the decoder's first position sees only the source
   for (std::int64_t m = 0; m < kBatch; ++m) {
     if (m == n) continue;
-    EXPECT_FALSE(moved(after, m * kSize)) << "sample " << m;
+    for (std::int64_t j = 0; j < inputs_[3][m]; ++j)
+      EXPECT_FALSE(moved(after, m * kSize + j)) << "sample " << m << " position " << j;
   }
 }
 

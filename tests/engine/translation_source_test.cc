@@ -48,7 +48,12 @@ TEST(SentencePairsTest, BadLinesAreRefusedByLine) {
             std::string::npos);
   EXPECT_NE(usage_refusal("empty.txt", "\n\n", read).find("holds no sentence pairs"),
             std::string::npos);
-  EXPECT_THROW(read_sentence_pairs("/nonexistent/pairs.txt"), Error);
+  try {
+    read_sentence_pairs("/nonexistent/pairs.txt");
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+  }
 }
 
 std::vector<InputSpec> inputs(std::int64_t batch, std::int64_t sequence) {
@@ -138,6 +143,23 @@ TEST(TranslationSourceTest, RowsAreLaidOutAsTheSyntheticOnesAndEveryPairComesOnc
   for (int k = 0; k < 9; ++k) EXPECT_EQ(seen[static_cast<std::size_t>(k)], 2) << k;
   EXPECT_EQ(seen[9], 0);
   EXPECT_EQ(source->read_count()->count, tokens);
+}
+
+// A pass that ends inside a batch: the batch's later rows start the next pass, and after four
+// batches of 4 (16 rows) every one of the 9 pairs that fit came once or twice, 7 of them twice.
+TEST(TranslationSourceTest, APassEndsInsideABatch) {
+  auto be = backend::make_backend(Device::cpu());
+  const auto data = read_translation_data(write_data_file("corpus.txt", corpus()));
+  const std::vector<InputSpec> specs = inputs(4, 8);
+  auto source = data->source(specs, 3);
+  std::vector<int> seen(10, 0);
+  for (int step = 0; step < 4; ++step) {
+    const auto b = next_batch(*source, *be, specs);
+    for (std::int64_t n = 0; n < 4; ++n) ++seen[static_cast<std::size_t>(b[0][n * 8] - 100)];
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end() - 1, 2), 7);
+  EXPECT_EQ(std::count(seen.begin(), seen.end() - 1, 1), 2);
+  EXPECT_EQ(seen[9], 0);
 }
 
 TEST(TranslationSourceTest, OrdersDifferBySeedAndPassesAndRefusalsAreUsageErrors) {
