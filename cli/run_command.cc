@@ -161,10 +161,12 @@ void print_text(const result::RunResult& r, std::ostream& out,
   // have three sides of that size, images two; the language models' size is a length in tokens.
   if (c.input_size > 0) {
     const std::string side = std::to_string(c.input_size);
-    if (r.sample_unit == "images" || r.sample_unit == "volumes")
-      title += ", input " + side + "x" + side + (r.sample_unit == "volumes" ? "x" + side : "");
-    else
+    const result::InputSizeKind kind = result::input_size_kind(r.sample_unit);
+    if (kind == result::InputSizeKind::kSequenceLength)
       title += ", length " + side + " tokens";
+    else
+      title += ", input " + side + "x" + side +
+               (kind == result::InputSizeKind::kVolumeSide ? "x" + side : "");
   }
   const std::string per_second = " " + r.sample_unit + "/s";  // images/s, pairs/s
   Section s(title);

@@ -103,13 +103,6 @@ double allocator_peak_gib(const RunRecord& r) {
 
 namespace {
 
-// A language model's tokens/s: its sequences x their length (padding included), or the tokens
-// its data counted (a translation model's source and target tokens, padding left out).
-double tokens_per_s(const RunRecord& r) {
-  const double padded = metric(r, "throughput/tokens_per_s");
-  return std::isnan(padded) ? metric(r, "data/tokens_per_s") : padded;
-}
-
 // A run's input size for a table cell; "-" for models that take none (NCF's and Word2Vec's
 // pairs), as `dlbench runs` prints it.
 std::string input_text(const RunRecord& r) {
@@ -218,7 +211,7 @@ std::vector<Table> report_tables(const ReportData& d) {
       {}};
   // Language models' tokens/s, where a run has them.
   const bool tokens = std::any_of(d.runs.begin(), d.runs.end(), [](const RunRecord& r) {
-    return std::isfinite(tokens_per_s(r));
+    return std::isfinite(metric(r, "throughput/tokens_per_s"));
   });
   if (tokens) runs.columns.push_back("tokens/s");
   if (gpu) runs.columns.push_back("throttling");
@@ -234,7 +227,7 @@ std::vector<Table> report_tables(const ReportData& d) {
                          fixed(100 * st.value("cv", NAN), 1),
                          fixed(metric(r, "compute/achieved_gflops") / 1000, 2),
                          fixed(100 * metric(r, "compute/mfu"), 1)});
-    if (tokens) runs.rows.back().push_back(fixed(tokens_per_s(r), 0));
+    if (tokens) runs.rows.back().push_back(fixed(metric(r, "throughput/tokens_per_s"), 0));
     if (gpu) runs.rows.back().push_back(throttle_text(r));
     const std::vector<double> rates = result::repeat_throughputs(r.result);
     const result::SpreadStats spread = result::spread_stats(rates);

@@ -64,6 +64,13 @@ nlohmann::json repeats_json(const Repeats& repeats) {
 
 }  // namespace
 
+InputSizeKind input_size_kind(const std::string& sample_unit) {
+  if (sample_unit == "volumes") return InputSizeKind::kVolumeSide;
+  if (sample_unit.empty() || sample_unit == "samples" || sample_unit == "images")
+    return InputSizeKind::kImageSide;
+  return InputSizeKind::kSequenceLength;
+}
+
 void add_metric(RunResult& r, std::string tag, double value, std::string unit,
                 std::string description) {
   r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(description)});

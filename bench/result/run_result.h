@@ -60,6 +60,12 @@ struct WordNeighbours {
   std::vector<Neighbour> nearest;
 };
 
+// What a run's one size measures, from its sample unit: the side of its images or volumes in
+// pixels or voxels, or the sequence length of a language or translation model in tokens. Runs
+// stored before they named their unit ("" or "samples") were of images.
+enum class InputSizeKind { kImageSide, kVolumeSide, kSequenceLength };
+InputSizeKind input_size_kind(const std::string& sample_unit);
+
 struct RunResult {
   RunConfig config;
   std::optional<DataParallel> data_parallel;  // set when replicas > 1

@@ -311,10 +311,15 @@ result::RunResult run_replica(const result::RunConfig& config,
                            "tokens per second, padding included (samples/s x " +
                                std::to_string(model.tokens_per_sample(mc)) + " tokens)");
       result::add_energy_metrics(r);
-      if (read >= 0)
-        result::add_metric(r, "data/" + read_after->unit + "_per_s", read / r.measured_seconds,
-                           read_after->unit + "/s",
-                           read_after->what + ", per second of the measured steps");
+      // A model's tokens/s is its samples' padded length where it has one (BERT), else the
+      // tokens its data counted (the Transformer's sentence pairs, padding left out).
+      if (read >= 0) {
+        const bool model_tokens = read_after->unit == "tokens" && !model.tokens_per_sample;
+        result::add_metric(
+            r, model_tokens ? "throughput/tokens_per_s" : "data/" + read_after->unit + "_per_s",
+            read / r.measured_seconds, read_after->unit + "/s",
+            read_after->what + ", per second of the measured steps");
+      }
       // After the memory's peak is read: the evaluation's trainer is not the run's.
       if (train) {
         if (const auto quality = evaluate_ranking(model, mc, config, net, be))

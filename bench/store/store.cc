@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "bench/result/run_result.h"
 #include "bench/store/postgres_connection.h"
 #include "bench/store/postgres_location.h"
 #include "bench/store/sql_store.h"
@@ -36,10 +37,9 @@ std::string RunRecord::input_size_text() const {
   const auto found = result.is_object() ? result.find("sample_unit") : result.end();
   const std::string unit =
       found != result.end() && found->is_string() ? found->get<std::string>() : "";
-  // Images (and runs stored before the unit was) are sides in pixels; the language and
-  // translation models' size is a sequence length.
-  if (unit.empty() || unit == "images") return side + "px";
-  if (unit != "volumes") return side + " tok";
+  const result::InputSizeKind kind = result::input_size_kind(unit);
+  if (kind == result::InputSizeKind::kImageSide) return side + "px";
+  if (kind == result::InputSizeKind::kSequenceLength) return side + " tok";
   std::string text = side;
   for (int i = 0; i < 2; ++i) text += "x" + side;
   return text;

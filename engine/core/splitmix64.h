@@ -4,6 +4,8 @@
 // kernels, so every backend draws the same values.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -36,6 +38,13 @@ inline std::int64_t splitmix64_between(std::uint64_t& state, std::int64_t low,
 // The stream's next double in [0, 1), from the word's top 53 bits.
 inline double splitmix64_unit(std::uint64_t& state) {
   return static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53;
+}
+
+// The stream's next standard normal draw, by Box-Muller from two uniform draws (the first kept
+// away from 0 for the log): host-side noise and lengths drawn once.
+inline double splitmix64_normal(std::uint64_t& state) {
+  const double u1 = std::max(splitmix64_unit(state), 1e-12), u2 = splitmix64_unit(state);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
 // Fisher-Yates over `items` on the stream `state` (a data source's pass in a new order): the

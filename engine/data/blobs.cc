@@ -109,9 +109,7 @@ std::vector<float> blob_images(const std::vector<std::int32_t>& labels, std::int
   const double middle = static_cast<double>(classes - 1) / 2.0;
   for (std::size_t i = 0; i < labels.size(); ++i)
     for (std::int64_t c = 0; c < channels; ++c) {
-      // Box-Muller from two uniform draws (the first kept away from 0 for the log).
-      const double u1 = std::max(splitmix64_unit(state), 1e-12), u2 = splitmix64_unit(state);
-      const double noise = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      const double noise = splitmix64_normal(state);
       image[i * static_cast<std::size_t>(channels) + static_cast<std::size_t>(c)] =
           static_cast<float>(labels[i] - middle + 0.5 * noise);
     }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <string>
 
 #include "engine/backend/op_params.h"
@@ -20,13 +19,6 @@ constexpr double kMedianLength = 24.0;
 constexpr double kLengthSpread = 0.55;
 constexpr double kTargetRatioMean = 0.05, kTargetRatioSpread = 0.2;
 constexpr std::int32_t kIgnored = backend::CrossEntropyParams{}.ignore_label;
-
-// A standard normal draw (Box-Muller) from the stream.
-double normal(std::uint64_t& state) {
-  const double u1 = 1.0 - splitmix64_unit(state);  // (0, 1]: the log stays finite
-  const double u2 = splitmix64_unit(state);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-}
 
 std::int64_t clamp_length(double length, std::int64_t sequence) {
   return std::clamp<std::int64_t>(std::llround(length), kShortestSentence, sequence);
@@ -137,11 +129,11 @@ TranslationBatch translation_batch(const TranslationShape& s, std::uint64_t seed
                                                    2 * static_cast<std::int64_t>(cells), seed);
   std::uint64_t state = splitmix64(seed ^ 0x7472616e736c6174ull);  // "translat"
   for (std::int64_t n = 0; n < s.batch; ++n) {
-    const double drawn = kMedianLength * std::exp(kLengthSpread * normal(state));
+    const double drawn = kMedianLength * std::exp(kLengthSpread * splitmix64_normal(state));
     const std::int64_t source = clamp_length(drawn, s.sequence);
     const std::int64_t target =
         clamp_length(static_cast<double>(source) *
-                         std::exp(kTargetRatioMean + kTargetRatioSpread * normal(state)),
+                         std::exp(kTargetRatioMean + kTargetRatioSpread * splitmix64_normal(state)),
                      s.sequence);
     const std::size_t row = static_cast<std::size_t>(n * s.sequence);
     write_translation_row(s, n, {words.data() + row, static_cast<std::size_t>(source - 1)},

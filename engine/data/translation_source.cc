@@ -16,40 +16,41 @@ class TranslationSource final : public DataSource {
   TranslationSource(std::shared_ptr<const TranslationData> data, std::vector<InputSpec> inputs,
                     TranslationShape shape, std::vector<std::int64_t> fitting, std::uint64_t seed)
       : data_(std::move(data)),
-        pairs_(data_->pairs()),
         inputs_(std::move(inputs)),
         shape_(shape),
+        batch_(empty_translation_batch(shape_)),
         order_(std::move(fitting)),
         state_(splitmix64(seed ^ 0x7061697273ull)) {  // "pairs"
     splitmix64_shuffle(order_, state_);
-    const std::int64_t left_out = pairs_.count() - static_cast<std::int64_t>(order_.size());
+    const std::int64_t pairs = data_->pairs().count();
+    const std::int64_t left_out = pairs - static_cast<std::int64_t>(order_.size());
     what_ =
         "source and target tokens of the sentence pairs served, [EOS] included, padding "
         "left out";
     if (left_out > 0)
-      what_ += " (" + with_commas(left_out) + " of " + with_commas(pairs_.count()) +
-               " pairs do not fit " + std::to_string(shape_.sequence) +
-               " positions with [EOS] and are left out)";
+      what_ += " (" + with_commas(left_out) + " of " + with_commas(pairs) + " pairs do not fit " +
+               std::to_string(shape_.sequence) + " positions with [EOS] and are left out)";
   }
   std::string name() const override { return "sentence pairs"; }
 
   std::optional<ReadCount> read_count() const override { return ReadCount{"tokens", read_, what_}; }
 
   void fill(backend::Backend& backend, std::span<const Tensor> inputs) override {
-    TranslationBatch batch = empty_translation_batch(shape_);
+    // One host batch serves every step: write_translation_row clears each row it writes.
+    const SentencePairs& pairs = data_->pairs();
     for (std::int64_t n = 0; n < shape_.batch; ++n) {
       if (next_ == order_.size()) {  // a new pass, in a new order
         splitmix64_shuffle(order_, state_);
         next_ = 0;
       }
       const std::int64_t p = order_[next_++];
-      write_translation_row(shape_, n, pairs_.source.sentence(p), pairs_.target.sentence(p), batch);
+      write_translation_row(shape_, n, pairs.source.sentence(p), pairs.target.sentence(p), batch_);
     }
-    read_ += batch.tokens();
+    read_ += batch_.tokens();
     DLBENCH_CHECK(inputs.size() == inputs_.size(), "sentence pairs: one tensor per input");
     for (std::size_t k = 0; k < inputs_.size(); ++k) {
       const auto field = static_cast<TranslationField>(static_cast<int>(inputs_[k].values.a));
-      const std::vector<std::int32_t>& values = batch.field(field);
+      const std::vector<std::int32_t>& values = batch_.field(field);
       DLBENCH_CHECK(inputs[k].dtype() == DType::kI32 &&
                         static_cast<std::int64_t>(values.size()) == inputs[k].numel(),
                     "sentence pairs: input " + inputs_[k].name + " is not of the batch's shape");
@@ -59,9 +60,9 @@ class TranslationSource final : public DataSource {
 
  private:
   std::shared_ptr<const TranslationData> data_;
-  const SentencePairs& pairs_;
   std::vector<InputSpec> inputs_;
   TranslationShape shape_;
+  TranslationBatch batch_;
   std::vector<std::int64_t> order_;  // the pairs that fit, in this pass's order
   std::size_t next_ = 0;
   std::uint64_t state_;

@@ -36,13 +36,25 @@ TEST(RunCliTest, TinyTrainingRunReportsThroughputAndLoss) {
 // first measured step (no warm-up here), and names its size as a length (the full
 // Transformer-big scoring one pair at the shortest length: training's step is in the model test).
 TEST(RunCliTest, TheTransformerCountsPairsAndTokensAndNamesItsLength) {
+  const std::string path = ::testing::TempDir() + "dlbench-transformer-run.json";
+  std::remove(path.c_str());
   auto r = dlbench(
       "run transformer --device cpu --mode infer --input 32 --batch 1 --steps 1 --warmup 0 "
-      "--no-store --no-telemetry");
+      "--no-store --no-telemetry --json " +
+      path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* shown : {"transformer infer fp32 on cpu, batch 1, length 32 tokens", "pairs/s",
                             "tokens/s: source and target tokens", "209125376"})
     EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
+  // Stored as the model's tokens/s, the one metric reports show for every language model.
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good());
+  const json doc = json::parse(in);
+  double tokens_per_s = 0;
+  for (const json& m : doc["metrics"])
+    if (m["tag"] == "throughput/tokens_per_s") tokens_per_s = m["value"].get<double>();
+  EXPECT_GT(tokens_per_s, 0.0);
+  std::remove(path.c_str());
 }
 
 TEST(RunCliTest, JsonFileHoldsTheResultAndEnvironment) {

@@ -114,16 +114,9 @@ TEST(BertModelTest, AHeadWidthThatIsNotWholeIsRefused) {
 // word) could, so the scores depend on the context and not only on word frequency.
 TEST(BertModelTest, ATinyBertMemorizesItsMaskedWords) {
   auto be = backend::make_backend(Device::cpu());
-  const ModelSpec& spec = find_model("bert-base");
-  ModelConfig mc;
-  mc.batch = 8, mc.size = 32, mc.width_divisor = 16, mc.seed = 3;
-  mc = resolve(spec, mc);
-  nn::TrainerConfig tc;
-  tc.optimizer = spec.default_optimizer;
-  tc.optimizer.learning_rate = 2e-3f;
-  nn::Trainer net(spec.build(mc), *be, tc);
-  data::SyntheticSource source(net.graph().input_specs(), 11);
-  source.fill(*be, net.inputs());
+  const std::unique_ptr<nn::Trainer> trainer =
+      testing::tiny_trainer(*be, "bert-base", 8, 32, 2e-3f);
+  nn::Trainer& net = *trainer;
   const testing::LossDrop d = testing::train_until(net, 1.0f / 3, 150);
   EXPECT_NEAR(d.first, std::log(static_cast<float>(kVocabulary)) + std::log(2.0f), 1.5f);
   EXPECT_LT(d.last, d.first / 3) << "after " << d.steps << " steps";

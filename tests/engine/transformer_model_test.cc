@@ -208,16 +208,9 @@ TEST_F(TransformerWiringTest, ASourceWordMovesItsOwnSentencesScores) {
 // context, far more than the batch's most common token alone would give.
 TEST(TransformerModelTest, ATinyTransformerMemorizesItsTargets) {
   auto be = backend::make_backend(Device::cpu());
-  const ModelSpec& spec = find_model("transformer");
-  ModelConfig mc;
-  mc.batch = 2, mc.size = 32, mc.width_divisor = 16, mc.seed = 3;
-  mc = resolve(spec, mc);
-  nn::TrainerConfig tc;
-  tc.optimizer = spec.default_optimizer;
-  tc.optimizer.learning_rate = 2e-3f;
-  nn::Trainer net(spec.build(mc), *be, tc);
-  data::SyntheticSource source(net.graph().input_specs(), 11);
-  source.fill(*be, net.inputs());
+  const std::unique_ptr<nn::Trainer> trainer =
+      testing::tiny_trainer(*be, "transformer", 2, 32, 2e-3f);
+  nn::Trainer& net = *trainer;
   const testing::LossDrop d = testing::train_until(net, 1.0f / 4, 300);
   EXPECT_NEAR(d.first, std::log(static_cast<float>(kVocabulary)), 1.5f);
   EXPECT_LT(d.last, d.first / 4) << "after " << d.steps << " steps";

@@ -1,5 +1,5 @@
-// The two halves of a language model's memorization test: train on one batch until the loss
-// falls under a share of its first value, then ask the scores how many of the predicted tokens
+// The parts of a language model's memorization test: a tiny trainer on one batch, trained until the
+// loss falls under a share of its first value, then ask the scores how many of the predicted tokens
 // they get right against the best a single guess could (the batch's most common label).
 #pragma once
 
@@ -9,11 +9,33 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "engine/data/synthetic.h"
+#include "engine/models/registry.h"
 #include "engine/nn/trainer.h"
 
 namespace dlbench::testing {
+
+// A trainer of `model` at width / 16 (full depth), `batch` sequences of `size` tokens, with the
+// model's own optimizer at `learning_rate`, its inputs filled with one synthetic batch.
+inline std::unique_ptr<nn::Trainer> tiny_trainer(backend::Backend& be, const std::string& model,
+                                                 std::int64_t batch, int size,
+                                                 float learning_rate) {
+  const models::ModelSpec& spec = models::find_model(model);
+  models::ModelConfig mc;
+  mc.batch = batch, mc.size = size, mc.width_divisor = 16, mc.seed = 3;
+  mc = models::resolve(spec, mc);
+  nn::TrainerConfig tc;
+  tc.optimizer = spec.default_optimizer;
+  tc.optimizer.learning_rate = learning_rate;
+  auto net = std::make_unique<nn::Trainer>(spec.build(mc), be, tc);
+  data::SyntheticSource source(net->graph().input_specs(), 11);
+  source.fill(be, net->inputs());
+  return net;
+}
 
 struct LossDrop {
   float first = 0, last = 0;
