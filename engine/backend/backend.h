@@ -160,9 +160,9 @@ class Backend {
   // scheduling. kOverwrite zero-fills the whole dtable and touched first; kAccumulate adds to
   // both. touched (i32 [V]) is set to 1 for every row written, for sparse optimizers.
   // Out-of-range ids: the CPU backend throws before writing; the CUDA backend skips them.
-  // The workspace holds at least embedding_backward_workspace_bytes(N, V) bytes.
-  virtual std::size_t embedding_backward_workspace_bytes(std::int64_t ids,
-                                                         std::int64_t vocab) const = 0;
+  // The workspace holds at least embedding_backward_workspace_bytes(N, V, D) bytes.
+  virtual std::size_t embedding_backward_workspace_bytes(std::int64_t ids, std::int64_t vocab,
+                                                         std::int64_t dim) const = 0;
   void embedding_backward(const Tensor& dy, const Tensor& ids, const Tensor& workspace,
                           const Tensor& dtable, const Tensor& touched, GradMode mode);
   // A training batch for implicit feedback (NCF) of B = users.dim(0) samples from P =

@@ -26,7 +26,8 @@ void Backend::embedding_backward(const Tensor& dy, const Tensor& ids, const Tens
   check(ids, {ids.dim(0)}, DType::kI32, op, "ids");
   check(dy, {ids.dim(0), dtable.dim(1)}, dtable.dtype(), op, "dy");
   check(touched, {dtable.dim(0)}, DType::kI32, op, "touched");
-  const std::size_t need = embedding_backward_workspace_bytes(ids.dim(0), dtable.dim(0));
+  const std::size_t need =
+      embedding_backward_workspace_bytes(ids.dim(0), dtable.dim(0), dtable.dim(1));
   DLBENCH_CHECK(need == 0 || (workspace.defined() && workspace.bytes() >= need),
                 "embedding_backward workspace too small");
   embedding_backward_impl(dy, ids, workspace, dtable, touched, mode);

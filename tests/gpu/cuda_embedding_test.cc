@@ -39,8 +39,8 @@ const Sizes kSizes[] = {{10, 4, 12}, {1000, 64, 4096}, {70000, 33, 3000}, {5, 30
 
 class EmbeddingGpu : public GpuOpTestP<Precision> {
  protected:
-  GpuTensor workspace(std::int64_t n, std::int64_t vocab) {
-    const std::size_t bytes = gpu().embedding_backward_workspace_bytes(n, vocab);
+  GpuTensor workspace(std::int64_t n, std::int64_t vocab, std::int64_t dim) {
+    const std::size_t bytes = gpu().embedding_backward_workspace_bytes(n, vocab, dim);
     return GpuTensor(gpu(), {static_cast<std::int64_t>(bytes / 4 + 1)}, DType::kI32);
   }
 };
@@ -53,7 +53,7 @@ TEST_P(EmbeddingGpu, BackwardIsDeterministicAndRecordable) {
   round_in_place(prec.dtype, dy_cpu);
   std::vector<std::int32_t> ids = skewed_ids(s.vocab, s.n);
   GpuTensor dy = upload(dy_cpu, prec.dtype), id = upload(as_floats(ids), DType::kI32);
-  GpuTensor ws = workspace(s.n, s.vocab), touched = poisoned({s.vocab}, DType::kI32);
+  GpuTensor ws = workspace(s.n, s.vocab, s.dim), touched = poisoned({s.vocab}, DType::kI32);
   std::vector<std::vector<float>> runs;
   for (int run = 0; run < 2; ++run) {
     GpuTensor dtable = poisoned({s.vocab, s.dim}, prec.dtype);
@@ -88,7 +88,7 @@ TEST_P(EmbeddingGpu, OutOfRangeIdsGiveNanRowsAndAddNothing) {
     EXPECT_EQ(got[d], table_cpu.data[2 * 3 + d]);
     EXPECT_TRUE(std::isnan(got[3 + d]) && std::isnan(got[6 + d]));
   }
-  GpuTensor ws = workspace(3, 4), dtable = poisoned({4, 3}, prec.dtype);
+  GpuTensor ws = workspace(3, 4, 3), dtable = poisoned({4, 3}, prec.dtype);
   GpuTensor touched = poisoned({4}, DType::kI32);
   gpu().embedding_backward(dy.tensor(), id.tensor(), ws.tensor(), dtable.tensor(), touched.tensor(),
                            GradMode::kOverwrite);

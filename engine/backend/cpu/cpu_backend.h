@@ -67,7 +67,8 @@ class CpuBackend final : public Backend {
   }
   std::size_t pool_workspace_bytes(const PoolParams& p) const override;
   Support supports(OpKind op, const OpParams& params, DType dtype) const override;
-  std::size_t embedding_backward_workspace_bytes(std::int64_t, std::int64_t) const override {
+  std::size_t embedding_backward_workspace_bytes(std::int64_t, std::int64_t,
+                                                 std::int64_t) const override {
     return 0;
   }
 

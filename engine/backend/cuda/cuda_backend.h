@@ -137,9 +137,10 @@ class CudaBackend final : public Backend {
   // Max pooling saves where each maximum was: a uint8 per output element (cuda_pool.cu).
   std::size_t pool_workspace_bytes(const PoolParams&) const override;
   Support supports(OpKind op, const OpParams& params, DType dtype) const override;
-  // Sorted (id, position) pairs and CUB's radix-sort scratch (cuda_embedding.cu).
-  std::size_t embedding_backward_workspace_bytes(std::int64_t ids,
-                                                 std::int64_t vocab) const override;
+  // Sorted (id, position) pairs, the long runs' partial sums and CUB's radix-sort scratch
+  // (cuda_embedding.cu).
+  std::size_t embedding_backward_workspace_bytes(std::int64_t ids, std::int64_t vocab,
+                                                 std::int64_t dim) const override;
 
   cudaStream_t stream() const { return stream_; }
   // How many convolution shapes have a plan, and how many of those were measured rather than

@@ -4,13 +4,14 @@
 //   backward: dtable[ids[i], :] += dy[i, :] in id order;   touched[ids[i]] = 1
 // The backward is deterministic without float atomics: the (id, position) pairs are sorted by
 // id with CUB's radix sort, which is stable, so each id's positions stay in ascending order;
-// then one block per run of equal ids adds that run's dy rows to the table row in f32 and
-// rounds once. A run shorter than kSplitRun is added in order, the CPU backend's order, so those
-// rows match it bit for bit. A longer run (a frequent word: at 65,536 Zipf pairs the commonest
-// takes about 5,500 of them, and summing those one after another took most of a Word2Vec step)
-// is cut into kSplitWarps equal parts, each warp sums its part in order with kUnroll loads in
-// flight, and the parts are added in part order: another order than the CPU's, but the same on
-// every run. The sort's buffers and scratch come from the caller's workspace
+// then each run of equal ids is added to its table row in f32 and rounded once. A run shorter
+// than kPart is added in order by one block, the CPU backend's order, so those rows match it bit
+// for bit. A longer run (a batch of padded sentences gives the padding id about half of its
+// entries; at 65,536 Zipf pairs the commonest word takes about 5,500) is cut at the kPart-aligned
+// chunks of the sorted entries: each part is summed by its own block into scratch, and a second
+// pass adds the parts in order. Another order than the CPU's, but the same on every run; and a
+// run of 4,500 entries takes 70 blocks, not one block walking them all (1.5 ms per lookup).
+// The sort's buffers and the parts come from the caller's workspace
 // (embedding_backward_workspace_bytes), so the op allocates nothing, never waits for the host
 // and can be recorded in a device graph. Ids outside [0, V) are sorted as V and skipped: their
 // rows add to nothing (the CPU backend throws instead; a device kernel cannot).
@@ -76,87 +77,101 @@ __global__ void sort_input_kernel(const std::int32_t* ids, std::int64_t n, std::
   }
 }
 
-constexpr std::int64_t kSplitRun = 64;    // runs this long or longer are summed by parts
-constexpr int kSplitWarps = kBlock / 32;  // the parts of a long run, a warp each
-constexpr int kUnroll = 4;                // loads a warp keeps in flight
+constexpr std::int64_t kPart = 64;  // runs this long or longer are summed by parts of this many
+constexpr int kUnroll = 4;          // loads a thread keeps in flight
 
-// The sum over sorted entries [first, last) of dy[positions[j], d], in order.
-template <class T>
-__device__ float run_part_sum(const std::int32_t* positions, std::int64_t first, std::int64_t last,
-                              std::int64_t dim, std::int64_t d, const T* dy) {
-  float sum = 0;
-  std::int64_t j = first;
-  for (; j + kUnroll <= last; j += kUnroll) {
-    float v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      v[u] = to_f32(dy[static_cast<std::int64_t>(positions[j + u]) * dim + d]);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) sum += v[u];
-  }
-  for (; j < last; ++j) sum += to_f32(dy[static_cast<std::int64_t>(positions[j]) * dim + d]);
-  return sum;
+// The scratch slots of partial sums: two per kPart-aligned chunk of sorted entries, since a
+// chunk holds at most two parts of long runs (one going on from the chunk before, at its first
+// entry, and one starting inside it: that run reaches past the chunk's end).
+std::int64_t partial_slots(std::int64_t n) {
+  return 2 * ((n + kPart - 1) / kPart);
 }
 
-// Block k owns sorted entry k when it starts a run of equal ids, and adds the run's dy rows.
+__device__ std::int64_t partial_slot(std::int64_t k) {
+  return 2 * (k / kPart) + (k % kPart == 0 ? 0 : 1);
+}
+
+// Whether the run of equal ids that starts at sorted entry k has kPart entries or more.
+__device__ bool long_run(const std::uint32_t* keys, std::int64_t n, std::int64_t k) {
+  return k + kPart <= n && keys[k + kPart - 1] == keys[k];
+}
+
+// Pass 1. Block k works when sorted entry k starts a run, or starts a kPart-aligned chunk inside
+// a run. A short run (fewer than kPart entries) is added to its table row right here, in order,
+// the CPU backend's order: those rows match it bit for bit. A long run (the padding id of a
+// batch of sentences takes about half of it; a frequent word thousands of entries) is summed by
+// parts, each block its part up to the chunk's end, into a scratch slot; pass 2 adds the parts.
+// So no block walks more than kPart entries, and a long run is spread over many SMs.
 // Launched with kBlock threads.
 template <class T>
-__global__ void embedding_backward_kernel(const std::uint32_t* keys, const std::int32_t* positions,
-                                          std::int64_t n, std::int64_t vocab, std::int64_t dim,
-                                          const T* dy, T* dtable, std::int32_t* touched) {
-  __shared__ std::int64_t run_end;
-  __shared__ float parts[kSplitWarps][32];
+__global__ void embedding_backward_parts_kernel(const std::uint32_t* keys,
+                                                const std::int32_t* positions, std::int64_t n,
+                                                std::int64_t vocab, std::int64_t dim, const T* dy,
+                                                T* dtable, std::int32_t* touched, float* partials) {
+  __shared__ std::int32_t rows[kPart];
   for (std::int64_t k = blockIdx.x; k < n; k += gridDim.x) {
-    const std::uint32_t row = keys[k];
-    if (row >= vocab || (k > 0 && keys[k - 1] == row)) continue;
-    T* out = dtable + static_cast<std::int64_t>(row) * dim;
-    if (threadIdx.x == 0) touched[row] = 1;
-    if (k + kSplitRun > n || keys[k + kSplitRun - 1] != row) {  // short: in order, as the CPU
-      for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
-        float sum = to_f32(out[d]);
-        for (std::int64_t j = k; j < n && keys[j] == row; ++j)
-          sum += to_f32(dy[static_cast<std::int64_t>(positions[j]) * dim + d]);
+    const std::uint32_t id = keys[k];
+    const bool starts_run = k == 0 || keys[k - 1] != id;
+    if (id >= vocab || !(starts_run || k % kPart == 0)) continue;
+    const bool part = !starts_run || long_run(keys, n, k);
+    const std::int64_t chunk_end = (k / kPart + 1) * kPart;
+    const std::int64_t limit = part && chunk_end < n ? chunk_end : n;
+    const std::int64_t j = k + threadIdx.x;
+    const bool mine = threadIdx.x < kPart && j < limit && keys[j] == id;
+    if (mine) rows[threadIdx.x] = positions[j];
+    // The part's entries are a prefix of [k, limit): count them while the rows land.
+    const int count = __syncthreads_count(mine);
+    if (threadIdx.x == 0 && starts_run) touched[id] = 1;
+    T* out = dtable + static_cast<std::int64_t>(id) * dim;
+    for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+      float sum = part ? 0.0f : to_f32(out[d]);
+      int e = 0;
+      for (; e + kUnroll <= count; e += kUnroll) {
+        float v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+          v[u] = to_f32(dy[static_cast<std::int64_t>(rows[e + u]) * dim + d]);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) sum += v[u];
+      }
+      for (; e < count; ++e) sum += to_f32(dy[static_cast<std::int64_t>(rows[e]) * dim + d]);
+      if (part)
+        partials[partial_slot(k) * dim + d] = sum;
+      else
         out[d] = from_f32<T>(sum);
-      }
-      continue;
     }
-    if (threadIdx.x == 0) {  // the run's end: the first key past `row`, by bisection
-      std::int64_t low = k + kSplitRun, high = n;
-      while (low < high) {
-        const std::int64_t mid = low + (high - low) / 2;
-        if (keys[mid] == row)
-          low = mid + 1;
-        else
-          high = mid;
-      }
-      run_end = low;
-    }
-    __syncthreads();
-    const std::int64_t length = run_end - k;
-    const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
-    const std::int64_t first = k + length * warp / kSplitWarps;
-    const std::int64_t last = k + length * (warp + 1) / kSplitWarps;
-    for (std::int64_t d0 = 0; d0 < dim; d0 += 32) {
-      const std::int64_t d = d0 + lane;
-      if (d < dim) parts[warp][lane] = run_part_sum(positions, first, last, dim, d, dy);
-      __syncthreads();
-      if (warp == 0 && d < dim) {
-        float sum = to_f32(out[d]);
-        for (int w = 0; w < kSplitWarps; ++w) sum += parts[w][lane];
-        out[d] = from_f32<T>(sum);
-      }
-      __syncthreads();
+    __syncthreads();  // rows[] is reused by the block's next entry
+  }
+}
+
+// Pass 2: block k works when sorted entry k starts a long run, and adds the run's parts to its
+// table row in part order (the first part's slot, then the slot at the start of each further
+// chunk the run reaches), rounding once.
+template <class T>
+__global__ void embedding_backward_sum_parts_kernel(const std::uint32_t* keys, std::int64_t n,
+                                                    std::int64_t vocab, std::int64_t dim,
+                                                    const float* partials, T* dtable) {
+  for (std::int64_t k = blockIdx.x; k < n; k += gridDim.x) {
+    const std::uint32_t id = keys[k];
+    if (id >= vocab || (k > 0 && keys[k - 1] == id) || !long_run(keys, n, k)) continue;
+    T* out = dtable + static_cast<std::int64_t>(id) * dim;
+    for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+      float sum = to_f32(out[d]) + partials[partial_slot(k) * dim + d];
+      for (std::int64_t c = k / kPart + 1; c * kPart < n && keys[c * kPart] == id; ++c)
+        sum += partials[2 * c * dim + d];
+      out[d] = from_f32<T>(sum);
     }
   }
 }
 
 }  // namespace
 
-std::size_t CudaBackend::embedding_backward_workspace_bytes(std::int64_t ids,
-                                                            std::int64_t vocab) const {
+std::size_t CudaBackend::embedding_backward_workspace_bytes(std::int64_t ids, std::int64_t vocab,
+                                                            std::int64_t dim) const {
   if (ids == 0) return 0;
   activate();
   return 4 * aligned(sizeof(std::int32_t) * static_cast<std::size_t>(ids)) +
+         aligned(sizeof(float) * static_cast<std::size_t>(partial_slots(ids) * dim)) +
          aligned(sort_scratch_bytes(ids, vocab));
 }
 
@@ -198,7 +213,9 @@ void CudaBackend::embedding_backward_impl(const Tensor& dy, const Tensor& ids,
   auto* keys = reinterpret_cast<std::uint32_t*>(base + slot);
   auto* positions_in = reinterpret_cast<std::int32_t*>(base + 2 * slot);
   auto* positions = reinterpret_cast<std::int32_t*>(base + 3 * slot);
-  void* scratch = base + 4 * slot;
+  auto* partials = reinterpret_cast<float*>(base + 4 * slot);
+  void* scratch =
+      base + 4 * slot + aligned(sizeof(float) * static_cast<std::size_t>(partial_slots(n) * dim));
   std::size_t scratch_bytes = sort_scratch_bytes(n, vocab);
   sort_input_kernel<<<grid_for(n), kBlock, 0, stream_>>>(ids.data_as<std::int32_t>(), n, vocab,
                                                          keys_in, positions_in);
@@ -209,9 +226,13 @@ void CudaBackend::embedding_backward_impl(const Tensor& dy, const Tensor& ids,
   if (dim == 0) return;
   dispatch_float(dtable.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    embedding_backward_kernel<T><<<row_blocks(n), kBlock, 0, stream_>>>(
-        keys, positions, n, vocab, dim, static_cast<const T*>(dy.data()),
-        static_cast<T*>(dtable.data()), touched.data_as<std::int32_t>());
+    auto* table = static_cast<T*>(dtable.data());
+    embedding_backward_parts_kernel<T><<<row_blocks(n), kBlock, 0, stream_>>>(
+        keys, positions, n, vocab, dim, static_cast<const T*>(dy.data()), table,
+        touched.data_as<std::int32_t>(), partials);
+    CUDA_CHECK_LAUNCH();
+    embedding_backward_sum_parts_kernel<T>
+        <<<row_blocks(n), row_threads(dim), 0, stream_>>>(keys, n, vocab, dim, partials, table);
     CUDA_CHECK_LAUNCH();
   });
 }

@@ -17,7 +17,8 @@ std::vector<ParamDecl> Embedding::params() const {
 }
 
 std::vector<StateDecl> Embedding::state(backend::Backend& backend) const {
-  return {{"workspace", backend.embedding_backward_workspace_bytes(shape_.ids, shape_.vocab),
+  return {{"workspace",
+           backend.embedding_backward_workspace_bytes(shape_.ids, shape_.vocab, shape_.dim),
            Init::kZeros}};
 }
 

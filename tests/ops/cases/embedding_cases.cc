@@ -4,6 +4,7 @@
 // dtype, exactly; and finite differences of the lookup on the table.
 #include <array>
 #include <sstream>
+#include <utility>
 
 #include "tests/ops/harness/op_case.h"
 #include "tests/ops/harness/reference.h"
@@ -13,47 +14,92 @@ namespace {
 
 using backend::OpKind;
 
-struct Sizes {
-  std::int64_t vocab, dim, n;
-  bool skewed;  // many repeats (a few rows take most ids) instead of a regular pattern
+// How the ids repeat.
+enum class Ids {
+  kRegular,  // repeats, row 0 and row V-1 among them, and rows that never occur
+  kSkewed,   // a few rows take a third of the ids
+  kPadded,   // a batch of padded sentences: id 0 takes 55 % of the ids, the rest spread out
+  kRuns,     // runs whose lengths sit on the CUDA gradient's part boundaries (kRunLengths)
 };
 
-// Ids with repeats, row 0 and row V-1 among them, and rows that never occur; or skewed: a few
-// rows take a third of the ids.
+struct Sizes {
+  std::int64_t vocab, dim, n;
+  Ids pattern = Ids::kRegular;
+};
+
+// (row, entries) for Ids::kRuns, in sorted order. The CUDA gradient sums a run of 64 entries or
+// more by parts cut at multiples of 64 in the sorted order: so runs of exactly 64 (starting on a
+// boundary), of 65 (a part of one entry), a single entry, a long run starting mid-chunk over
+// several chunks, a short run across a boundary, and a long run at the end.
+constexpr std::array<std::pair<std::int32_t, std::int64_t>, 6> kRunLengths = {
+    {{0, 64}, {5, 65}, {6, 1}, {7, 200}, {9, 63}, {-1, 130}}};  // -1: row V-1
+
+std::int64_t run_total() {
+  std::int64_t n = 0;
+  for (const auto& run : kRunLengths) n += run.second;
+  return n;
+}
+
 std::vector<std::int32_t> ids_of(const Sizes& s, std::uint64_t seed) {
   std::vector<std::int32_t> ids(static_cast<std::size_t>(s.n));
+  if (s.pattern == Ids::kRuns) {
+    // Sorted entry j sits at position j * 7 mod n (n = 523 is prime): positions interleave.
+    std::int64_t j = 0;
+    for (const auto& [row, length] : kRunLengths)
+      for (std::int64_t e = 0; e < length; ++e, ++j)
+        ids[static_cast<std::size_t>(j * 7 % s.n)] =
+            row < 0 ? static_cast<std::int32_t>(s.vocab - 1) : row;
+    return ids;
+  }
   for (std::int64_t i = 0; i < s.n; ++i) {
     const auto u = static_cast<std::uint64_t>(i);
-    ids[static_cast<std::size_t>(i)] =
-        s.skewed ? static_cast<std::int32_t>(i % 3 == 0 ? (i * 7) % 5 : (i * 131 + 17) % s.vocab)
-                 : static_cast<std::int32_t>((seed * 7 + u * 5) %
-                                             static_cast<std::uint64_t>(s.vocab / 2));
+    const auto spread = static_cast<std::int32_t>((i * 131 + 17) % s.vocab);
+    switch (s.pattern) {
+      case Ids::kSkewed:
+        ids[static_cast<std::size_t>(i)] =
+            i % 3 == 0 ? static_cast<std::int32_t>((i * 7) % 5) : spread;
+        break;
+      case Ids::kPadded:
+        ids[static_cast<std::size_t>(i)] =
+            (i * 37 + static_cast<std::int64_t>(seed)) % 100 < 55
+                ? 0
+                : 1 + spread % static_cast<std::int32_t>(s.vocab - 1);
+        break;
+      default:
+        ids[static_cast<std::size_t>(i)] =
+            static_cast<std::int32_t>((seed * 7 + u * 5) % static_cast<std::uint64_t>(s.vocab / 2));
+    }
   }
   ids.front() = 0, ids.back() = static_cast<std::int32_t>(s.vocab - 1);
-  if (!s.skewed) ids[static_cast<std::size_t>(s.n / 2)] = ids[1];
+  if (s.pattern == Ids::kRegular) ids[static_cast<std::size_t>(s.n / 2)] = ids[1];
   return ids;
 }
 
 // std::ostringstream rather than string +: GCC 12 warns falsely on chains of it.
 std::string name(const Sizes& s) {
+  static constexpr std::array<const char*, 4> kPatternNames = {"", "_skewed", "_padded", "_runs"};
   std::ostringstream o;
-  o << "v" << s.vocab << "_d" << s.dim << "_n" << s.n << (s.skewed ? "_skewed" : "");
+  o << "v" << s.vocab << "_d" << s.dim << "_n" << s.n
+    << kPatternNames[static_cast<std::size_t>(s.pattern)];
   return o.str();
 }
 
 const std::vector<Sizes> kSizes = {
-    {10, 4, 12, false},
-    {50, 33, 40, false},
-    {8, 1, 30, false},
-    {1000, 64, 256, false},
-    {10, 4, 12, true},
-    {1000, 64, 4096, true},
-    {70000, 33, 3000, true},
-    {5, 300, 257, true},
+    {10, 4, 12},
+    {50, 33, 40},
+    {8, 1, 30},
+    {1000, 64, 256},
+    {10, 4, 12, Ids::kSkewed},
+    {1000, 64, 4096, Ids::kSkewed},
+    {70000, 33, 3000, Ids::kSkewed},
+    {5, 300, 257, Ids::kSkewed},
     // Rows of about 800 ids over ten 32-column passes; and more ids than the gradient kernel's
     // 65,535 blocks, so blocks go on to further rows.
-    {5, 300, 4096, true},
-    {1000, 8, 70000, true}};
+    {5, 300, 4096, Ids::kSkewed},
+    {1000, 8, 70000, Ids::kSkewed},
+    {20, 70, run_total(), Ids::kRuns},
+    // The Transformer's lookups, narrower: one run of about 4,500 padding entries.
+    {32000, 96, 8192, Ids::kPadded}};
 
 class EmbeddingForward final : public OpCase {
  public:
@@ -88,7 +134,7 @@ class EmbeddingBackward final : public OpCase {
   bool round_cpu_result() const override { return true; }
   std::vector<HostTensor> tensors(const backend::Backend& be) const override {
     const auto words = static_cast<std::int64_t>(
-        be.embedding_backward_workspace_bytes(s_.n, s_.vocab) / sizeof(float) + 1);
+        be.embedding_backward_workspace_bytes(s_.n, s_.vocab, s_.dim) / sizeof(float) + 1);
     std::vector<float> marks(static_cast<std::size_t>(s_.vocab),
                              mode_ == GradMode::kOverwrite ? 7.0f : 0.0f);
     if (mode_ == GradMode::kAccumulate) marks[1] = 1.0f;
@@ -114,10 +160,10 @@ class EmbeddingBackward final : public OpCase {
     return {{3, expected_grad(mode_, t[3], grad), sum_tolerance(s_.n)}, {4, marks, {0, 0}}};
   }
   // The CUDA sum is f32 rounded once: for a row of fewer than 64 ids in the CPU's order
-  // (exactly equal), for a row of 64 or more by parts (the skewed cases' frequent rows, which
-  // are why those cases get a sum's tolerance).
+  // (exactly equal), for a row of 64 or more by parts (the frequent rows of every pattern but
+  // the regular one, which are why those cases get a sum's tolerance).
   Tolerance against_cpu(const Precision&, std::size_t) const override {
-    return s_.skewed ? sum_tolerance(s_.n) : Tolerance{0, 0};
+    return s_.pattern != Ids::kRegular ? sum_tolerance(s_.n) : Tolerance{0, 0};
   }
 
  private:
