@@ -7,8 +7,8 @@ measure the same work.
     dropout 0.1. L post-LN layers of width H: q, k and v as three nn.Linear, attention by
     F.scaled_dot_product_attention on [b, heads, s, d] under a key-padding mask from the lengths
     input, with no dropout on the attention probabilities (dlbench's attention has none), the
-    output nn.Linear, dropout 0.1, residual, layer norm; then nn.Linear(H, 4H), exact (erf)
-    GELU, nn.Linear(4H, H), dropout 0.1, residual, layer norm. Pooler: the [CLS] row through
+    output nn.Linear, dropout 0.1, residual, layer norm; then nn.Linear(H, 4H), GELU in the
+    tanh form of Google's BERT (dlbench's), nn.Linear(4H, H), dropout 0.1, residual, layer norm. Pooler: the [CLS] row through
     nn.Linear and tanh. bert-base: L 12, H 768, 12 heads; bert-large: L 24, H 1024, 16 heads.
   - training: the masked-LM head (nn.Linear, GELU, layer norm, then logits against the word
     table itself, tied, plus a bias of its own) over every position, as BertForPreTraining
@@ -138,7 +138,7 @@ class Bert:
                 self.attention_output = nn.Linear(hidden, hidden)
                 self.attention_norm = nn.LayerNorm(hidden, eps=NORM_EPS)
                 self.intermediate = nn.Linear(hidden, FEED_FORWARD_RATIO * hidden)
-                self.gelu = nn.GELU()
+                self.gelu = nn.GELU(approximate="tanh")
                 self.output = nn.Linear(FEED_FORWARD_RATIO * hidden, hidden)
                 self.output_norm = nn.LayerNorm(hidden, eps=NORM_EPS)
                 self.dropout = nn.Dropout(HIDDEN_DROPOUT)
@@ -178,7 +178,7 @@ class Bert:
                 super().__init__()
                 self.bert = Encoder()
                 self.transform = nn.Linear(hidden, hidden)
-                self.gelu = nn.GELU()
+                self.gelu = nn.GELU(approximate="tanh")
                 self.transform_norm = nn.LayerNorm(hidden, eps=NORM_EPS)
                 self.decoder_bias = nn.Parameter(torch.zeros(VOCABULARY))
                 self.next_sentence = nn.Linear(hidden, NEXT_SENTENCE_CLASSES)

@@ -4,7 +4,8 @@
 //   embeddings   token (30,522 x H) + position (512 x H) + segment (2 x H), summed, layer norm,
 //                dropout
 //   L layers     q, k, v projections, attention over each sample's length, output projection,
-//                dropout, residual, layer norm; feed-forward H -> 4H -> H with GELU, dropout,
+//                dropout, residual, layer norm; feed-forward H -> 4H -> H with GELU (the tanh
+//                form, as Google's BERT: cuBLASLt's epilogues compute that one), dropout,
 //                residual, layer norm (post-LN, as the original)
 //   pooler       the [CLS] row of each sample, H -> H, tanh
 //   MLM head     H -> H, GELU, layer norm, then logits over the vocabulary for every position

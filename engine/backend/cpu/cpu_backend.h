@@ -22,6 +22,11 @@
 
 namespace dlbench::backend::cpu {
 
+// GELU in its tanh form, x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2, and its derivative, in
+// double (cpu_elementwise.cc): the gelu ops, and the matmul's GELU-gradient epilogue.
+double gelu(double x);
+double gelu_slope(double x);
+
 // What a cache entry holds: the primitive, and the workspace it needs (pooling) if any.
 // Convolutions also hold the weights layout their fast kernels chose and the reorder between
 // it and our KRSC weights (empty when the primitive reads KRSC as it is).

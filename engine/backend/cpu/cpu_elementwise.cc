@@ -4,7 +4,8 @@
 //          oneDNN's relu_use_dst_for_bwd computes exactly this); with a bias gradient,
 //          dbias[c] (+)= sum_r dx[r, c] from the same values
 //   add:   y = a + b;      accumulate: dst += src;      multiply: y (+)= a * b
-//   GELU:  y = x Phi(x);   dx (+)= dy (Phi(x) + x phi(x))   (erf form; loops, double math)
+//   GELU:  y = x (1 + tanh u) / 2, u = sqrt(2/pi) (x + 0.044715 x^3);  dx (+)= dy GELU'(x)
+//          (the tanh form; loops, double math)
 //   tanh:  y = tanh(x);    dx (+)= dy (1 - y^2)              (loops, double math)
 // Elementwise ops see tensors as flat arrays: they are dense, and position is all that matters.
 #include <cmath>
@@ -43,6 +44,22 @@ void add_column_sums(const float* g, std::int64_t rows, std::int64_t cols, float
   for (std::int64_t c = 0; c < cols; ++c)
     out[c] = static_cast<float>(sums[c] + (mode == GradMode::kAccumulate ? out[c] : 0.0));
 }
+
+}  // namespace
+
+// GELU's tanh form and its derivative (cpu_backend.h).
+double gelu(double x) {
+  const double c = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+  return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
+}
+
+double gelu_slope(double x) {
+  const double c = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
+  const double t = std::tanh(c * (x + 0.044715 * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x);
+}
+
+namespace {
 
 // y[i] = f(x[i]), in double: a smooth activation's forward (GELU, tanh).
 template <class F>
@@ -160,17 +177,12 @@ void CpuBackend::multiply_impl(const Tensor& a, const Tensor& b, const Tensor& y
 }
 
 void CpuBackend::gelu_forward_impl(const Tensor& x, const Tensor& y) {
-  map_smooth(x, y, "gelu_forward",
-             [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
+  map_smooth(x, y, "gelu_forward", [](double v) { return gelu(v); });
 }
 
 void CpuBackend::gelu_backward_impl(const Tensor& x, const Tensor& dy, const Tensor& dx,
                                     GradMode mode) {
-  const double inv_sqrt_2pi = std::numbers::inv_sqrtpi / std::numbers::sqrt2;
-  map_smooth_gradient(x, dy, dx, mode, "gelu_backward", [inv_sqrt_2pi](double v) {
-    const double cdf = 0.5 * (1.0 + std::erf(v / std::numbers::sqrt2));
-    return cdf + v * inv_sqrt_2pi * std::exp(-0.5 * v * v);
-  });
+  map_smooth_gradient(x, dy, dx, mode, "gelu_backward", [](double v) { return gelu_slope(v); });
 }
 
 void CpuBackend::tanh_forward_impl(const Tensor& x, const Tensor& y) {

@@ -2,7 +2,8 @@
 //
 //   ReLU:        y = max(x, 0);   dx (+)= dy where y > 0, else 0 (from y, so x need not be kept)
 //   add:         y = a + b;       accumulate: dst += src;       multiply: y (+)= a * b
-//   GELU:        y = x Phi(x);    dx (+)= dy (Phi(x) + x phi(x))   (erf form, f32 math)
+//   GELU:        y = x (1 + tanh u) / 2, u = sqrt(2/pi) (x + 0.044715 x^3)   (the tanh form,
+//                as cuBLASLt's GELU epilogues compute it);  dx (+)= dy GELU'(x)  (f32 math)
 //   tanh:        y = tanh(x);     dx (+)= dy (1 - y^2)
 //   column sums: out[c] (+)= sum_r in[r, c]   (bias gradients of conv and matmul)
 //   ReLU backward with the bias gradient: dx (+)= g, dbias[c] (+)= sum_r g[r, c], g the ReLU's
@@ -62,9 +63,12 @@ struct Sum {
 struct Product {
   __device__ float operator()(float a, float b) const { return a * b; }
 };
-// normcdf(x) is Phi(x) = (1 + erf(x / sqrt 2)) / 2 in CUDA's math library.
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float kGeluA = 0.044715f;
 struct GeluForward {
-  __device__ float operator()(float x, float) const { return x * normcdff(x); }
+  __device__ float operator()(float x, float) const {
+    return 0.5f * x * (1.0f + tanhf(kGeluC * (x + kGeluA * x * x * x)));
+  }
 };
 struct TanhForward {
   __device__ float operator()(float x, float) const { return tanhf(x); }
@@ -74,8 +78,8 @@ struct TanhBackward {  // (y, dy)
 };
 struct GeluBackward {  // (x, dy)
   __device__ float operator()(float x, float dy) const {
-    constexpr float kInvSqrt2Pi = 0.3989422804014327f;
-    return dy * (normcdff(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x));
+    const float t = tanhf(kGeluC * (x + kGeluA * x * x * x));
+    return dy * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3 * kGeluA * x * x));
   }
 };
 

@@ -231,20 +231,22 @@ Vec relu_backward(const Vec& y, const Vec& dy) {
   return dx;
 }
 
+// GELU's tanh form: x (1 + tanh(u)) / 2 with u = sqrt(2 / pi) (x + 0.044715 x^3).
 Vec gelu_forward(const Vec& x) {
+  const double c = std::sqrt(2 / std::acos(-1.0));
   Vec y(x.size());
   for (std::size_t i = 0; i < x.size(); ++i)
-    y[i] = 0.5 * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0)));
+    y[i] = 0.5 * x[i] * (1 + std::tanh(c * (x[i] + 0.044715 * x[i] * x[i] * x[i])));
   return y;
 }
 
 Vec gelu_backward(const Vec& x, const Vec& dy) {
-  const double pi = std::acos(-1.0);
+  const double c = std::sqrt(2 / std::acos(-1.0));
   Vec dx(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const double cdf = 0.5 * (1 + std::erf(x[i] / std::sqrt(2.0)));
-    const double pdf = std::exp(-x[i] * x[i] / 2) / std::sqrt(2 * pi);
-    dx[i] = dy[i] * (cdf + x[i] * pdf);
+    const double t = std::tanh(c * (x[i] + 0.044715 * x[i] * x[i] * x[i]));
+    const double du = c * (1 + 3 * 0.044715 * x[i] * x[i]);
+    dx[i] = dy[i] * (0.5 * (1 + t) + 0.5 * x[i] * (1 - t * t) * du);
   }
   return dx;
 }

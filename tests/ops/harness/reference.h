@@ -50,7 +50,7 @@ WeightGrads matmul_backward_weights(const MatmulParams& p, const Vec& x, const V
 
 Vec relu_forward(const Vec& x);
 Vec relu_backward(const Vec& y, const Vec& dy);
-// GELU's erf form, and its derivative times dy.
+// GELU's tanh form (Google's BERT, cuBLASLt's epilogue), and its derivative times dy.
 Vec gelu_forward(const Vec& x);
 Vec gelu_backward(const Vec& x, const Vec& dy);
 // tanh, and its derivative (1 - tanh(x)^2, from x) times dy.
