@@ -180,21 +180,35 @@ void Backend::pool_backward(const PoolParams& p, const Tensor& x, const Tensor& 
 }
 
 void Backend::matmul_forward(const MatmulParams& p, const Tensor& x, const Tensor& w,
-                             const Tensor& bias, const Tensor& y) {
+                             const Tensor& bias, const Tensor& y, const Tensor& pre) {
   check(x, {p.m, p.k}, x.dtype(), "matmul_forward", "x");
   check(w, {p.n, p.k}, x.dtype(), "matmul_forward", "w");
   check(y, {p.m, p.n}, x.dtype(), "matmul_forward", "y");
   if (p.bias) check(bias, {p.n}, x.dtype(), "matmul_forward", "bias");
-  matmul_forward_impl(p, x, w, bias, y);
+  DLBENCH_CHECK(!p.gelu || p.activation == Activation::kNone,
+                "matmul_forward: GELU and ReLU epilogues at once");
+  DLBENCH_CHECK(p.gelu || !pre.defined(), "matmul_forward: a pre-activation without GELU");
+  if (pre.defined()) check(pre, {p.m, p.n}, x.dtype(), "matmul_forward", "pre");
+  matmul_forward_impl(p, x, w, bias, y, pre);
 }
 
 void Backend::matmul_backward_data(const MatmulParams& p, const Tensor& dy, const Tensor& w,
-                                   const Tensor& dx, GradMode mode) {
+                                   const Tensor& dx, GradMode mode, const Tensor& gelu_input,
+                                   const Tensor& gelu_dbias) {
+  const char* op = "matmul_backward_data";
   DLBENCH_CHECK(p.activation == Activation::kNone, "run the activation's backward first");
-  check(dy, {p.m, p.n}, dy.dtype(), "matmul_backward_data", "dy");
-  check(w, {p.n, p.k}, dy.dtype(), "matmul_backward_data", "w");
-  check(dx, {p.m, p.k}, dy.dtype(), "matmul_backward_data", "dx");
-  matmul_backward_data_impl(p, dy, w, dx, mode);
+  check(dy, {p.m, p.n}, dy.dtype(), op, "dy");
+  check(w, {p.n, p.k}, dy.dtype(), op, "w");
+  check(dx, {p.m, p.k}, dy.dtype(), op, "dx");
+  if (p.gelu_gradient) {
+    check(gelu_input, {p.m, p.k}, dy.dtype(), op, "gelu_input");
+    DLBENCH_CHECK(mode == GradMode::kOverwrite,
+                  "matmul_backward_data: the GELU-gradient epilogue overwrites dx");
+    if (gelu_dbias.defined()) check(gelu_dbias, {p.k}, dy.dtype(), op, "gelu_dbias");
+  } else {
+    DLBENCH_CHECK(!gelu_dbias.defined(), "matmul_backward_data: a bias gradient without GELU's");
+  }
+  matmul_backward_data_impl(p, dy, w, dx, mode, gelu_input, gelu_dbias);
 }
 
 void Backend::matmul_backward_weights(const MatmulParams& p, const Tensor& x, const Tensor& dy,

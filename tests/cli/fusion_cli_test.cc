@@ -50,6 +50,7 @@ TEST(FusionCliTest, VggRunsWithEveryReluFusedByDefault) {
                                                           {"fold_conv_bn", 0},
                                                           {"fuse_bn_relu", 0},
                                                           {"fuse_matmul_relu", 2},
+                                                          {"fuse_feed_forward", 0},
                                                           {"fuse_conv_relu", 13},
                                                           {"fuse_conv_bn_stats", 0}}))
       << doc["passes"];
@@ -67,6 +68,7 @@ TEST(FusionCliTest, ResnetInferenceFoldsItsBatchNorms) {
                                                           {"fold_conv_bn", 53},
                                                           {"fuse_bn_relu", 0},
                                                           {"fuse_matmul_relu", 0},
+                                                          {"fuse_feed_forward", 0},
                                                           {"fuse_conv_relu", 33},
                                                           {"fuse_conv_bn_stats", 0}}))
       << doc["passes"];

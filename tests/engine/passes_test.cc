@@ -18,6 +18,7 @@
 #include "engine/nn/passes/pass.h"
 #include "engine/nn/trainer.h"
 #include "tests/engine/support/batch_norm_values.h"
+#include "tests/engine/support/fused_as_reference.h"
 
 namespace dlbench {
 namespace {
@@ -264,11 +265,7 @@ Steps train(nn::Graph (*model)(), nn::Fusion fusion) {
   return s;
 }
 
-void expect_close(const std::vector<float>& a, const std::vector<float>& b, const char* what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    ASSERT_NEAR(a[i], b[i], 1e-5f + 1e-4f * std::fabs(b[i])) << what << " [" << i << "]";
-}
+using testing::expect_close;
 
 // The fused graph computes what the reference computes: three training steps (so the fused
 // backward's in-place ReLU gradient reaches the weights) and inference.

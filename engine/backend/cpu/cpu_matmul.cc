@@ -1,7 +1,9 @@
 // Matmul as oneDNN's inner product, forward and backward side by side.
 //
-//   y[m, n]  = act(sum_k x[m, k] w[n, k] + b[n])   (act: none or ReLU, fused as a post-op)
-//   dx[m, k] = sum_n dy[m, n] w[n, k]
+//   y[m, n]  = act(sum_k x[m, k] w[n, k] + b[n])   (act: none or ReLU, fused as a post-op; or
+//              GELU, a loop after the product that also keeps the pre-activation where asked)
+//   dx[m, k] = sum_n dy[m, n] w[n, k]            (times GELU'(x_pre[m, k]) with gelu_gradient,
+//              and x_pre's bias gradient, dx's column sums, where asked)
 //   dw[n, k] = sum_m dy[m, n] x[m, k],  db[n] = sum_m dy[m, n]
 //
 // The weights are [out, in] row-major, which is oneDNN's "oi" format; x and y are "nc".
@@ -47,7 +49,7 @@ dnnl::inner_product_forward::primitive_desc forward_pd(const MatmulParams& p,
 }  // namespace
 
 void CpuBackend::matmul_forward_impl(const MatmulParams& p, const Tensor& x, const Tensor& w,
-                                     const Tensor& bias, const Tensor& y) {
+                                     const Tensor& bias, const Tensor& y, const Tensor& pre) {
   const char* op = "matmul_forward";
   require_f32(x, op, "x"), require_f32(w, op, "w"), require_f32(y, op, "y");
   if (p.bias) require_f32(bias, op, "bias");
@@ -64,10 +66,21 @@ void CpuBackend::matmul_forward_impl(const MatmulParams& p, const Tensor& x, con
   } catch (const dnnl::error& e) {
     rethrow_dnnl_error(e, op);
   }
+  if (!p.gelu) return;
+  float* py = y.data_as<float>();
+  float* keep = nullptr;
+  if (pre.defined()) require_f32(pre, op, "pre"), keep = pre.data_as<float>();
+  const std::int64_t n = y.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (keep != nullptr) keep[i] = py[i];
+    py[i] = static_cast<float>(gelu(double{py[i]}));
+  }
 }
 
 void CpuBackend::matmul_backward_data_impl(const MatmulParams& p, const Tensor& dy, const Tensor& w,
-                                           const Tensor& dx, GradMode mode) {
+                                           const Tensor& dx, GradMode mode,
+                                           const Tensor& gelu_input, const Tensor& gelu_dbias) {
   const char* op = "matmul_backward_data";
   require_f32(dy, op, "dy"), require_f32(w, op, "w"), require_f32(dx, op, "dx");
   const MatmulDescs d = matmul_descs(p);
@@ -88,6 +101,24 @@ void CpuBackend::matmul_backward_data_impl(const MatmulParams& p, const Tensor& 
     rethrow_dnnl_error(e, op);
   }
   if (accumulate) add_into(dx.data_as<float>(), out, dx.numel());
+  if (p.gelu_gradient) {  // the DGELU epilogue: the door allows overwriting only
+    require_f32(gelu_input, op, "gelu_input");
+    const float* pre = gelu_input.data_as<float>();
+    const std::int64_t n = dx.numel();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<float>(double{out[i]} * gelu_slope(double{pre[i]}));
+    if (gelu_dbias.defined()) {  // column sums of dx, in double
+      require_f32(gelu_dbias, op, "gelu_dbias");
+      float* db = gelu_dbias.data_as<float>();
+#pragma omp parallel for schedule(static)
+      for (std::int64_t c = 0; c < p.k; ++c) {
+        double sum = 0;
+        for (std::int64_t r = 0; r < p.m; ++r) sum += out[r * p.k + c];
+        db[c] = static_cast<float>(sum);
+      }
+    }
+  }
 }
 
 void CpuBackend::matmul_backward_weights_impl(const MatmulParams& p, const Tensor& x,

@@ -261,12 +261,14 @@ class CudaBackend final : public Backend {
   };
   AttentionRoute attention_route(const AttentionParams& p, DType dtype, CudnnAttention::Pass pass,
                                  std::initializer_list<const Tensor*> operands, GradMode mode);
-  MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype);
+  // `aux`: the epilogue keeps GELU's input (forward) or writes its bias gradient (backward-data).
+  MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype,
+                          bool aux = false);
   MatmulPlan& matmul_plan(const MatmulKey& key);
   // d = a·b + beta c through a plan (c = d unless given); `ws` holds at least
-  // plan.workspace_bytes.
+  // plan.workspace_bytes; `aux` is the epilogue's auxiliary input (DGELU's pre-activation).
   void run_matmul(MatmulPlan& plan, const void* a, const void* b, void* d, float beta,
-                  const void* bias, void* ws, const void* c = nullptr);
+                  const void* bias, void* ws, const void* c = nullptr, const void* aux = nullptr);
 
   int index_;
   CudaAllocator allocator_;

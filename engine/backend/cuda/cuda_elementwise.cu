@@ -79,7 +79,8 @@ struct TanhBackward {  // (y, dy)
 struct GeluBackward {  // (x, dy)
   __device__ float operator()(float x, float dy) const {
     const float t = tanhf(kGeluC * (x + kGeluA * x * x * x));
-    return dy * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3 * kGeluA * x * x));
+    return dy *
+           (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3 * kGeluA * x * x));
   }
 };
 

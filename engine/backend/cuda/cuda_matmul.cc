@@ -12,7 +12,11 @@
 //   backward-data:    dxᵀ[k, m] = (W as col-major [k, n])  · (dy as col-major [n, m])
 //   backward-weights: dWᵀ[k, n] = (x as col-major [k, m])  · (dy as col-major [n, m])ᵀ
 // The forward bias is a vector over the rows of yᵀ, which is what cuBLASLt's BIAS epilogue
-// adds; ReLU is fused behind it. The bias gradient is our column-sum kernel.
+// adds; ReLU is fused behind it. The bias gradient is our column-sum kernel. Backward-data's
+// GELU gradient is cuBLASLt's DGELU epilogue, its auxiliary input the GELU's input laid out as
+// dxᵀ (leading dimension k), and DGELU_BGRAD adds that input's bias gradient (a vector over the
+// rows of dxᵀ). The forward's GELU is GELU_BIAS, or GELU_AUX_BIAS writing the pre-activation as
+// yᵀ (leading dimension n). cuBLASLt's GELU is the tanh form, as ours.
 // D = alpha A·B + beta C with C = D: GradMode::kAccumulate is beta = 1.
 // Compute types: strict f32 is CUBLAS_COMPUTE_32F (no TF32), kTf32 is 32F_FAST_TF32, and
 // f16/bf16 inputs accumulate in f32 (CUBLAS_COMPUTE_32F); the scale type is always f32.
@@ -32,10 +36,25 @@ cublasComputeType_t compute_type(DType dtype, MathMode math) {
   return CUBLAS_COMPUTE_32F;
 }
 
-cublasLtEpilogue_t forward_epilogue(const MatmulParams& p) {
+// `aux`: the forward keeps GELU's input; backward-data writes the GELU input's bias gradient.
+cublasLtEpilogue_t epilogue(MatmulDirection direction, const MatmulParams& p, bool aux) {
+  if (direction == MatmulDirection::kBackwardData) {
+    if (!p.gelu_gradient) return CUBLASLT_EPILOGUE_DEFAULT;
+    return aux ? CUBLASLT_EPILOGUE_DGELU_BGRAD : CUBLASLT_EPILOGUE_DGELU;
+  }
+  if (direction != MatmulDirection::kForward) return CUBLASLT_EPILOGUE_DEFAULT;
+  if (p.gelu) {
+    if (p.bias) return aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_BIAS;
+    return aux ? CUBLASLT_EPILOGUE_GELU_AUX : CUBLASLT_EPILOGUE_GELU;
+  }
   const bool relu = p.activation == Activation::kRelu;
   if (p.bias) return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
   return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+bool reads_or_writes_gelu_input(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || e == CUBLASLT_EPILOGUE_GELU_AUX ||
+         e == CUBLASLT_EPILOGUE_DGELU || e == CUBLASLT_EPILOGUE_DGELU_BGRAD;
 }
 
 MatrixLayout layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols) {
@@ -51,23 +70,22 @@ void set_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t att
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)));
 }
 
-MatmulKey matmul_key(MatmulDirection direction, const MatmulParams& p, DType dtype) {
-  return {
-      static_cast<std::int64_t>(direction),
-      static_cast<std::int64_t>(dtype),
-      static_cast<std::int64_t>(compute_type(dtype, p.math)),
-      p.m,
-      p.k,
-      p.n,
-      direction == MatmulDirection::kForward ? static_cast<std::int64_t>(forward_epilogue(p)) : 0,
-      0};
+MatmulKey matmul_key(MatmulDirection direction, const MatmulParams& p, DType dtype, bool aux) {
+  return {static_cast<std::int64_t>(direction),
+          static_cast<std::int64_t>(dtype),
+          static_cast<std::int64_t>(compute_type(dtype, p.math)),
+          p.m,
+          p.k,
+          p.n,
+          static_cast<std::int64_t>(epilogue(direction, p, aux)),
+          0};
 }
 
 }  // namespace
 
-MatmulPlan& CudaBackend::matmul_plan(MatmulDirection direction, const MatmulParams& p,
-                                     DType dtype) {
-  return matmul_plan(matmul_key(direction, p, dtype));
+MatmulPlan& CudaBackend::matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype,
+                                     bool aux) {
+  return matmul_plan(matmul_key(direction, p, dtype, aux));
 }
 
 // Builds the descriptor and layouts for a key and asks the heuristic for its best algorithm.
@@ -88,7 +106,6 @@ MatmulPlan& CudaBackend::matmul_plan(const MatmulKey& key) {
     case MatmulDirection::kForward:
       trans_a = CUBLAS_OP_T;
       plan->a = layout(type, k, n), plan->b = layout(type, k, m), plan->c = layout(type, n, m);
-      set_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<cublasLtEpilogue_t>(key[6]));
       break;
     case MatmulDirection::kBackwardData:
       plan->a = layout(type, k, n), plan->b = layout(type, n, m), plan->c = layout(type, k, m);
@@ -100,6 +117,13 @@ MatmulPlan& CudaBackend::matmul_plan(const MatmulKey& key) {
   }
   set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, trans_a);
   set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, trans_b);
+  const auto chosen = static_cast<cublasLtEpilogue_t>(key[6]);
+  if (chosen != CUBLASLT_EPILOGUE_DEFAULT)
+    set_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, chosen);
+  // The GELU input is laid out as the output: yᵀ [n, m] forward, dxᵀ [k, m] backward-data.
+  if (reads_or_writes_gelu_input(chosen))
+    set_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                  direction == MatmulDirection::kForward ? n : k);
 
   MatmulPreference preference;
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference,
@@ -122,8 +146,10 @@ MatmulPlan& CudaBackend::matmul_plan(const MatmulKey& key) {
 }
 
 void CudaBackend::run_matmul(MatmulPlan& plan, const void* a, const void* b, void* d, float beta,
-                             const void* bias, void* ws, const void* c) {
+                             const void* bias, void* ws, const void* c, const void* aux) {
   if (bias != nullptr) set_attribute(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  if (aux != nullptr)
+    set_attribute(plan.desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux);
   const float alpha = 1.0f;
   CUBLAS_CHECK(cublasLtMatmul(cublaslt_, plan.desc.get(), &alpha, a, plan.a.get(), b, plan.b.get(),
                               &beta, c != nullptr ? c : d, plan.c.get(), d, plan.c.get(),
@@ -131,26 +157,32 @@ void CudaBackend::run_matmul(MatmulPlan& plan, const void* a, const void* b, voi
 }
 
 void CudaBackend::matmul_forward_impl(const MatmulParams& p, const Tensor& x, const Tensor& w,
-                                      const Tensor& bias, const Tensor& y) {
+                                      const Tensor& bias, const Tensor& y, const Tensor& pre) {
   const char* op = "matmul_forward";
   activate();
   require_float(x, op, "x"), require_here(x, op, "x"), require_here(w, op, "w");
   require_here(y, op, "y");
   if (p.bias) require_here(bias, op, "bias");
-  MatmulPlan& plan = matmul_plan(MatmulDirection::kForward, p, x.dtype());
+  if (pre.defined()) require_here(pre, op, "pre");
+  MatmulPlan& plan = matmul_plan(MatmulDirection::kForward, p, x.dtype(), pre.defined());
   run_matmul(plan, w.data(), x.data(), y.data(), 0.0f, p.bias ? bias.data() : nullptr,
-             workspace(plan.workspace_bytes));
+             workspace(plan.workspace_bytes), nullptr, pre.defined() ? pre.data() : nullptr);
 }
 
 void CudaBackend::matmul_backward_data_impl(const MatmulParams& p, const Tensor& dy,
-                                            const Tensor& w, const Tensor& dx, GradMode mode) {
+                                            const Tensor& w, const Tensor& dx, GradMode mode,
+                                            const Tensor& gelu_input, const Tensor& gelu_dbias) {
   const char* op = "matmul_backward_data";
   activate();
   require_float(dy, op, "dy"), require_here(dy, op, "dy"), require_here(w, op, "w");
   require_here(dx, op, "dx");
-  MatmulPlan& plan = matmul_plan(MatmulDirection::kBackwardData, p, dy.dtype());
+  if (p.gelu_gradient) require_here(gelu_input, op, "gelu_input");
+  if (gelu_dbias.defined()) require_here(gelu_dbias, op, "gelu_dbias");
+  MatmulPlan& plan =
+      matmul_plan(MatmulDirection::kBackwardData, p, dy.dtype(), gelu_dbias.defined());
   run_matmul(plan, w.data(), dy.data(), dx.data(), mode == GradMode::kAccumulate ? 1.0f : 0.0f,
-             nullptr, workspace(plan.workspace_bytes));
+             gelu_dbias.defined() ? gelu_dbias.data() : nullptr, workspace(plan.workspace_bytes),
+             nullptr, p.gelu_gradient ? gelu_input.data() : nullptr);
 }
 
 void CudaBackend::matmul_backward_weights_impl(const MatmulParams& p, const Tensor& x,

@@ -3,10 +3,12 @@
 // lookups and their gradients of any float table (i32 ids), fills and copies also of i32, and the
 // matmul's ReLU epilogue (cuBLASLt's RELU_BIAS or RELU), a convolution's bias, residual and ReLU
 // epilogue (cuBLASLt's epilogue, one cuDNN graph-API plan, or one pass after cuDNN's legacy
-// forward, whichever measured fastest: cuda_conv.cc), and batch norm with a residual add and
-// ReLU in its tail (our own kernels) where the channels come in multiples of 8. Which algorithm
-// runs a convolution (cuDNN or a cuBLASLt product) is the backend's own choice, measured; it
-// never decides support; attention's fused kernels decide it only where a call names one
+// forward, whichever measured fastest: cuda_conv.cc), batch norm with a residual add and
+// ReLU in its tail (our own kernels) where the channels come in multiples of 8, and the
+// matmul's GELU epilogues (cuBLASLt's GELU_BIAS, GELU_AUX_BIAS, DGELU and DGELU_BGRAD) in f16
+// and bf16. Which
+// algorithm runs a convolution (cuDNN or a cuBLASLt product) is the backend's own choice, measured;
+// it never decides support; attention's fused kernels decide it only where a call names one
 // (AttentionParams::kernel).
 #include "engine/backend/cuda/cuda_backend.h"
 
@@ -24,6 +26,14 @@ Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
   if (const auto* bn = std::get_if<BatchNormParams>(&params);
       bn && bn->has_tail() && bn->channels % 8 != 0)
     return Support::no("a batch norm's fused residual or ReLU needs channels in multiples of 8");
+  // cuBLASLt's GELU epilogues: the GELU input's leading dimension (the forward's n, the
+  // backward's k) must divide by 8; fp32 and TF32 are left unfused (not measured).
+  if (const auto* mm = std::get_if<MatmulParams>(&params); mm && (mm->gelu || mm->gelu_gradient)) {
+    if (dtype != DType::kF16 && dtype != DType::kBF16)
+      return Support::no("the matmul's GELU epilogues run in f16 and bf16 on CUDA");
+    if ((mm->gelu ? mm->n : mm->k) % 8 != 0)
+      return Support::no("the matmul's GELU epilogues need the GELU's width in multiples of 8");
+  }
   if (const auto* dice = std::get_if<SoftDiceParams>(&params);
       dice && dice->classes > kMaxRowClasses)
     return Support::no("soft Dice keeps a pixel's classes in registers: at most " +

@@ -1,6 +1,6 @@
-// Gelu: BERT's feed-forward activation, in the tanh form of Google's BERT (and of cuBLASLt's GELU
-// epilogues, which the fuse_gelu_matmul pass uses): x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2,
-// within 5e-4 of the exact x Phi(x).
+// Gelu: BERT's feed-forward activation in the tanh form of Google's BERT, which cuBLASLt's GELU
+// epilogues compute too (the fuse_feed_forward pass uses them):
+//   GELU(x) = x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2, within 5e-4 of the exact x Phi(x).
 #pragma once
 
 #include "engine/nn/layer.h"

@@ -4,6 +4,7 @@
 #include "engine/nn/passes/fold_conv_bn.h"
 #include "engine/nn/passes/fuse_bn_add_relu.h"
 #include "engine/nn/passes/fuse_conv_bn_stats.h"
+#include "engine/nn/passes/fuse_feed_forward.h"
 #include "engine/nn/passes/fuse_relu.h"
 #include "engine/nn/passes/pass.h"
 
@@ -40,6 +41,7 @@ PassReport apply_passes(Graph& graph, const PassContext& context, Fusion fusion)
       std::make_unique<FoldConvBatchNorm>(),
       std::make_unique<FuseRelu>("fuse_bn_relu", backend::OpKind::kBatchNormTraining),
       std::make_unique<FuseRelu>("fuse_matmul_relu", backend::OpKind::kMatmulForward),
+      std::make_unique<FuseFeedForward>(),
       std::make_unique<FuseRelu>("fuse_conv_relu", backend::OpKind::kConvForward),
       std::make_unique<FuseConvBatchNormStatistics>()};
   for (const auto& pass : passes)

@@ -42,6 +42,7 @@ Graph rebuilt(Graph& old, const std::map<std::size_t, Absorption>& absorptions,
     std::vector<ParamId> params = n.params;
     const auto a = absorptions.find(i);
     if (a != absorptions.end()) {
+      if (a->second.replace) n.layer = a->second.replace(old);
       fuse(i, *n.layer);
       for (ValueId v : a->second.extra_inputs) inputs.push_back(mapped(v));
       for (const auto& [node, output] : a->second.added_inputs)

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "engine/nn/graph.h"
@@ -24,11 +25,14 @@ std::vector<int> sole_producers(const Graph& g);
 // A node may also absorb nothing and only change: its layer may give it more outputs than it
 // had (then they are all named "<node>:<i>"), and `added_inputs` takes outputs that another,
 // earlier node gained this way (node index, output index) as inputs after the extra ones.
+// `replace`, where set, gives the absorbing node another layer first, made from the old graph's
+// layers (a linear becomes a FeedForward built from itself and the linear it absorbs).
 struct Absorption {
   std::vector<std::size_t> absorbed;
   std::vector<ValueId> extra_inputs;
   ValueId result = -1;
   std::vector<std::pair<std::size_t, std::size_t>> added_inputs;
+  std::function<std::unique_ptr<Layer>(Graph& old)> replace = {};
 };
 
 // The graph again, node by node, with each absorption made and `fuse(node, layer)` called on

@@ -128,8 +128,105 @@ class MatmulBackwardWeights final : public MatmulCase {
   }
 };
 
+// Forward with GELU in its epilogue: y = GELU(x · Wᵀ + b), keeping the pre-activation or not
+// (training's GELU_AUX_BIAS, inference's GELU_BIAS). x is scaled up so that the products span
+// GELU's curved part and both tails.
+class MatmulForwardGelu final : public MatmulCase {
+ public:
+  MatmulForwardGelu(MatmulParams p, bool keep_pre)
+      : MatmulCase(gelu_on(p), OpKind::kMatmulForward, GradMode::kOverwrite), keep_(keep_pre) {}
+  std::string op() const override { return "matmul_forward"; }
+  std::string params() const override { return name(p_) + (keep_ ? "_gelu_aux" : "_gelu"); }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    HostTensor x = input("x", {p_.m, p_.k}, 31);
+    for (float& v : x.data) v *= 4.0f;
+    std::vector<HostTensor> t = {x, input("w", {p_.n, p_.k}, 32), input("bias", {p_.n}, 33),
+                                 output("y", {p_.m, p_.n})};
+    if (keep_) t.push_back(output("pre", {p_.m, p_.n}));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
+    be.matmul_forward(with_math(prec), t[0], t[1], p_.bias ? t[2] : Tensor(), t[3],
+                      keep_ ? t[4] : Tensor());
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const Vec pre = ref::matmul_forward(p_, t[0].as_double(), t[1].as_double(), t[2].as_double());
+    std::vector<Check> checks = {{3, ref::gelu_forward(pre), sum_tolerance(p_.k)}};
+    if (keep_) checks.push_back({4, pre, sum_tolerance(p_.k)});
+    return checks;
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t) const override {
+    return sum_tolerance(prec, p_.k + 1);
+  }
+
+ private:
+  static MatmulParams gelu_on(MatmulParams p) {
+    p.gelu = true;
+    return p;
+  }
+  bool keep_;
+};
+
+// Backward-data with the GELU gradient in its epilogue: dx = (dy · W) * GELU'(x_pre), the
+// feed-forward's dGELU folded into the product that follows it (overwriting only), and with
+// `dbias` the column sums of dx too (the bias gradient of the product that wrote x_pre). x_pre
+// spans [-4, 4]: GELU's curved part and both tails.
+class MatmulBackwardGelu final : public MatmulCase {
+ public:
+  MatmulBackwardGelu(MatmulParams p, bool dbias)
+      : MatmulCase(with_gelu(p), OpKind::kMatmulBackwardData, GradMode::kOverwrite),
+        dbias_(dbias) {}
+  std::string op() const override { return "matmul_backward_data"; }
+  std::string params() const override { return name(p_) + (dbias_ ? "_dgelu_bgrad" : "_dgelu"); }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    HostTensor pre = input("gelu_input", {p_.m, p_.k}, 38);
+    for (float& v : pre.data) v *= 4.0f;
+    std::vector<HostTensor> t = {input("dy", {p_.m, p_.n}, 34), input("w", {p_.n, p_.k}, 32), pre,
+                                 output("dx", {p_.m, p_.k})};
+    if (dbias_) t.push_back(output("gelu_dbias", {p_.k}));
+    return t;
+  }
+  void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
+    be.matmul_backward_data(with_math(prec), t[0], t[1], t[3], GradMode::kOverwrite, t[2],
+                            dbias_ ? t[4] : Tensor());
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    const Vec dh = ref::matmul_backward_data(p_, t[0].as_double(), t[1].as_double());
+    const Vec dx = ref::gelu_backward(t[2].as_double(), dh);
+    std::vector<Check> checks = {{3, dx, sum_tolerance(p_.n)}};
+    if (dbias_) {
+      Vec db(static_cast<std::size_t>(p_.k), 0.0);
+      for (std::int64_t r = 0; r < p_.m; ++r)
+        for (std::int64_t c = 0; c < p_.k; ++c)
+          db[static_cast<std::size_t>(c)] += dx[static_cast<std::size_t>(r * p_.k + c)];
+      checks.push_back({4, db, sum_tolerance(p_.n * p_.m)});
+    }
+    return checks;
+  }
+  Tolerance against_cpu(const Precision& prec, std::size_t output) const override {
+    return sum_tolerance(prec, output == 4 ? p_.n * p_.m + 1 : p_.n + 1);
+  }
+
+ private:
+  static MatmulParams with_gelu(MatmulParams p) {
+    p.gelu_gradient = true;
+    return p;
+  }
+  bool dbias_;
+};
+
 CaseList cases() {
   CaseList out;
+  // BERT's feed-forward products (H -> 4H -> H) shrunk, odd rows, and widths off the multiples of
+  // 8 (CUDA leaves those unfused).
+  for (const MatmulParams& p :
+       {mm(16, 64, 32, true, Activation::kNone), mm(5, 24, 7, false, Activation::kNone),
+        mm(5, 24, 16, false, Activation::kNone), mm(64, 256, 128, true, Activation::kNone),
+        mm(8, 12, 16, true, Activation::kNone)})
+    for (bool aux : {false, true}) {
+      out.push_back(std::make_unique<MatmulForwardGelu>(p, aux));
+      out.push_back(std::make_unique<MatmulBackwardGelu>(p, aux));
+    }
   // A large square product: the tensor cores' ceiling; and ResNet-50's classifier head.
   for (const MatmulParams& p : {mm(8192, 8192, 8192, false, Activation::kNone),
                                 mm(kPerfBatch, 2048, 1000, true, Activation::kNone)})
@@ -171,7 +268,31 @@ std::vector<GradCase> grad_cases() {
     be.matmul_backward_data(p, t[3], t[1], t[4], GradMode::kOverwrite);
     be.matmul_backward_weights(p, t[0], t[3], t[5], t[6], GradMode::kOverwrite);
   };
-  return {std::move(g)};
+  // GELU, then the product: the GELU-gradient epilogue against differences of y = GELU(x)·Wᵀ + b.
+  MatmulParams q = p;
+  q.gelu_gradient = true;
+  GradCase h;
+  h.op = "gelu_matmul";
+  h.params = name(p);
+  h.kind = OpKind::kMatmulBackwardData;
+  h.op_params = q;
+  h.tensors = {input("x", {p.m, p.k}, 121), input("w", {p.n, p.k}, 122), input("bias", {p.n}, 123),
+               input("dy", {p.m, p.n}, 124), output("dx", {p.m, p.k})};
+  h.wrt = {{0, 4}};
+  h.weight = 3;
+  h.forward = [p](const std::vector<Vec>& t) {
+    return ref::matmul_forward(p, ref::gelu_forward(t[0]), t[1], t[2]);
+  };
+  h.reference_backward = [p](const std::vector<Vec>& t) {
+    return std::vector<Vec>{ref::gelu_backward(t[0], ref::matmul_backward_data(p, t[3], t[1]))};
+  };
+  h.backward = [q](backend::Backend& be, std::span<const Tensor> t) {
+    be.matmul_backward_data(q, t[3], t[1], t[4], GradMode::kOverwrite, t[0]);
+  };
+  std::vector<GradCase> out;
+  out.push_back(std::move(g));
+  out.push_back(std::move(h));
+  return out;
 }
 DLBENCH_GRAD_CASES(grad_cases);
 
