@@ -50,10 +50,9 @@ int FuseFeedForward::run(Graph& graph, const PassContext& context) const {
     taken.insert({first, gelu, j});
     Absorption a{{gelu, j}, {}, nodes[j].output(), {}};
     a.replace = [i, j, mode = context.mode](Graph& old) -> std::unique_ptr<Layer> {
-      const auto& inner =
-          static_cast<const Linear&>(*old.nodes()[static_cast<std::size_t>(i)].layer);
-      const auto& outer = static_cast<const Linear&>(*old.nodes()[j].layer);
-      return std::make_unique<FeedForward>(inner, outer, mode);
+      return std::make_unique<FeedForward>(
+          static_cast<const Linear&>(*old.nodes()[static_cast<std::size_t>(i)].layer),
+          static_cast<const Linear&>(*old.nodes()[j].layer), mode);
     };
     absorptions[first] = std::move(a);
   }
