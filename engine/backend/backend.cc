@@ -193,8 +193,7 @@ void Backend::matmul_forward(const MatmulParams& p, const Tensor& x, const Tenso
 }
 
 void Backend::matmul_backward_data(const MatmulParams& p, const Tensor& dy, const Tensor& w,
-                                   const Tensor& dx, GradMode mode, const Tensor& gelu_input,
-                                   const Tensor& gelu_dbias) {
+                                   const Tensor& dx, GradMode mode, const Tensor& gelu_input) {
   const char* op = "matmul_backward_data";
   DLBENCH_CHECK(p.activation == Activation::kNone, "run the activation's backward first");
   check(dy, {p.m, p.n}, dy.dtype(), op, "dy");
@@ -204,11 +203,8 @@ void Backend::matmul_backward_data(const MatmulParams& p, const Tensor& dy, cons
     check(gelu_input, {p.m, p.k}, dy.dtype(), op, "gelu_input");
     DLBENCH_CHECK(mode == GradMode::kOverwrite,
                   "matmul_backward_data: the GELU-gradient epilogue overwrites dx");
-    if (gelu_dbias.defined()) check(gelu_dbias, {p.k}, dy.dtype(), op, "gelu_dbias");
-  } else {
-    DLBENCH_CHECK(!gelu_dbias.defined(), "matmul_backward_data: a bias gradient without GELU's");
   }
-  matmul_backward_data_impl(p, dy, w, dx, mode, gelu_input, gelu_dbias);
+  matmul_backward_data_impl(p, dy, w, dx, mode, gelu_input);
 }
 
 void Backend::matmul_backward_weights(const MatmulParams& p, const Tensor& x, const Tensor& dy,

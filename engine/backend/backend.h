@@ -147,11 +147,9 @@ class Backend {
   // dx = dy · W (mode). p.activation must be kNone: the graph runs the activation's backward
   // first. With p.gelu_gradient, dx = (dy · W) * GELU'(gelu_input) ([m, k], what went into the
   // GELU whose output the forward multiplied), overwriting only: the feed-forward's dGELU
-  // folded into the product; and gelu_dbias ([k], where given) gets dx's column sums, the bias
-  // gradient of the product that wrote gelu_input.
+  // folded into the product.
   void matmul_backward_data(const MatmulParams& p, const Tensor& dy, const Tensor& w,
-                            const Tensor& dx, GradMode mode, const Tensor& gelu_input = {},
-                            const Tensor& gelu_dbias = {});
+                            const Tensor& dx, GradMode mode, const Tensor& gelu_input = {});
   // dw = dyᵀ · x, dbias = column sums of dy (when p.bias).
   void matmul_backward_weights(const MatmulParams& p, const Tensor& x, const Tensor& dy,
                                const Tensor& dw, const Tensor& dbias, GradMode mode);

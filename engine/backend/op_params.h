@@ -239,8 +239,7 @@ struct MatmulParams {
   // GELU_BIAS, or GELU_AUX_BIAS where the pre-activation is written too, for backward).
   bool gelu = false;
   // Backward-data only: x was GELU(x_pre), and dx is the gradient of x_pre, (dy · W) times
-  // GELU'(x_pre), in the product's epilogue (cuBLASLt's DGELU, or DGELU_BGRAD where x_pre's
-  // bias gradient, the column sums of dx, is written too) rather than a pass of its own.
+  // GELU'(x_pre), in the product's epilogue (cuBLASLt's DGELU) rather than a pass of its own.
   bool gelu_gradient = false;
   std::int64_t macs() const { return m * k * n; }
 };

@@ -2,8 +2,7 @@
 //
 //   y[m, n]  = act(sum_k x[m, k] w[n, k] + b[n])   (act: none or ReLU, fused as a post-op; or
 //              GELU, a loop after the product that also keeps the pre-activation where asked)
-//   dx[m, k] = sum_n dy[m, n] w[n, k]            (times GELU'(x_pre[m, k]) with gelu_gradient,
-//              and x_pre's bias gradient, dx's column sums, where asked)
+//   dx[m, k] = sum_n dy[m, n] w[n, k]            (times GELU'(x_pre[m, k]) with gelu_gradient)
 //   dw[n, k] = sum_m dy[m, n] x[m, k],  db[n] = sum_m dy[m, n]
 //
 // The weights are [out, in] row-major, which is oneDNN's "oi" format; x and y are "nc".
@@ -80,7 +79,7 @@ void CpuBackend::matmul_forward_impl(const MatmulParams& p, const Tensor& x, con
 
 void CpuBackend::matmul_backward_data_impl(const MatmulParams& p, const Tensor& dy, const Tensor& w,
                                            const Tensor& dx, GradMode mode,
-                                           const Tensor& gelu_input, const Tensor& gelu_dbias) {
+                                           const Tensor& gelu_input) {
   const char* op = "matmul_backward_data";
   require_f32(dy, op, "dy"), require_f32(w, op, "w"), require_f32(dx, op, "dx");
   const MatmulDescs d = matmul_descs(p);
@@ -108,16 +107,6 @@ void CpuBackend::matmul_backward_data_impl(const MatmulParams& p, const Tensor& 
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i)
       out[i] = static_cast<float>(double{out[i]} * gelu_slope(double{pre[i]}));
-    if (gelu_dbias.defined()) {  // column sums of dx, in double
-      require_f32(gelu_dbias, op, "gelu_dbias");
-      float* db = gelu_dbias.data_as<float>();
-#pragma omp parallel for schedule(static)
-      for (std::int64_t c = 0; c < p.k; ++c) {
-        double sum = 0;
-        for (std::int64_t r = 0; r < p.m; ++r) sum += out[r * p.k + c];
-        db[c] = static_cast<float>(sum);
-      }
-    }
   }
 }
 

@@ -261,7 +261,7 @@ class CudaBackend final : public Backend {
   };
   AttentionRoute attention_route(const AttentionParams& p, DType dtype, CudnnAttention::Pass pass,
                                  std::initializer_list<const Tensor*> operands, GradMode mode);
-  // `aux`: the epilogue keeps GELU's input (forward) or writes its bias gradient (backward-data).
+  // `aux`: the forward's GELU epilogue keeps GELU's input.
   MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype,
                           bool aux = false);
   MatmulPlan& matmul_plan(const MatmulKey& key);

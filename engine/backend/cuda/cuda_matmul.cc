@@ -14,12 +14,11 @@
 // The forward bias is a vector over the rows of yᵀ, which is what cuBLASLt's BIAS epilogue
 // adds; ReLU is fused behind it. The bias gradient is our column-sum kernel. Backward-data's
 // GELU gradient is cuBLASLt's DGELU epilogue, its auxiliary input the GELU's input laid out as
-// dxᵀ (leading dimension k), and DGELU_BGRAD adds that input's bias gradient (a vector over the
-// rows of dxᵀ). The forward's GELU is GELU_BIAS, or GELU_AUX_BIAS writing the pre-activation as
-// yᵀ (leading dimension n). cuBLASLt's GELU is the tanh form, as ours.
-// D = alpha A·B + beta C with C = D: GradMode::kAccumulate is beta = 1.
-// Compute types: strict f32 is CUBLAS_COMPUTE_32F (no TF32), kTf32 is 32F_FAST_TF32, and
-// f16/bf16 inputs accumulate in f32 (CUBLAS_COMPUTE_32F); the scale type is always f32.
+// dxᵀ (leading dimension k). The forward's GELU is GELU_BIAS, or GELU_AUX_BIAS writing the
+// pre-activation as yᵀ (leading dimension n). cuBLASLt's GELU is the tanh form, as ours. D = alpha
+// A·B + beta C with C = D: GradMode::kAccumulate is beta = 1. Compute types: strict f32 is
+// CUBLAS_COMPUTE_32F (no TF32), kTf32 is 32F_FAST_TF32, and f16/bf16 inputs accumulate in f32
+// (CUBLAS_COMPUTE_32F); the scale type is always f32.
 #include <string>
 
 #include "engine/backend/cuda/cuda_backend.h"
@@ -36,12 +35,10 @@ cublasComputeType_t compute_type(DType dtype, MathMode math) {
   return CUBLAS_COMPUTE_32F;
 }
 
-// `aux`: the forward keeps GELU's input; backward-data writes the GELU input's bias gradient.
+// `aux`: the forward keeps GELU's input.
 cublasLtEpilogue_t epilogue(MatmulDirection direction, const MatmulParams& p, bool aux) {
-  if (direction == MatmulDirection::kBackwardData) {
-    if (!p.gelu_gradient) return CUBLASLT_EPILOGUE_DEFAULT;
-    return aux ? CUBLASLT_EPILOGUE_DGELU_BGRAD : CUBLASLT_EPILOGUE_DGELU;
-  }
+  if (direction == MatmulDirection::kBackwardData)
+    return p.gelu_gradient ? CUBLASLT_EPILOGUE_DGELU : CUBLASLT_EPILOGUE_DEFAULT;
   if (direction != MatmulDirection::kForward) return CUBLASLT_EPILOGUE_DEFAULT;
   if (p.gelu) {
     if (p.bias) return aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_BIAS;
@@ -54,7 +51,7 @@ cublasLtEpilogue_t epilogue(MatmulDirection direction, const MatmulParams& p, bo
 
 bool reads_or_writes_gelu_input(cublasLtEpilogue_t e) {
   return e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || e == CUBLASLT_EPILOGUE_GELU_AUX ||
-         e == CUBLASLT_EPILOGUE_DGELU || e == CUBLASLT_EPILOGUE_DGELU_BGRAD;
+         e == CUBLASLT_EPILOGUE_DGELU;
 }
 
 MatrixLayout layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols) {
@@ -171,18 +168,16 @@ void CudaBackend::matmul_forward_impl(const MatmulParams& p, const Tensor& x, co
 
 void CudaBackend::matmul_backward_data_impl(const MatmulParams& p, const Tensor& dy,
                                             const Tensor& w, const Tensor& dx, GradMode mode,
-                                            const Tensor& gelu_input, const Tensor& gelu_dbias) {
+                                            const Tensor& gelu_input) {
   const char* op = "matmul_backward_data";
   activate();
   require_float(dy, op, "dy"), require_here(dy, op, "dy"), require_here(w, op, "w");
   require_here(dx, op, "dx");
   if (p.gelu_gradient) require_here(gelu_input, op, "gelu_input");
-  if (gelu_dbias.defined()) require_here(gelu_dbias, op, "gelu_dbias");
-  MatmulPlan& plan =
-      matmul_plan(MatmulDirection::kBackwardData, p, dy.dtype(), gelu_dbias.defined());
+  MatmulPlan& plan = matmul_plan(MatmulDirection::kBackwardData, p, dy.dtype());
   run_matmul(plan, w.data(), dy.data(), dx.data(), mode == GradMode::kAccumulate ? 1.0f : 0.0f,
-             gelu_dbias.defined() ? gelu_dbias.data() : nullptr, workspace(plan.workspace_bytes),
-             nullptr, p.gelu_gradient ? gelu_input.data() : nullptr);
+             nullptr, workspace(plan.workspace_bytes), nullptr,
+             p.gelu_gradient ? gelu_input.data() : nullptr);
 }
 
 void CudaBackend::matmul_backward_weights_impl(const MatmulParams& p, const Tensor& x,

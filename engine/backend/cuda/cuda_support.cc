@@ -5,8 +5,7 @@
 // epilogue (cuBLASLt's epilogue, one cuDNN graph-API plan, or one pass after cuDNN's legacy
 // forward, whichever measured fastest: cuda_conv.cc), batch norm with a residual add and
 // ReLU in its tail (our own kernels) where the channels come in multiples of 8, and the
-// matmul's GELU epilogues (cuBLASLt's GELU_BIAS, GELU_AUX_BIAS, DGELU and DGELU_BGRAD) in f16
-// and bf16. Which
+// matmul's GELU epilogues (cuBLASLt's GELU_BIAS, GELU_AUX_BIAS and DGELU) in f16 and bf16. Which
 // algorithm runs a convolution (cuDNN or a cuBLASLt product) is the backend's own choice, measured;
 // it never decides support; attention's fused kernels decide it only where a call names one
 // (AttentionParams::kernel).

@@ -6,7 +6,8 @@
 //             epilogue (DGELU), written over h (read for the last time just before); then dW1,
 //             db1 and dx from d(pre) as the inner linear's backward.
 // So neither the GELU's own passes over memory nor h's gradient exist. (cuBLASLt could also sum
-// db1 in the DGELU epilogue, DGELU_BGRAD: measured slower, feed_forward.cc says by how much.)
+// db1 in the DGELU epilogue, DGELU_BGRAD: measured slower, feed_forward.cc says by how much, so
+// the backend does not offer it.)
 #pragma once
 
 #include "engine/backend/op_params.h"
