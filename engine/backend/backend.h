@@ -217,9 +217,9 @@ class Backend {
   void accumulate(const Tensor& src, const Tensor& dst);        // dst += src
   // y = a * b elementwise (mode: y += a * b), in f32 and rounded once.
   void multiply(const Tensor& a, const Tensor& b, const Tensor& y, GradMode mode);
-  // GELU in its exact (erf) form, as BERT and PyTorch's nn.GELU() compute it:
-  // y = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2. Backward reads x (ReLU's trick of reading y does
-  // not work: GELU is not monotonic): dx (+)= dy (Phi(x) + x phi(x)), phi the normal density.
+  // GELU in its tanh form, as Google's BERT and cuBLASLt's GELU epilogues compute it:
+  // y = x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2. Backward reads x (ReLU's trick of
+  // reading y does not work: GELU is not monotonic): dx (+)= dy GELU'(x).
   void gelu_forward(const Tensor& x, const Tensor& y);
   void gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx, GradMode mode);
   // y = tanh(x) (BERT's pooler); backward reads y, as ReLU's does: dx (+)= dy (1 - y^2).
@@ -288,6 +288,28 @@ class Backend {
                           const Tensor& v, const Tensor& o, const Tensor& dout, const Tensor& stats,
                           const Tensor& q_lengths, const Tensor& kv_lengths, const Tensor& dq,
                           const Tensor& dk, const Tensor& dv, GradMode mode);
+
+  // --- recurrent layers ------------------------------------------------------------------
+  // One LSTM layer over p.steps steps (LstmParams has the cell and the weights' layout): x
+  // [steps * batch, input] and y [steps * batch, hidden] time-major, w [p.weights()], all of one
+  // float dtype, as are the states [batch, hidden]. h0 and c0 start the recurrence (zeros where
+  // undefined); hn and cn, where defined, get the last step's states. Training passes a
+  // reserve of at least lstm_reserve_bytes(p, dtype) bytes (any dtype), which keeps what
+  // backward needs; inference leaves it undefined. Products in the dtype (TF32 where p.math
+  // says), gates and cell states in f32 within a step; y and the states are rounded to the
+  // dtype, and the next step reads h as rounded.
+  virtual std::size_t lstm_reserve_bytes(const LstmParams& p, DType dtype) const = 0;
+  void lstm_forward(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& h0,
+                    const Tensor& c0, const Tensor& y, const Tensor& hn, const Tensor& cn,
+                    const Tensor& reserve);
+  // Backpropagation through the steps of the forward that filled `reserve` (with the same x, w,
+  // h0, c0 and y), from dy and the final states' gradients dhn and dcn (zeros where undefined):
+  // dx (mode), dh0 and dc0 (overwritten; not computed where undefined) and dw (dw_mode; not
+  // computed where undefined). The reserve is spent: a second backward needs a new forward.
+  void lstm_backward(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& h0,
+                     const Tensor& c0, const Tensor& y, const Tensor& dy, const Tensor& dhn,
+                     const Tensor& dcn, const Tensor& reserve, const Tensor& dx, GradMode mode,
+                     const Tensor& dh0, const Tensor& dc0, const Tensor& dw, GradMode dw_mode);
 
   // --- loss ------------------------------------------------------------------------------
   // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:

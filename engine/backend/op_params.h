@@ -304,6 +304,29 @@ struct AttentionParams {
   std::int64_t macs() const { return 2 * batch * heads * seq_q * seq_kv * head_dim; }
 };
 
+// One unidirectional LSTM layer over a whole sequence (Backend::lstm_forward): the recurrent layer
+// of GNMT. Rows are time-major, row t * batch + b the sample b at step t, as cuDNN and oneDNN
+// read them without a transpose. Gates in PyTorch's and cuDNN's order i, f, g, o:
+//   i, f, o = sigmoid(W_i* x_t + b_i* + W_h* h_{t-1} + b_h*),  g = tanh(the same of g)
+//   c_t = f c_{t-1} + i g,   h_t = o tanh(c_t)
+// The weights are one flat tensor, [W_ih (4H x I) | W_hh (4H x H) | b_ih (4H) | b_hh (4H)], each
+// matrix row-major [gate * H + unit, column]: PyTorch's weight_ih_l0, weight_hh_l0, bias_ih_l0
+// and bias_hh_l0 back to back, and cuDNN's weight space for one layer with two biases.
+struct LstmParams {
+  std::int64_t batch = 1;
+  std::int64_t steps = 1;
+  std::int64_t input = 1;
+  std::int64_t hidden = 1;
+  MathMode math = MathMode::kStrict;  // f32 products: strict or TF32
+  std::int64_t gates() const { return 4 * hidden; }
+  std::int64_t weights() const { return gates() * (input + hidden + 2); }
+  Shape input_shape() const { return {steps * batch, input}; }
+  Shape output_shape() const { return {steps * batch, hidden}; }
+  Shape state_shape() const { return {batch, hidden}; }
+  // The products of one forward pass: both matrices at every step.
+  std::int64_t macs() const { return steps * batch * gates() * (input + hidden); }
+};
+
 // Softmax cross-entropy's options beyond class weights (Backend::softmax_cross_entropy), as
 // PyTorch's cross_entropy names them: rows labelled ignore_label count for nothing (BERT's
 // unmasked positions, padding), and label_smoothing moves that share of each row's target from

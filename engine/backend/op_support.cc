@@ -84,6 +84,10 @@ const char* to_string(OpKind op) {
       return "tanh_backward";
     case OpKind::kPositionalEncoding:
       return "positional_encoding";
+    case OpKind::kLstmForward:
+      return "lstm_forward";
+    case OpKind::kLstmBackward:
+      return "lstm_backward";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

@@ -59,14 +59,17 @@ enum class OpKind {
   kTanhForward,
   kTanhBackward,
   kPositionalEncoding,
+  kLstmForward,
+  kLstmBackward,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kPositionalEncoding;
+constexpr OpKind kLastOpKind = OpKind::kLstmBackward;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).
-using OpParams = std::variant<std::monostate, ConvParams, BatchNormParams, PoolParams, MatmulParams,
-                              Activation, SgdParams, AdamParams, SoftDiceParams, AttentionParams>;
+using OpParams =
+    std::variant<std::monostate, ConvParams, BatchNormParams, PoolParams, MatmulParams, Activation,
+                 SgdParams, AdamParams, SoftDiceParams, AttentionParams, LstmParams>;
 
 struct Support {
   bool supported = true;

@@ -151,6 +151,48 @@ TEST(DoorChecks, AttentionChecksItsOperands) {
                Error);
 }
 
+// The LSTM: x [steps * batch, input] and y [steps * batch, hidden] time-major, the flat
+// weights [4 hidden (input + hidden + 2)], states [batch, hidden] where given, and a reserve of
+// at least what the backend asks for; a refused call writes nothing.
+TEST(DoorChecks, LstmChecksItsOperands) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  backend::LstmParams p;
+  p.batch = 2, p.steps = 3, p.input = 4, p.hidden = 5;
+  HostTensor x(p.input_shape()), w({p.weights()}), y(p.output_shape()), h(p.state_shape()),
+      c(p.state_shape());
+  HostTensor reserve({static_cast<std::int64_t>(be->lstm_reserve_bytes(p, DType::kF32) / 4 + 1)});
+  HostTensor short_reserve({1}), batch_major({2, 3, 4}), short_w({p.weights() - 1}),
+      transposed_state({5, 2});
+  const auto forward = [&](HostTensor& in, HostTensor& weights, HostTensor& h0, HostTensor& res) {
+    be->lstm_forward(p, in.tensor(), weights.tensor(), h0.tensor(), c.tensor(), y.tensor(),
+                     Tensor(), Tensor(), res.tensor());
+  };
+  EXPECT_NO_THROW(forward(x, w, h, reserve));
+  y.data[0] = 42.0f;
+  EXPECT_THROW(forward(batch_major, w, h, reserve), Error);  // x as [batch, steps, input]
+  EXPECT_THROW(forward(x, short_w, h, reserve), Error);
+  EXPECT_THROW(forward(x, w, transposed_state, reserve), Error);
+  EXPECT_THROW(forward(x, w, h, short_reserve), Error);
+  EXPECT_EQ(y.data[0], 42.0f);
+  backend::LstmParams empty = p;
+  empty.steps = 0;
+  EXPECT_THROW(be->lstm_forward(empty, Tensor(), w.tensor(), Tensor(), Tensor(), Tensor(), Tensor(),
+                                Tensor(), Tensor()),
+               Error);
+  // Backward needs the forward's reserve, and dx shaped as x.
+  HostTensor dx(p.input_shape()), dw({p.weights()});
+  EXPECT_THROW(
+      be->lstm_backward(p, x.tensor(), w.tensor(), Tensor(), Tensor(), y.tensor(), y.tensor(),
+                        Tensor(), Tensor(), Tensor(), dx.tensor(), GradMode::kOverwrite, Tensor(),
+                        Tensor(), dw.tensor(), GradMode::kOverwrite),
+      Error);
+  EXPECT_THROW(
+      be->lstm_backward(p, x.tensor(), w.tensor(), Tensor(), Tensor(), y.tensor(), y.tensor(),
+                        Tensor(), Tensor(), reserve.tensor(), y.tensor(), GradMode::kOverwrite,
+                        Tensor(), Tensor(), dw.tensor(), GradMode::kOverwrite),
+      Error);
+}
+
 // The positional encoding: x and y [rows, width] of one float dtype on the backend's device,
 // rows whole sequences, the width even (sines, then cosines), the sequence at least 1; a refused
 // call writes nothing.

@@ -18,6 +18,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "engine/backend/backend.h"
+#include "engine/backend/cpu/cpu_lstm.h"
 #include "engine/backend/cpu/dnnl_util.h"
 
 namespace dlbench::backend::cpu {
@@ -76,9 +77,11 @@ class CpuBackend final : public Backend {
                                                  std::int64_t) const override {
     return 0;
   }
+  // oneDNN's workspace for the shape, then the last step's h and c (backward reads them).
+  std::size_t lstm_reserve_bytes(const LstmParams& p, DType dtype) const override;
 
   // How many primitives are cached (tests check that a repeated step creates none).
-  std::size_t cached_primitives() const { return primitives_.size(); }
+  std::size_t cached_primitives() const { return primitives_.size() + lstm_primitives_.size(); }
 
  protected:
 #define DLBENCH_OP(ret, op, ...) ret op##_impl(__VA_ARGS__) override;
@@ -94,6 +97,9 @@ class CpuBackend final : public Backend {
   // scratch when it differs).
   dnnl::memory primitive_weights(const CachedPrimitive& entry, const dnnl::memory::desc& user,
                                  const Tensor& w);
+  // The primitives of an LSTM shape, made on first use (cpu_lstm.cc).
+  LstmPrimitives& lstm_primitives(const LstmParams& p, bool training) const;
+  void make_lstm_backward(const LstmParams& p, LstmPrimitives& e) const;
   // Scratch slot of reordered convolution weights; slots 0-2 hold accumulated gradients.
   static constexpr int kWeightsScratch = 3;
 
@@ -102,6 +108,7 @@ class CpuBackend final : public Backend {
   HostAllocator allocator_;
   // Mutable because pool_workspace_bytes() is a const query that may create the primitive.
   mutable PrimitiveCache<CachedPrimitive> primitives_;
+  mutable PrimitiveCache<LstmPrimitives> lstm_primitives_;
   ScratchPool scratch_;
 };
 

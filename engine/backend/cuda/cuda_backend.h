@@ -35,6 +35,7 @@
 #include "engine/backend/cuda/cudnn_attention.h"
 #include "engine/backend/cuda/cudnn_fused_conv.h"
 #include "engine/backend/cuda/cudnn_graph_conv.h"
+#include "engine/backend/cuda/cudnn_lstm.h"
 
 namespace dlbench::backend::cuda {
 
@@ -141,6 +142,8 @@ class CudaBackend final : public Backend {
   // (cuda_embedding.cu).
   std::size_t embedding_backward_workspace_bytes(std::int64_t ids, std::int64_t vocab,
                                                  std::int64_t dim) const override;
+  // cuDNN's reserve space for the shape (cudnnGetRNNTempSpaceSizes).
+  std::size_t lstm_reserve_bytes(const LstmParams& p, DType dtype) const override;
 
   cudaStream_t stream() const { return stream_; }
   // How many convolution shapes have a plan, and how many of those were measured rather than
@@ -261,6 +264,8 @@ class CudaBackend final : public Backend {
   };
   AttentionRoute attention_route(const AttentionParams& p, DType dtype, CudnnAttention::Pass pass,
                                  std::initializer_list<const Tensor*> operands, GradMode mode);
+  // cuDNN's descriptors of an LSTM shape, made on first use (cuda_lstm.cc).
+  const CudnnLstm& lstm_plan(const LstmParams& p, DType dtype) const;
   // `aux`: the forward's GELU epilogue keeps GELU's input.
   MatmulPlan& matmul_plan(MatmulDirection direction, const MatmulParams& p, DType dtype,
                           bool aux = false);
@@ -295,6 +300,10 @@ class CudaBackend final : public Backend {
     auto operator<=>(const AttentionKey&) const = default;
   };
   std::map<AttentionKey, std::unique_ptr<CudnnAttention>> attention_plans_;
+  // Batch, steps, input, hidden, math and dtype. Mutable: lstm_reserve_bytes, a const query,
+  // makes the plan it reads.
+  using LstmKey = std::array<std::int64_t, 6>;
+  mutable std::map<LstmKey, std::unique_ptr<CudnnLstm>> lstm_plans_;
   std::vector<ConvChoice> conv_choices_;
   std::size_t conv_plans_measured_ = 0;
   // Wall time of the measurements behind conv_plans_ (planning_time's parts).

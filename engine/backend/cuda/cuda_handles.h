@@ -74,6 +74,12 @@ DLBENCH_OWNED_TRAITS(ConvDescTraits, cudnnConvolutionDescriptor_t, cudnnCreateCo
                      cudnnDestroyConvolutionDescriptor, CUDNN_CHECK);
 DLBENCH_OWNED_TRAITS(MatmulPreferenceTraits, cublasLtMatmulPreference_t,
                      cublasLtMatmulPreferenceCreate, cublasLtMatmulPreferenceDestroy, CUBLAS_CHECK);
+DLBENCH_OWNED_TRAITS(RnnDescTraits, cudnnRNNDescriptor_t, cudnnCreateRNNDescriptor,
+                     cudnnDestroyRNNDescriptor, CUDNN_CHECK);
+DLBENCH_OWNED_TRAITS(RnnDataDescTraits, cudnnRNNDataDescriptor_t, cudnnCreateRNNDataDescriptor,
+                     cudnnDestroyRNNDataDescriptor, CUDNN_CHECK);
+DLBENCH_OWNED_TRAITS(DropoutDescTraits, cudnnDropoutDescriptor_t, cudnnCreateDropoutDescriptor,
+                     cudnnDestroyDropoutDescriptor, CUDNN_CHECK);
 #undef DLBENCH_OWNED_TRAITS
 
 using Stream = Owned<cudaStream_t, StreamTraits>;
@@ -85,6 +91,9 @@ using TensorDesc = Owned<cudnnTensorDescriptor_t, TensorDescTraits>;
 using FilterDesc = Owned<cudnnFilterDescriptor_t, FilterDescTraits>;
 using ConvDesc = Owned<cudnnConvolutionDescriptor_t, ConvDescTraits>;
 using MatmulPreference = Owned<cublasLtMatmulPreference_t, MatmulPreferenceTraits>;
+using RnnDesc = Owned<cudnnRNNDescriptor_t, RnnDescTraits>;
+using RnnDataDesc = Owned<cudnnRNNDataDescriptor_t, RnnDataDescTraits>;
+using DropoutDesc = Owned<cudnnDropoutDescriptor_t, DropoutDescTraits>;
 
 // cuBLASLt's matmul descriptor and matrix layouts take arguments at creation, so they are
 // created by the caller and only owned here.
