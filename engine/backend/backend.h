@@ -311,6 +311,16 @@ class Backend {
                      const Tensor& dcn, const Tensor& reserve, const Tensor& dx, GradMode mode,
                      const Tensor& dh0, const Tensor& dc0, const Tensor& dw, GradMode dw_mode);
 
+  // Each sample's sequence reversed within its own length (the bidirectional LSTM's backward
+  // direction runs left to right over it): for sample b of length L = lengths[b],
+  //   y[t * batch + b, :] (mode)= x[(L - 1 - t) * batch + b, :] for t < L, x[t * batch + b, :]
+  // for the padding after it. x and y [steps * batch, width] of one float dtype, not the same
+  // memory; lengths i32 [batch] on the device. The op is its own inverse, and so its own
+  // backward. The CPU throws Error(kUsage) for a length outside [0, steps] before writing; CUDA
+  // cannot read them at the door and clamps them.
+  void reverse_sequences(const SequenceParams& p, const Tensor& lengths, const Tensor& x,
+                         const Tensor& y, GradMode mode);
+
   // --- loss ------------------------------------------------------------------------------
   // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:
   // loss [1] = mean_i -log softmax(logits_i)[label_i]; dlogits = scale * dloss/dlogits

@@ -327,6 +327,13 @@ struct LstmParams {
   std::int64_t macs() const { return steps * batch * gates() * (input + hidden); }
 };
 
+// Time-major sequences of a batch (Backend::reverse_sequences): row t * batch + b is sample b at
+// step t, as the LSTM reads them; each sample's own length is at most `steps`.
+struct SequenceParams {
+  std::int64_t steps = 1;
+  std::int64_t batch = 1;
+};
+
 // Softmax cross-entropy's options beyond class weights (Backend::softmax_cross_entropy), as
 // PyTorch's cross_entropy names them: rows labelled ignore_label count for nothing (BERT's
 // unmasked positions, padding), and label_smoothing moves that share of each row's target from

@@ -88,6 +88,8 @@ const char* to_string(OpKind op) {
       return "lstm_forward";
     case OpKind::kLstmBackward:
       return "lstm_backward";
+    case OpKind::kReverseSequences:
+      return "reverse_sequences";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

@@ -61,9 +61,10 @@ enum class OpKind {
   kPositionalEncoding,
   kLstmForward,
   kLstmBackward,
+  kReverseSequences,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kLstmBackward;
+constexpr OpKind kLastOpKind = OpKind::kReverseSequences;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

@@ -193,6 +193,30 @@ TEST(DoorChecks, LstmChecksItsOperands) {
       Error);
 }
 
+// Reversing sequences: x and y [steps * batch, width] in different memory, i32 lengths per
+// sample; the CPU refuses a length past the steps before writing anything.
+TEST(DoorChecks, ReverseSequencesChecksItsOperands) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  const backend::SequenceParams p{3, 2};
+  HostTensor x({6, 4}), y({6, 4}), ragged({5, 4});
+  std::vector<std::int32_t> good{3, 1}, too_long{3, 4}, three{3, 3, 3};
+  auto i32 = [](std::vector<std::int32_t>& v) {
+    return Tensor(v.data(), {static_cast<std::int64_t>(v.size())}, DType::kI32, Device::cpu());
+  };
+  const auto call = [&](const Tensor& lengths, HostTensor& in, HostTensor& out) {
+    be->reverse_sequences(p, lengths, in.tensor(), out.tensor(), GradMode::kOverwrite);
+  };
+  EXPECT_NO_THROW(call(i32(good), x, y));
+  y.data[0] = 42.0f;
+  EXPECT_THROW(call(i32(good), x, x), Error);  // in place: rows would overwrite their sources
+  EXPECT_THROW(call(i32(good), ragged, ragged), Error);
+  EXPECT_THROW(call(i32(three), x, y), Error);
+  HostTensor float_lengths({2});
+  EXPECT_THROW(call(float_lengths.tensor(), x, y), Error);
+  EXPECT_THROW(call(i32(too_long), x, y), Error);
+  EXPECT_EQ(y.data[0], 42.0f);
+}
+
 // The positional encoding: x and y [rows, width] of one float dtype on the backend's device,
 // rows whole sequences, the width even (sines, then cosines), the sequence at least 1; a refused
 // call writes nothing.

@@ -17,9 +17,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 
 namespace dlbench::backend::cpu {
-namespace {
 
-// Refuses lengths outside [0, seq] before anything is written.
 const std::int32_t* checked_lengths(const Tensor& lengths, std::int64_t seq, const char* op,
                                     const char* what) {
   if (!lengths.defined()) return nullptr;
@@ -33,6 +31,8 @@ const std::int32_t* checked_lengths(const Tensor& lengths, std::int64_t seq, con
                   "sequence lengths count positions of the padded sequence");
   return l;
 }
+
+namespace {
 
 // Where head h of row r starts in a [rows, heads * head_dim] tensor.
 struct Rows {

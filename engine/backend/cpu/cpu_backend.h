@@ -28,6 +28,11 @@ namespace dlbench::backend::cpu {
 double gelu(double x);
 double gelu_slope(double x);
 
+// Sequence lengths (i32, on the host) checked to lie in [0, seq] before anything is written
+// (cpu_attention.cc): throws Error(kUsage) naming the first that does not; null where undefined.
+const std::int32_t* checked_lengths(const Tensor& lengths, std::int64_t seq, const char* op,
+                                    const char* what);
+
 // What a cache entry holds: the primitive, and the workspace it needs (pooling) if any.
 // Convolutions also hold the weights layout their fast kernels chose and the reorder between
 // it and our KRSC weights (empty when the primitive reads KRSC as it is).

@@ -1,6 +1,6 @@
-// The door checks of the LSTM ops (Backend::lstm_forward and _backward): every operand's shape
-// and dtype, the optional states, and the reserve's size. The backends implement the *_impl
-// hooks.
+// The door checks of the recurrent ops (Backend::lstm_forward and _backward, and
+// reverse_sequences for the bidirectional layer): every operand's shape and dtype, the optional
+// states, and the reserve's size. The backends implement the *_impl hooks.
 #include <string>
 #include <utility>
 
@@ -70,6 +70,18 @@ void Backend::lstm_backward(const LstmParams& p, const Tensor& x, const Tensor& 
   DLBENCH_CHECK(reserve.defined(), std::string(op) + ": the forward's reserve is not allocated");
   check_reserve(lstm_reserve_bytes(p, x.dtype()), reserve, op);
   lstm_backward_impl(p, x, w, h0, c0, y, dy, dhn, dcn, reserve, dx, mode, dh0, dc0, dw, dw_mode);
+}
+
+void Backend::reverse_sequences(const SequenceParams& p, const Tensor& lengths, const Tensor& x,
+                                const Tensor& y, GradMode mode) {
+  const char* op = "reverse_sequences";
+  DLBENCH_CHECK(p.steps >= 1 && p.batch >= 1, std::string(op) + ": steps and batch must be >= 1");
+  DLBENCH_CHECK(x.defined() && x.rank() == 2 && x.dim(0) == p.steps * p.batch,
+                std::string(op) + ": x must be [steps * batch, width]");
+  check_same(x, y, op, "y");
+  check(lengths, {p.batch}, DType::kI32, op, "lengths");
+  DLBENCH_CHECK(x.data() != y.data(), std::string(op) + ": y must not be x (rows move)");
+  reverse_sequences_impl(p, lengths, x, y, mode);
 }
 
 }  // namespace dlbench::backend

@@ -1,0 +1,43 @@
+// Layer cases of the recurrent layers (tests/ops/harness/layer_case.h): the LSTM, from zeros
+// and from given states (whose gradients, and those of the last states, are probed too), and
+// sequence reversal, the bidirectional LSTM's other half.
+#include <memory>
+
+#include "engine/nn/layers/lstm.h"
+#include "engine/nn/layers/reverse_sequences.h"
+#include "tests/ops/harness/layer_case.h"
+
+namespace dlbench::op_harness {
+namespace {
+
+std::vector<LayerCase> recurrent_layers() {
+  std::vector<LayerCase> out;
+  backend::LstmParams lstm;
+  lstm.batch = 2, lstm.steps = 3, lstm.input = 3, lstm.hidden = 4;
+  for (bool states : {false, true}) {
+    std::vector<Shape> inputs = {lstm.input_shape()};
+    if (states) inputs.insert(inputs.end(), {lstm.state_shape(), lstm.state_shape()});
+    out.push_back({"lstm",
+                   states ? "b2_t3_i3_h4_states" : "b2_t3_i3_h4",
+                   [=] { return std::make_unique<nn::Lstm>(lstm, Mode::kTrain, states, 0.3f); },
+                   inputs,
+                   {},
+                   {},
+                   true});
+  }
+  // Three sequences of four steps reversed within lengths 4, 2 and 0.
+  out.push_back({"reverse_sequences",
+                 "t4_b3",
+                 [] {
+                   return std::make_unique<nn::ReverseSequences>(backend::SequenceParams{4, 3});
+                 },
+                 {{12, 5}, {3}},
+                 {{1, {4, 2, 0}}},
+                 {1},
+                 true});
+  return out;
+}
+DLBENCH_LAYER_CASES(recurrent_layers);
+
+}  // namespace
+}  // namespace dlbench::op_harness
