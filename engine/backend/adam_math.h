@@ -23,8 +23,20 @@ struct AdamCoefficients {
   float eps, scale;
 };
 
-// t: the step counter after its increment (1 at the first update).
-DLBENCH_HOST_DEVICE inline AdamCoefficients adam_coefficients(const AdamParams& p, int t) {
+// The gradients' factor: grad_scale, and with clipping by global norm (p.max_grad_norm > 0) that
+// times min(1, max_norm / (norm + 1e-6)), norm = grad_scale sqrt(sum_squares), as PyTorch's
+// clip_grad_norm_ computes it (in double, rounded once).
+DLBENCH_HOST_DEVICE inline float gradient_scale(const AdamParams& p, float sum_squares) {
+  if (!(p.max_grad_norm > 0)) return p.grad_scale;
+  const double norm = static_cast<double>(p.grad_scale) * ::sqrt(static_cast<double>(sum_squares));
+  const double clip = static_cast<double>(p.max_grad_norm) / (norm + 1e-6);
+  return clip < 1.0 ? static_cast<float>(p.grad_scale * clip) : p.grad_scale;
+}
+
+// t: the step counter after its increment (1 at the first update); sum_squares: the
+// gradients', where clipping (else unread).
+DLBENCH_HOST_DEVICE inline AdamCoefficients adam_coefficients(const AdamParams& p, int t,
+                                                              float sum_squares = 0.0f) {
   const double bc1 = 1.0 - ::pow(static_cast<double>(p.beta1), static_cast<double>(t));
   const double bc2 = 1.0 - ::pow(static_cast<double>(p.beta2), static_cast<double>(t));
   const double lr = p.learning_rate, wd = p.weight_decay;
@@ -36,7 +48,7 @@ DLBENCH_HOST_DEVICE inline AdamCoefficients adam_coefficients(const AdamParams& 
           static_cast<float>(lr / bc1),
           static_cast<float>(::sqrt(bc2)),
           p.epsilon,
-          p.grad_scale};
+          gradient_scale(p, sum_squares)};
 }
 
 }  // namespace dlbench::backend

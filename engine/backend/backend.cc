@@ -1,5 +1,6 @@
-// The checks at the door of every op (the embedding models' ops in backend_sampled_ops.cc); the
-// backends implement the *_impl hooks.
+// The checks at the door of every op (the embedding models' ops in backend_sampled_ops.cc,
+// attention's, the recurrent ops' and the optimizers' in backend_attention.cc,
+// backend_recurrent.cc and backend_optimizer.cc); the backends implement the *_impl hooks.
 #include "engine/backend/backend.h"
 #include "engine/backend/door_checks.h"
 
@@ -379,14 +380,6 @@ void Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, 
   softmax_cross_entropy_impl(logits, labels, loss, dlogits, scale, class_weights, p);
 }
 
-void Backend::sgd_momentum_update(const SgdParams& p, const Tensor& weights, const Tensor& grads,
-                                  const Tensor& velocity) {
-  check(grads, weights.shape(), kF32, "sgd_momentum_update", "grads");
-  check(velocity, weights.shape(), kF32, "sgd_momentum_update", "velocity");
-  check_dtype(weights, kF32, "sgd_momentum_update", "weights");
-  sgd_momentum_update_impl(p, weights, grads, velocity);
-}
-
 void Backend::copy_columns(const Tensor& src, std::int64_t src_col, const Tensor& dst,
                            std::int64_t dst_col, std::int64_t cols, GradMode mode) {
   const char* op = "copy_columns";
@@ -429,33 +422,6 @@ void Backend::soft_dice(const SoftDiceParams& p, const Tensor& logits, const Ten
   check(loss, {1}, kF32, op, "loss");
   check_same(logits, dlogits, op, "dlogits");
   soft_dice_impl(p, logits, labels, loss, dlogits, scale, mode);
-}
-
-void Backend::adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
-                          const Tensor& grads, const Tensor& m, const Tensor& v) {
-  const char* op = "adam_update";
-  check(step, {1}, DType::kI32, op, "step");
-  DLBENCH_CHECK(weights.defined(), "adam_update: weights is not allocated");
-  check_dtype(weights, kF32, op, "weights");
-  check(grads, weights.shape(), kF32, op, "grads");
-  check(m, weights.shape(), kF32, op, "m");
-  check(v, weights.shape(), kF32, op, "v");
-  adam_update_impl(p, step, weights, grads, m, v);
-}
-
-void Backend::sparse_adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
-                                 const Tensor& grads, const Tensor& m, const Tensor& v,
-                                 const Tensor& touched) {
-  const char* op = "sparse_adam_update";
-  check(step, {1}, DType::kI32, op, "step");
-  DLBENCH_CHECK(weights.defined() && weights.rank() == 2,
-                "sparse_adam_update: weights must be [rows, columns]");
-  check_dtype(weights, kF32, op, "weights");
-  check(grads, weights.shape(), kF32, op, "grads");
-  check(m, weights.shape(), kF32, op, "m");
-  check(v, weights.shape(), kF32, op, "v");
-  check(touched, {weights.dim(0)}, DType::kI32, op, "touched");
-  sparse_adam_update_impl(p, step, weights, grads, m, v, touched);
 }
 
 void Backend::cast(const Tensor& src, const Tensor& dst) {

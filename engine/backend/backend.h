@@ -370,8 +370,12 @@ class Backend {
   // `step` is an i32 [1] counter on the backend's device, 0 before the first update; the update
   // itself adds 1 to it and reads t from it on the device (bias corrections included), so a
   // recorded device graph replays correct steps. One counter per optimizer: every call adds 1.
+  // With p.max_grad_norm > 0, `sum_squares` (f32 [1] on the device, sum_squares() of every
+  // gradient of the model, before grad_scale) clips: s = grad_scale * min(1, max_grad_norm /
+  // (grad_scale sqrt(sum_squares) + 1e-6)), read on the device, so a recording replays it.
   void adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
-                   const Tensor& grads, const Tensor& m, const Tensor& v);
+                   const Tensor& grads, const Tensor& m, const Tensor& v,
+                   const Tensor& sum_squares = {});
   // Lazy Adam over the rows of a [rows, cols] table (an embedding): the same step as
   // adam_update (weight decay included), but only rows with touched[r] != 0 (i32 [rows], as
   // embedding_backward marks them) change; m, v and w of the other rows keep their bits. The
@@ -379,7 +383,11 @@ class Backend {
   // bias correction of v, as in Adam, so a table whose rows are all touched takes Adam's step.
   void sparse_adam_update(const AdamParams& p, const Tensor& step, const Tensor& weights,
                           const Tensor& grads, const Tensor& m, const Tensor& v,
-                          const Tensor& touched);
+                          const Tensor& touched, const Tensor& sum_squares = {});
+  // out [1] (mode)= sum of x_i^2 over a flat f32 buffer (the gradients, for clipping by their
+  // global norm), accumulated in f64 in an order fixed by the size alone, so the same
+  // gradients give the same bits on every run; mode adds the parts of several buffers.
+  void sum_squares(const Tensor& x, const Tensor& out, GradMode mode);
 
   // --- mixed precision -------------------------------------------------------------------
   // dst = src converted to dst's float dtype (same shape), round to nearest even.

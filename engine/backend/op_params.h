@@ -364,6 +364,10 @@ struct AdamParams {
   float weight_decay = 0.0f;
   float grad_scale = 1.0f;  // gradients are multiplied by this first (1 / loss scale)
   bool decoupled = true;    // AdamW: w -= lr wd w; else Adam's L2 term: g += wd w
+  // Clipping by global norm (PyTorch's clip_grad_norm_, GNMT's 5): when > 0, the scaled
+  // gradients are scaled once more by min(1, max_grad_norm / (norm + 1e-6)), the norm taken over
+  // every gradient of the model (Backend::adam_update's sum_squares).
+  float max_grad_norm = 0.0f;
 };
 
 // Negatives for implicit feedback (NCF's training data, Backend::sample_negatives): `items`

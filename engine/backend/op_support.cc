@@ -90,6 +90,8 @@ const char* to_string(OpKind op) {
       return "lstm_backward";
     case OpKind::kReverseSequences:
       return "reverse_sequences";
+    case OpKind::kSumSquares:
+      return "sum_squares";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

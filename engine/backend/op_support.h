@@ -62,9 +62,10 @@ enum class OpKind {
   kLstmForward,
   kLstmBackward,
   kReverseSequences,
+  kSumSquares,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kReverseSequences;
+constexpr OpKind kLastOpKind = OpKind::kSumSquares;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

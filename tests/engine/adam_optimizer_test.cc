@@ -1,8 +1,9 @@
 // The optimizers of engine/nn/optim/ on a parameter store with every group (decayed, not
 // decayed, a sparse-rows table, kept in f32), against a float64 reference written from the
 // published updates: Adam (Kingma & Ba 2015) with PyTorch's L2 term, AdamW (Loshchilov & Hutter
-// 2019) as torch.optim.AdamW, and lazy Adam on the rows a step touched. Also which optimizer a
-// config makes, and the models' default optimizers.
+// 2019) as torch.optim.AdamW, and lazy Adam on the rows a step touched, also clipped by the
+// gradients' global norm as torch.nn.utils.clip_grad_norm_ clips. Also which optimizer a config
+// makes, and the models' default optimizers.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -71,6 +72,7 @@ struct AdamCase {
   const char* name;
   Kind kind;
   Kind sparse_kind;
+  float max_grad_norm = 0.0f;
 };
 
 class AdamOptimizerTest : public ::testing::TestWithParam<AdamCase> {};
@@ -86,6 +88,7 @@ TEST_P(AdamOptimizerTest, EveryGroupFollowsTheReference) {
   config.sparse_kind = c.sparse_kind;
   config.learning_rate = 0.05f;
   config.weight_decay = 0.1f;
+  config.max_grad_norm = c.max_grad_norm;
   const std::unique_ptr<Optimizer> optimizer = make_optimizer(config, *be, store);
   const bool lazy = c.sparse_kind == Kind::kSparseAdam;
   const bool decoupled = c.kind == Kind::kAdamW;
@@ -110,13 +113,22 @@ TEST_P(AdamOptimizerTest, EveryGroupFollowsTheReference) {
     for (std::int64_t r = 0; r < kVocab; ++r) touched[r] = r == 1 || (t == 1 && r == 3);
     // Lazy Adam leaves the gradient of an untouched row alone; embedding_backward zeroes it.
     optimizer->update(store, grad_scale);
+    // Clipping: torch.nn.utils.clip_grad_norm_ over every gradient, as scaled.
+    double scale = grad_scale;
+    if (c.max_grad_norm > 0) {
+      double squares = 0;
+      for (std::int64_t i = 0; i < n; ++i) squares += double(g[i]) * g[i];
+      const double clip = c.max_grad_norm / (grad_scale * std::sqrt(squares) + 1e-6);
+      ASSERT_LT(clip, 0.9) << "the case is meant to clip";
+      scale *= clip;
+    }
     for (std::int64_t i = 0; i < n; ++i) {
       const bool in_table = i >= table.begin && i < table.end;
       if (in_table && lazy && touched[(i - table.begin) / kDim] == 0) continue;
       // Tables and the other undecayed groups take no weight decay.
       const double wd = i < decayed.end ? double(config.weight_decay) : 0.0;
       w[i] = reference_step(config, in_table && lazy ? true : decoupled, in_table ? 0.0 : wd, t,
-                            w[i], g[i], moments[i], grad_scale);
+                            w[i], g[i], moments[i], scale);
     }
   }
   const std::vector<float> got = host(store.flat_weights());
@@ -131,16 +143,21 @@ TEST_P(AdamOptimizerTest, EveryGroupFollowsTheReference) {
   // State: m and v of every parameter, and one i32 step counter per range or table: lazily,
   // decayed | not decayed | kept f32 (apart, the table between them) and the table; densely,
   // decayed | the rest.
+  // Clipping adds the f32 sum of squares.
   const std::size_t counters = lazy ? 3 + 1 : 2;
-  EXPECT_EQ(optimizer->state_bytes(),
-            2 * sizeof(float) * static_cast<std::size_t>(n) + sizeof(std::int32_t) * counters);
+  EXPECT_EQ(optimizer->state_bytes(), 2 * sizeof(float) * static_cast<std::size_t>(n) +
+                                          sizeof(std::int32_t) * counters +
+                                          (c.max_grad_norm > 0 ? sizeof(float) : 0));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Kinds, AdamOptimizerTest,
     ::testing::Values(AdamCase{"adamw_lazy_table", Kind::kAdamW, Kind::kSparseAdam},
                       AdamCase{"adam_lazy_table", Kind::kAdam, Kind::kSparseAdam},
-                      AdamCase{"adamw_dense_table", Kind::kAdamW, Kind::kAdamW}),
+                      AdamCase{"adamw_dense_table", Kind::kAdamW, Kind::kAdamW},
+                      // Adam's L2 term beside the gradient gives the clip a visible effect.
+                      AdamCase{"adam_clipped_lazy_table", Kind::kAdam, Kind::kSparseAdam, 1.0f},
+                      AdamCase{"adamw_clipped_dense_table", Kind::kAdamW, Kind::kAdamW, 1.0f}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(OptimizerRangesTest, WithoutTablesTheRangesAreSgdsTwo) {
@@ -182,6 +199,8 @@ TEST(OptimizerConfigTest, SparseAdamIsForTablesOnly) {
   config.kind = Kind::kSgdMomentum;  // SGD on dense groups, lazy Adam on the table
   config.sparse_kind = Kind::kSparseAdam;
   EXPECT_EQ(make_optimizer(config, *be, store)->name(), "sgd-momentum+sparse-adam");
+  config.max_grad_norm = 5.0f;  // clipping is built for the Adams
+  EXPECT_THROW(make_optimizer(config, *be, store), Error);
 }
 
 TEST(OptimizerConfigTest, TheImageModelsTrainWithSgdMomentum) {

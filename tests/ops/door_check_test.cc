@@ -341,7 +341,28 @@ TEST(DoorChecks, AdamChecksItsBuffersAndCounter) {
       be->sparse_adam_update(p, step_t, w.tensor().reshaped({6}), g.tensor(), m.tensor(),
                              v.tensor(), Tensor(touched.data(), {3}, DType::kI32, Device::cpu())),
       Error);
+  // Clipping: the gradients' sum of squares (f32 [1]) exactly when a max norm is set.
+  HostTensor sum_squares({1}), two({2});
+  backend::AdamParams clipped = p;
+  clipped.max_grad_norm = 5.0f;
+  EXPECT_THROW(be->adam_update(clipped, step_t, w.tensor(), g.tensor(), m.tensor(), v.tensor()),
+               Error);
+  EXPECT_THROW(be->adam_update(p, step_t, w.tensor(), g.tensor(), m.tensor(), v.tensor(),
+                               sum_squares.tensor()),
+               Error);
+  EXPECT_THROW(be->adam_update(clipped, step_t, w.tensor(), g.tensor(), m.tensor(), v.tensor(),
+                               two.tensor()),
+               Error);
+  backend::AdamParams negative = clipped;
+  negative.max_grad_norm = -1.0f;
+  EXPECT_THROW(be->adam_update(negative, step_t, w.tensor(), g.tensor(), m.tensor(), v.tensor(),
+                               sum_squares.tensor()),
+               Error);
   EXPECT_EQ(step, 0);  // a refused update does not count a step
+  EXPECT_THROW(be->sum_squares(w.tensor(), two.tensor(), GradMode::kOverwrite), Error);
+  EXPECT_NO_THROW(be->adam_update(clipped, step_t, w.tensor(), g.tensor(), m.tensor(), v.tensor(),
+                                  sum_squares.tensor()));
+  EXPECT_EQ(step, 1);
 }
 
 // The support rules of the embedding-model ops: the CPU runs them in f32; CUDA runs the compute

@@ -7,6 +7,7 @@
 // element is f32.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "engine/backend/adam_math.h"
 #include "engine/backend/cpu/cpu_backend.h"
@@ -14,11 +15,16 @@
 namespace dlbench::backend::cpu {
 namespace {
 
-// Advances the step counter and derives the step's coefficients from it.
-AdamCoefficients advance(const AdamParams& p, const Tensor& step, const char* op) {
+// Advances the step counter and derives the step's coefficients from it (and from the
+// gradients' sum of squares, where clipping).
+AdamCoefficients advance(const AdamParams& p, const Tensor& step, const Tensor& sum_squares,
+                         const char* op) {
   require_cpu(step, op, "step");
   auto* counter = step.data_as<std::int32_t>();
-  return adam_coefficients(p, ++counter[0]);
+  float ss = 0.0f;
+  if (sum_squares.defined())
+    require_cpu(sum_squares, op, "sum_squares"), ss = *sum_squares.data_as<float>();
+  return adam_coefficients(p, ++counter[0], ss);
 }
 
 inline void adam_step(float& w, float g, float& m, float& v, const AdamCoefficients& c) {
@@ -39,10 +45,11 @@ void require_buffers(const Tensor& w, const Tensor& g, const Tensor& m, const Te
 }  // namespace
 
 void CpuBackend::adam_update_impl(const AdamParams& p, const Tensor& step, const Tensor& weights,
-                                  const Tensor& grads, const Tensor& m, const Tensor& v) {
+                                  const Tensor& grads, const Tensor& m, const Tensor& v,
+                                  const Tensor& sum_squares) {
   const char* op = "adam_update";
   require_buffers(weights, grads, m, v, op);
-  const AdamCoefficients c = advance(p, step, op);
+  const AdamCoefficients c = advance(p, step, sum_squares, op);
   float* w = weights.data_as<float>();
   const float* g = grads.data_as<float>();
   float* pm = m.data_as<float>();
@@ -54,11 +61,12 @@ void CpuBackend::adam_update_impl(const AdamParams& p, const Tensor& step, const
 
 void CpuBackend::sparse_adam_update_impl(const AdamParams& p, const Tensor& step,
                                          const Tensor& weights, const Tensor& grads,
-                                         const Tensor& m, const Tensor& v, const Tensor& touched) {
+                                         const Tensor& m, const Tensor& v, const Tensor& touched,
+                                         const Tensor& sum_squares) {
   const char* op = "sparse_adam_update";
   require_buffers(weights, grads, m, v, op);
   require_cpu(touched, op, "touched");
-  const AdamCoefficients c = advance(p, step, op);
+  const AdamCoefficients c = advance(p, step, sum_squares, op);
   const std::int64_t rows = weights.dim(0), cols = weights.dim(1);
   float* w = weights.data_as<float>();
   const float* g = grads.data_as<float>();
@@ -70,6 +78,27 @@ void CpuBackend::sparse_adam_update_impl(const AdamParams& p, const Tensor& step
     if (mark[r] == 0) continue;
     for (std::int64_t j = r * cols; j < (r + 1) * cols; ++j) adam_step(w[j], g[j], pm[j], pv[j], c);
   }
+}
+
+// Chunks of a fixed size, each summed in order in f64 on whichever thread takes it, then the
+// chunks' sums added in order: the bits depend on the size alone, not on the threads.
+void CpuBackend::sum_squares_impl(const Tensor& x, const Tensor& out, GradMode mode) {
+  const char* op = "sum_squares";
+  require_f32(x, op, "x"), require_f32(out, op, "out");
+  constexpr std::int64_t kChunk = 1 << 16;
+  const std::int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
+  const float* px = x.data_as<float>();
+  std::vector<double> parts(static_cast<std::size_t>(chunks), 0.0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < chunks; ++k) {
+    double s = 0;
+    for (std::int64_t i = k * kChunk; i < std::min(n, (k + 1) * kChunk); ++i)
+      s += static_cast<double>(px[i]) * px[i];
+    parts[static_cast<std::size_t>(k)] = s;
+  }
+  double total = mode == GradMode::kAccumulate ? *out.data_as<float>() : 0.0;
+  for (double part : parts) total += part;
+  *out.data_as<float>() = static_cast<float>(total);
 }
 
 }  // namespace dlbench::backend::cpu

@@ -28,10 +28,15 @@ __device__ __forceinline__ void adam_step(float& w, float g, float& m, float& v,
   w = __fsub_rn(w, __fmul_rn(c.step_size, __fdiv_rn(m, denom)));
 }
 
-__global__ void adam_kernel(AdamParams p, const std::int32_t* step, float* w, const float* g,
-                            float* m, float* v, std::int64_t n) {
+// The gradients' sum of squares where clipping (null otherwise).
+__device__ __forceinline__ float clip_input(const float* sum_squares) {
+  return sum_squares != nullptr ? *sum_squares : 0.0f;
+}
+
+__global__ void adam_kernel(AdamParams p, const std::int32_t* step, const float* sum_squares,
+                            float* w, const float* g, float* m, float* v, std::int64_t n) {
   __shared__ AdamCoefficients c;
-  if (threadIdx.x == 0) c = adam_coefficients(p, *step);
+  if (threadIdx.x == 0) c = adam_coefficients(p, *step, clip_input(sum_squares));
   __syncthreads();
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -40,11 +45,12 @@ __global__ void adam_kernel(AdamParams p, const std::int32_t* step, float* w, co
 }
 
 // One block per row at a time; an untouched row is skipped by the whole block.
-__global__ void sparse_adam_kernel(AdamParams p, const std::int32_t* step, float* w, const float* g,
-                                   float* m, float* v, const std::int32_t* touched,
-                                   std::int64_t rows, std::int64_t cols) {
+__global__ void sparse_adam_kernel(AdamParams p, const std::int32_t* step, const float* sum_squares,
+                                   float* w, const float* g, float* m, float* v,
+                                   const std::int32_t* touched, std::int64_t rows,
+                                   std::int64_t cols) {
   __shared__ AdamCoefficients c;
-  if (threadIdx.x == 0) c = adam_coefficients(p, *step);
+  if (threadIdx.x == 0) c = adam_coefficients(p, *step, clip_input(sum_squares));
   __syncthreads();
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     if (touched[r] == 0) continue;
@@ -61,34 +67,39 @@ void increment_on_device(std::int32_t* counter, cudaStream_t stream) {
 }
 
 void CudaBackend::adam_update_impl(const AdamParams& p, const Tensor& step, const Tensor& weights,
-                                   const Tensor& grads, const Tensor& m, const Tensor& v) {
+                                   const Tensor& grads, const Tensor& m, const Tensor& v,
+                                   const Tensor& sum_squares) {
   const char* op = "adam_update";
   activate();
   for (const Tensor* t : {&step, &weights, &grads, &m, &v}) require_here(*t, op, "operand");
+  if (sum_squares.defined()) require_here(sum_squares, op, "sum_squares");
   increment_on_device(step.data_as<std::int32_t>(), stream_);
   const std::int64_t n = weights.numel();
   if (n == 0) return;
-  adam_kernel<<<grid_for(n), kBlock, 0, stream_>>>(p, step.data_as<std::int32_t>(),
-                                                   weights.data_as<float>(), grads.data_as<float>(),
-                                                   m.data_as<float>(), v.data_as<float>(), n);
+  adam_kernel<<<grid_for(n), kBlock, 0, stream_>>>(
+      p, step.data_as<std::int32_t>(), sum_squares.data_as<float>(), weights.data_as<float>(),
+      grads.data_as<float>(), m.data_as<float>(), v.data_as<float>(), n);
   CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::sparse_adam_update_impl(const AdamParams& p, const Tensor& step,
                                           const Tensor& weights, const Tensor& grads,
-                                          const Tensor& m, const Tensor& v, const Tensor& touched) {
+                                          const Tensor& m, const Tensor& v, const Tensor& touched,
+                                          const Tensor& sum_squares) {
   const char* op = "sparse_adam_update";
   activate();
   for (const Tensor* t : {&step, &weights, &grads, &m, &v, &touched})
     require_here(*t, op, "operand");
+  if (sum_squares.defined()) require_here(sum_squares, op, "sum_squares");
   increment_on_device(step.data_as<std::int32_t>(), stream_);
   const std::int64_t rows = weights.dim(0), cols = weights.dim(1);
   if (rows == 0 || cols == 0) return;
   const unsigned threads =
       static_cast<unsigned>(std::clamp<std::int64_t>((cols + 31) / 32 * 32, 32, 256));
   sparse_adam_kernel<<<static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, 65535)), threads, 0,
-                       stream_>>>(p, step.data_as<std::int32_t>(), weights.data_as<float>(),
-                                  grads.data_as<float>(), m.data_as<float>(), v.data_as<float>(),
+                       stream_>>>(p, step.data_as<std::int32_t>(), sum_squares.data_as<float>(),
+                                  weights.data_as<float>(), grads.data_as<float>(),
+                                  m.data_as<float>(), v.data_as<float>(),
                                   touched.data_as<std::int32_t>(), rows, cols);
   CUDA_CHECK_LAUNCH();
 }

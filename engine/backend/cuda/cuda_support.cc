@@ -51,7 +51,7 @@ Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
   }
   const bool is_float = dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
   if (op == OpKind::kSgdMomentumUpdate || op == OpKind::kAdamUpdate ||
-      op == OpKind::kSparseAdamUpdate)
+      op == OpKind::kSparseAdamUpdate || op == OpKind::kSumSquares)
     return dtype == DType::kF32 ? Support::yes()
                                 : Support::no("optimizer buffers are f32 master copies, not " +
                                               std::string(to_string(dtype)));

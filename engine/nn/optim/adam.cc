@@ -14,12 +14,16 @@ backend::AdamParams adam_params(const OptimizerConfig& config, bool decoupled, b
   p.weight_decay = decayed ? config.weight_decay : 0.0f;
   p.grad_scale = grad_scale;
   p.decoupled = decoupled;
+  p.max_grad_norm = config.max_grad_norm;
   return p;
 }
 
 Adam::Adam(const OptimizerConfig& config, backend::Backend& backend, const ParameterStore& store,
-           Tables tables)
-    : config_(config), decoupled_(config.kind == OptimizerConfig::Kind::kAdamW), backend_(backend) {
+           Tables tables, Tensor sum_squares)
+    : config_(config),
+      decoupled_(config.kind == OptimizerConfig::Kind::kAdamW),
+      backend_(backend),
+      sum_squares_(sum_squares) {
   DLBENCH_CHECK(config.kind == OptimizerConfig::Kind::kAdam || decoupled_,
                 "Adam takes a config of kind adam or adamw");
   for (const DenseRange& d : dense_ranges(store, tables)) {
@@ -48,7 +52,7 @@ void Adam::update(ParameterStore& store, float grad_scale) {
                       backend_.device());
     backend_.adam_update(adam_params(config_, decoupled_, range.dense.decayed, grad_scale), step,
                          store.master_weights(r), store.master_grads(r), state(0),
-                         state(state_count_));
+                         state(state_count_), sum_squares_);
   }
 }
 

@@ -13,9 +13,10 @@ namespace dlbench::nn {
 
 class Adam final : public Optimizer {
  public:
-  // config.kind kAdam or kAdamW.
+  // config.kind kAdam or kAdamW; with config.max_grad_norm, `sum_squares` is where ClipByNorm
+  // leaves the gradients' sum of squares (f32 [1] on the device).
   Adam(const OptimizerConfig& config, backend::Backend& backend, const ParameterStore& store,
-       Tables tables = Tables::kUpdate);
+       Tables tables = Tables::kUpdate, Tensor sum_squares = {});
   std::string name() const override { return decoupled_ ? "adamw" : "adam"; }
   std::size_t state_bytes() const override { return moments_.bytes() + steps_.bytes(); }
   void update(ParameterStore& store, float grad_scale) override;
@@ -28,6 +29,7 @@ class Adam final : public Optimizer {
   OptimizerConfig config_;
   bool decoupled_;
   backend::Backend& backend_;
+  Tensor sum_squares_;
   std::vector<Range> ranges_;
   std::int64_t state_count_ = 0;
   Buffer moments_;  // f32: every range's m, then every range's v

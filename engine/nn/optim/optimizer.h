@@ -33,6 +33,9 @@ struct OptimizerConfig {
   float momentum = 0.9f;                                // SGD
   float weight_decay = 0.0f;                            // on ParamGroup::kDecayed only
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;  // the Adams (PyTorch's defaults)
+  // Clipping by the global norm of every gradient (PyTorch's clip_grad_norm_; GNMT's 5), the
+  // Adams only; 0: none.
+  float max_grad_norm = 0.0f;
 };
 const char* to_string(OptimizerConfig::Kind kind);
 

@@ -7,8 +7,8 @@
 namespace dlbench::nn {
 
 SparseAdam::SparseAdam(const OptimizerConfig& config, backend::Backend& backend,
-                       const ParameterStore& store)
-    : config_(config), backend_(backend) {
+                       const ParameterStore& store, Tensor sum_squares)
+    : config_(config), backend_(backend), sum_squares_(sum_squares) {
   for (const SparseTable& t : store.sparse_tables()) state_count_ += t.range.size();
   const std::int64_t floats = std::max<std::int64_t>(2 * state_count_, 1);
   moments_ = Buffer(backend_.allocator(), static_cast<std::size_t>(floats) * sizeof(float));
@@ -33,7 +33,7 @@ void SparseAdam::update(ParameterStore& store, float grad_scale) {
                       backend_.device());
     backend_.sparse_adam_update(p, step, store.master_weights(t.range).reshaped(shape),
                                 store.master_grads(t.range).reshaped(shape), state(0),
-                                state(state_count_), t.touched);
+                                state(state_count_), t.touched, sum_squares_);
     offset += t.range.size();
   }
 }

@@ -11,8 +11,10 @@ namespace dlbench::nn {
 
 class SparseAdam final : public Optimizer {
  public:
-  // The config's learning rate, betas and eps; its kinds and weight decay do not apply.
-  SparseAdam(const OptimizerConfig& config, backend::Backend& backend, const ParameterStore& store);
+  // The config's learning rate, betas, eps and max gradient norm (`sum_squares` as Adam's); its
+  // kinds and weight decay do not apply.
+  SparseAdam(const OptimizerConfig& config, backend::Backend& backend, const ParameterStore& store,
+             Tensor sum_squares = {});
   std::string name() const override { return "sparse-adam"; }
   std::size_t state_bytes() const override { return moments_.bytes() + steps_.bytes(); }
   void update(ParameterStore& store, float grad_scale) override;
@@ -20,6 +22,7 @@ class SparseAdam final : public Optimizer {
  private:
   OptimizerConfig config_;
   backend::Backend& backend_;
+  Tensor sum_squares_;
   std::int64_t state_count_ = 0;  // elements of every table
   Buffer moments_;                // f32: m of every table, then v, in the store's order
   Buffer steps_;                  // i32, one counter per table

@@ -1,6 +1,7 @@
 // SGD with momentum, Adam/AdamW and sparse (lazy) Adam over a few steps: the CPU backend
 // against the float64 reference, other backends against the CPU. Optimizer buffers are f32
 // master copies on every backend, so other precisions are skipped as unsupported.
+#include <limits>
 #include <sstream>
 
 #include "tests/ops/harness/op_case.h"
@@ -80,11 +81,22 @@ class SgdMomentum final : public OpCase {
   int steps_;
 };
 
-AdamParams adam(float lr, float wd, bool decoupled, float grad_scale = 1.0f) {
+AdamParams adam(float lr, float wd, bool decoupled, float grad_scale = 1.0f,
+                float max_grad_norm = 0.0f) {
   AdamParams p;
   p.learning_rate = lr, p.weight_decay = wd, p.decoupled = decoupled, p.grad_scale = grad_scale;
+  p.max_grad_norm = max_grad_norm;
   return p;
 }
+
+AdamParams with_epsilon(AdamParams p, float epsilon) {
+  p.epsilon = epsilon;
+  return p;
+}
+
+// The sum of squares a clipping case hands the update: as if the model's gradients had norm
+// 40 (before grad_scale), so a max norm of 5 clips (by 1/8) and one of 50 does not.
+constexpr float kClipSumSquares = 1600.0f;
 
 // Three steps of Adam from zero moments (dense), or from a table that has already taken
 // steps (sparse, touched rows only); the step counter lives on the device and each update
@@ -115,14 +127,16 @@ class AdamCase final : public OpCase {
     t[0].kind = Kind::kI32;
     for (int k = 0; k < kSteps; ++k)
       t.push_back(f32(step_name(k), s, 302 + static_cast<std::uint64_t>(k)));
+    t.push_back(f32_values("sum_squares", {1}, {kClipSumSquares}));
     return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    const Tensor clip = p_.max_grad_norm > 0 ? t[5 + kSteps] : Tensor{};
     for (int k = 0; k < kSteps; ++k) {
       if (sparse_)
-        be.sparse_adam_update(p_, t[0], t[1], t[5 + k], t[2], t[3], t[4]);
+        be.sparse_adam_update(p_, t[0], t[1], t[5 + k], t[2], t[3], t[4], clip);
       else
-        be.adam_update(p_, t[0], t[1], t[5 + k], t[2], t[3]);
+        be.adam_update(p_, t[0], t[1], t[5 + k], t[2], t[3], clip);
     }
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
@@ -130,7 +144,7 @@ class AdamCase final : public OpCase {
     const std::vector<std::int32_t> marks(t[4].data.begin(), t[4].data.end());
     for (int k = 0; k < kSteps; ++k)
       state = ref::adam_update(p_, first_step() + k, state, t[5 + k].as_double(), rows_,
-                               sparse_ ? marks : std::vector<std::int32_t>{});
+                               sparse_ ? marks : std::vector<std::int32_t>{}, kClipSumSquares);
     return {{0, {static_cast<double>(first_step() + kSteps - 1)}, {0, 0}},
             {1, state.weights, kAdamTolerance},
             {2, state.m, kAdamTolerance},
@@ -168,8 +182,45 @@ class AdamCase final : public OpCase {
   bool sparse_;
 };
 
+// The gradients' sum of squares for clipping: f64 sums on both backends in different orders,
+// rounded once to f32, so they agree to an ulp of the result.
+class SumSquares final : public OpCase {
+ public:
+  SumSquares(std::int64_t size, GradMode mode) : size_(size), mode_(mode) {}
+  std::string op() const override { return "sum_squares"; }
+  std::string params() const override { return std::to_string(size_) + "_" + mode_name(mode_); }
+  OpKind kind() const override { return OpKind::kSumSquares; }
+  std::vector<HostTensor> tensors(const backend::Backend&) const override {
+    HostTensor out = f32_values("out", {1}, {mode_ == GradMode::kAccumulate ? 2.5f : 0.0f});
+    out.role = mode_ == GradMode::kAccumulate ? Role::kInOut : Role::kOut;
+    if (mode_ == GradMode::kOverwrite) out.data[0] = std::numeric_limits<float>::quiet_NaN();
+    return {f32("x", {size_}, 331), out};
+  }
+  void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
+    be.sum_squares(t[0], t[1], mode_);
+  }
+  std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
+    double s = mode_ == GradMode::kAccumulate ? t[1].data[0] : 0.0;
+    for (float v : t[0].data) s += static_cast<double>(v) * v;
+    return {{1, {s}, kOneRounding}};
+  }
+  Tolerance against_cpu(const Precision&, std::size_t) const override { return kOneRounding; }
+  bool repeatable() const override { return true; }
+
+ private:
+  // One rounding of an f64 sum to f32: half an ulp, and an ulp between two such roundings.
+  static constexpr Tolerance kOneRounding{0, 2.4e-7};
+  std::int64_t size_;
+  GradMode mode_;
+};
+
 CaseList cases() {
   CaseList out;
+  // One element, a part of one chunk, a chunk and a bit (65,536 per chunk on both backends),
+  // and many chunks.
+  for (std::int64_t size : {1, 1000, 65539, 1048579})
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      out.push_back(std::make_unique<SumSquares>(size, m));
   for (const auto& [size, p] :
        std::vector<std::pair<std::int64_t, SgdParams>>{{1000, {0.1f, 0.9f, 1e-4f}},
                                                        {17, {0.01f, 0.0f, 0.0f}},
@@ -183,13 +234,22 @@ CaseList cases() {
            {"adam", adam(1e-3f, 0, false)},
            {"adam_l2", adam(1e-2f, 0.05f, false)},
            {"adamw", adam(1e-2f, 0.05f, true)},
-           {"adamw_scaled", adam(1e-3f, 0.01f, true, 1.0f / 1024)}}) {
+           {"adamw_scaled", adam(1e-3f, 0.01f, true, 1.0f / 1024)},
+           // Clipped (a norm of 40 against 5), not clipped (against 50), and clipped after
+           // grad_scale (40 x 4 against 5). Adam's step barely depends on the gradients' scale
+           // (m / sqrt(v)), so these cases give the scale a say: an L2 term beside the
+           // gradient, or an eps near the gradients' size.
+           {"adam_l2_clipped", adam(1e-2f, 0.05f, false, 1.0f, 5.0f)},
+           {"adam_l2_unclipped", adam(1e-2f, 0.05f, false, 1.0f, 50.0f)},
+           {"adamw_scaled_clipped", with_epsilon(adam(1e-3f, 0.01f, true, 4.0f, 5.0f), 0.01f)}}) {
     out.push_back(std::make_unique<AdamCase>(name, p, 1, 257, false));
     out.push_back(
         std::make_unique<AdamCase>(name, p, 1, 100003, false));  // no vector width divides it
   }
   for (const auto& [name, p] : std::vector<std::pair<std::string, AdamParams>>{
-           {"adamw", adam(1e-2f, 0.05f, true)}, {"adam", adam(1e-2f, 0.05f, false)}}) {
+           {"adamw", adam(1e-2f, 0.05f, true)},
+           {"adam", adam(1e-2f, 0.05f, false)},
+           {"adam_l2_clipped", adam(1e-2f, 0.05f, false, 1.0f, 5.0f)}}) {
     out.push_back(std::make_unique<AdamCase>(name, p, 9, 5, true));
     out.push_back(std::make_unique<AdamCase>(name, p, 1000, 48, true));
   }

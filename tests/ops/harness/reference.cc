@@ -439,14 +439,20 @@ BinaryCrossEntropy sigmoid_binary_cross_entropy(const Vec& logits, const Vec& ta
 }
 
 AdamState adam_update(const AdamParams& p, int t, const AdamState& state, const Vec& grads,
-                      std::int64_t rows, const std::vector<std::int32_t>& touched) {
+                      std::int64_t rows, const std::vector<std::int32_t>& touched,
+                      double sum_squares) {
   AdamState s = state;
+  double scale = p.grad_scale;
+  if (p.max_grad_norm > 0) {
+    const double clip = p.max_grad_norm / (scale * std::sqrt(sum_squares) + 1e-6);
+    if (clip < 1) scale *= clip;
+  }
   const std::size_t cols = grads.size() / static_cast<std::size_t>(rows);
   const double lr = p.learning_rate, beta1 = p.beta1, beta2 = p.beta2, wd = p.weight_decay;
   const double bc1 = 1 - std::pow(beta1, t), bc2 = 1 - std::pow(beta2, t);
   for (std::size_t i = 0; i < grads.size(); ++i) {
     if (!touched.empty() && touched[i / cols] == 0) continue;
-    double w = s.weights[i], g = p.grad_scale * grads[i];
+    double w = s.weights[i], g = scale * grads[i];
     if (p.decoupled)
       w -= lr * wd * w;  // torch.optim.AdamW
     else

@@ -124,8 +124,10 @@ struct AdamState {
 };
 // One step t (1-based) of torch.optim.Adam (decoupled false) or AdamW (decoupled true), over
 // the rows of a [rows, weights.size() / rows] buffer whose touched entry is nonzero (touched
-// empty: every row).
+// empty: every row). With p.max_grad_norm > 0 the scaled gradients are clipped as
+// torch.nn.utils.clip_grad_norm_ clips them, their norm being p.grad_scale sqrt(sum_squares).
 AdamState adam_update(const AdamParams& p, int t, const AdamState& state, const Vec& grads,
-                      std::int64_t rows = 1, const std::vector<std::int32_t>& touched = {});
+                      std::int64_t rows = 1, const std::vector<std::int32_t>& touched = {},
+                      double sum_squares = 0);
 
 }  // namespace dlbench::ref
