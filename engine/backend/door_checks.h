@@ -1,5 +1,5 @@
-// The shape and dtype checks the Backend's public entry points share (backend.cc and
-// backend_sampled_ops.cc): each throws dlbench::Error naming the op and the operand.
+// The shape and dtype checks the Backend's public entry points share (backend.cc and the
+// backend_*.cc files beside it): each throws dlbench::Error naming the op and the operand.
 #pragma once
 
 #include <string>

@@ -176,9 +176,9 @@ TEST(DoorChecks, LstmChecksItsOperands) {
   EXPECT_EQ(y.data[0], 42.0f);
   backend::LstmParams empty = p;
   empty.steps = 0;
-  EXPECT_THROW(be->lstm_forward(empty, Tensor(), w.tensor(), Tensor(), Tensor(), Tensor(), Tensor(),
-                                Tensor(), Tensor()),
-               Error);
+  EXPECT_THROW(be->lstm_forward(empty, x.tensor(), w.tensor(), Tensor(), Tensor(), y.tensor(),
+                                Tensor(), Tensor(), Tensor()),
+               Error);  // no steps (x and y are shaped for 3: only the count is wrong)
   // Backward needs the forward's reserve, and dx shaped as x.
   HostTensor dx(p.input_shape()), dw({p.weights()});
   EXPECT_THROW(
@@ -208,8 +208,9 @@ TEST(DoorChecks, ReverseSequencesChecksItsOperands) {
   };
   EXPECT_NO_THROW(call(i32(good), x, y));
   y.data[0] = 42.0f;
-  EXPECT_THROW(call(i32(good), x, x), Error);  // in place: rows would overwrite their sources
-  EXPECT_THROW(call(i32(good), ragged, ragged), Error);
+  EXPECT_THROW(call(i32(good), x, x), Error);       // in place: rows would overwrite their sources
+  EXPECT_THROW(call(i32(good), ragged, y), Error);  // 5 rows: not 3 steps of 2
+  EXPECT_THROW(call(i32(good), x, ragged), Error);  // y shaped otherwise than x
   EXPECT_THROW(call(i32(three), x, y), Error);
   HostTensor float_lengths({2});
   EXPECT_THROW(call(float_lengths.tensor(), x, y), Error);

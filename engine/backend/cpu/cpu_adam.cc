@@ -3,11 +3,11 @@
 //   AdamW: w = w (1 - lr wd);            Adam: g' = s g + wd w   (else g' = s g)
 //   m = m + (1 - beta1)(g' - m);         v = beta2 v + (1 - beta2) g' g'
 //   w = w - (lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps),   bc1 = 1 - beta1^t, bc2 = 1 - beta2^t
+// s is grad_scale, times the clip by global norm where AdamParams::max_grad_norm asks for it.
 // The coefficients come from adam_math.h (shared with the CUDA backend); everything per
 // element is f32.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "engine/backend/adam_math.h"
 #include "engine/backend/cpu/cpu_backend.h"
@@ -78,27 +78,6 @@ void CpuBackend::sparse_adam_update_impl(const AdamParams& p, const Tensor& step
     if (mark[r] == 0) continue;
     for (std::int64_t j = r * cols; j < (r + 1) * cols; ++j) adam_step(w[j], g[j], pm[j], pv[j], c);
   }
-}
-
-// Chunks of a fixed size, each summed in order in f64 on whichever thread takes it, then the
-// chunks' sums added in order: the bits depend on the size alone, not on the threads.
-void CpuBackend::sum_squares_impl(const Tensor& x, const Tensor& out, GradMode mode) {
-  const char* op = "sum_squares";
-  require_f32(x, op, "x"), require_f32(out, op, "out");
-  constexpr std::int64_t kChunk = 1 << 16;
-  const std::int64_t n = x.numel(), chunks = (n + kChunk - 1) / kChunk;
-  const float* px = x.data_as<float>();
-  std::vector<double> parts(static_cast<std::size_t>(chunks), 0.0);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t k = 0; k < chunks; ++k) {
-    double s = 0;
-    for (std::int64_t i = k * kChunk; i < std::min(n, (k + 1) * kChunk); ++i)
-      s += static_cast<double>(px[i]) * px[i];
-    parts[static_cast<std::size_t>(k)] = s;
-  }
-  double total = mode == GradMode::kAccumulate ? *out.data_as<float>() : 0.0;
-  for (double part : parts) total += part;
-  *out.data_as<float>() = static_cast<float>(total);
 }
 
 }  // namespace dlbench::backend::cpu

@@ -6,23 +6,20 @@
 // and the weights are reordered into them each call (the CPU is the reference here, not the
 // fast path). oneDNN's LSTM has one bias, so it gets b_ih + b_hh, and its gradient goes to both.
 //
-// The reserve holds oneDNN's training workspace and after it the last step's h and c: the
-// backward primitive takes them as arguments whether or not the caller kept them.
+// The reserve holds oneDNN's training workspace and after it the last step's h and c (each part
+// aligned as our buffers are): the backward primitive takes them as arguments whether or not
+// the caller kept them.
 #include <algorithm>
 #include <cstring>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/core/memory.h"
 
 namespace dlbench::backend::cpu {
 namespace {
 
 using dnnl::memory;
 using Tag = memory::format_tag;
-
-constexpr std::size_t kAlign = 64;
-std::size_t round_up(std::size_t n) {
-  return (n + kAlign - 1) / kAlign * kAlign;
-}
 
 struct LstmDescs {
   memory::desc x, y, state, weights_layer, weights_iter, bias;
@@ -97,7 +94,7 @@ Args reserve_args(const LstmParams& p, const LstmPrimitives& e, const dnnl::engi
                   const Tensor& reserve) {
   const memory::desc state = lstm_descs(p).state;
   auto* base = static_cast<std::byte*>(reserve.data());
-  const std::size_t state_bytes = round_up(state.get_size());
+  const std::size_t state_bytes = align_up(state.get_size());
   return {{DNNL_ARG_WORKSPACE, memory(e.forward_pd.workspace_desc(), engine, base)},
           {DNNL_ARG_DST_ITER, memory(state, engine, base + e.workspace_bytes)},
           {DNNL_ARG_DST_ITER_C, memory(state, engine, base + e.workspace_bytes + state_bytes)}};
@@ -123,7 +120,7 @@ LstmPrimitives& CpuBackend::lstm_primitives(const LstmParams& p, bool training) 
     std::memset(e.zeros.get_data_handle(), 0, d.state.get_size());
     e.spare_h = memory(d.state, engine_);
     e.spare_c = memory(d.state, engine_);
-    if (training) e.workspace_bytes = round_up(e.forward_pd.workspace_desc().get_size());
+    if (training) e.workspace_bytes = align_up(e.forward_pd.workspace_desc().get_size());
     return e;
   });
 }
@@ -151,7 +148,7 @@ void CpuBackend::make_lstm_backward(const LstmParams& p, LstmPrimitives& e) cons
 
 std::size_t CpuBackend::lstm_reserve_bytes(const LstmParams& p, DType) const {
   try {
-    return lstm_primitives(p, true).workspace_bytes + 2 * round_up(lstm_descs(p).state.get_size());
+    return lstm_primitives(p, true).workspace_bytes + 2 * align_up(lstm_descs(p).state.get_size());
   } catch (const dnnl::error& e) {
     rethrow_dnnl_error(e, "lstm_reserve_bytes");
   }

@@ -3,22 +3,19 @@
 // Our flat weights are cuDNN's weight space itself (the plan checked the layout), so nothing
 // is copied. Every sequence runs the whole length and no lengths go to the device, so the calls
 // have fixed shapes. cuDNN writes dx; an accumulating dx goes through the workspace first.
+// devSeqLengths is null in all three calls: cuDNN has not required it since 8.9.1 (PyTorch passes
+// null too), and every sequence is the full length anyway.
 #include <algorithm>
 #include <utility>
 
 #include "engine/backend/cuda/cuda_backend.h"
+#include "engine/core/memory.h"
 
 namespace dlbench::backend::cuda {
 namespace {
 
-std::size_t align_256(std::size_t n) {
-  return (n + 255) / 256 * 256;
-}
-
-const void* or_null(const Tensor& t) {
-  return t.defined() ? t.data() : nullptr;
-}
-void* or_null_out(const Tensor& t) {
+// An optional operand as cuDNN takes it: null where absent (zeros in, not written out).
+void* or_null(const Tensor& t) {
   return t.defined() ? t.data() : nullptr;
 }
 
@@ -62,9 +59,9 @@ void CudaBackend::lstm_forward_impl(const LstmParams& p, const Tensor& x, const 
   void* work = workspace(plan.work_bytes());
   CUDNN_CHECK(cudnnRNNForward(
       cudnn_, plan.rnn(), training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, nullptr,
-      plan.x(), x.data(), plan.y(), y.data(), plan.state(), or_null(h0), or_null_out(hn),
-      plan.state(), or_null(c0), or_null_out(cn), plan.weight_bytes(), w.data(), plan.work_bytes(),
-      work, training ? plan.reserve_bytes() : 0, training ? reserve.data() : nullptr));
+      plan.x(), x.data(), plan.y(), y.data(), plan.state(), or_null(h0), or_null(hn), plan.state(),
+      or_null(c0), or_null(cn), plan.weight_bytes(), w.data(), plan.work_bytes(), work,
+      training ? plan.reserve_bytes() : 0, training ? reserve.data() : nullptr));
 }
 
 void CudaBackend::lstm_backward_impl(const LstmParams& p, const Tensor& x, const Tensor& w,
@@ -92,14 +89,14 @@ void CudaBackend::lstm_backward_impl(const LstmParams& p, const Tensor& x, const
   const CudnnLstm& plan = lstm_plan(p, x.dtype());
   // cuDNN overwrites dx: an accumulating one is written after the work space, then added.
   const bool accumulate = mode == GradMode::kAccumulate;
-  const std::size_t work_bytes = align_256(plan.work_bytes());
+  const std::size_t work_bytes = align_up(plan.work_bytes());
   auto* work = static_cast<std::byte*>(workspace(work_bytes + (accumulate ? dx.bytes() : 0)));
   const Tensor dx_out =
       accumulate ? Tensor(work + work_bytes, dx.shape(), dx.dtype(), dx.device()) : dx;
   CUDNN_CHECK(cudnnRNNBackwardData_v8(
       cudnn_, plan.rnn(), nullptr, plan.y(), y.data(), dy.data(), plan.x(), dx_out.data(),
-      plan.state(), or_null(h0), or_null(dhn), or_null_out(dh0), plan.state(), or_null(c0),
-      or_null(dcn), or_null_out(dc0), plan.weight_bytes(), w.data(), plan.work_bytes(), work,
+      plan.state(), or_null(h0), or_null(dhn), or_null(dh0), plan.state(), or_null(c0),
+      or_null(dcn), or_null(dc0), plan.weight_bytes(), w.data(), plan.work_bytes(), work,
       plan.reserve_bytes(), reserve.data()));
   if (accumulate) accumulate_impl(dx_out, dx);
   if (!dw.defined()) return;

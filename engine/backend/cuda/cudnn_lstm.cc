@@ -1,3 +1,5 @@
+// The descriptors of one LSTM shape on cuDNN's RNN API (cudnn_lstm.h), and the check that
+// cuDNN's weight space is laid out as LstmParams says, gate by gate, before any weights exist.
 #include "engine/backend/cuda/cudnn_lstm.h"
 
 #include <cstdint>
@@ -53,12 +55,12 @@ void check_gate(const LstmParams& p, const GateParams& g, int id) {
   const bool shape_ok =
       g.dims.size() == 3 && g.dims[0] == 1 && g.dims[1] == h && g.dims[2] == columns;
   if (g.matrix == matrix && g.bias == bias && shape_ok) return;
-  throw Error(ErrorKind::kUsage, "lstm: cuDNN lays out gate " + std::to_string(id) +
-                                     "'s weights at element " + std::to_string(g.matrix) +
-                                     " and bias at " + std::to_string(g.bias) + ", not at " +
-                                     std::to_string(matrix) + " and " + std::to_string(bias) +
-                                     " as our layout has them (input " + std::to_string(p.input) +
-                                     ", hidden " + std::to_string(h) + ")");
+  throw Error(ErrorKind::kExternal,
+              "lstm: cuDNN lays out gate " + std::to_string(id) + "'s weights at element " +
+                  std::to_string(g.matrix) + " and bias at " + std::to_string(g.bias) +
+                  ", not at " + std::to_string(matrix) + " and " + std::to_string(bias) +
+                  " as our layout has them (input " + std::to_string(p.input) + ", hidden " +
+                  std::to_string(h) + ")");
 }
 
 }  // namespace
@@ -91,9 +93,9 @@ CudnnLstm::CudnnLstm(cudnnHandle_t handle, const LstmParams& p, DType dtype) {
   CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(handle, rnn_, &weight_bytes_));
   const std::size_t element = size_of(dtype);
   if (weight_bytes_ != static_cast<std::size_t>(p.weights()) * element)
-    throw Error(ErrorKind::kUsage, "lstm: cuDNN's weight space holds " +
-                                       std::to_string(weight_bytes_) + " bytes, our layout " +
-                                       std::to_string(p.weights() * element));
+    throw Error(ErrorKind::kExternal, "lstm: cuDNN's weight space holds " +
+                                          std::to_string(weight_bytes_) + " bytes, our layout " +
+                                          std::to_string(p.weights() * element));
   for (int id = 0; id < 8; ++id)
     check_gate(p, gate_params(handle, rnn_, weight_bytes_, id, element), id);
   CUDNN_CHECK(cudnnGetRNNTempSpaceSizes(handle, rnn_, CUDNN_FWD_MODE_TRAINING, x_, &work_bytes_,

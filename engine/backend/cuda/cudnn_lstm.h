@@ -14,8 +14,8 @@ namespace dlbench::backend::cuda {
 
 class CudnnLstm {
  public:
-  // Throws Error(kExternal) when cuDNN refuses the configuration, and Error(kUsage) when its
-  // weight space is not laid out as LstmParams says (then our weights cannot be handed over).
+  // Throws Error(kExternal) when cuDNN refuses the configuration, or when its weight space is
+  // not laid out as LstmParams says (then our weights cannot be handed over).
   CudnnLstm(cudnnHandle_t handle, const LstmParams& p, DType dtype);
 
   cudnnRNNDescriptor_t rnn() const { return rnn_; }

@@ -9,8 +9,8 @@
 
 namespace dlbench::nn {
 
-Lstm::Lstm(const backend::LstmParams& p, Mode mode, bool states, float stddev)
-    : p_(p), mode_(mode), states_(states), stddev_(stddev) {
+Lstm::Lstm(const backend::LstmParams& p, Mode mode, LstmStates states, float stddev)
+    : p_(p), mode_(mode), states_(states == LstmStates::kCarried), stddev_(stddev) {
   DLBENCH_CHECK(p.batch >= 1 && p.steps >= 1 && p.input >= 1 && p.hidden >= 1,
                 "lstm: batch, steps, input and hidden must be >= 1");
   if (stddev_ <= 0)
@@ -39,11 +39,16 @@ std::vector<ParamDecl> Lstm::params() const {
 std::vector<StateDecl> Lstm::state(backend::Backend& be) const {
   if (mode_ != Mode::kTrain) return {};
   // The reserve's size depends on the dtype on CUDA: the largest of the float dtypes the backend
-  // runs, since the precision is not known here.
+  // can plan, since the precision is not known here. A dtype it cannot plan (bf16 before cuDNN
+  // 9.13) is left out; a model in that dtype then fails at its first step with cuDNN's reason.
   std::size_t bytes = 0;
-  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16})
-    if (be.supports(backend::OpKind::kLstmForward, p_, dtype))
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    if (!be.supports(backend::OpKind::kLstmForward, p_, dtype)) continue;
+    try {
       bytes = std::max(bytes, be.lstm_reserve_bytes(p_, dtype));
+    } catch (const Error&) {
+    }
+  }
   std::vector<StateDecl> out = {{"reserve", bytes, Init::kZeros}};
   // With states: room for their two gradients where they are added rather than written.
   const std::size_t state_bytes = static_cast<std::size_t>(p_.batch * p_.hidden) * sizeof(float);

@@ -13,11 +13,16 @@
 
 namespace dlbench::nn {
 
+// Whether the recurrence starts from zeros and keeps no last states (training over whole
+// sentences), or takes h0 and c0 as inputs and gives the last h and c as outputs.
+enum class LstmStates { kFromZeros, kCarried };
+
 class Lstm final : public Layer {
  public:
   // `mode`: training keeps the backend's reserve from forward to backward. The weights start
   // from N(0, stddev^2); 0 takes PyTorch's default variance, that of U(-1/sqrt(H), 1/sqrt(H)).
-  Lstm(const backend::LstmParams& p, Mode mode, bool states = false, float stddev = 0.0f);
+  Lstm(const backend::LstmParams& p, Mode mode, LstmStates states = LstmStates::kFromZeros,
+       float stddev = 0.0f);
   const char* kind() const override { return "lstm"; }
   int num_inputs() const override { return states_ ? 3 : 1; }
   std::vector<OutputInfo> outputs(std::span<const ValueInfo> inputs) const override;
@@ -27,7 +32,8 @@ class Lstm final : public Layer {
   std::vector<StateDecl> state(backend::Backend& be) const override;
   SavedForBackward saved_for_backward() const override;
   std::int64_t forward_macs() const override { return p_.macs(); }
-  // cuDNN and oneDNN compute the input's gradient whether or not it is wanted.
+  // cuDNN and oneDNN compute the input's gradient whether or not it is wanted (and backward
+  // needs the input to want one: GNMT's LSTMs read layers that pass gradients on).
   std::int64_t backward_macs(bool) const override { return 2 * p_.macs(); }
   void set_math(backend::MathMode math) override { p_.math = math; }
   void forward(const StepContext& ctx) override;

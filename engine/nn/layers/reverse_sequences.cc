@@ -10,7 +10,8 @@ std::vector<OutputInfo> ReverseSequences::outputs(std::span<const ValueInfo> inp
                 "reverse_sequences: the input " + x.str() + " is not [steps * batch, width]");
   expect_shape(inputs[1].shape, {p_.batch}, "reverse_sequences (lengths)");
   DLBENCH_CHECK(inputs[1].dtype == DType::kI32,
-                "reverse_sequences: sequence lengths must be i32, got " + inputs[1].name);
+                "reverse_sequences: sequence lengths must be i32, not " +
+                    std::string(to_string(inputs[1].dtype)) + " (" + inputs[1].name + ")");
   return {{x, inputs[0].dtype}};
 }
 

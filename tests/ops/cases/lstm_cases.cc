@@ -51,7 +51,11 @@ HostTensor reserve(const backend::Backend& be, const LstmParams& p) {
   std::size_t bytes = 0;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     if (!be.supports(OpKind::kLstmForward, p, dtype)) continue;
-    bytes = std::max(bytes, be.lstm_reserve_bytes(p, dtype));
+    try {
+      bytes = std::max(bytes, be.lstm_reserve_bytes(p, dtype));
+    } catch (const Error&) {
+      // A dtype this cuDNN cannot plan: its cases fail on their own, with cuDNN's reason.
+    }
   }
   const auto floats = static_cast<std::int64_t>((bytes + 3) / 4);
   return {"reserve",
@@ -68,15 +72,16 @@ HostTensor unused(HostTensor t) {
   return t;
 }
 
-// Each step's gates are sums of input + hidden products, and the recurrence carries the
-// previous steps' errors on (the states stay below 1 in magnitude); f16 and bf16 round h every
-// step on the device, which then feeds the next step's products.
+// Each step's gates are sums of input + hidden products. The recurrence carries the earlier
+// steps' errors on, but damped (through the forget gate, below 1, and the gates' slopes), so
+// they add up to a small multiple of one step's, not to the steps' count of them; f16 and bf16
+// round h every step on the device, which then feeds the next step's products.
 Tolerance forward_tolerance(const Precision& prec, const LstmParams& p) {
-  return sum_tolerance(prec, p.steps * (p.input + p.hidden), 1.0);
+  return sum_tolerance(prec, p.input + p.hidden, 2.0);
 }
-// Gradients also sum over the batch (the weights') and the steps back, at a few units.
+// Gradients reach a few units; the weights' sum over every step and sample.
 Tolerance backward_tolerance(const Precision& prec, const LstmParams& p) {
-  return sum_tolerance(prec, p.steps * (p.batch + p.input + p.hidden), 4.0);
+  return sum_tolerance(prec, p.steps * p.batch + p.input + p.hidden, 4.0);
 }
 
 class LstmCase : public OpCase {
@@ -149,11 +154,13 @@ class LstmForward final : public LstmCase {
 
 class LstmBackward final : public LstmCase {
  public:
-  LstmBackward(const LstmParams& p, bool states, GradMode mode)
-      : LstmCase(p, states), mode_(mode) {}
+  // mode: dx's; dw_mode: the weights' (a layer's input and parameter modes differ).
+  LstmBackward(const LstmParams& p, bool states, GradMode mode, GradMode dw_mode)
+      : LstmCase(p, states), mode_(mode), dw_mode_(dw_mode) {}
   std::string op() const override { return "lstm_backward"; }
   std::string params() const override {
-    return name_of(p_) + states_name() + "_" + mode_name(mode_);
+    return name_of(p_) + states_name() + "_" + mode_name(mode_) +
+           (dw_mode_ == mode_ ? "" : std::string("_dw_") + mode_name(dw_mode_));
   }
   OpKind kind() const override { return OpKind::kLstmBackward; }
   // x, w, h0, c0, dy, dhn, dcn, y, reserve (the forward's, run first), dx, dh0, dc0, dw.
@@ -171,13 +178,13 @@ class LstmBackward final : public LstmCase {
             grad_output("dx", p_.input_shape(), mode_, 418),
             states_ ? dh0 : unused(dh0),
             states_ ? dc0 : unused(dc0),
-            grad_output("dw", {p_.weights()}, mode_, 419)};
+            grad_output("dw", {p_.weights()}, dw_mode_, 419)};
   }
   void run(backend::Backend& be, const Precision& prec, std::span<const Tensor> t) const override {
     const LstmParams p = params_at(prec);
     be.lstm_forward(p, t[0], t[1], state(t[2]), state(t[3]), t[7], {}, {}, t[8]);
     be.lstm_backward(p, t[0], t[1], state(t[2]), state(t[3]), t[7], t[4], state(t[5]), state(t[6]),
-                     t[8], t[9], mode_, state(t[10]), state(t[11]), t[12], mode_);
+                     t[8], t[9], mode_, state(t[10]), state(t[11]), t[12], dw_mode_);
   }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
     const ref::LstmGrads g = ref::lstm_backward(
@@ -185,7 +192,7 @@ class LstmBackward final : public LstmCase {
         t[4].as_double(), state_values(t[5]), state_values(t[6]));
     const Tolerance tol = backward_tolerance(kF32, p_);
     std::vector<Check> checks = {{9, expected_grad(mode_, t[9], g.dx), tol},
-                                 {12, expected_grad(mode_, t[12], g.dw), tol}};
+                                 {12, expected_grad(dw_mode_, t[12], g.dw), tol}};
     if (states_) checks.push_back({10, g.dh0, tol}), checks.push_back({11, g.dc0, tol});
     return checks;
   }
@@ -195,7 +202,7 @@ class LstmBackward final : public LstmCase {
   bool repeatable() const override { return true; }
 
  private:
-  GradMode mode_;
+  GradMode mode_, dw_mode_;
 };
 
 CaseList cases() {
@@ -204,13 +211,14 @@ CaseList cases() {
   const LstmParams gnmt = lstm(128, 50, 2048, 1024);
   out.push_back(std::make_unique<PerfCase>(std::make_unique<LstmForward>(gnmt, false, true)));
   out.push_back(std::make_unique<PerfCase>(
-      std::make_unique<LstmBackward>(gnmt, false, GradMode::kOverwrite)));
+      std::make_unique<LstmBackward>(gnmt, false, GradMode::kOverwrite, GradMode::kOverwrite)));
   for (const LstmParams& p : shapes())
     for (bool states : {false, true}) {
       for (bool training : {false, true})
         out.push_back(std::make_unique<LstmForward>(p, states, training));
       for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
-        out.push_back(std::make_unique<LstmBackward>(p, states, m));
+        for (GradMode dw : {GradMode::kOverwrite, GradMode::kAccumulate})
+          out.push_back(std::make_unique<LstmBackward>(p, states, m, dw));
     }
   return out;
 }

@@ -14,11 +14,12 @@ std::vector<LayerCase> recurrent_layers() {
   std::vector<LayerCase> out;
   backend::LstmParams lstm;
   lstm.batch = 2, lstm.steps = 3, lstm.input = 3, lstm.hidden = 4;
-  for (bool states : {false, true}) {
+  for (nn::LstmStates states : {nn::LstmStates::kFromZeros, nn::LstmStates::kCarried}) {
+    const bool carried = states == nn::LstmStates::kCarried;
     std::vector<Shape> inputs = {lstm.input_shape()};
-    if (states) inputs.insert(inputs.end(), {lstm.state_shape(), lstm.state_shape()});
+    if (carried) inputs.insert(inputs.end(), {lstm.state_shape(), lstm.state_shape()});
     out.push_back({"lstm",
-                   states ? "b2_t3_i3_h4_states" : "b2_t3_i3_h4",
+                   carried ? "b2_t3_i3_h4_states" : "b2_t3_i3_h4",
                    [=] { return std::make_unique<nn::Lstm>(lstm, Mode::kTrain, states, 0.3f); },
                    inputs,
                    {},
