@@ -1,6 +1,6 @@
 // Layer cases of the recurrent layers (tests/ops/harness/layer_case.h): the LSTM, from zeros
-// and from given states (whose gradients, and those of the last states, are probed too), and
-// sequence reversal, the bidirectional LSTM's other half.
+// and from given states (whose gradients, and those of the last states, are probed too, and
+// added in accumulate mode), and sequence reversal, the bidirectional LSTM's other half.
 #include <memory>
 
 #include "engine/nn/layers/lstm.h"
@@ -18,13 +18,15 @@ std::vector<LayerCase> recurrent_layers() {
     const bool carried = states == nn::LstmStates::kCarried;
     std::vector<Shape> inputs = {lstm.input_shape()};
     if (carried) inputs.insert(inputs.end(), {lstm.state_shape(), lstm.state_shape()});
-    out.push_back({"lstm",
-                   carried ? "b2_t3_i3_h4_states" : "b2_t3_i3_h4",
-                   [=] { return std::make_unique<nn::Lstm>(lstm, Mode::kTrain, states, 0.3f); },
-                   inputs,
-                   {},
-                   {},
-                   true});
+    LayerCase c{"lstm",
+                carried ? "b2_t3_i3_h4_states" : "b2_t3_i3_h4",
+                [=] { return std::make_unique<nn::Lstm>(lstm, Mode::kTrain, states, 0.3f); },
+                inputs,
+                {},
+                {},
+                true};
+    c.accumulate_every_input = true;  // the states' gradients are added through scratch
+    out.push_back(std::move(c));
   }
   // Three sequences of four steps reversed within lengths 4, 2 and 0.
   out.push_back({"reverse_sequences",

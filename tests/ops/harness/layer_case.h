@@ -49,6 +49,9 @@ struct LayerCase {
   std::function<std::vector<std::vector<float>>(const std::vector<std::vector<float>>& inputs,
                                                 const std::vector<std::vector<float>>& params)>
       reference = nullptr;
+  // With `accumulate`: checks every input's gradient in accumulate mode, not input 0's alone
+  // (a layer that adds some gradients through scratch of its own: the LSTM's states).
+  bool accumulate_every_input = false;
 };
 
 using LayerCaseMaker = std::vector<LayerCase> (*)();

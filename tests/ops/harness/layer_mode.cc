@@ -150,7 +150,8 @@ class LayerRunner {
   // Accumulate mode adds the same gradient on top of what was there.
   void expect_accumulate_adds() {
     std::vector<std::size_t> checked;
-    if (has_grad(0)) checked.push_back(0);
+    for (std::size_t i = 0; i < (c_.accumulate_every_input ? n_in_ : 1); ++i)
+      if (has_grad(i)) checked.push_back(i);
     const bool params = layer_->accumulates_param_grads();
     if (params)
       for (std::size_t p = 0; p < decls_.size(); ++p) checked.push_back(param(p));
