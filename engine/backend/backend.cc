@@ -446,6 +446,12 @@ void Backend::fill_normal(const Tensor& t, float mean, float stddev, std::uint64
   fill_normal_impl(t, mean, stddev, seed);
 }
 
+void Backend::fill_uniform(const Tensor& t, float low, float high, std::uint64_t seed) {
+  DLBENCH_CHECK(std::isfinite(low) && std::isfinite(high) && high > low,
+                "fill_uniform: [low, high) must be a finite, non-empty range");
+  fill_uniform_impl(t, low, high, seed);
+}
+
 void Backend::fill_uniform_int(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
                                std::uint64_t seed) {
   DLBENCH_CHECK(high_exclusive > low, "empty integer range");

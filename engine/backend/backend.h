@@ -52,6 +52,15 @@ struct ResidualNorm {
   Tensor dgamma, dbeta;
 };
 
+// The gradients Backend::additive_attention_backward writes, each only where defined: of the
+// queries, keys and values in their own modes (a value feeding the keys' projection too gets
+// both gradients added), and of v and g (one mode, as a layer's parameters).
+struct AdditiveAttentionGrads {
+  Tensor dq, dk, dvalues, dv, dg;
+  GradMode q_mode = GradMode::kOverwrite, k_mode = GradMode::kOverwrite,
+           values_mode = GradMode::kOverwrite, param_mode = GradMode::kOverwrite;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -203,6 +212,24 @@ class Backend {
   // overwriting.
   void copy_columns(const Tensor& src, std::int64_t src_col, const Tensor& dst,
                     std::int64_t dst_col, std::int64_t cols, GradMode mode);
+
+  // --- additive attention (GNMT's normalized Bahdanau attention) ----------------------------
+  // Each query's scores against its sample's keys, over the first lengths[b] (i32 [batch]):
+  //   e[b, t, s] = g (v / |v|) . tanh(q[t, b] + k[s, b]),   probs[b, t, :] = softmax_s(e),
+  //   o[t, b] = sum_s probs[b, t, s] values[s, b],
+  // with probs 0 past the length (and everywhere, so o = 0, for a sample of length 0). q, k,
+  // values, v [width], g [1] and o share one float dtype; probs (f32 [batch, queries, keys]) is
+  // kept for backward and for beam search's coverage penalty. Computed in f32 (CPU: double),
+  // with no [batch, queries, keys, width] tensor in memory.
+  void additive_attention_forward(const AdditiveAttentionParams& p, const Tensor& q,
+                                  const Tensor& k, const Tensor& values, const Tensor& v,
+                                  const Tensor& g, const Tensor& lengths, const Tensor& o,
+                                  const Tensor& probs);
+  // The gradients from dout (o's) and the forward's probs (grads says which, and in which modes).
+  void additive_attention_backward(const AdditiveAttentionParams& p, const Tensor& q,
+                                   const Tensor& k, const Tensor& values, const Tensor& v,
+                                   const Tensor& g, const Tensor& lengths, const Tensor& probs,
+                                   const Tensor& dout, const AdditiveAttentionGrads& grads);
 
   // --- activations and elementwise -------------------------------------------------------
   void activation_forward(Activation a, const Tensor& x, const Tensor& y);
@@ -401,6 +428,9 @@ class Backend {
   void copy(const Tensor& src, const Tensor& dst);
   // Deterministic per seed, so every device and rank can make the same data and weights.
   void fill_normal(const Tensor& t, float mean, float stddev, std::uint64_t seed);
+  // Uniform over [low, high] (GNMT's U(-0.1, 0.1) weights): low + (high - low) u for u uniform
+  // in (0, 1] (53 bits), in double, rounded once to t's float dtype.
+  void fill_uniform(const Tensor& t, float low, float high, std::uint64_t seed);
   void fill_uniform_int(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
                         std::uint64_t seed);
   // Host <-> device transfers for tests and results; host memory is plain memory.

@@ -1,7 +1,9 @@
-// The door checks of the attention ops (Backend::attention_forward and _backward): every
-// operand's shape and dtype, the parameters' ranges. The backends implement the *_impl hooks.
+// The door checks of the attention ops (Backend::attention_forward and _backward, and the
+// additive attention's pair): every operand's shape and dtype, the parameters' ranges. The
+// backends implement the *_impl hooks.
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include "engine/backend/backend.h"
 #include "engine/backend/door_checks.h"
@@ -26,7 +28,53 @@ void check_attention(const AttentionParams& p, const Tensor& q, const Tensor& k,
   check(stats, {p.batch, p.heads, p.seq_q}, kF32, op, "stats");
 }
 
+// The additive attention's parameters and the operands both directions read: q, k, values, v
+// and g of q's float dtype, lengths i32 [batch], probs f32 [batch, queries, keys].
+void check_additive(const AdditiveAttentionParams& p, const Tensor& q, const Tensor& k,
+                    const Tensor& values, const Tensor& v, const Tensor& g, const Tensor& lengths,
+                    const Tensor& probs, const char* op) {
+  DLBENCH_CHECK(p.batch >= 1 && p.queries >= 1 && p.keys >= 1 && p.width >= 1 && p.value_width >= 1,
+                std::string(op) + ": batch, queries, keys, width and value_width must be >= 1");
+  DLBENCH_CHECK(q.defined(), std::string(op) + ": q is not allocated");
+  DLBENCH_CHECK(q.dtype() == DType::kF32 || q.dtype() == DType::kF16 || q.dtype() == DType::kBF16,
+                std::string(op) + ": q must be f32, f16 or bf16, not " + to_string(q.dtype()));
+  check(q, p.query_shape(), q.dtype(), op, "q");
+  check(k, p.key_shape(), q.dtype(), op, "k");
+  check(values, p.value_shape(), q.dtype(), op, "values");
+  check(v, {p.width}, q.dtype(), op, "v");
+  check(g, {1}, q.dtype(), op, "g");
+  check(lengths, {p.batch}, DType::kI32, op, "lengths");
+  check(probs, p.probs_shape(), kF32, op, "probs");
+}
+
 }  // namespace
+
+void Backend::additive_attention_forward(const AdditiveAttentionParams& p, const Tensor& q,
+                                         const Tensor& k, const Tensor& values, const Tensor& v,
+                                         const Tensor& g, const Tensor& lengths, const Tensor& o,
+                                         const Tensor& probs) {
+  const char* op = "additive_attention_forward";
+  check_additive(p, q, k, values, v, g, lengths, probs, op);
+  check(o, p.output_shape(), q.dtype(), op, "o");
+  additive_attention_forward_impl(p, q, k, values, v, g, lengths, o, probs);
+}
+
+void Backend::additive_attention_backward(const AdditiveAttentionParams& p, const Tensor& q,
+                                          const Tensor& k, const Tensor& values, const Tensor& v,
+                                          const Tensor& g, const Tensor& lengths,
+                                          const Tensor& probs, const Tensor& dout,
+                                          const AdditiveAttentionGrads& grads) {
+  const char* op = "additive_attention_backward";
+  check_additive(p, q, k, values, v, g, lengths, probs, op);
+  check(dout, p.output_shape(), q.dtype(), op, "dout");
+  for (const auto& [t, like, what] : {std::tuple{&grads.dq, &q, "dq"},
+                                      {&grads.dk, &k, "dk"},
+                                      {&grads.dvalues, &values, "dvalues"},
+                                      {&grads.dv, &v, "dv"},
+                                      {&grads.dg, &g, "dg"}})
+    if (t->defined()) check_same(*like, *t, op, what);
+  additive_attention_backward_impl(p, q, k, values, v, g, lengths, probs, dout, grads);
+}
 
 const char* to_string(AttentionKernel kernel) {
   switch (kernel) {

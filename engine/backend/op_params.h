@@ -327,6 +327,26 @@ struct LstmParams {
   std::int64_t macs() const { return steps * batch * gates() * (input + hidden); }
 };
 
+// Normalized Bahdanau attention (GNMT's: Bahdanau et al. 2015, the score vector weight-normalized
+// as in Salimans & Kingma 2016), between the projections that make its queries and keys and the
+// layers that read its context (Backend::additive_attention_forward). Rows are time-major as the
+// LSTM's: query row t * batch + b is sample b's target step t, key and value row s * batch + b its
+// source position s.
+struct AdditiveAttentionParams {
+  std::int64_t batch = 1;
+  std::int64_t queries = 1;      // target steps
+  std::int64_t keys = 1;         // source positions, padded
+  std::int64_t width = 1;        // of the projected queries and keys, and of v
+  std::int64_t value_width = 1;  // of the values and the context
+  Shape query_shape() const { return {queries * batch, width}; }
+  Shape key_shape() const { return {keys * batch, width}; }
+  Shape value_shape() const { return {keys * batch, value_width}; }
+  Shape output_shape() const { return {queries * batch, value_width}; }
+  Shape probs_shape() const { return {batch, queries, keys}; }
+  // One forward pass: a tanh and a product per score term, and the context's products.
+  std::int64_t macs() const { return batch * queries * keys * (width + value_width); }
+};
+
 // Time-major sequences of a batch (Backend::reverse_sequences): row t * batch + b is sample b at
 // step t, as the LSTM reads them; each sample's own length is at most `steps`.
 struct SequenceParams {

@@ -92,6 +92,12 @@ const char* to_string(OpKind op) {
       return "reverse_sequences";
     case OpKind::kSumSquares:
       return "sum_squares";
+    case OpKind::kAdditiveAttentionForward:
+      return "additive_attention_forward";
+    case OpKind::kAdditiveAttentionBackward:
+      return "additive_attention_backward";
+    case OpKind::kFillUniform:
+      return "fill_uniform";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

@@ -63,15 +63,18 @@ enum class OpKind {
   kLstmBackward,
   kReverseSequences,
   kSumSquares,
+  kAdditiveAttentionForward,
+  kAdditiveAttentionBackward,
+  kFillUniform,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kSumSquares;
+constexpr OpKind kLastOpKind = OpKind::kFillUniform;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).
-using OpParams =
-    std::variant<std::monostate, ConvParams, BatchNormParams, PoolParams, MatmulParams, Activation,
-                 SgdParams, AdamParams, SoftDiceParams, AttentionParams, LstmParams>;
+using OpParams = std::variant<std::monostate, ConvParams, BatchNormParams, PoolParams, MatmulParams,
+                              Activation, SgdParams, AdamParams, SoftDiceParams, AttentionParams,
+                              LstmParams, AdditiveAttentionParams>;
 
 struct Support {
   bool supported = true;

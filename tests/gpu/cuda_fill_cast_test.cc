@@ -33,6 +33,16 @@ TEST_P(ElementwiseGpu, FillNormalMatchesCpuExactly) {
   EXPECT_TRUE(gpu_close("fill_normal", t.download(), ref.data, {0.0, 0.0}));
 }
 
+TEST_P(ElementwiseGpu, FillUniformMatchesCpuExactly) {
+  const Precision& prec = GetParam();
+  HostTensor ref({kOddSize * 101});
+  cpu().fill_uniform(ref.tensor(), -0.1f, 0.1f, 4321);
+  round_in_place(prec.dtype, ref);
+  GpuTensor t = poisoned(ref.shape, prec.dtype);
+  gpu().fill_uniform(t.tensor(), -0.1f, 0.1f, 4321);
+  EXPECT_TRUE(gpu_close("fill_uniform", t.download(), ref.data, {0.0, 0.0}));
+}
+
 TEST_P(ElementwiseGpu, FillCopyAndAllFinite) {
   const Precision& prec = GetParam();
   GpuTensor t = poisoned(kShape, prec.dtype);

@@ -131,6 +131,30 @@ TEST(Fill, NormalIsDeterministicPerSeedWithTheRightMoments) {
   EXPECT_NEAR(stddev, 2.0, 0.03);
 }
 
+TEST(Fill, UniformIsDeterministicPerSeedAndFillsItsRangeEvenly) {
+  backend::cpu::CpuBackend be;
+  constexpr std::int64_t kCount = 100000;
+  HostTensor a({kCount}), b({kCount}), c({kCount});
+  be.fill_uniform(a.tensor(), -0.1f, 0.3f, 7);
+  be.fill_uniform(b.tensor(), -0.1f, 0.3f, 7);
+  be.fill_uniform(c.tensor(), -0.1f, 0.3f, 8);
+  EXPECT_EQ(a.data, b.data);
+  EXPECT_NE(a.data, c.data);
+  std::vector<int> bins(10, 0);
+  double sum = 0;
+  for (float v : a.data) {
+    ASSERT_GE(v, -0.1f);
+    ASSERT_LE(v, 0.3f);
+    sum += v;
+    ++bins[std::min(9, static_cast<int>((v + 0.1f) / 0.04f))];
+  }
+  // A tenth of the range each: 10,000 expected, standard deviation ~95.
+  for (int count : bins) EXPECT_NEAR(count, 10000, 500);
+  EXPECT_NEAR(sum / kCount, 0.1, 0.002);  // standard error 0.4 / sqrt(12e5) ~ 0.00037
+  EXPECT_THROW(be.fill_uniform(a.tensor(), 0.3f, 0.3f, 1), Error);  // an empty range
+  EXPECT_THROW(be.fill_uniform(a.tensor(), 0.0f, INFINITY, 1), Error);
+}
+
 TEST(Fill, UniformIntStaysInRangeAndCoversIt) {
   backend::cpu::CpuBackend be;
   std::vector<std::int32_t> v(10000);

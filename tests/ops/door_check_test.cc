@@ -193,6 +193,54 @@ TEST(DoorChecks, LstmChecksItsOperands) {
       Error);
 }
 
+// The additive attention: time-major q [queries * batch, width], k and values [keys * batch, ...],
+// v [width] and g [1] of q's dtype, i32 lengths [batch], f32 probs [batch, queries, keys], the
+// gradients shaped as what they belong to; the CPU refuses a length past the keys; a refused call
+// writes nothing.
+TEST(DoorChecks, AdditiveAttentionChecksItsOperands) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  backend::AdditiveAttentionParams p;
+  p.batch = 2, p.queries = 3, p.keys = 4, p.width = 5, p.value_width = 6;
+  HostTensor q(p.query_shape()), k(p.key_shape()), values(p.value_shape()), v({p.width}), g({1}),
+      o(p.output_shape()), probs(p.probs_shape());
+  for (float& x : v.data) x = 1.0f;
+  g.data[0] = 1.0f;
+  std::vector<std::int32_t> good{4, 2}, too_long{4, 5}, three{4, 4, 4};
+  auto i32 = [](std::vector<std::int32_t>& l) {
+    return Tensor(l.data(), {static_cast<std::int64_t>(l.size())}, DType::kI32, Device::cpu());
+  };
+  const auto forward = [&](const Tensor& queries, const Tensor& keys, const Tensor& lengths,
+                           const Tensor& out, const Tensor& pr) {
+    be->additive_attention_forward(p, queries, keys, values.tensor(), v.tensor(), g.tensor(),
+                                   lengths, out, pr);
+  };
+  EXPECT_NO_THROW(forward(q.tensor(), k.tensor(), i32(good), o.tensor(), probs.tensor()));
+  o.data[0] = 42.0f;
+  HostTensor batch_major({p.batch, p.queries * p.width}), transposed_probs({2, 4, 3});
+  EXPECT_THROW(forward(batch_major.tensor(), k.tensor(), i32(good), o.tensor(), probs.tensor()),
+               Error);
+  EXPECT_THROW(forward(q.tensor(), q.tensor(), i32(good), o.tensor(), probs.tensor()),
+               Error);  // keys of the queries' count
+  EXPECT_THROW(forward(q.tensor(), k.tensor(), i32(three), o.tensor(), probs.tensor()), Error);
+  EXPECT_THROW(forward(q.tensor(), k.tensor(), i32(too_long), o.tensor(), probs.tensor()), Error);
+  EXPECT_THROW(forward(q.tensor(), k.tensor(), Tensor(), o.tensor(), probs.tensor()), Error);
+  EXPECT_THROW(forward(q.tensor(), k.tensor(), i32(good), o.tensor(), transposed_probs.tensor()),
+               Error);
+  EXPECT_THROW(forward(q.tensor(), k.tensor(), i32(good), q.tensor(), probs.tensor()),
+               Error);  // the context is value_width wide
+  EXPECT_EQ(o.data[0], 42.0f);
+  // Backward: each gradient shaped as its operand.
+  HostTensor dq(p.query_shape()), dk(p.key_shape()), dv({p.width}), wide_dv({p.width + 1});
+  const auto backward = [&](const Tensor& dq_, const Tensor& dv_) {
+    be->additive_attention_backward(p, q.tensor(), k.tensor(), values.tensor(), v.tensor(),
+                                    g.tensor(), i32(good), probs.tensor(), o.tensor(),
+                                    {dq_, dk.tensor(), Tensor(), dv_, Tensor()});
+  };
+  EXPECT_NO_THROW(backward(dq.tensor(), dv.tensor()));
+  EXPECT_THROW(backward(dk.tensor(), dv.tensor()), Error);
+  EXPECT_THROW(backward(dq.tensor(), wide_dv.tensor()), Error);
+}
+
 // Reversing sequences: x and y [steps * batch, width] in different memory, i32 lengths per
 // sample; the CPU refuses a length past the steps before writing anything.
 TEST(DoorChecks, ReverseSequencesChecksItsOperands) {

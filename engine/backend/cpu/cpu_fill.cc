@@ -82,6 +82,18 @@ void CpuBackend::fill_normal_impl(const Tensor& t, float mean, float stddev, std
   }
 }
 
+void CpuBackend::fill_uniform_impl(const Tensor& t, float low, float high, std::uint64_t seed) {
+  require_f32(t, "fill_uniform", "t");
+  float* p = t.data_as<float>();
+  const std::int64_t n = t.numel();
+  const double range = static_cast<double>(high) - low;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double u = uniform_open0(random_bits(seed, static_cast<std::uint64_t>(i)));
+    p[i] = static_cast<float>(low + range * u);
+  }
+}
+
 void CpuBackend::fill_uniform_int_impl(const Tensor& t, std::int64_t low,
                                        std::int64_t high_exclusive, std::uint64_t seed) {
   require_cpu(t, "fill_uniform_int", "t");

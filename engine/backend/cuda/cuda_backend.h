@@ -116,6 +116,9 @@ using MatmulKey = std::array<std::int64_t, 8>;
 
 // The CUDA backend's answer to Backend::supports, without a GPU (tests ask it directly).
 Support cuda_supports(OpKind op, const OpParams& params, DType dtype);
+// Why the additive attention's kernels cannot take these sizes (cuda_additive_attention.cu), or
+// empty where they can.
+std::string additive_attention_refusal(const AdditiveAttentionParams& p);
 
 class CudaBackend final : public Backend {
  public:

@@ -5,6 +5,7 @@
 // on its own and CPU and GPU runs start from the same weights and data.
 //   normal:  u1, u2 = uniform (0, 1] from counters 2i and 2i + 1 (53 bits each);
 //            z = sqrt(-2 ln u1) cos(2 pi u2);  value = float(mean + stddev z)   (in double)
+//   uniform: value = float(low + (high - low) u), u uniform (0, 1] from counter i
 //   integer: value = low + bits(i) mod (high - low)
 // The double arithmetic is rounded one operation at a time (__dmul_rn/__dadd_rn), as the CPU
 // computes it; log, sqrt and cos are CUDA's double functions (within an ulp or two of the C
@@ -36,6 +37,17 @@ __global__ void fill_normal_kernel(T* out, std::int64_t n, double mean, double s
     const double u2 = uniform_open0(splitmix64(mixed_seed ^ (c + 1)));
     const double z = __dmul_rn(sqrt(__dmul_rn(-2.0, log(u1))), cos(__dmul_rn(kTwoPi, u2)));
     out[i] = from_f32<T>(static_cast<float>(__dadd_rn(mean, __dmul_rn(stddev, z))));
+  }
+}
+
+template <class T>
+__global__ void fill_uniform_kernel(T* out, std::int64_t n, double low, double range,
+                                    std::uint64_t mixed_seed) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    const double u = uniform_open0(splitmix64(mixed_seed ^ static_cast<std::uint64_t>(i)));
+    out[i] = from_f32<T>(static_cast<float>(__dadd_rn(low, __dmul_rn(range, u))));
   }
 }
 
@@ -114,6 +126,20 @@ void CudaBackend::fill_normal_impl(const Tensor& t, float mean, float stddev, st
     using T = typename decltype(tag)::type;
     fill_normal_kernel<T><<<grid_for(n), kBlock, 0, stream_>>>(static_cast<T*>(t.data()), n, mean,
                                                                stddev, splitmix64(seed));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void CudaBackend::fill_uniform_impl(const Tensor& t, float low, float high, std::uint64_t seed) {
+  activate();
+  require_here(t, "fill_uniform", "t");
+  const std::int64_t n = t.numel();
+  if (n == 0) return;
+  const double range = static_cast<double>(high) - low;  // as the CPU computes it
+  dispatch_float(t.dtype(), "fill_uniform", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fill_uniform_kernel<T><<<grid_for(n), kBlock, 0, stream_>>>(static_cast<T*>(t.data()), n, low,
+                                                                range, splitmix64(seed));
     CUDA_CHECK_LAUNCH();
   });
 }

@@ -49,6 +49,8 @@ Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
           "our flash attention kernels take f16 or bf16 at head widths 32, 64 "
           "and 128");
   }
+  if (const auto* add = std::get_if<AdditiveAttentionParams>(&params))
+    if (std::string why = additive_attention_refusal(*add); !why.empty()) return Support::no(why);
   const bool is_float = dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
   if (op == OpKind::kSgdMomentumUpdate || op == OpKind::kAdamUpdate ||
       op == OpKind::kSparseAdamUpdate || op == OpKind::kSumSquares)
