@@ -12,6 +12,8 @@ import argparse
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from peer_timing import time_ms
+
 SHAPES = [(64, 12, 128, 64), (8, 16, 512, 64)]  # BERT-base s128 b64; BERT-large s512 b8
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 BACKENDS = {
@@ -21,18 +23,6 @@ BACKENDS = {
     "math": SDPBackend.MATH,
 }
 
-
-def timed(fn, repeats):
-    for _ in range(3):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(repeats):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / repeats
 
 
 def main():
@@ -57,8 +47,8 @@ def main():
             def both():
                 forward().backward(dout)
             try:
-                fwd = timed(forward, args.repeats)
-                bwd = timed(both, args.repeats) - fwd
+                fwd = time_ms(forward, args.repeats)
+                bwd = time_ms(both, args.repeats) - fwd
             except RuntimeError as e:  # a backend that does not take this shape or dtype
                 print(f"b{batch}_h{heads}_s{seq}_d{dim} {name:9s} not available: {str(e).splitlines()[0][:80]}")
                 continue

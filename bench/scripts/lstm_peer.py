@@ -10,22 +10,12 @@ import argparse
 
 import torch
 
+from peer_timing import time_ms
+
 # GNMT's decoder layer: batch 128, 50 steps, the embedding and the context in, 1024 out.
 SHAPES = [(128, 50, 2048, 1024)]
 DTYPES = {"f32": torch.float32, "tf32": torch.float32, "f16": torch.float16,
           "bf16": torch.bfloat16}
-
-
-def time_ms(fn, repeats):
-    for _ in range(3):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(repeats):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / repeats
 
 
 def main():

@@ -22,8 +22,8 @@ namespace dlbench::nn {
 using backend::GradMode;
 
 // kValues: state only, the StateDecl's own values (a constant the layer reads, such as class
-// weights).
-enum class Init { kZeros, kOnes, kKaimingNormal, kNormal, kValues };
+// weights). kUniform and kConstant: parameters only (ParamDecl::bound and ::value).
+enum class Init { kZeros, kOnes, kKaimingNormal, kNormal, kValues, kUniform, kConstant };
 
 // How the optimizer and the precision policy treat a parameter; the parameter store keeps each
 // group in one contiguous range of its flat buffers, in this order.
@@ -48,6 +48,8 @@ struct ParamDecl {
   // from the f32 master weights each step.
   ParamGroup group = ParamGroup::kNotDecayed;
   float stddev = 0.0f;  // for kNormal
+  float bound = 0.0f;   // for kUniform: U(-bound, bound)
+  float value = 0.0f;   // for kConstant
 };
 
 // Per-layer memory that is not a parameter: running statistics live across steps, saved

@@ -23,6 +23,12 @@ void initialize(backend::Backend& be, const Tensor& t, const ParamDecl& d, std::
     case Init::kNormal:
       be.fill_normal(t, 0.0f, d.stddev, seed);
       break;
+    case Init::kUniform:
+      be.fill_uniform(t, -d.bound, d.bound, seed);
+      break;
+    case Init::kConstant:
+      be.fill(t, d.value);
+      break;
     case Init::kValues:  // state only (StateDecl::values): no parameter asks for it
       DLBENCH_CHECK(false, "a parameter cannot start from fixed values");
   }

@@ -11,6 +11,7 @@
 #include "engine/backend/backend.h"
 #include "engine/data/synthetic.h"
 #include "engine/models/registry.h"
+#include "engine/nn/layers/additive_attention.h"
 #include "engine/nn/layers/linear.h"
 #include "engine/nn/loss_scaler.h"
 #include "engine/nn/optim/sgd_momentum.h"
@@ -92,6 +93,37 @@ TEST(ParameterStoreTest, WeightsFollowTheSeedAndInferenceHasNoGradients) {
   EXPECT_FALSE(b.grads(0).front().defined());
   // The gradients start at zero, so a first accumulation adds to nothing.
   for (float g : host(a.flat_grads())) ASSERT_EQ(g, 0.0f);
+}
+
+// GNMT's attention starts v from U(-0.1, 0.1) and g from 1 / sqrt(width) (ParamDecl's
+// kUniform and kConstant).
+TEST(ParameterStoreTest, UniformAndConstantInitsGiveTheirValues) {
+  auto be = backend::make_backend(Device::cpu());
+  backend::AdditiveAttentionParams p;
+  p.batch = 2, p.queries = 3, p.keys = 4, p.width = 400, p.value_width = 3;
+  nn::Graph g;
+  const auto in = [&](const char* name, const Shape& shape) {
+    return g.add_input({name, shape, DType::kF32, data::normal(0, 1), "features"});
+  };
+  const nn::ValueId q = in("q", p.query_shape()), k = in("k", p.key_shape()),
+                    values = in("values", p.value_shape());
+  const nn::ValueId lengths =
+      g.add_input({"lengths", {p.batch}, DType::kI32, data::uniform_int(1, 5), "lengths"});
+  g.mark_output(
+      g.add("attention", std::make_unique<nn::AdditiveAttention>(p), {q, k, values, lengths}));
+  nn::ParameterStore store(g, *be, Mode::kTrain, DType::kF32, 42);
+  const std::vector<float> w = host(store.flat_weights());
+  ASSERT_EQ(w.size(), 401u);
+  const nn::ParamRange decayed = store.range(nn::ParamGroup::kDecayed);
+  ASSERT_EQ(decayed.size(), 400);  // v
+  float lo = 1, hi = -1;
+  for (std::int64_t i = decayed.begin; i < decayed.end; ++i)
+    lo = std::min(lo, w[i]), hi = std::max(hi, w[i]);
+  EXPECT_GE(lo, -0.1f);
+  EXPECT_LE(hi, 0.1f);
+  EXPECT_LT(lo, -0.09f);  // 400 draws reach both ends' last tenth
+  EXPECT_GT(hi, 0.09f);
+  EXPECT_EQ(w[decayed.end], 0.05f);  // g = 1 / sqrt(400)
 }
 
 TEST(SgdMomentumTest, DecaysOnlyTheDecayedRangeAsTheReference) {

@@ -1,8 +1,10 @@
-// Layer cases of the recurrent layers (tests/ops/harness/layer_case.h): the LSTM, from zeros
+// Layer cases of GNMT's sequence layers (tests/ops/harness/layer_case.h): the LSTM, from zeros
 // and from given states (whose gradients, and those of the last states, are probed too, and
-// added in accumulate mode), and sequence reversal, the bidirectional LSTM's other half.
+// added in accumulate mode), sequence reversal, the bidirectional LSTM's other half, and the
+// normalized Bahdanau attention over sources of different lengths.
 #include <memory>
 
+#include "engine/nn/layers/additive_attention.h"
 #include "engine/nn/layers/lstm.h"
 #include "engine/nn/layers/reverse_sequences.h"
 #include "tests/ops/harness/layer_case.h"
@@ -38,6 +40,20 @@ std::vector<LayerCase> recurrent_layers() {
                  {{1, {4, 2, 0}}},
                  {1},
                  true});
+  // Three queries of two samples over sources of lengths 4 and 2 (the padding's gradients are
+  // probed too: they must be zero), every input's gradient added in accumulate mode.
+  backend::AdditiveAttentionParams attention;
+  attention.batch = 2, attention.queries = 3, attention.keys = 4, attention.width = 5;
+  attention.value_width = 3;
+  LayerCase a{"additive_attention",
+              "b2_q3_k4_w5_v3",
+              [=] { return std::make_unique<nn::AdditiveAttention>(attention); },
+              {attention.query_shape(), attention.key_shape(), attention.value_shape(), {2}},
+              {{3, {4, 2}}},
+              {3},
+              true};
+  a.accumulate_every_input = true;
+  out.push_back(std::move(a));
   return out;
 }
 DLBENCH_LAYER_CASES(recurrent_layers);
