@@ -37,6 +37,9 @@ struct Distribution {
   double a = 0, b = 1;
   double exponent = 0;
   std::int64_t sequence = 0, predictions = 0;
+  // kTranslation: the per-token fields time-major, [sequence * batch] with position t of sentence
+  // n at t * batch + n (GNMT's LSTMs read them so), rather than [batch * sequence].
+  bool time_major = false;
 };
 
 struct InputSpec {
@@ -70,16 +73,17 @@ inline Distribution pretraining(PretrainingField field, std::int64_t vocabulary,
           sequence,
           predictions};
 }
-// An i32 field of a translation batch: [batch * sequence] for the per-token fields, [batch] for
-// the lengths.
+// An i32 field of a translation batch: [batch * sequence] (time-major: [sequence * batch]) for
+// the per-token fields, [batch] for the lengths.
 inline Distribution translation(TranslationField field, std::int64_t vocabulary,
-                                std::int64_t sequence) {
+                                std::int64_t sequence, bool time_major = false) {
   return {Distribution::Kind::kTranslation,
           static_cast<double>(field),
           static_cast<double>(vocabulary),
           0.0,
           sequence,
-          0};
+          0,
+          time_major};
 }
 inline Distribution zipf(std::int64_t low, std::int64_t high, double exponent) {
   return {Distribution::Kind::kZipf, static_cast<double>(low), static_cast<double>(high), exponent};

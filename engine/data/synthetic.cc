@@ -127,7 +127,8 @@ void SyntheticSource::fill(backend::Backend& backend, std::span<const Tensor> in
       fill_pretraining(backend, spec, inputs[k]);
     } else if (spec.values.kind == Distribution::Kind::kTranslation) {
       const auto field = static_cast<TranslationField>(static_cast<int>(spec.values.a));
-      const std::vector<std::int32_t>& values = translation_->field(field);
+      const std::vector<std::int32_t> values =
+          laid_out(*translation_, field, spec.values.sequence, spec.values.time_major);
       DLBENCH_CHECK(inputs[k].dtype() == DType::kI32 &&
                         static_cast<std::int64_t>(values.size()) == inputs[k].numel(),
                     "synthetic data: translation input " + spec.name +

@@ -73,6 +73,18 @@ const std::vector<std::int32_t>& TranslationBatch::field(TranslationField f) con
   return source_ids;
 }
 
+std::vector<std::int32_t> laid_out(const TranslationBatch& batch, TranslationField field,
+                                   std::int64_t sequence, bool time_major) {
+  const std::vector<std::int32_t>& values = batch.field(field);
+  if (!time_major || !is_per_token(field)) return values;
+  const auto count = static_cast<std::int64_t>(values.size());
+  const std::int64_t sentences = count / sequence;
+  std::vector<std::int32_t> out(values.size());
+  for (std::int64_t n = 0; n < sentences; ++n)
+    for (std::int64_t t = 0; t < sequence; ++t) out[t * sentences + n] = values[n * sequence + t];
+  return out;
+}
+
 std::int64_t TranslationBatch::tokens() const {
   std::int64_t total = 0;
   for (std::int32_t n : source_lengths) total += n;

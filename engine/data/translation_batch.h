@@ -51,6 +51,11 @@ struct TranslationBatch {
   std::int64_t tokens() const;
 };
 
+// A field's values as a model reads them (Distribution::time_major): per-token fields of
+// [batch * sequence] transposed to [sequence * batch] where time_major; otherwise as they are.
+std::vector<std::int32_t> laid_out(const TranslationBatch& batch, TranslationField field,
+                                   std::int64_t sequence, bool time_major);
+
 // A batch of padding rows (lengths 0) for write_translation_row to fill.
 TranslationBatch empty_translation_batch(const TranslationShape& shape);
 // Row n becomes the source sentence then [EOS], and the target sentence then [EOS] as the labels,

@@ -50,7 +50,8 @@ class TranslationSource final : public DataSource {
     DLBENCH_CHECK(inputs.size() == inputs_.size(), "sentence pairs: one tensor per input");
     for (std::size_t k = 0; k < inputs_.size(); ++k) {
       const auto field = static_cast<TranslationField>(static_cast<int>(inputs_[k].values.a));
-      const std::vector<std::int32_t>& values = batch_.field(field);
+      const std::vector<std::int32_t> values =
+          laid_out(batch_, field, shape_.sequence, inputs_[k].values.time_major);
       DLBENCH_CHECK(inputs[k].dtype() == DType::kI32 &&
                         static_cast<std::int64_t>(values.size()) == inputs[k].numel(),
                     "sentence pairs: input " + inputs_[k].name + " is not of the batch's shape");

@@ -94,7 +94,8 @@ TEST(CliTest, HelpListsTheRegisteredModels) {
   auto r = dlbench("run --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* shown :
-       {"Model: bert-base, bert-large, ncf, resnet50, transformer, unet, unet3d, vgg16, word2vec",
+       {"Model: bert-base, bert-large, gnmt, ncf, resnet50, transformer, unet, unet3d, vgg16, "
+        "word2vec",
         "bert-large 128 (default), 512, 384, 256, 64, 32 tokens",
         "ncf 256 train, 100 infer; resnet50 128 train, 64 infer", "224 (default), 32 pixels",
         "unet3d 2 train, 2 infer", "unet3d 128 (default), 96, 64, 32 voxels"})

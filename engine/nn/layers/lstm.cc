@@ -9,12 +9,11 @@
 
 namespace dlbench::nn {
 
-Lstm::Lstm(const backend::LstmParams& p, Mode mode, LstmStates states, float stddev)
-    : p_(p), mode_(mode), states_(states == LstmStates::kCarried), stddev_(stddev) {
+Lstm::Lstm(const backend::LstmParams& p, Mode mode, LstmStates states, float bound)
+    : p_(p), mode_(mode), states_(states == LstmStates::kCarried), bound_(bound) {
   DLBENCH_CHECK(p.batch >= 1 && p.steps >= 1 && p.input >= 1 && p.hidden >= 1,
                 "lstm: batch, steps, input and hidden must be >= 1");
-  if (stddev_ <= 0)
-    stddev_ = static_cast<float>(1.0 / std::sqrt(3.0 * static_cast<double>(p.hidden)));
+  if (bound_ <= 0) bound_ = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.hidden)));
 }
 
 std::vector<OutputInfo> Lstm::outputs(std::span<const ValueInfo> inputs) const {
@@ -31,8 +30,8 @@ std::vector<OutputInfo> Lstm::outputs(std::span<const ValueInfo> inputs) const {
 }
 
 std::vector<ParamDecl> Lstm::params() const {
-  ParamDecl w{"weights", {p_.weights()}, Init::kNormal, 1, ParamGroup::kDecayed};
-  w.stddev = stddev_;
+  ParamDecl w{"weights", {p_.weights()}, Init::kUniform, 1, ParamGroup::kDecayed};
+  w.bound = bound_;
   return {w};
 }
 

@@ -19,10 +19,10 @@ enum class LstmStates { kFromZeros, kCarried };
 
 class Lstm final : public Layer {
  public:
-  // `mode`: training keeps the backend's reserve from forward to backward. The weights start
-  // from N(0, stddev^2); 0 takes PyTorch's default variance, that of U(-1/sqrt(H), 1/sqrt(H)).
+  // `mode`: training keeps the backend's reserve from forward to backward. The weights and
+  // biases start from U(-bound, bound); 0 takes PyTorch's default bound, 1 / sqrt(hidden).
   Lstm(const backend::LstmParams& p, Mode mode, LstmStates states = LstmStates::kFromZeros,
-       float stddev = 0.0f);
+       float bound = 0.0f);
   const char* kind() const override { return "lstm"; }
   int num_inputs() const override { return states_ ? 3 : 1; }
   std::vector<OutputInfo> outputs(std::span<const ValueInfo> inputs) const override;
@@ -43,7 +43,7 @@ class Lstm final : public Layer {
   backend::LstmParams p_;
   Mode mode_;
   bool states_;
-  float stddev_;
+  float bound_;
 };
 
 }  // namespace dlbench::nn
