@@ -54,7 +54,7 @@ struct ResidualNorm {
 
 // The gradients Backend::additive_attention_backward writes, each only where defined: of the
 // queries, keys and values in their own modes (a value feeding the keys' projection too gets
-// both gradients added), and of v and g (one mode, as a layer's parameters).
+// both gradients added), and of v and g (one mode, as a layer's parameters; dg f32 as g).
 struct AdditiveAttentionGrads {
   Tensor dq, dk, dvalues, dv, dg;
   GradMode q_mode = GradMode::kOverwrite, k_mode = GradMode::kOverwrite,
@@ -218,9 +218,10 @@ class Backend {
   //   e[b, t, s] = g (v / |v|) . tanh(q[t, b] + k[s, b]),   probs[b, t, :] = softmax_s(e),
   //   o[t, b] = sum_s probs[b, t, s] values[s, b],
   // with probs 0 past the length (and everywhere, so o = 0, for a sample of length 0). q, k,
-  // values, v [width], g [1] and o share one float dtype; probs (f32 [batch, queries, keys]) is
-  // kept for backward and for beam search's coverage penalty. Computed in f32 (CPU: double),
-  // with no [batch, queries, keys, width] tensor in memory.
+  // values, v [width] and o share one float dtype; g [1] is f32 in every precision (a scale,
+  // kept as batch norm's are); probs (f32 [batch, queries, keys]) is kept for backward and for
+  // beam search's coverage penalty. Computed in f32 (CPU: double), with no [batch, queries,
+  // keys, width] tensor in memory.
   void additive_attention_forward(const AdditiveAttentionParams& p, const Tensor& q,
                                   const Tensor& k, const Tensor& values, const Tensor& v,
                                   const Tensor& g, const Tensor& lengths, const Tensor& o,

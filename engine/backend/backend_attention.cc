@@ -28,8 +28,8 @@ void check_attention(const AttentionParams& p, const Tensor& q, const Tensor& k,
   check(stats, {p.batch, p.heads, p.seq_q}, kF32, op, "stats");
 }
 
-// The additive attention's parameters and the operands both directions read: q, k, values, v
-// and g of q's float dtype, lengths i32 [batch], probs f32 [batch, queries, keys].
+// The additive attention's parameters and the operands both directions read: q, k, values and v
+// of q's float dtype, g f32 [1], lengths i32 [batch], probs f32 [batch, queries, keys].
 void check_additive(const AdditiveAttentionParams& p, const Tensor& q, const Tensor& k,
                     const Tensor& values, const Tensor& v, const Tensor& g, const Tensor& lengths,
                     const Tensor& probs, const char* op) {
@@ -42,7 +42,7 @@ void check_additive(const AdditiveAttentionParams& p, const Tensor& q, const Ten
   check(k, p.key_shape(), q.dtype(), op, "k");
   check(values, p.value_shape(), q.dtype(), op, "values");
   check(v, {p.width}, q.dtype(), op, "v");
-  check(g, {1}, q.dtype(), op, "g");
+  check(g, {1}, kF32, op, "g");
   check(lengths, {p.batch}, DType::kI32, op, "lengths");
   check(probs, p.probs_shape(), kF32, op, "probs");
 }

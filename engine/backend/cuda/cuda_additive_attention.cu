@@ -33,7 +33,7 @@ namespace {
 // u = g v / |v| into shared memory (width floats); returns |v|. Every thread of the block calls it,
 // and the block is synchronized after it.
 template <class T>
-__device__ float load_score_vector(const T* v, const T* g, std::int64_t width, float* u) {
+__device__ float load_score_vector(const T* v, const float* g, std::int64_t width, float* u) {
   float squares = 0;
   for (std::int64_t h = threadIdx.x; h < width; h += blockDim.x) {
     const float x = to_f32(v[h]);
@@ -41,7 +41,7 @@ __device__ float load_score_vector(const T* v, const T* g, std::int64_t width, f
     squares += x * x;
   }
   const float norm = sqrtf(block_reduce(squares, Add{}));
-  const float scale = to_f32(g[0]) / norm;
+  const float scale = g[0] / norm;
   for (std::int64_t h = threadIdx.x; h < width; h += blockDim.x) u[h] *= scale;
   __syncthreads();
   return norm;
@@ -56,7 +56,7 @@ __device__ __forceinline__ void put(T* dst, float value, bool accumulate) {
 template <class T>
 __global__ void __launch_bounds__(kBlock)
     forward_kernel(AdditiveAttentionParams p, const T* q, const T* k, const T* values, const T* v,
-                   const T* g, const std::int32_t* lengths, T* o, float* probs) {
+                   const float* g, const std::int32_t* lengths, T* o, float* probs) {
   extern __shared__ float shared[];
   const std::int64_t A = p.width, S = p.keys, B = p.batch, V = p.value_width;
   float* u = shared;
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(kBlock)
 template <class T>
 __global__ void __launch_bounds__(kBlock)
     query_grads_kernel(AdditiveAttentionParams p, const T* q, const T* k, const T* values,
-                       const T* v, const T* g, const std::int32_t* lengths, const float* probs,
+                       const T* v, const float* g, const std::int32_t* lengths, const float* probs,
                        const T* dout, float* ds, T* dq, bool accumulate_q, float* du_parts) {
   extern __shared__ float shared[];
   const std::int64_t A = p.width, S = p.keys, B = p.batch, V = p.value_width;
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kBlock)
 // sample's length).
 template <class T>
 __global__ void __launch_bounds__(kBlock)
-    key_grads_kernel(AdditiveAttentionParams p, const T* q, const T* k, const T* v, const T* g,
+    key_grads_kernel(AdditiveAttentionParams p, const T* q, const T* k, const T* v, const float* g,
                      const std::int32_t* lengths, const float* probs, const T* dout,
                      const float* ds, T* dk, bool accumulate_k, T* dvalues,
                      bool accumulate_values) {
@@ -206,8 +206,8 @@ __global__ void du_kernel(const float* du_parts, std::int64_t rows, std::int64_t
 // One block: dv = (g / |v|) (du - v^ (v^ . du)) and dg = v^ . du, v^ = v / |v|.
 template <class T>
 __global__ void __launch_bounds__(kBlock)
-    score_vector_grads_kernel(const T* v, const T* g, const float* du, std::int64_t width, T* dv,
-                              T* dg, bool accumulate) {
+    score_vector_grads_kernel(const T* v, const float* g, const float* du, std::int64_t width,
+                              T* dv, float* dg, bool accumulate) {
   float squares = 0;
   for (std::int64_t h = threadIdx.x; h < width; h += blockDim.x)
     squares += to_f32(v[h]) * to_f32(v[h]);
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(kBlock)
   for (std::int64_t h = threadIdx.x; h < width; h += blockDim.x)
     along += to_f32(v[h]) / norm * du[h];
   along = block_reduce(along, Add{});
-  const float scale = to_f32(g[0]) / norm;
+  const float scale = g[0] / norm;
   if (dv != nullptr)
     for (std::int64_t h = threadIdx.x; h < width; h += blockDim.x)
       put(dv + h, scale * (du[h] - to_f32(v[h]) / norm * along), accumulate);
@@ -258,9 +258,8 @@ void CudaBackend::additive_attention_forward_impl(const AdditiveAttentionParams&
     using T = typename decltype(tag)::type;
     forward_kernel<T><<<grid, kBlock, shared, stream_>>>(
         p, static_cast<const T*>(q.data()), static_cast<const T*>(k.data()),
-        static_cast<const T*>(values.data()), static_cast<const T*>(v.data()),
-        static_cast<const T*>(g.data()), lengths.data_as<std::int32_t>(), static_cast<T*>(o.data()),
-        probs.data_as<float>());
+        static_cast<const T*>(values.data()), static_cast<const T*>(v.data()), g.data_as<float>(),
+        lengths.data_as<std::int32_t>(), static_cast<T*>(o.data()), probs.data_as<float>());
     CUDA_CHECK_LAUNCH();
   });
 }
@@ -311,7 +310,7 @@ void CudaBackend::additive_attention_backward_impl(const AdditiveAttentionParams
     const auto* pq = static_cast<const T*>(q.data());
     const auto* pk = static_cast<const T*>(k.data());
     const auto* pv = static_cast<const T*>(v.data());
-    const auto* pg = static_cast<const T*>(g.data());
+    const auto* pg = g.data_as<float>();
     const auto* pdo = static_cast<const T*>(dout.data());
     query_grads_kernel<T><<<query_grid, kBlock, query_shared, stream_>>>(
         p, pq, pk, static_cast<const T*>(values.data()), pv, pg, l, probs.data_as<float>(), pdo, ds,
@@ -330,7 +329,7 @@ void CudaBackend::additive_attention_backward_impl(const AdditiveAttentionParams
       CUDA_CHECK_LAUNCH();
       score_vector_grads_kernel<T>
           <<<1, kBlock, 0, stream_>>>(pv, pg, du, p.width, data_or_null<T>(grads.dv),
-                                      data_or_null<T>(grads.dg), accumulates(grads.param_mode));
+                                      data_or_null<float>(grads.dg), accumulates(grads.param_mode));
       CUDA_CHECK_LAUNCH();
     }
   });

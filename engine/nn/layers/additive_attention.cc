@@ -25,7 +25,10 @@ std::vector<OutputInfo> AdditiveAttention::outputs(std::span<const ValueInfo> in
 std::vector<ParamDecl> AdditiveAttention::params() const {
   ParamDecl v{"v", {p_.width}, Init::kUniform, 1, ParamGroup::kDecayed};
   v.bound = 0.1f;
-  ParamDecl g{"g", {1}, Init::kConstant, 1, ParamGroup::kNotDecayed};
+  // A scale, f32 in every precision as batch norm's are; one element would also leave the
+  // compute-dtype parameters after it 2 bytes off the alignment cuBLASLt and our vectorized
+  // kernels take.
+  ParamDecl g{"g", {1}, Init::kConstant, 1, ParamGroup::kKeptF32};
   g.value = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.width)));
   return {v, g};
 }

@@ -4,7 +4,8 @@
 //   inputs   q [queries * batch, width] and k [keys * batch, width], time-major as the LSTM's;
 //            values [keys * batch, value_width] (the encoder's outputs); lengths i32 [batch]
 //   outputs  the context [queries * batch, value_width]
-//   params   v [width], U(-0.1, 0.1) as GNMT starts it; g [1], starting at 1 / sqrt(width)
+//   params   v [width], U(-0.1, 0.1) as GNMT starts it; g [1], f32 in every precision, starting
+//            at 1 / sqrt(width)
 // The attention probabilities (f32 [batch, queries, keys]) are kept as state for backward.
 #pragma once
 

@@ -73,12 +73,9 @@ class AdditiveCase : public OpCase {
   // q, k, values, v, g, lengths: the forward's inputs.
   std::vector<HostTensor> inputs(std::uint64_t seed) const {
     const AdditiveAttentionParams& p = s_.p;
-    return {input("q", p.query_shape(), seed),
-            input("k", p.key_shape(), seed + 1),
-            input("values", p.value_shape(), seed + 2),
-            input("v", {p.width}, seed + 3),
-            input("g", {1}, seed + 4),
-            i32_input("lengths", s_.lengths)};
+    return {input("q", p.query_shape(), seed),          input("k", p.key_shape(), seed + 1),
+            input("values", p.value_shape(), seed + 2), input("v", {p.width}, seed + 3),
+            input("g", {1}, seed + 4, Kind::kF32),      i32_input("lengths", s_.lengths)};
   }
   Setup s_;
 };
@@ -140,7 +137,9 @@ class AdditiveBackward final : public AdditiveCase {
     t.push_back(grad_output("dk", p.key_shape(), mode_, 619));
     t.push_back(grad_output("dvalues", p.value_shape(), values_mode(), 620));
     t.push_back(grad_output("dv", {p.width}, param_mode_, 621));
-    t.push_back(grad_output("dg", {1}, param_mode_, 622));
+    HostTensor dg = grad_output("dg", {1}, param_mode_, 622);
+    dg.kind = Kind::kF32;  // as g
+    t.push_back(std::move(dg));
     return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
@@ -206,7 +205,7 @@ std::vector<GradCase> grad_cases() {
                input("k", p.key_shape(), 632),
                input("values", p.value_shape(), 633),
                input("v", {p.width}, 634),
-               input("g", {1}, 635),
+               input("g", {1}, 635, Kind::kF32),
                i32_input("lengths", s.lengths),
                input("dout", p.output_shape(), 636),
                output("o", p.output_shape()),
@@ -215,7 +214,7 @@ std::vector<GradCase> grad_cases() {
                output("dk", p.key_shape()),
                output("dvalues", p.value_shape()),
                output("dv", {p.width}),
-               output("dg", {1})};
+               output("dg", {1}, Kind::kF32)};
   g.wrt = {{0, 9}, {1, 10}, {2, 11}, {3, 12}, {4, 13}};
   g.weight = 6;
   const std::vector<std::int32_t> lengths = s.lengths;
