@@ -25,6 +25,10 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
     scaled_dot_product_attention, label-smoothed cross-entropy, Adam, on one synthetic batch of
     sentence pairs (pytorch_transformer.py says how it matches dlbench's): 209,125,376
     parameters; inference scores the given target (teacher forcing).
+  - gnmt: GNMT v2 (nn.LSTM on cuDNN, the first encoder layer bidirectional over packed source
+    sentences, normalized Bahdanau attention, label-smoothed cross-entropy, Adam with gradients
+    clipped at norm 5) on one synthetic batch of sentence pairs (pytorch_gnmt.py says how it
+    matches dlbench's): 160,671,297 parameters; inference scores the given target.
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
@@ -43,6 +47,7 @@ import time
 
 import protocol
 import pytorch_bert
+import pytorch_gnmt
 import pytorch_ncf
 import pytorch_transformer
 import pytorch_unet
@@ -53,7 +58,8 @@ import pytorch_word2vec
 # The models whose workload is not an image classifier (torchvision's), by name.
 WORKLOADS = {"ncf": pytorch_ncf.Workload, "unet": pytorch_unet.Workload,
              "unet3d": pytorch_unet3d.Workload,
-             pytorch_transformer.MODEL: pytorch_transformer.Workload}
+             pytorch_transformer.MODEL: pytorch_transformer.Workload,
+             pytorch_gnmt.MODEL: pytorch_gnmt.Workload}
 WORKLOADS.update({name: pytorch_word2vec.Workload for name in pytorch_word2vec.VARIANTS})
 WORKLOADS.update({name: pytorch_bert.Workload for name in pytorch_bert.VARIANTS})
 MODELS = ("resnet50", "vgg16") + tuple(WORKLOADS)
@@ -165,6 +171,11 @@ def run(channel, args):
             for optimizer in optimizers:
                 optimizer.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
+            clip = getattr(workload, "max_grad_norm", None)
+            if clip:  # PyTorch's AMP recipe: unscale, then clip the true gradients' norm
+                for optimizer in optimizers:
+                    scaler.unscale_(optimizer)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
             for optimizer in optimizers:
                 scaler.step(optimizer)
             scaler.update()

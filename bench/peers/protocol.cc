@@ -160,11 +160,13 @@ std::string inputs_argument(const std::vector<data::InputSpec>& inputs) {
                       {"sequence", v.sequence},
                       {"predictions", v.predictions}};
     else if (v.kind == Kind::kTranslation)
-      // Sentence pairs: the worker draws its own of the same statistics (translation_batch.h).
+      // Sentence pairs: the worker draws its own of the same statistics (translation_batch.h),
+      // laid out as the model reads them (time-major: [sequence * batch], GNMT's).
       distribution = {{"kind", "translation"},
                       {"field", data::to_string(static_cast<data::TranslationField>(v.a))},
                       {"vocabulary", static_cast<std::int64_t>(v.b)},
-                      {"sequence", v.sequence}};
+                      {"sequence", v.sequence},
+                      {"time_major", v.time_major}};
     else
       distribution = {{"kind", v.kind == Kind::kZipf ? "zipf" : "uniform_int"},
                       {"low", static_cast<std::int64_t>(v.a)},

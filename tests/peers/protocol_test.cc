@@ -162,7 +162,8 @@ TEST(ProtocolTest, PretrainingFieldsSayWhichFieldTheyAre) {
   EXPECT_EQ(doc[1]["distribution"]["field"], "lengths");
 }
 
-// The Transformer's sentence pairs the same way: which field, of what vocabulary and sequence.
+// The Transformer's sentence pairs the same way: which field, of what vocabulary and sequence, and
+// whether time-major (GNMT's).
 TEST(ProtocolTest, TranslationFieldsSayWhichFieldTheyAre) {
   using data::TranslationField;
   const std::vector<data::InputSpec> inputs{
@@ -174,14 +175,16 @@ TEST(ProtocolTest, TranslationFieldsSayWhichFieldTheyAre) {
       {"source_lengths",
        {2},
        DType::kI32,
-       data::translation(TranslationField::kSourceLengths, 32000, 64),
+       data::translation(TranslationField::kSourceLengths, 32000, 64, true),
        "lengths"}};
   const nlohmann::json doc = nlohmann::json::parse(inputs_argument(inputs));
   EXPECT_EQ(doc[0]["distribution"], nlohmann::json({{"kind", "translation"},
                                                     {"field", "target_labels"},
                                                     {"vocabulary", 32000},
-                                                    {"sequence", 64}}));
+                                                    {"sequence", 64},
+                                                    {"time_major", false}}));
   EXPECT_EQ(doc[1]["distribution"]["field"], "source_lengths");
+  EXPECT_EQ(doc[1]["distribution"]["time_major"], true);
 }
 
 }  // namespace

@@ -1,0 +1,177 @@
+"""GNMT v2 translation in PyTorch, the PyTorch way, for pytorch_worker.py: the architecture, data
+and optimizer of dlbench's gnmt (engine/models/gnmt_model.cc), as NVIDIA's DeepLearningExamples
+GNMT builds it, so the two measure the same work.
+
+  - model: one nn.Embedding table of 32,320 ids by 1024 for source and target, dropout 0.2.
+    Encoder: layer 0 an nn.LSTM(1024, 1024, bidirectional=True) over the source sentences packed
+    by their lengths (pack_padded_sequence, as the reference), layer 1 nn.LSTM(2048, 1024), layers
+    2 and 3 nn.LSTM(1024, 1024) with a residual, dropout before layers 1-3. Decoder: layer 0
+    nn.LSTM(1024, 1024) over the target's embeddings; its output queries the normalized Bahdanau
+    attention (the reference's calc_score: tanh(W_q q + W_k k + b) against g v / |v|, masked by
+    the source lengths, softmax, bmm with the encoder's outputs); layers 1-3 nn.LSTM(2048, 1024)
+    over [dropout(x), context], layers 2 and 3 with a residual; nn.Linear(1024, 32320) with a
+    bias. Time-major, as nn.LSTM's default and dlbench's rows. Cross-entropy with label smoothing
+    0.1 over the target's tokens (-100 on padding). 160,671,297 parameters.
+  - inference: the same forward without dropout under torch.no_grad(), scoring the given target
+    (teacher forcing, no search), as dlbench's inference does; no labels. Training: Adam at the
+    run's rate (PyTorch's betas and eps), fused on CUDA where torch has it, gradients clipped at
+    global norm 5 (torch.nn.utils.clip_grad_norm_, after GradScaler's unscale_ in fp16).
+  - init: every parameter U(-0.1, 0.1) (the reference's init_weight), the attention's bias b 0
+    and its scale g 1 / sqrt(1024).
+  - data: one synthetic batch of sentence pairs drawn once on the host and kept on the device,
+    of the statistics of dlbench's (pytorch_transformer.translation_batch), transposed to
+    time-major.
+  - precision: autocast as for the other models; fp16 with GradScaler.
+"""
+
+import math
+
+from pytorch_transformer import IGNORED_LABEL, SHORTEST, translation_batch
+
+MODEL = "gnmt"
+
+VOCABULARY = 32320  # joined source and target BPE, padded to a multiple of 8
+HIDDEN = 1024
+DROPOUT = 0.2
+INIT_BOUND = 0.1
+LABEL_SMOOTHING = 0.1
+MAX_GRAD_NORM = 5.0
+
+# dlbench's inputs, in its order: the ids and labels are [S * batch] (time-major), the lengths
+# [batch].
+TRAINING_INPUTS = ("source_ids", "source_lengths", "target_ids", "target_labels")
+INFERENCE_INPUTS = ("source_ids", "source_lengths", "target_ids")
+ROW_INPUTS = ("source_ids", "target_ids", "target_labels")
+
+
+class Gnmt:
+    """Builds the torch modules lazily so this file imports without torch."""
+
+    @staticmethod
+    def build(torch):
+        """(source_ids [S, b], source_lengths [b], target_ids [T, b]) -> logits [T * b, V]."""
+        nn = torch.nn
+        F = nn.functional
+        rnn = nn.utils.rnn
+
+        class Attention(nn.Module):
+            """The reference's BahdanauAttention with normalize=True."""
+
+            def __init__(self):
+                super().__init__()
+                self.linear_q = nn.Linear(HIDDEN, HIDDEN, bias=False)
+                self.linear_k = nn.Linear(HIDDEN, HIDDEN, bias=False)
+                self.normalize_bias = nn.Parameter(torch.empty(HIDDEN))
+                self.linear_att = nn.Parameter(torch.empty(HIDDEN))  # v
+                self.normalize_scalar = nn.Parameter(torch.empty(1))  # g
+
+            def forward(self, query, keys, lengths):
+                """query [T, b, H], keys (the encoder's outputs, also the values) [S, b, H],
+                lengths [b] -> the context [T, b, H]."""
+                q = self.linear_q(query).transpose(0, 1)  # [b, T, H]
+                k = self.linear_k(keys).transpose(0, 1)  # [b, S, H]
+                u = self.normalize_scalar * self.linear_att / self.linear_att.norm()
+                # [b, T, S, H]: the tensor dlbench's op never builds.
+                scores = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1) + self.normalize_bias) @ u
+                s = keys.shape[0]
+                padding = torch.arange(s, device=keys.device) >= lengths.unsqueeze(1)  # [b, S]
+                scores = scores.masked_fill(padding.unsqueeze(1), float("-inf"))
+                probs = F.softmax(scores, dim=-1)  # [b, T, S]
+                return torch.bmm(probs.to(keys.dtype), keys.transpose(0, 1)).transpose(0, 1)
+
+        class Translation(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = nn.Embedding(VOCABULARY, HIDDEN)
+                self.dropout = nn.Dropout(DROPOUT)
+                self.encoder0 = nn.LSTM(HIDDEN, HIDDEN, bidirectional=True)
+                self.encoder1 = nn.LSTM(2 * HIDDEN, HIDDEN)
+                self.encoder_residual = nn.ModuleList(nn.LSTM(HIDDEN, HIDDEN) for _ in range(2))
+                self.decoder0 = nn.LSTM(HIDDEN, HIDDEN)
+                self.attention = Attention()
+                self.decoder_rest = nn.ModuleList(nn.LSTM(2 * HIDDEN, HIDDEN) for _ in range(3))
+                self.classifier = nn.Linear(HIDDEN, VOCABULARY)
+
+            def forward(self, source_ids, source_lengths, target_ids):
+                s, b = source_ids.shape
+                x = self.dropout(self.table(source_ids))  # [S, b, H]
+                # Packing takes the lengths on the host, as the reference does.
+                packed = rnn.pack_padded_sequence(x, source_lengths.cpu(), enforce_sorted=False)
+                x, _ = rnn.pad_packed_sequence(self.encoder0(packed)[0], total_length=s)
+                x, _ = self.encoder1(self.dropout(x))
+                for lstm in self.encoder_residual:
+                    x = lstm(self.dropout(x))[0] + x
+                memory = x  # [S, b, H]
+                query, _ = self.decoder0(self.dropout(self.table(target_ids)))  # [T, b, H]
+                context = self.attention(query, memory, source_lengths)
+                x = query
+                for i, lstm in enumerate(self.decoder_rest):
+                    out, _ = lstm(torch.cat([self.dropout(x), context], dim=2))
+                    x = out if i == 0 else out + x
+                t = target_ids.shape[0]
+                return self.classifier(x).reshape(t * b, VOCABULARY)
+
+        module = Translation()
+        for p in module.parameters():
+            nn.init.uniform_(p, -INIT_BOUND, INIT_BOUND)
+        nn.init.zeros_(module.attention.normalize_bias)
+        nn.init.constant_(module.attention.normalize_scalar, 1.0 / math.sqrt(HIDDEN))
+        return module
+
+
+class Workload:
+    """What pytorch_worker.py's step needs: the module, its inputs, the loss, the optimizers."""
+
+    max_grad_norm = MAX_GRAD_NORM
+
+    def __init__(self, torch, channel, args, device, input_named):
+        self.torch = torch
+        self.train = args.mode == "train"
+        names = TRAINING_INPUTS if self.train else INFERENCE_INPUTS
+        specs = {name: input_named(channel, args, name) for name in names}
+        for name, spec in specs.items():
+            d = spec["distribution"]
+            if (d.get("kind") != "translation" or d.get("field") != name
+                    or d.get("vocabulary") != VOCABULARY or d.get("time_major") is not True):
+                channel.fail("usage", f"{args.model}: input '{name}' must be the '{name}' field "
+                                      f"of time-major translation data over {VOCABULARY} ids, "
+                                      f"not {d}")
+        sequences = sorted({repr(specs[name]["distribution"].get("sequence")) for name in names})
+        sequence = specs["source_ids"]["distribution"].get("sequence")
+        if (len(sequences) != 1 or not isinstance(sequence, int) or isinstance(sequence, bool)
+                or sequence < SHORTEST):
+            channel.fail("usage", f"{args.model}: every input must name one sequence of at "
+                                  f"least {SHORTEST} positions, not {', '.join(sequences)}")
+        for name, spec in specs.items():
+            expected = [args.batch * sequence] if name in ROW_INPUTS else [args.batch]
+            if list(spec["shape"]) != expected:
+                channel.fail("usage", f"{args.model}: {name} of shape {spec['shape']}, not "
+                                      f"{expected} (batch {args.batch}, sequence {sequence})")
+
+        self.module = Gnmt.build(torch)
+        generator = torch.Generator().manual_seed(args.seed)
+        drawn = translation_batch(torch, args.batch, sequence, VOCABULARY, generator)
+        self.inputs = [drawn["source_ids"].t().contiguous().to(device),
+                       drawn["source_lengths"].to(device),
+                       drawn["target_ids"].t().contiguous().to(device)]
+        self.target_labels = drawn["target_labels"].t().reshape(-1).to(device)  # [S * b]
+        self.channels_last = False
+
+    def optimizers(self, args):
+        torch = self.torch
+        parameters = list(self.module.parameters())
+        if self.inputs[0].device.type == "cuda":
+            try:
+                return [torch.optim.Adam(parameters, lr=args.lr, fused=True)]
+            except TypeError:  # a torch without fused Adam
+                pass
+        return [torch.optim.Adam(parameters, lr=args.lr)]
+
+    def loss(self, model):
+        """One forward (and its loss in training)."""
+        F = self.torch.nn.functional
+        logits = model(*self.inputs)  # [S * b, V]
+        if not self.train:
+            return None
+        return F.cross_entropy(logits.float(), self.target_labels, ignore_index=IGNORED_LABEL,
+                               label_smoothing=LABEL_SMOOTHING)
