@@ -196,7 +196,7 @@ ModelSpec spec() {
   s.size = {"sentence length", "tokens", 50, {50, 16, 32, 64, 128}};
   s.default_optimizer.kind = nn::OptimizerConfig::Kind::kAdam;
   s.default_optimizer.sparse_kind = nn::OptimizerConfig::Kind::kAdam;
-  s.default_optimizer.learning_rate = 2e-3f;
+  s.default_optimizer.learning_rate = 2e-3f;  // the reference's; a run's --lr replaces it
   s.default_optimizer.max_grad_norm = kMaxGradNorm;
   s.read_data = data::read_translation_data;
   s.data_format =
