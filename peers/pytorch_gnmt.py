@@ -9,7 +9,7 @@ GNMT builds it, so the two measure the same work.
     nn.LSTM(1024, 1024) over the target's embeddings; its output queries the normalized Bahdanau
     attention (the reference's calc_score: tanh(W_q q + W_k k + b) against g v / |v|, masked by
     the source lengths, softmax, bmm with the encoder's outputs); layers 1-3 nn.LSTM(2048, 1024)
-    over [dropout(x), context], layers 2 and 3 with a residual; nn.Linear(1024, 32320) with a
+    over dropout([x, context]), layers 2 and 3 with a residual; nn.Linear(1024, 32320) with a
     bias. Time-major, as nn.LSTM's default and dlbench's rows. Cross-entropy with label smoothing
     0.1 over the target's tokens (-100 on padding). 160,671,297 parameters.
   - inference: the same forward without dropout under torch.no_grad(), scoring the given target
@@ -106,7 +106,7 @@ class Gnmt:
                 context = self.attention(query, memory, source_lengths)
                 x = query
                 for i, lstm in enumerate(self.decoder_rest):
-                    out, _ = lstm(torch.cat([self.dropout(x), context], dim=2))
+                    out, _ = lstm(self.dropout(torch.cat([x, context], dim=2)))
                     x = out if i == 0 else out + x
                 t = target_ids.shape[0]
                 return self.classifier(x).reshape(t * b, VOCABULARY)

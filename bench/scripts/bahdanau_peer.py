@@ -18,9 +18,9 @@ BATCH, QUERIES, KEYS, WIDTH, VALUE_WIDTH = 128, 50, 50, 1024, 1024
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
-def attention(q, k, values, v, g, mask):
+def attention(q, k, values, v, g, mask, b):
     """NVIDIA GNMT's BahdanauAttention.calc_score (normalize=True), masking, softmax and bmm."""
-    scores = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1))  # [batch, queries, keys, width]
+    scores = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1) + b)  # [batch, queries, keys, width]
     u = g * v / v.norm()
     scores = (scores @ u).masked_fill(mask, float("-inf"))  # [batch, queries, keys]
     probs = torch.softmax(scores, dim=-1)
@@ -40,15 +40,16 @@ def main():
 
     q, k, values = tensor(BATCH, QUERIES, WIDTH), tensor(BATCH, KEYS, WIDTH), tensor(BATCH, KEYS, VALUE_WIDTH)
     v, g = tensor(WIDTH), torch.full((1,), WIDTH ** -0.5, device="cuda", dtype=dtype, requires_grad=True)
+    b = torch.zeros(WIDTH, device="cuda", dtype=dtype, requires_grad=True)  # normalize_bias
     lengths = torch.tensor([50 - b % 40 for b in range(BATCH)], device="cuda")
     mask = (torch.arange(KEYS, device="cuda")[None, :] >= lengths[:, None]).unsqueeze(1)
     dout = torch.randn(BATCH, QUERIES, VALUE_WIDTH, device="cuda", dtype=dtype)
 
     def forward():
-        attention(q, k, values, v, g, mask)
+        attention(q, k, values, v, g, mask, b)
 
     def forward_backward():
-        attention(q, k, values, v, g, mask).backward(dout)
+        attention(q, k, values, v, g, mask, b).backward(dout)
 
     name = f"b{BATCH}_q{QUERIES}_k{KEYS}_w{WIDTH}_v{VALUE_WIDTH}"
     torch.cuda.reset_peak_memory_stats()

@@ -448,7 +448,7 @@ void Backend::fill_normal(const Tensor& t, float mean, float stddev, std::uint64
 
 void Backend::fill_uniform(const Tensor& t, float low, float high, std::uint64_t seed) {
   DLBENCH_CHECK(std::isfinite(low) && std::isfinite(high) && high > low,
-                "fill_uniform: [low, high) must be a finite, non-empty range");
+                "fill_uniform: low and high must be finite, low below high");
   fill_uniform_impl(t, low, high, seed);
 }
 

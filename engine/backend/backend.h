@@ -327,6 +327,10 @@ class Backend {
   // says), gates and cell states in f32 within a step; y and the states are rounded to the
   // dtype, and the next step reads h as rounded.
   virtual std::size_t lstm_reserve_bytes(const LstmParams& p, DType dtype) const = 0;
+  // The largest of lstm_reserve_bytes over the float dtypes this backend can plan p in: a reserve
+  // sized before the precision is known (a layer's state, a test's tensors). A dtype it cannot
+  // plan (bf16 before cuDNN 9.13) is left out; a call in it then fails with the library's reason.
+  std::size_t largest_lstm_reserve_bytes(const LstmParams& p) const;
   void lstm_forward(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& h0,
                     const Tensor& c0, const Tensor& y, const Tensor& hn, const Tensor& cn,
                     const Tensor& reserve);
@@ -429,8 +433,8 @@ class Backend {
   void copy(const Tensor& src, const Tensor& dst);
   // Deterministic per seed, so every device and rank can make the same data and weights.
   void fill_normal(const Tensor& t, float mean, float stddev, std::uint64_t seed);
-  // Uniform over [low, high] (GNMT's U(-0.1, 0.1) weights): low + (high - low) u for u uniform
-  // in (0, 1] (53 bits), in double, rounded once to t's float dtype.
+  // Uniform over (low, high] (GNMT's U(-0.1, 0.1) weights): low + (high - low) u for u uniform
+  // in (0, 1] (53 bits), in double, rounded once to t's float dtype (so low itself may appear).
   void fill_uniform(const Tensor& t, float low, float high, std::uint64_t seed);
   void fill_uniform_int(const Tensor& t, std::int64_t low, std::int64_t high_exclusive,
                         std::uint64_t seed);

@@ -1,6 +1,7 @@
 // The door checks of the recurrent ops (Backend::lstm_forward and _backward, and
 // reverse_sequences for the bidirectional layer): every operand's shape and dtype, the optional
 // states, and the reserve's size. The backends implement the *_impl hooks.
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -34,6 +35,18 @@ void check_reserve(std::size_t needed, const Tensor& reserve, const char* op) {
 }
 
 }  // namespace
+
+std::size_t Backend::largest_lstm_reserve_bytes(const LstmParams& p) const {
+  std::size_t bytes = 0;
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    if (!supports(OpKind::kLstmForward, p, dtype)) continue;
+    try {
+      bytes = std::max(bytes, lstm_reserve_bytes(p, dtype));
+    } catch (const Error&) {
+    }
+  }
+  return bytes;
+}
 
 void Backend::lstm_forward(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& h0,
                            const Tensor& c0, const Tensor& y, const Tensor& hn, const Tensor& cn,

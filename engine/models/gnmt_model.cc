@@ -9,7 +9,7 @@
 //   decoder      layer 0 an LSTM over the target's embeddings; its output queries the normalized
 //                Bahdanau attention over the encoder's outputs (keys projected without a bias,
 //                queries with one, masked by the source lengths); layers 1-3 read
-//                [dropout(x) | context], layers 2 and 3 with a residual
+//                dropout([x | context]), layers 2 and 3 with a residual
 //   output       a linear layer to the vocabulary, with a bias; cross-entropy with label
 //                smoothing 0.1 over the target's tokens (padding left out)
 //
@@ -158,7 +158,7 @@ class GnmtBuilder {
     x = query;
     for (int i = 1; i < kLayers; ++i) {
       const std::string name = "decoder.layer" + std::to_string(i);
-      const ValueId in = net_.concat(name + ".concat", {dropout(name + ".dropout", x), context});
+      const ValueId in = dropout(name + ".dropout", net_.concat(name + ".concat", {x, context}));
       const ValueId out = lstm(name, in);
       x = i == 1 ? out : net_.add(name + ".residual", out, x);
     }

@@ -52,7 +52,7 @@ TEST(GnmtModelTest, ParameterCountIsGnmtV2sWithASharedEmbedding) {
   EXPECT_EQ(nn::parameter_count(build(2, 16, Mode::kTrain, 16)), expected_parameters(64));
 }
 
-TEST(GnmtModelTest, TakesATimeMajorTranslationBatchAndClipsAdamsGradients) {
+TEST(GnmtModelTest, TakesATimeMajorTranslationBatchAndAsksAdamToClipAtNorm5) {
   const nn::Graph train = build(4, 32, Mode::kTrain, 16);
   std::vector<std::string> names;
   for (const data::InputSpec& in : train.input_specs()) {
@@ -202,7 +202,7 @@ TEST(GnmtModelTest, ATinyGnmtLearnsToCopyItsSources) {
   std::printf("tiny gnmt: loss %.3f -> %.3f in %d steps; %d of %d tokens right, %d of %d first\n",
               d.first, d.last, d.steps, p.right, p.predicted, p0.right, p0.predicted);
   // Label smoothing keeps the loss above about 1.36 here; at its threshold the longest sentence's
-  // last words may still be off (measured: 34 of 35 right).
+  // last words may still be off (measured on this machine: all 35 right).
   EXPECT_GE(p.right, 9 * p.predicted / 10);
   EXPECT_EQ(p0.right, p0.predicted);
 }

@@ -194,7 +194,7 @@ TEST(DoorChecks, LstmChecksItsOperands) {
 }
 
 // The additive attention: time-major q [queries * batch, width], k and values [keys * batch, ...],
-// v [width] and g [1] of q's dtype, i32 lengths [batch], f32 probs [batch, queries, keys], the
+// v [width] of q's dtype, g [1] f32, i32 lengths [batch], f32 probs [batch, queries, keys], the
 // gradients shaped as what they belong to; the CPU refuses a length past the keys; a refused call
 // writes nothing.
 TEST(DoorChecks, AdditiveAttentionChecksItsOperands) {

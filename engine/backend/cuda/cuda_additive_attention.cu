@@ -19,12 +19,17 @@ namespace dlbench::backend::cuda {
 
 std::string additive_attention_refusal(const AdditiveAttentionParams& p) {
   // A block keeps u and one query (or the score vector) in shared memory, plus a key's or a
-  // query's column of scores: within the 48 KiB every launch gets without opting in.
-  constexpr std::int64_t kMaxFloats = 48 * 1024 / 4;
+  // query's column of scores: within the 48 KiB every launch gets without opting in, less
+  // block_reduce's own 32 floats.
+  constexpr std::int64_t kMaxFloats = 48 * 1024 / 4 - 32;
   if (2 * p.width + 2 * std::max(p.keys, p.queries) > kMaxFloats)
     return "additive attention keeps 2 * width + 2 * max(queries, keys) floats in shared memory: "
            "at most " +
            std::to_string(kMaxFloats) + " on CUDA";
+  constexpr std::int64_t kMaxGridY = 65535;  // the batch is the grid's second dimension
+  if (p.batch > kMaxGridY)
+    return "additive attention takes at most " + std::to_string(kMaxGridY) +
+           " samples per call on CUDA";
   return {};
 }
 
@@ -48,8 +53,8 @@ __device__ float load_score_vector(const T* v, const float* g, std::int64_t widt
 }
 
 template <class T>
-__device__ __forceinline__ void put(T* dst, float value, bool accumulate) {
-  *dst = from_f32<T>(accumulate ? to_f32(*dst) + value : value);
+__device__ __forceinline__ void put(T* dst, float value, GradMode mode) {
+  *dst = from_f32<T>(mode == GradMode::kAccumulate ? to_f32(*dst) + value : value);
 }
 
 // Grid (queries, batch): the block of query t of sample b.
@@ -106,7 +111,7 @@ template <class T>
 __global__ void __launch_bounds__(kBlock)
     query_grads_kernel(AdditiveAttentionParams p, const T* q, const T* k, const T* values,
                        const T* v, const float* g, const std::int32_t* lengths, const float* probs,
-                       const T* dout, float* ds, T* dq, bool accumulate_q, float* du_parts) {
+                       const T* dout, float* ds, T* dq, GradMode q_mode, float* du_parts) {
   extern __shared__ float shared[];
   const std::int64_t A = p.width, S = p.keys, B = p.batch, V = p.value_width;
   float* u = shared;
@@ -147,7 +152,7 @@ __global__ void __launch_bounds__(kBlock)
       slope += grad[s] * (1.0f - e * e);
       along += grad[s] * e;
     }
-    if (dq != nullptr) put(dq + row * A + h, u[h] * slope, accumulate_q);
+    if (dq != nullptr) put(dq + row * A + h, u[h] * slope, q_mode);
     if (du_parts != nullptr) du_parts[(b * p.queries + t) * A + h] = along;
   }
 }
@@ -158,8 +163,7 @@ template <class T>
 __global__ void __launch_bounds__(kBlock)
     key_grads_kernel(AdditiveAttentionParams p, const T* q, const T* k, const T* v, const float* g,
                      const std::int32_t* lengths, const float* probs, const T* dout,
-                     const float* ds, T* dk, bool accumulate_k, T* dvalues,
-                     bool accumulate_values) {
+                     const float* ds, T* dk, GradMode k_mode, T* dvalues, GradMode values_mode) {
   extern __shared__ float shared[];
   const std::int64_t A = p.width, S = p.keys, B = p.batch, V = p.value_width, Q = p.queries;
   float* u = shared;
@@ -182,13 +186,13 @@ __global__ void __launch_bounds__(kBlock)
         const float e = tanhf(to_f32(q[(t * B + b) * A + h]) + key);
         slope += grad[t] * (1.0f - e * e);
       }
-      put(dk + row * A + h, u[h] * slope, accumulate_k);
+      put(dk + row * A + h, u[h] * slope, k_mode);
     }
   if (dvalues != nullptr)
     for (std::int64_t j = threadIdx.x; j < V; j += blockDim.x) {
       float acc = 0;
       for (std::int64_t t = 0; t < queries; ++t) acc += prob[t] * to_f32(dout[(t * B + b) * V + j]);
-      put(dvalues + row * V + j, acc, accumulate_values);
+      put(dvalues + row * V + j, acc, values_mode);
     }
 }
 
@@ -207,7 +211,7 @@ __global__ void du_kernel(const float* du_parts, std::int64_t rows, std::int64_t
 template <class T>
 __global__ void __launch_bounds__(kBlock)
     score_vector_grads_kernel(const T* v, const float* g, const float* du, std::int64_t width,
-                              T* dv, float* dg, bool accumulate) {
+                              T* dv, float* dg, GradMode mode) {
   float squares = 0;
   for (std::int64_t h = threadIdx.x; h < width; h += blockDim.x)
     squares += to_f32(v[h]) * to_f32(v[h]);
@@ -219,8 +223,8 @@ __global__ void __launch_bounds__(kBlock)
   const float scale = g[0] / norm;
   if (dv != nullptr)
     for (std::int64_t h = threadIdx.x; h < width; h += blockDim.x)
-      put(dv + h, scale * (du[h] - to_f32(v[h]) / norm * along), accumulate);
-  if (dg != nullptr && threadIdx.x == 0) put(dg, along, accumulate);
+      put(dv + h, scale * (du[h] - to_f32(v[h]) / norm * along), mode);
+  if (dg != nullptr && threadIdx.x == 0) put(dg, along, mode);
 }
 
 template <class T>
@@ -298,7 +302,6 @@ void CudaBackend::additive_attention_backward_impl(const AdditiveAttentionParams
   auto* ds = reinterpret_cast<float*>(scratch);
   float* du_parts = want_u ? reinterpret_cast<float*>(scratch + ds_bytes) : nullptr;
   float* du = want_u ? reinterpret_cast<float*>(scratch + ds_bytes + parts_bytes) : nullptr;
-  const auto accumulates = [](GradMode m) { return m == GradMode::kAccumulate; };
   const dim3 query_grid(static_cast<unsigned>(p.queries), static_cast<unsigned>(p.batch));
   const dim3 key_grid(static_cast<unsigned>(p.keys), static_cast<unsigned>(p.batch));
   const std::size_t query_shared =
@@ -314,13 +317,12 @@ void CudaBackend::additive_attention_backward_impl(const AdditiveAttentionParams
     const auto* pdo = static_cast<const T*>(dout.data());
     query_grads_kernel<T><<<query_grid, kBlock, query_shared, stream_>>>(
         p, pq, pk, static_cast<const T*>(values.data()), pv, pg, l, probs.data_as<float>(), pdo, ds,
-        data_or_null<T>(grads.dq), accumulates(grads.q_mode), du_parts);
+        data_or_null<T>(grads.dq), grads.q_mode, du_parts);
     CUDA_CHECK_LAUNCH();
     if (grads.dk.defined() || grads.dvalues.defined()) {
       key_grads_kernel<T><<<key_grid, kBlock, key_shared, stream_>>>(
           p, pq, pk, pv, pg, l, probs.data_as<float>(), pdo, ds, data_or_null<T>(grads.dk),
-          accumulates(grads.k_mode), data_or_null<T>(grads.dvalues),
-          accumulates(grads.values_mode));
+          grads.k_mode, data_or_null<T>(grads.dvalues), grads.values_mode);
       CUDA_CHECK_LAUNCH();
     }
     if (want_u) {
@@ -329,7 +331,7 @@ void CudaBackend::additive_attention_backward_impl(const AdditiveAttentionParams
       CUDA_CHECK_LAUNCH();
       score_vector_grads_kernel<T>
           <<<1, kBlock, 0, stream_>>>(pv, pg, du, p.width, data_or_null<T>(grads.dv),
-                                      data_or_null<float>(grads.dg), accumulates(grads.param_mode));
+                                      data_or_null<float>(grads.dg), grads.param_mode);
       CUDA_CHECK_LAUNCH();
     }
   });

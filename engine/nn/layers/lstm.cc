@@ -37,18 +37,8 @@ std::vector<ParamDecl> Lstm::params() const {
 
 std::vector<StateDecl> Lstm::state(backend::Backend& be) const {
   if (mode_ != Mode::kTrain) return {};
-  // The reserve's size depends on the dtype on CUDA: the largest of the float dtypes the backend
-  // can plan, since the precision is not known here. A dtype it cannot plan (bf16 before cuDNN
-  // 9.13) is left out; a model in that dtype then fails at its first step with cuDNN's reason.
-  std::size_t bytes = 0;
-  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    if (!be.supports(backend::OpKind::kLstmForward, p_, dtype)) continue;
-    try {
-      bytes = std::max(bytes, be.lstm_reserve_bytes(p_, dtype));
-    } catch (const Error&) {
-    }
-  }
-  std::vector<StateDecl> out = {{"reserve", bytes, Init::kZeros}};
+  // The reserve's size depends on the dtype on CUDA, which is not known here.
+  std::vector<StateDecl> out = {{"reserve", be.largest_lstm_reserve_bytes(p_), Init::kZeros}};
   // With states: room for their two gradients where they are added rather than written.
   const std::size_t state_bytes = static_cast<std::size_t>(p_.batch * p_.hidden) * sizeof(float);
   if (states_) out.push_back({"state_grads", 2 * align_up(state_bytes), Init::kZeros});

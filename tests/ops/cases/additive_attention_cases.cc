@@ -108,15 +108,40 @@ class AdditiveForward final : public AdditiveCase {
   bool repeatable() const override { return true; }
 };
 
+// Which gradients a backward case asks for: all, or one of two partial sets that leave whole
+// kernels (or their branches) out on CUDA.
+enum class Wanted {
+  kAll,
+  kKeysAndValues,   // dk and dvalues: no dq, no v or g (the queries' kernel writes ds alone)
+  kQueriesAndScale  // dq, dv and dg: no dk, no dvalues (the keys' kernel does not run)
+};
+
 class AdditiveBackward final : public AdditiveCase {
  public:
   // mode: the gradients of q, k and values (the values' in the other mode, as where they also
   // feed the keys' projection); param_mode: v's and g's.
-  AdditiveBackward(const Setup& s, GradMode mode, GradMode param_mode)
-      : AdditiveCase(s), mode_(mode), param_mode_(param_mode) {}
+  AdditiveBackward(const Setup& s, GradMode mode, GradMode param_mode, Wanted wanted = Wanted::kAll)
+      : AdditiveCase(s), mode_(mode), param_mode_(param_mode), wanted_(wanted) {}
   std::string op() const override { return "additive_attention_backward"; }
   std::string params() const override {
-    return name_of(s_.p) + "_" + mode_name(mode_) + "_params_" + mode_name(param_mode_);
+    const char* only = wanted_ == Wanted::kKeysAndValues     ? "_only_keys_values"
+                       : wanted_ == Wanted::kQueriesAndScale ? "_only_queries_scale"
+                                                             : "";
+    return name_of(s_.p) + "_" + mode_name(mode_) + "_params_" + mode_name(param_mode_) + only;
+  }
+  bool wants(std::size_t tensor) const {
+    const bool keys_values = tensor == 10 || tensor == 11;
+    if (wanted_ == Wanted::kKeysAndValues) return keys_values;
+    if (wanted_ == Wanted::kQueriesAndScale) return !keys_values;
+    return true;
+  }
+  // A gradient the case does not ask for: scratch, passed as undefined.
+  HostTensor maybe(HostTensor t, std::size_t tensor) const {
+    if (!wants(tensor)) t.role = Role::kScratch;
+    return t;
+  }
+  Tensor given(std::span<const Tensor> t, std::size_t tensor) const {
+    return wants(tensor) ? t[tensor] : Tensor{};
   }
   OpKind kind() const override { return OpKind::kAdditiveAttentionBackward; }
   GradMode values_mode() const {
@@ -133,18 +158,19 @@ class AdditiveBackward final : public AdditiveCase {
     o.role = probs.role = Role::kScratch;
     t.push_back(std::move(o));
     t.push_back(std::move(probs));
-    t.push_back(grad_output("dq", p.query_shape(), mode_, 618));
-    t.push_back(grad_output("dk", p.key_shape(), mode_, 619));
-    t.push_back(grad_output("dvalues", p.value_shape(), values_mode(), 620));
-    t.push_back(grad_output("dv", {p.width}, param_mode_, 621));
+    t.push_back(maybe(grad_output("dq", p.query_shape(), mode_, 618), 9));
+    t.push_back(maybe(grad_output("dk", p.key_shape(), mode_, 619), 10));
+    t.push_back(maybe(grad_output("dvalues", p.value_shape(), values_mode(), 620), 11));
+    t.push_back(maybe(grad_output("dv", {p.width}, param_mode_, 621), 12));
     HostTensor dg = grad_output("dg", {1}, param_mode_, 622);
     dg.kind = Kind::kF32;  // as g
-    t.push_back(std::move(dg));
+    t.push_back(maybe(std::move(dg), 13));
     return t;
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
     be.additive_attention_forward(s_.p, t[0], t[1], t[2], t[3], t[4], t[5], t[7], t[8]);
-    backend::AdditiveAttentionGrads grads{t[9], t[10], t[11], t[12], t[13]};
+    backend::AdditiveAttentionGrads grads{given(t, 9), given(t, 10), given(t, 11), given(t, 12),
+                                          given(t, 13)};
     grads.q_mode = grads.k_mode = mode_;
     grads.values_mode = values_mode();
     grads.param_mode = param_mode_;
@@ -156,11 +182,15 @@ class AdditiveBackward final : public AdditiveCase {
         t[4].as_double(), s_.lengths, t[6].as_double());
     // The CPU reads the probabilities as forward rounded them to f32.
     const Tolerance tol = sum_tolerance(kF32, s_.p.queries + s_.p.keys, 4.0);
-    return {{9, expected_grad(mode_, t[9], g.dq), tol},
-            {10, expected_grad(mode_, t[10], g.dk), tol},
-            {11, expected_grad(values_mode(), t[11], g.dvalues), tol},
-            {12, expected_grad(param_mode_, t[12], g.dv), tol},
-            {13, expected_grad(param_mode_, t[13], g.dg), tol}};
+    const std::vector<Check> all = {{9, expected_grad(mode_, t[9], g.dq), tol},
+                                    {10, expected_grad(mode_, t[10], g.dk), tol},
+                                    {11, expected_grad(values_mode(), t[11], g.dvalues), tol},
+                                    {12, expected_grad(param_mode_, t[12], g.dv), tol},
+                                    {13, expected_grad(param_mode_, t[13], g.dg), tol}};
+    std::vector<Check> checks;
+    for (const Check& c : all)
+      if (wants(c.tensor)) checks.push_back(c);
+    return checks;
   }
   Tolerance against_cpu(const Precision& prec, std::size_t tensor) const override {
     return grad_tolerance(prec, s_.p, tensor >= 12);
@@ -170,6 +200,7 @@ class AdditiveBackward final : public AdditiveCase {
 
  private:
   GradMode mode_, param_mode_;
+  Wanted wanted_;
 };
 
 CaseList cases() {
@@ -187,6 +218,9 @@ CaseList cases() {
     for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
       for (GradMode pm : {GradMode::kOverwrite, GradMode::kAccumulate})
         out.push_back(std::make_unique<AdditiveBackward>(s, m, pm));
+    for (Wanted w : {Wanted::kKeysAndValues, Wanted::kQueriesAndScale})
+      out.push_back(
+          std::make_unique<AdditiveBackward>(s, GradMode::kOverwrite, GradMode::kOverwrite, w));
   }
   return out;
 }

@@ -48,15 +48,7 @@ HostTensor weights(const LstmParams& p, std::uint64_t seed) {
 // The reserve, large enough for every dtype a backend runs the case in (the harness sizes
 // tensors before it knows the precision).
 HostTensor reserve(const backend::Backend& be, const LstmParams& p) {
-  std::size_t bytes = 0;
-  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    if (!be.supports(OpKind::kLstmForward, p, dtype)) continue;
-    try {
-      bytes = std::max(bytes, be.lstm_reserve_bytes(p, dtype));
-    } catch (const Error&) {
-      // A dtype this cuDNN cannot plan: its cases fail on their own, with cuDNN's reason.
-    }
-  }
+  const std::size_t bytes = be.largest_lstm_reserve_bytes(p);
   const auto floats = static_cast<std::int64_t>((bytes + 3) / 4);
   return {"reserve",
           {std::max<std::int64_t>(floats, 1)},
