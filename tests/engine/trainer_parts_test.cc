@@ -124,7 +124,7 @@ TEST(ParameterStoreTest, UniformAndConstantInitsGiveTheirValues) {
   EXPECT_LT(lo, -0.09f);  // 400 draws reach both ends' last tenth
   EXPECT_GT(hi, 0.09f);
   EXPECT_EQ(store.range(nn::ParamGroup::kKeptF32).size(), 1);  // g, f32 in every precision
-  EXPECT_EQ(w[400], 0.05f);  // g = 1 / sqrt(400)
+  EXPECT_EQ(w[400], 0.05f);                                    // g = 1 / sqrt(400)
 }
 
 TEST(SgdMomentumTest, DecaysOnlyTheDecayedRangeAsTheReference) {
