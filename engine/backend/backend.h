@@ -353,6 +353,17 @@ class Backend {
   void reverse_sequences(const SequenceParams& p, const Tensor& lengths, const Tensor& x,
                          const Tensor& y, GradMode mode);
 
+  // --- decoding --------------------------------------------------------------------------
+  // One position of greedy decoding. For each sentence n of p.batch not yet finished
+  // (finished[n] == 0): tokens[n] = the id of the highest of logits [batch, vocabulary] row n
+  // (the lowest id among equal highest; NaN never chosen; 0 when no score is above -inf),
+  // lengths[n] += 1, and finished[n] = 1 where that id is p.eos. A finished sentence gets p.pad
+  // and keeps its length. Then unfinished [1] = how many sentences are still unfinished, which
+  // the decoder reads to stop. tokens, finished, lengths and unfinished are i32 on the device;
+  // logits of a float dtype.
+  void greedy_pick(const GreedyParams& p, const Tensor& logits, const Tensor& tokens,
+                   const Tensor& finished, const Tensor& lengths, const Tensor& unfinished);
+
   // --- loss ------------------------------------------------------------------------------
   // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:
   // loss [1] = mean_i -log softmax(logits_i)[label_i]; dlogits = scale * dloss/dlogits

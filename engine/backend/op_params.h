@@ -354,6 +354,14 @@ struct SequenceParams {
   std::int64_t batch = 1;
 };
 
+// One position of greedy decoding (Backend::greedy_pick): `batch` sentences, each choosing its
+// next token from a row of `vocabulary` scores; eos closes a sentence, pad fills after it.
+struct GreedyParams {
+  std::int64_t batch = 1;
+  std::int64_t vocabulary = 1;
+  std::int32_t eos = 2, pad = 0;  // data::SentenceIds's
+};
+
 // Softmax cross-entropy's options beyond class weights (Backend::softmax_cross_entropy), as
 // PyTorch's cross_entropy names them: rows labelled ignore_label count for nothing (BERT's
 // unmasked positions, padding), and label_smoothing moves that share of each row's target from

@@ -98,6 +98,8 @@ const char* to_string(OpKind op) {
       return "additive_attention_backward";
     case OpKind::kFillUniform:
       return "fill_uniform";
+    case OpKind::kGreedyPick:
+      return "greedy_pick";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

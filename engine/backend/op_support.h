@@ -66,9 +66,10 @@ enum class OpKind {
   kAdditiveAttentionForward,
   kAdditiveAttentionBackward,
   kFillUniform,
+  kGreedyPick,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kFillUniform;
+constexpr OpKind kLastOpKind = OpKind::kGreedyPick;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

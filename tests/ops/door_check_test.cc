@@ -445,5 +445,30 @@ TEST(DoorChecks, EmbeddingModelOpsSayWhatTheyRun) {
 #endif
 }
 
+
+// Greedy decoding's choice: logits [batch, vocabulary] of a float dtype, i32 tokens, finished
+// and lengths per sentence, one i32 count, and an [EOS] id inside the vocabulary.
+TEST(DoorChecks, GreedyPickChecksItsOperands) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  backend::GreedyParams p{2, 5, 2, 0};
+  HostTensor logits({2, 5}), wide({2, 6}), float_count({1});
+  std::vector<std::int32_t> tokens(2), finished(2), lengths(2), count(1), three(3);
+  auto i32 = [](std::vector<std::int32_t>& v) {
+    return Tensor(v.data(), {static_cast<std::int64_t>(v.size())}, DType::kI32, Device::cpu());
+  };
+  const auto call = [&](const backend::GreedyParams& q, const Tensor& l, const Tensor& t,
+                        const Tensor& c) {
+    be->greedy_pick(q, l, t, i32(finished), i32(lengths), c);
+  };
+  EXPECT_NO_THROW(call(p, logits.tensor(), i32(tokens), i32(count)));
+  EXPECT_THROW(call(p, wide.tensor(), i32(tokens), i32(count)), Error);
+  EXPECT_THROW(call(p, logits.tensor(), i32(three), i32(count)), Error);
+  EXPECT_THROW(call(p, logits.tensor(), i32(tokens), float_count.tensor()), Error);
+  EXPECT_THROW(call(p, i32(three), i32(tokens), i32(count)), Error);  // ids are no scores
+  backend::GreedyParams outside = p;
+  outside.eos = 5;
+  EXPECT_THROW(call(outside, logits.tensor(), i32(tokens), i32(count)), Error);
+}
+
 }  // namespace
 }  // namespace dlbench::ops_test
