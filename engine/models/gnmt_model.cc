@@ -19,8 +19,10 @@
 // Adam, gradients clipped at global norm 5, as the reference. Weights start from U(-0.1, 0.1) (the
 // LSTMs, the token table, v), the linear layers from a normal of the same variance; the
 // reference's recurrent biases start at 0, ours with the rest of the LSTM's flat weights.
-// Inference scores the given target (teacher forcing, no dropout); greedy and beam decoding are
-// not built yet.
+// Inference translates: decoding's encoder graph runs once over the sources, then its step graph
+// once per output position (nn::GreedyDecoder), each decoder LSTM's states carried; `build` with
+// Mode::kInfer scores a given target instead (teacher forcing, no dropout). Beam search is not
+// built yet.
 #include <memory>
 #include <string>
 
@@ -65,25 +67,21 @@ class GnmtBuilder {
                                    " leaves no width");
   }
 
+  std::int64_t sentence_length() const { return steps_; }
+
+  // Training, or scoring a given target (teacher forcing): every layer over whole sentences.
   nn::Graph build() {
     const ValueId source_ids = input(TranslationField::kSourceIds, tokens(), "source token ids");
     const ValueId source_lengths =
         input(TranslationField::kSourceLengths, batch_, "source sentence lengths");
     const ValueId target_ids =
         input(TranslationField::kTargetIds, tokens(), "target token ids, [BOS] first");
-    nn::ParamDecl table{
-        "table", {kVocabulary, width_}, nn::Init::kUniform, 1, nn::ParamGroup::kSparseRows};
-    table.bound = kInitBound;
-    const nn::ParamId token_table = g_.add_parameter("embeddings.tokens.table", table);
-
+    const nn::ParamId table = token_table();
     const ValueId memory =
-        encoder(embed("encoder.embeddings", source_ids, token_table), source_lengths);
-    const ValueId x =
-        decoder(embed("decoder.embeddings", target_ids, token_table), memory, source_lengths);
-    backend::MatmulParams output;
-    output.m = tokens(), output.k = width_, output.n = kVocabulary, output.bias = true;
-    const ValueId logits =
-        g_.add("classifier", std::make_unique<nn::Linear>(output, kLinearStddev), {x});
+        encoder(embed("encoder.embeddings", source_ids, table, tokens()), source_lengths);
+    const ValueId x = decoder(embed("decoder.embeddings", target_ids, table, tokens()), memory,
+                              keys(memory), source_lengths, steps_, nullptr);
+    const ValueId logits = classifier(x, tokens());
     g_.mark_output(logits);
     if (train_) {
       backend::CrossEntropyParams loss;
@@ -92,6 +90,37 @@ class GnmtBuilder {
              {logits, input(TranslationField::kTargetLabels, tokens(),
                             "target tokens to predict (-100: padding)")});
     }
+    return std::move(g_);
+  }
+
+  // Decoding's encoder: the sources' encoding and the attention's keys, once per batch.
+  nn::Graph build_encoder() {
+    const ValueId source_ids = input(TranslationField::kSourceIds, tokens(), "source token ids");
+    const ValueId source_lengths =
+        input(TranslationField::kSourceLengths, batch_, "source sentence lengths");
+    const ValueId memory =
+        encoder(embed("encoder.embeddings", source_ids, token_table(), tokens()), source_lengths);
+    g_.mark_output(memory);
+    g_.mark_output(keys(memory));
+    return std::move(g_);
+  }
+
+  // Decoding's step: one output position of every sentence, its LSTMs' states carried.
+  nn::Graph build_step() {
+    const ValueId ids = g_.add_input({"tokens",
+                                      {batch_},
+                                      DType::kI32,
+                                      data::uniform_int(0, kVocabulary),
+                                      "the tokens chosen at the position before, [BOS] first"});
+    const ValueId source_lengths =
+        input(TranslationField::kSourceLengths, batch_, "source sentence lengths");
+    const ValueId memory = carried_input("memory.0", tokens(), "the encoder's outputs");
+    const ValueId k = carried_input("memory.1", tokens(), "the attention's keys");
+    std::vector<ValueId> next_states;
+    const ValueId x = decoder(embed("decoder.embeddings", ids, token_table(), batch_), memory, k,
+                              source_lengths, 1, &next_states);
+    g_.mark_output(classifier(x, batch_));
+    for (ValueId state : next_states) g_.mark_output(state);
     return std::move(g_);
   }
 
@@ -106,13 +135,31 @@ class GnmtBuilder {
                          meaning});
   }
 
-  ValueId embed(const std::string& name, ValueId ids, nn::ParamId table) {
+  // A decoding step's input that the decoder fills (memory, states): [rows, width].
+  ValueId carried_input(const std::string& name, std::int64_t rows, const char* meaning) {
+    return g_.add_input({name, {rows, width_}, config_.compute, data::normal(0, 1), meaning});
+  }
+
+  nn::ParamId token_table() {
+    nn::ParamDecl table{
+        "table", {kVocabulary, width_}, nn::Init::kUniform, 1, nn::ParamGroup::kSparseRows};
+    table.bound = kInitBound;
+    return g_.add_parameter("embeddings.tokens.table", table);
+  }
+
+  ValueId embed(const std::string& name, ValueId ids, nn::ParamId table, std::int64_t rows) {
     const ValueId looked_up =
         g_.add(name + ".tokens",
-               std::make_unique<nn::Embedding>(nn::EmbeddingShape{tokens(), kVocabulary, width_},
+               std::make_unique<nn::Embedding>(nn::EmbeddingShape{rows, kVocabulary, width_},
                                                config_.compute, kLinearStddev),
                {ids}, {table});
     return dropout(name + ".dropout", looked_up);
+  }
+
+  ValueId classifier(ValueId x, std::int64_t rows) {
+    backend::MatmulParams output;
+    output.m = rows, output.k = width_, output.n = kVocabulary, output.bias = true;
+    return g_.add("classifier", std::make_unique<nn::Linear>(output, kLinearStddev), {x});
   }
 
   // Training only (inference builds none); a seed per site.
@@ -122,12 +169,26 @@ class GnmtBuilder {
                   {x});
   }
 
-  ValueId lstm(const std::string& name, ValueId x) {
+  // An LSTM over `steps` positions from zero states, or (`next_states` given: decoding) one
+  // whose states come in as "state.<i>" inputs and go out into next_states.
+  ValueId lstm(const std::string& name, ValueId x, std::int64_t steps,
+               std::vector<ValueId>* next_states = nullptr) {
     backend::LstmParams p;
-    p.batch = batch_, p.steps = steps_, p.input = net_.shape(x)[1], p.hidden = width_;
-    return g_.add(
-        name, std::make_unique<nn::Lstm>(p, config_.mode, nn::LstmStates::kFromZeros, kInitBound),
-        {x});
+    p.batch = batch_, p.steps = steps, p.input = net_.shape(x)[1], p.hidden = width_;
+    if (next_states == nullptr)
+      return g_.add(
+          name, std::make_unique<nn::Lstm>(p, config_.mode, nn::LstmStates::kFromZeros, kInitBound),
+          {x});
+    const auto state = [&](std::size_t i) {
+      return carried_input("state." + std::to_string(i), batch_,
+                           "a decoder LSTM's state from the position before");
+    };
+    const ValueId h = state(next_states->size()), c = state(next_states->size() + 1);
+    const std::vector<ValueId> out = g_.add_multi(
+        name, std::make_unique<nn::Lstm>(p, config_.mode, nn::LstmStates::kCarried, kInitBound),
+        {x, h, c});
+    next_states->push_back(out[1]), next_states->push_back(out[2]);
+    return out[0];
   }
 
   ValueId reversed(const std::string& name, ValueId x, ValueId lengths) {
@@ -138,42 +199,53 @@ class GnmtBuilder {
 
   ValueId encoder(ValueId x, ValueId lengths) {
     // Layer 0: the right-to-left direction reads each sentence from its last word.
-    const ValueId forward = lstm("encoder.layer0.forward", x);
-    const ValueId backward = reversed(
-        "encoder.layer0.backward.unreverse",
-        lstm("encoder.layer0.backward", reversed("encoder.layer0.backward.reverse", x, lengths)),
-        lengths);
+    const ValueId forward = lstm("encoder.layer0.forward", x, steps_);
+    const ValueId backward =
+        reversed("encoder.layer0.backward.unreverse",
+                 lstm("encoder.layer0.backward",
+                      reversed("encoder.layer0.backward.reverse", x, lengths), steps_),
+                 lengths);
     x = net_.concat("encoder.layer0.concat", {forward, backward});
-    x = lstm("encoder.layer1", dropout("encoder.layer1.dropout", x));
+    x = lstm("encoder.layer1", dropout("encoder.layer1.dropout", x), steps_);
     for (int i = 2; i < kLayers; ++i) {
       const std::string name = "encoder.layer" + std::to_string(i);
-      x = net_.add(name + ".residual", lstm(name, dropout(name + ".dropout", x)), x);
+      x = net_.add(name + ".residual", lstm(name, dropout(name + ".dropout", x), steps_), x);
     }
     return x;
   }
 
-  ValueId decoder(ValueId x, ValueId memory, ValueId source_lengths) {
-    const ValueId query = lstm("decoder.layer0", x);
-    const ValueId context = attention("decoder.attention", query, memory, source_lengths);
+  // The attention's keys: the encoder's outputs projected, without a bias.
+  ValueId keys(ValueId memory) {
+    backend::MatmulParams keys;
+    keys.m = tokens(), keys.k = width_, keys.n = width_, keys.bias = false;
+    return g_.add("decoder.attention.key", std::make_unique<nn::Linear>(keys, kLinearStddev),
+                  {memory});
+  }
+
+  // The decoder over `steps` positions of every sentence: the whole target, or one position
+  // with its states carried (next_states given).
+  ValueId decoder(ValueId x, ValueId memory, ValueId keys, ValueId source_lengths,
+                  std::int64_t steps, std::vector<ValueId>* next_states) {
+    const ValueId query = lstm("decoder.layer0", x, steps, next_states);
+    const ValueId context =
+        attention("decoder.attention", query, keys, memory, source_lengths, steps);
     x = query;
     for (int i = 1; i < kLayers; ++i) {
       const std::string name = "decoder.layer" + std::to_string(i);
       const ValueId in = dropout(name + ".dropout", net_.concat(name + ".concat", {x, context}));
-      const ValueId out = lstm(name, in);
+      const ValueId out = lstm(name, in, steps, next_states);
       x = i == 1 ? out : net_.add(name + ".residual", out, x);
     }
     return x;
   }
 
-  ValueId attention(const std::string& name, ValueId query, ValueId memory, ValueId lengths) {
+  ValueId attention(const std::string& name, ValueId query, ValueId keys, ValueId memory,
+                    ValueId lengths, std::int64_t queries) {
     backend::AdditiveAttentionParams p;
-    p.batch = batch_, p.queries = p.keys = steps_, p.width = width_, p.value_width = width_;
-    backend::MatmulParams keys;
-    keys.m = tokens(), keys.k = width_, keys.n = width_, keys.bias = false;
-    const ValueId k =
-        g_.add(name + ".key", std::make_unique<nn::Linear>(keys, kLinearStddev), {memory});
+    p.batch = batch_, p.queries = queries, p.keys = steps_, p.width = width_,
+    p.value_width = width_;
     const ValueId q = net_.linear(name + ".query", query, width_, kLinearStddev);
-    return g_.add(name, std::make_unique<nn::AdditiveAttention>(p), {q, k, memory, lengths});
+    return g_.add(name, std::make_unique<nn::AdditiveAttention>(p), {q, keys, memory, lengths});
   }
 
   nn::Graph g_;
@@ -203,6 +275,14 @@ ModelSpec spec() {
       "sentence pairs of token ids (per line the source sentence's BPE ids separated by spaces, "
       "a tab, the target sentence's)";
   s.build = [](const ModelConfig& config) { return GnmtBuilder(config).build(); };
+  s.build_decoding = [](const ModelConfig& config) {
+    ModelConfig infer = config;
+    infer.mode = Mode::kInfer;
+    nn::DecodingGraphs graphs{GnmtBuilder(infer).build_encoder(), GnmtBuilder(infer).build_step()};
+    // A translation as long as the sentences the model is built for (--input).
+    graphs.max_length = GnmtBuilder(infer).sentence_length();
+    return graphs;
+  };
   return s;
 }
 

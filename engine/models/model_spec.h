@@ -13,6 +13,7 @@
 #include "engine/core/dtype.h"
 #include "engine/core/run_modes.h"
 #include "engine/data/dataset.h"
+#include "engine/nn/decoding_graphs.h"
 #include "engine/nn/graph.h"
 #include "engine/nn/optim/optimizer.h"
 
@@ -60,6 +61,9 @@ struct ModelSpec {
   nn::OptimizerConfig default_optimizer;
   // Builds the graph: its inputs (graph.input_specs()) say what data a step takes.
   std::function<nn::Graph(const ModelConfig&)> build;
+  // A translation model's decoding graphs (nn/decoding_graphs.h): its inference decodes with them
+  // (nn::GreedyDecoder) rather than running build's graph. Empty: the model does not decode.
+  std::function<nn::DecodingGraphs(const ModelConfig&)> build_decoding;
   // Reads a data file of the model's format (what `data_format` names); empty: the model trains
   // on synthetic data only.
   std::function<std::shared_ptr<const data::Dataset>(const std::string& path)> read_data;

@@ -1,5 +1,8 @@
 #include "engine/nn/trainer.h"
 
+#include <string_view>
+#include <unordered_map>
+
 #include "engine/core/checked.h"
 #include "engine/core/memory.h"
 
@@ -178,6 +181,31 @@ void Trainer::load_weights(const Tensor& flat) {
                     std::to_string(store_.count()));
   backend_.copy(flat, store_.flat_weights());
   store_.refresh_compute_weights();
+}
+
+int Trainer::load_weights_by_name(const Trainer& from, bool every) {
+  DLBENCH_CHECK(eager_steps_ == 0 && !graphs_, "load_weights_by_name after a step has run");
+  std::unordered_map<std::string_view, const ParameterSlice*> theirs;
+  for (const ParameterSlice& s : from.store_.slices()) theirs.emplace(s.name, &s);
+  const Tensor mine = store_.flat_weights(), source = from.store_.flat_weights();
+  auto part = [](const Tensor& flat, const ParameterSlice& s) {
+    return Tensor(flat.data_as<float>() + s.offset, {s.count}, DType::kF32, flat.device());
+  };
+  int copied = 0;
+  for (const ParameterSlice& s : store_.slices()) {
+    const auto found = theirs.find(s.name);
+    if (found == theirs.end()) {
+      DLBENCH_CHECK(!every, "load_weights_by_name: no parameter " + s.name + " to copy from");
+      continue;
+    }
+    DLBENCH_CHECK(found->second->count == s.count,
+                  "load_weights_by_name: " + s.name + " holds " + std::to_string(s.count) +
+                      " weights here, " + std::to_string(found->second->count) + " there");
+    backend_.copy(part(source, *found->second), part(mine, s));
+    ++copied;
+  }
+  store_.refresh_compute_weights();
+  return copied;
 }
 
 void Trainer::load_state(const Trainer& trained) {

@@ -76,6 +76,11 @@ class Trainer {
   // weights can be evaluated on other inputs. Layer state (running statistics) is not copied:
   // load_state does that.
   void load_weights(const Tensor& flat);
+  // Copies each of this trainer's parameters from the parameter of the same name in `from`, a
+  // trainer of another graph of the same model (a decoder's step graph, from the trained
+  // model's), before this trainer's first step. `every`: each must be there, of the same size
+  // (Error(kInternal) otherwise); else those not there keep their own. Returns how many it copied.
+  int load_weights_by_name(const Trainer& from, bool every);
   // Copies `trained`'s layer state (batch norm's running statistics, which inference uses)
   // into this trainer's, layer by layer name, before this trainer's first step.
   void load_state(const Trainer& trained);
