@@ -12,8 +12,11 @@ GNMT builds it, so the two measure the same work.
     over dropout([x, context]), layers 2 and 3 with a residual; nn.Linear(1024, 32320) with a
     bias. Time-major, as nn.LSTM's default and dlbench's rows. Cross-entropy with label smoothing
     0.1 over the target's tokens (-100 on padding). 160,671,297 parameters.
-  - inference: the same forward without dropout under torch.no_grad(), scoring the given target
-    (teacher forcing, no search), as dlbench's inference does; no labels. Training: Adam at the
+  - inference: greedy decoding under torch.no_grad(), as dlbench's: the encoder once (and the
+    attention's keys projected once), then one position at a time, each LSTM's (h, c) carried,
+    every open sentence taking its highest-scoring token (the lowest id on ties, torch.argmax's
+    first), [PAD] after its [EOS], until every sentence has closed (checked on the host after
+    each position) or the sentence length has run. The sources only; no target. Training: Adam at the
     run's rate (PyTorch's betas and eps), fused on CUDA where torch has it, gradients clipped at
     global norm 5 (torch.nn.utils.clip_grad_norm_, after GradScaler's unscale_ in fp16).
   - init: every parameter U(-0.1, 0.1) (the reference's init_weight), the attention's bias b 0
@@ -40,7 +43,8 @@ MAX_GRAD_NORM = 5.0
 # dlbench's inputs, in its order: the ids and labels are [S * batch] (time-major), the lengths
 # [batch].
 TRAINING_INPUTS = ("source_ids", "source_lengths", "target_ids", "target_labels")
-INFERENCE_INPUTS = ("source_ids", "source_lengths", "target_ids")
+INFERENCE_INPUTS = ("source_ids", "source_lengths")
+PAD, BOS, EOS = 0, 1, 2  # dlbench's data::SentenceIds
 ROW_INPUTS = ("source_ids", "target_ids", "target_labels")
 
 
@@ -65,11 +69,14 @@ class Gnmt:
                 self.linear_att = nn.Parameter(torch.empty(HIDDEN))  # v
                 self.normalize_scalar = nn.Parameter(torch.empty(1))  # g
 
-            def forward(self, query, keys, lengths):
+            def forward(self, query, keys, lengths, projected=None):
                 """query [T, b, H], keys (the encoder's outputs, also the values) [S, b, H],
-                lengths [b] -> the context [T, b, H]."""
+                lengths [b] -> the context [T, b, H]. projected: linear_k(keys) where the caller
+                kept it (decoding projects the keys once)."""
                 q = self.linear_q(query).transpose(0, 1)  # [b, T, H]
-                k = self.linear_k(keys).transpose(0, 1)  # [b, S, H]
+                if projected is None:
+                    projected = self.linear_k(keys)
+                k = projected.transpose(0, 1)  # [b, S, H]
                 u = self.normalize_scalar * self.linear_att / self.linear_att.norm()
                 # [b, T, S, H]: the tensor dlbench's op never builds.
                 scores = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1) + self.normalize_bias) @ u
@@ -92,8 +99,9 @@ class Gnmt:
                 self.decoder_rest = nn.ModuleList(nn.LSTM(2 * HIDDEN, HIDDEN) for _ in range(3))
                 self.classifier = nn.Linear(HIDDEN, VOCABULARY)
 
-            def forward(self, source_ids, source_lengths, target_ids):
-                s, b = source_ids.shape
+            def encode(self, source_ids, source_lengths):
+                """-> the encoder's outputs [S, b, H]."""
+                s = source_ids.shape[0]
                 x = self.dropout(self.table(source_ids))  # [S, b, H]
                 # Packing takes the lengths on the host, as the reference does.
                 packed = rnn.pack_padded_sequence(x, source_lengths.cpu(), enforce_sorted=False)
@@ -101,7 +109,11 @@ class Gnmt:
                 x, _ = self.encoder1(self.dropout(x))
                 for lstm in self.encoder_residual:
                     x = lstm(self.dropout(x))[0] + x
-                memory = x  # [S, b, H]
+                return x
+
+            def forward(self, source_ids, source_lengths, target_ids):
+                b = source_ids.shape[1]
+                memory = self.encode(source_ids, source_lengths)  # [S, b, H]
                 query, _ = self.decoder0(self.dropout(self.table(target_ids)))  # [T, b, H]
                 context = self.attention(query, memory, source_lengths)
                 x = query
@@ -110,6 +122,32 @@ class Gnmt:
                     x = out if i == 0 else out + x
                 t = target_ids.shape[0]
                 return self.classifier(x).reshape(t * b, VOCABULARY)
+
+            def translate(self, source_ids, source_lengths, max_length):
+                """Greedy decoding -> the tokens translated into, [EOS] included (a device
+                scalar)."""
+                b = source_ids.shape[1]
+                memory = self.encode(source_ids, source_lengths)
+                projected = self.attention.linear_k(memory)
+                tokens = torch.full((1, b), BOS, dtype=torch.long, device=source_ids.device)
+                states = [None] * (1 + len(self.decoder_rest))
+                finished = torch.zeros(b, dtype=torch.bool, device=source_ids.device)
+                lengths = torch.zeros(b, dtype=torch.long, device=source_ids.device)
+                for _ in range(max_length):
+                    query, states[0] = self.decoder0(self.table(tokens), states[0])
+                    context = self.attention(query, memory, source_lengths, projected)
+                    x = query
+                    for i, lstm in enumerate(self.decoder_rest):
+                        out, states[i + 1] = lstm(torch.cat([x, context], dim=2), states[i + 1])
+                        x = out if i == 0 else out + x
+                    chosen = self.classifier(x)[0].argmax(dim=-1)  # [b]
+                    chosen = chosen.masked_fill(finished, PAD)
+                    lengths += ~finished
+                    finished |= chosen == EOS
+                    tokens = chosen.unsqueeze(0)
+                    if bool(finished.all()):  # waits for the position, as dlbench's decoder
+                        break
+                return lengths.sum()
 
         module = Translation()
         for p in module.parameters():
@@ -155,6 +193,10 @@ class Workload:
                        drawn["source_lengths"].to(device),
                        drawn["target_ids"].t().contiguous().to(device)]
         self.target_labels = drawn["target_labels"].t().reshape(-1).to(device)  # [S * b]
+        if not self.train:
+            self.inputs = self.inputs[:2]  # decoding reads the sources only
+        self.max_length = sequence  # as dlbench's: a translation as long as a sentence may be
+        self.translated = 0  # the tokens the steps since the worker last reset it translated
         self.channels_last = False
 
     def optimizers(self, args):
@@ -168,10 +210,11 @@ class Workload:
         return [torch.optim.Adam(parameters, lr=args.lr)]
 
     def loss(self, model):
-        """One forward (and its loss in training)."""
+        """One forward and its loss in training; one batch translated in inference."""
         F = self.torch.nn.functional
-        logits = model(*self.inputs)  # [S * b, V]
         if not self.train:
+            self.translated += model.translate(*self.inputs, self.max_length)
             return None
+        logits = model(*self.inputs)  # [S * b, V]
         return F.cross_entropy(logits.float(), self.target_labels, ignore_index=IGNORED_LABEL,
                                label_smoothing=LABEL_SMOOTHING)

@@ -28,7 +28,7 @@ Protocol and timing rules: protocol.py. What this worker builds, to match dlbenc
   - gnmt: GNMT v2 (nn.LSTM on cuDNN, the first encoder layer bidirectional over packed source
     sentences, normalized Bahdanau attention, label-smoothed cross-entropy, Adam with gradients
     clipped at norm 5) on one synthetic batch of sentence pairs (pytorch_gnmt.py says how it
-    matches dlbench's): 160,671,297 parameters; inference scores the given target.
+    matches dlbench's): 160,671,297 parameters; inference decodes greedily.
   - data: one synthetic batch of standard-normal images and uniform labels, generated once on
     the device, reused every step (dlbench's synthetic source does the same).
   - precision: fp32 = strict fp32 (TF32 off in cuBLAS and cuDNN); tf32 = TF32 on; fp16 =
@@ -201,7 +201,12 @@ def run(channel, args):
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         warmed = argparse_copy(args, warmup=0)
+        decodes = hasattr(workload, "translated")
+        if decodes:
+            workload.translated = 0  # count the measured steps' translations only
         summary = protocol.measure(channel, warmed, step, synchronize)
+        if decodes:
+            summary["translated_tokens"] = float(workload.translated)
     if device.type == "cuda":
         summary["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
     if compile_seconds is not None:

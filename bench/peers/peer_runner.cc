@@ -202,7 +202,19 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   nn::Graph graph = model.build(mc);
   const std::int64_t parameters = nn::parameter_count(graph);
   const bool train = config.mode == Mode::kTrain;
-  const double macs = static_cast<double>(train ? nn::train_macs(graph) : nn::forward_macs(graph));
+  double macs = static_cast<double>(train ? nn::train_macs(graph) : nn::forward_macs(graph));
+  // A translation model's inference decodes: the worker is given the sources only, and the work
+  // is the encoder's and up to max_length positions of the decoder's.
+  const bool decodes = !train && model.build_decoding;
+  std::vector<data::InputSpec> specs = graph.input_specs();
+  std::int64_t max_length = 0;
+  if (decodes) {
+    const nn::DecodingGraphs decoding = model.build_decoding(mc);
+    specs = decoding.encoder.input_specs();
+    max_length = decoding.max_length;
+    macs = static_cast<double>(nn::forward_macs(decoding.encoder) +
+                               max_length * nn::forward_macs(decoding.step));
+  }
 
   std::string worker_path =
       options.worker.empty()
@@ -215,14 +227,14 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   result::RunResult r;
   r.config = config;
   r.model_description = model.description;
-  r.sample_unit = models::to_string(model.unit);
+  r.sample_unit = models::to_string(models::sample_unit(model, config.mode));
   r.flops_per_sample = 2.0 * macs / static_cast<double>(samples_per_step);
 
   auto nvml = nvml::Nvml::open();
   const Clock::time_point deadline =
       Clock::now() + std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000));
   std::vector<std::string> argv =
-      worker_argv(config, options, worker_path, inputs_argument(graph.input_specs()), parameters);
+      worker_argv(config, options, worker_path, inputs_argument(specs), parameters);
   if (const std::string flag = variant_flag(config.framework); !flag.empty()) argv.push_back(flag);
   WorkerProcess worker(argv);
 
@@ -310,6 +322,15 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   if (summary->first_loss) r.first_loss = *summary->first_loss;
   if (summary->last_loss) r.last_loss = *summary->last_loss;
   add_metrics(r, *summary);
+  if (decodes) {
+    if (!summary->translated_tokens)
+      throw Error(ErrorKind::kExternal,
+                  config.framework + " worker did not say how many tokens it translated into",
+                  "a decoding worker sends translated_tokens in its summary");
+    result::add_decoding_metrics(r, *summary->translated_tokens,
+                                 static_cast<double>(r.measured_steps * samples_per_step),
+                                 max_length);
+  }
   r.peer = {{"framework", hello.framework}, {"versions", hello.versions},
             {"device", hello.device},       {"worker", worker_path},
             {"protocol", kProtocolVersion}, {"exit_code", exit.code}};

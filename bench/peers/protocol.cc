@@ -90,6 +90,7 @@ Message parse_message(const std::string& line, int n) {
     m.summary.first_loss = optional_number(j, "first_loss");
     m.summary.last_loss = optional_number(j, "last_loss");
     m.summary.compile_seconds = optional_number(j, "compile_seconds");
+    m.summary.translated_tokens = optional_number(j, "translated_tokens");
   } else if (type == "error") {
     m.type = MessageType::kError;
     m.error.message = text(j, "message", n, line);

@@ -59,6 +59,9 @@ struct Summary {
   // A compiling worker (pytorch --compile): its first step, compilation included, which runs
   // before the warm-up and is in no measured step.
   std::optional<double> compile_seconds;
+  // A decoding worker (translation inference): the tokens its measured steps translated into,
+  // [EOS] included, padding not.
+  std::optional<double> translated_tokens;
 };
 
 // Kinds a worker may name; anything else is treated as kRuntime.

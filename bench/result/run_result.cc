@@ -76,6 +76,15 @@ void add_metric(RunResult& r, std::string tag, double value, std::string unit,
   r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(description)});
 }
 
+void add_decoding_metrics(RunResult& r, double translated_tokens, double sentences,
+                          std::int64_t max_length) {
+  add_metric(r, "throughput/tokens_per_s", translated_tokens / r.measured_seconds, "tokens/s",
+             "translated tokens per second, greedy decoding ([EOS] included, padding not)");
+  add_metric(
+      r, "decoding/tokens_per_sentence", translated_tokens / sentences, "tokens",
+      "the translations' mean length, [EOS] included (at most " + std::to_string(max_length) + ")");
+}
+
 void add_timing_metrics(RunResult& r, const std::string& measured,
                         const std::string& flops_counted) {
   add_metric(r, "throughput/samples_per_s", r.throughput, "samples/s",

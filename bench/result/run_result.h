@@ -108,6 +108,10 @@ nlohmann::json to_json(const RunResult& r);
 
 void add_metric(RunResult& r, std::string tag, double value, std::string unit,
                 std::string description);
+// A decoding run's (translation inference's) tokens/s and mean translation length, from the
+// tokens its measured steps translated into ([EOS] included, padding not) and their sentences.
+void add_decoding_metrics(RunResult& r, double translated_tokens, double sentences,
+                          std::int64_t max_length);
 // The metrics every run has, whoever ran it: throughput, step-time statistics, FLOPs per
 // sample and achieved GFLOP/s. `measured` says what the throughput's time is.
 void add_timing_metrics(RunResult& r, const std::string& measured,

@@ -104,6 +104,11 @@ result::RunConfig validated(result::RunConfig c) {
   if (c.profile_steps > 0 && c.framework != "native")
     throw Error(ErrorKind::kUsage, "--profile-layers times dlbench's own engine, not a framework",
                 "drop --framework, or --profile-layers");
+  if (c.profile_steps > 0 && c.mode == Mode::kInfer && model.build_decoding)
+    throw Error(ErrorKind::kUsage,
+                "--profile-layers does not time decoding yet (" + c.model +
+                    " inference translates one position at a time)",
+                "profile its training: --mode train");
   check_data(model, c);
   if (c.launch.mode == LaunchMode::kThreads && c.launch.gpus > 1 &&
       c.launch.device.type == DeviceType::kCpu)

@@ -16,6 +16,7 @@
 #include "bench/runner/layer_profiler.h"
 #include "bench/runner/peak_rss.h"
 #include "bench/runner/ranking_eval.h"
+#include "bench/runner/stepped_model.h"
 #include "bench/runner/trainer_setup.h"
 #include "bench/runner/validated_config.h"
 #include "bench/runner/word_neighbours.h"
@@ -82,14 +83,6 @@ void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t 
   }
 }
 
-// A hash of the f32 master weights: replicas that stayed in step hash the same.
-std::uint64_t weights_hash(backend::Backend& be, const nn::Trainer& net) {
-  const Tensor w = net.flat_weights();
-  std::vector<unsigned char> bytes(w.bytes());
-  be.to_host(w, bytes.data());
-  return fnv1a(bytes.data(), bytes.size());
-}
-
 // "1 measured step", "3 measured steps".
 std::string count(int n, const std::string& what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
@@ -150,12 +143,13 @@ result::RunResult run_replica(const result::RunConfig& config,
   backend::Backend& be = replica.backend;
   if (config.memory_limit_bytes > 0) be.allocator().set_limit(config.memory_limit_bytes);
   const Clock::time_point build_start = Clock::now();
-  nn::Trainer net(model.build(mc), be, trainer_config(model, config, replica.communicator));
+  SteppedModel net(model, mc, config, be, replica.communicator);
+  nn::Trainer* trainer = net.trainer();  // null when the model decodes
   // Each replica reads its own part of the data, as a distributed sampler would give it.
   const std::uint64_t data_seed = config.seed + 7 + static_cast<std::uint64_t>(replica.rank);
   std::unique_ptr<data::DataSource> source =
-      mc.data ? mc.data->source(net.graph().input_specs(), data_seed)
-              : std::make_unique<data::SyntheticSource>(net.graph().input_specs(), data_seed);
+      mc.data ? mc.data->source(net.input_specs(), data_seed)
+              : std::make_unique<data::SyntheticSource>(net.input_specs(), data_seed);
 
   result::RunResult r;
   r.config = config;
@@ -167,22 +161,19 @@ result::RunResult run_replica(const result::RunConfig& config,
   if (config.launch.mode == LaunchMode::kMpi) r.config.launch.device = be.device();
   r.model_description = model.description;
   if (mc.data) r.data_description = mc.data->describe();
-  r.sample_unit = models::to_string(model.unit);
+  r.sample_unit = models::to_string(models::sample_unit(model, config.mode));
   r.backend = be.name();
   r.parameters = net.parameter_count();
-  r.passes = net.passes().rewrites;
+  r.passes = net.pass_rewrites();
   for (const nn::LayerSummary& l : net.layer_summaries())
     r.layers.push_back({l.name, l.kind, l.output, l.parameters, l.forward_macs});
   const bool train = config.mode == Mode::kTrain;
-  r.flops_per_sample = 2.0 * static_cast<double>(train ? net.train_macs() : net.forward_macs()) /
-                       static_cast<double>(samples_per_step);
+  r.flops_per_sample =
+      2.0 * static_cast<double>(net.step_macs()) / static_cast<double>(samples_per_step);
 
   auto step = [&] {
     source->fill(be, net.inputs());
-    if (train)
-      net.train_step();
-    else
-      net.infer_step();
+    net.step();
   };
   // A stop is honoured between steps, and only where no other replica waits in a collective.
   const bool can_stop = hooks.stop && replica.communicator == nullptr;
@@ -207,7 +198,8 @@ result::RunResult run_replica(const result::RunConfig& config,
 
   auto nvml = nvml::Nvml::open();
   std::vector<double> step_ms;
-  bool cut = false;  // the stop ended the measured window early
+  std::int64_t produced = 0;  // decoding: the tokens the measured steps translated into
+  bool cut = false;           // the stop ended the measured window early
   // With --seconds, replicas must agree on the step count (each step is a collective): after
   // the first measured step they share its slowest time once and all run the steps that fill
   // the time, instead of asking each other after every step inside the timed window.
@@ -245,20 +237,21 @@ result::RunResult run_replica(const result::RunConfig& config,
       step();
       be.synchronize();
       step_ms.push_back(elapsed_ms(t));
-      if (train && i == 0) r.first_loss = net.loss();
+      if (net.decodes()) produced += net.decoder()->produced_tokens();
+      if (train && i == 0) r.first_loss = trainer->loss();
     }
     r.measured_seconds = elapsed_ms(start) / 1000.0;
     read_after = source->read_count();
     if (hooks.on_measure_end) hooks.on_measure_end();
     r.telemetry = window.take();
-    if (train) r.last_loss = net.loss();
+    if (train) r.last_loss = trainer->loss();
   }
 
   r.measured_steps = static_cast<int>(step_ms.size());
   r.step = result::summarize_steps(step_ms);
   r.graphs = net.graph_status();
-  r.skipped_steps = net.skipped_steps();
-  r.loss_scale = net.loss_scale();
+  if (trainer != nullptr) r.skipped_steps = trainer->skipped_steps();
+  if (trainer != nullptr) r.loss_scale = trainer->loss_scale();
   // Per-layer time: extra steps after the measured ones (the marks add work), run by every
   // replica (a step holds collectives) and observed on the root only. A stop asked by now
   // leaves them out; one asked while they run waits for them (a handful of steps).
@@ -269,7 +262,7 @@ result::RunResult run_replica(const result::RunConfig& config,
   };
   const bool profile = config.profile_steps > 0 && !stop_requested();
   if (profile && replica.root())
-    r.layer_profile = profile_layers(net, be, config.profile_steps, profiled_step);
+    r.layer_profile = profile_layers(*trainer, be, config.profile_steps, profiled_step);
   else if (profile)
     for (int i = 0; i < config.profile_steps; ++i) profiled_step(i);
   if (!stopped_by.empty())
@@ -282,9 +275,9 @@ result::RunResult run_replica(const result::RunConfig& config,
     dp.launch = to_string(config.launch.mode);
     dp.communicator = comm->name();
     dp.global_batch = mc.batch * comm->size();
-    dp.buckets = static_cast<std::int64_t>(net.gradient_buckets().size());
+    dp.buckets = trainer ? static_cast<std::int64_t>(trainer->gradient_buckets().size()) : 0;
     dp.replica_seconds = comm->allgather(r.measured_seconds);
-    const std::vector<std::uint64_t> hashes = comm->allgather(weights_hash(be, net));
+    const std::vector<std::uint64_t> hashes = comm->allgather(net.weights_hash(be));
     dp.replicas_identical =
         std::all_of(hashes.begin(), hashes.end(), [&](std::uint64_t h) { return h == hashes[0]; });
     r.measured_seconds = *std::max_element(dp.replica_seconds.begin(), dp.replica_seconds.end());
@@ -299,6 +292,14 @@ result::RunResult run_replica(const result::RunConfig& config,
     const std::vector<double> each = comm->allgather(read);
     read = std::accumulate(each.begin(), each.end(), 0.0);
   }
+  // Decoding counts what it translated into, not what the data held: the source and the
+  // reference translation are no work of a translator.
+  double translated = static_cast<double>(produced);
+  if (net.decodes()) read = -1;
+  if (comm != nullptr && net.decodes()) {
+    const std::vector<double> each = comm->allgather(translated);
+    translated = std::accumulate(each.begin(), each.end(), 0.0);
+  }
   if (replica.root()) {
     if (r.measured_steps > 0) {
       add_metrics(r, net.memory(), be.allocator().peak_bytes(), be.workspace_bytes(),
@@ -310,6 +311,9 @@ result::RunResult run_replica(const result::RunConfig& config,
                            "tokens/s",
                            "tokens per second, padding included (samples/s x " +
                                std::to_string(model.tokens_per_sample(mc)) + " tokens)");
+      if (net.decodes())
+        result::add_decoding_metrics(r, translated, static_cast<double>(samples),
+                                     net.decoder()->max_length());
       result::add_energy_metrics(r);
       // A model's tokens/s is its samples' padded length where it has one (BERT), else the
       // tokens its data counted (the Transformer's sentence pairs, padding left out).
@@ -322,11 +326,11 @@ result::RunResult run_replica(const result::RunConfig& config,
       }
       // After the memory's peak is read: the evaluation's trainer is not the run's.
       if (train) {
-        if (const auto quality = evaluate_ranking(model, mc, config, net, be))
+        if (const auto quality = evaluate_ranking(model, mc, config, *trainer, be))
           add_ranking_metrics(r, *quality);
-        if (const auto quality = evaluate_segmentation(model, mc, config, net, be))
+        if (const auto quality = evaluate_segmentation(model, mc, config, *trainer, be))
           add_segmentation_metrics(r, *quality);
-        r.neighbours = nearest_neighbours(model, mc.data.get(), net, be);
+        r.neighbours = nearest_neighbours(model, mc.data.get(), *trainer, be);
       }
     }
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);

@@ -21,7 +21,7 @@ namespace dlbench::models {
 
 // What the throughput counts: images for the classifiers, (user, item) pairs for a
 // recommender, tokens or sequences for language models.
-enum class SampleUnit { kImages, kVolumes, kPairs, kTokens, kSequences };
+enum class SampleUnit { kImages, kVolumes, kPairs, kTokens, kSequences, kSentences };
 const char* to_string(SampleUnit unit);
 
 // The one size a model is built at: the image side in pixels, a sequence length in tokens.
@@ -81,5 +81,8 @@ struct ModelSpec {
 };
 
 std::int64_t samples_per_step(const ModelSpec& spec, const ModelConfig& config);
+// What a run's throughput counts in a mode: the spec's unit, or the sentences a translation
+// model's inference translates.
+SampleUnit sample_unit(const ModelSpec& spec, Mode mode);
 
 }  // namespace dlbench::models

@@ -33,6 +33,12 @@ TEST(ProtocolTest, ParsesEveryMessage) {
   EXPECT_DOUBLE_EQ(sum.summary.measured_seconds, 0.5);
   EXPECT_EQ(sum.summary.peak_memory_bytes, 1024.0);
   EXPECT_FALSE(sum.summary.first_loss);
+  EXPECT_FALSE(sum.summary.translated_tokens);
+  EXPECT_EQ(parse_message(R"({"type":"summary","steps":1,"measured_seconds":1,)"
+                          R"("translated_tokens":6400})",
+                          7)
+                .summary.translated_tokens,
+            6400.0);
   Message e = parse_message(
       R"({"type":"error","kind":"missing_package","package":"jax","message":"no jax"})", 1);
   EXPECT_EQ(e.error.kind, WorkerErrorKind::kMissingPackage);
