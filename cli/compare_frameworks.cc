@@ -70,6 +70,9 @@ std::shared_ptr<FrameworkCompareOptions> add_framework_compare_options(CLI::App&
       "With --frameworks: input size (an image side in pixels, a sequence length in tokens)");
   c.add_option("--warmup", o->warmup, "With --frameworks: warm-up steps")->capture_default_str();
   c.add_option("--steps", o->steps, "With --frameworks: measured steps")->capture_default_str();
+  c.add_option("--beam", o->beam,
+               "With --frameworks: translation inference's hypotheses per sentence (1: greedy)")
+      ->capture_default_str();
   c.add_flag("--telemetry,!--no-telemetry", o->telemetry,
              "With --frameworks: sample telemetry (default on)");
   c.add_flag("--no-store", o->no_store, "With --frameworks: do not store the runs");
@@ -92,6 +95,7 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
   base.warmup_steps = o.warmup;
   base.steps = o.steps;
   base.telemetry = o.telemetry;
+  base.beam = o.beam;
   if (o.class_weights) base.class_weights = parse_class_weights(*o.class_weights);
   base = runner::validated(base);
 
@@ -133,7 +137,8 @@ void run_framework_compare(const FrameworkCompareOptions& o, const std::string& 
   report::Table table = report::framework_table(records);
   std::string title = model + " " + to_string(base.mode) + " " + to_string(base.precision) +
                       ", batch " + std::to_string(*base.batch) + " on " +
-                      to_string(base.launch.device);
+                      to_string(base.launch.device) +
+                      (base.beam > 1 ? ", beam " + std::to_string(base.beam) : "");
   if (global.json) {
     report::write_tables(title, {table}, report::TableFormat::kJson, std::cout);
   } else {

@@ -31,6 +31,7 @@ struct FrameworkCompareOptions {
   bool telemetry = true;
   bool no_store = false;
   std::optional<std::string> class_weights;  // "1,2,4" (parse_class_weights)
+  int beam = 1;
   peers::PeerOptions peer;
 };
 

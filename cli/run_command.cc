@@ -168,6 +168,7 @@ void print_text(const result::RunResult& r, std::ostream& out,
       title += ", input " + side + "x" + side +
                (kind == result::InputSizeKind::kVolumeSide ? "x" + side : "");
   }
+  if (c.beam > 1) title += ", beam " + std::to_string(c.beam);
   const std::string per_second = " " + r.sample_unit + "/s";  // images/s, pairs/s
   Section s(title);
   s.row("Model", r.model_description);

@@ -59,6 +59,10 @@ void add_workload_options(CLI::App& cmd, WorkloadOptions& o, const WorkloadHelp&
       ->capture_default_str();
   cmd.add_flag("--graphs,!--no-graphs", o.graphs,
                "Replay each step as CUDA graphs after the first (default on; GPUs only)");
+  cmd.add_option("--beam", o.beam,
+                 "Translation inference (gnmt --mode infer): hypotheses kept per sentence, 1 to "
+                 "8 (1: greedy decoding)")
+      ->capture_default_str();
   cmd.add_flag(
       "--fusion,!--no-fusion", o.fusion,
       "Fuse ops where the backend can, e.g. a ReLU into the matmul before it (default on)");
@@ -82,6 +86,7 @@ void apply_workload_options(const WorkloadOptions& o, result::RunConfig& config)
   config.telemetry = o.telemetry;
   config.graphs = o.graphs;
   config.fusion = o.fusion;
+  config.beam = o.beam;
 }
 
 void add_class_weights_option(CLI::App& cmd, std::optional<std::string>& text,

@@ -25,6 +25,7 @@ struct WorkloadOptions {
   bool telemetry = true;
   bool graphs = true;
   bool fusion = true;
+  int beam = 1;
 };
 
 // Help texts that differ between the commands.

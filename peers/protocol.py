@@ -97,6 +97,8 @@ def parse_args(framework):
     p.add_argument("--class-weights", type=parse_floats, default=None,
                    help="one weight per class for a segmenter's cross-entropy (W0,W1,...)")
     p.add_argument("--expect-parameters", type=int, default=0)
+    p.add_argument("--beam", type=int, default=1,
+                   help="a translation model's inference: hypotheses kept per sentence")
     p.add_argument("--compile", action="store_true",
                    help="compile the step first (pytorch: torch.compile); workers that have "
                         "no compiler of their own fail with a usage error")

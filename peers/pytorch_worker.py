@@ -158,6 +158,10 @@ def run(channel, args):
     if memory_format is None:
         memory_format = torch.channels_last if workload.channels_last else torch.contiguous_format
     model = model.to(device, memory_format=memory_format)
+    # A workload that infers from weights in the compute dtype (GNMT's decoding, as NVIDIA's
+    # translate.py runs fp16): autocast would cast every weight at every call of the loop.
+    if args.mode == "infer" and amp is not None and getattr(workload, "half_inference", False):
+        model = model.to(amp)
     if args.compile:
         model = torch.compile(model)
     train = args.mode == "train"

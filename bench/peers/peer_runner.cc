@@ -112,6 +112,7 @@ std::vector<std::string> worker_argv(const result::RunConfig& c, const PeerOptio
                                    num(c.momentum),
                                    "--expect-parameters",
                                    std::to_string(parameters)};
+  if (c.beam > 1) argv.insert(argv.end(), {"--beam", std::to_string(c.beam)});
   if (!c.class_weights.empty()) {
     std::string weights;
     for (float w : c.class_weights) {
@@ -209,7 +210,7 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   std::vector<data::InputSpec> specs = graph.input_specs();
   std::int64_t max_length = 0;
   if (decodes) {
-    const nn::DecodingGraphs decoding = model.build_decoding(mc);
+    const nn::DecodingGraphs decoding = model.build_decoding(mc, config.beam);
     specs = decoding.encoder.input_specs();
     max_length = decoding.max_length;
     macs = static_cast<double>(nn::forward_macs(decoding.encoder) +

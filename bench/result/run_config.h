@@ -50,6 +50,9 @@ struct RunConfig {
   // One weight per class for a segmenter's per-pixel cross-entropy (ModelSpec::
   // takes_class_weights), as PyTorch's cross_entropy(weight=...) weighs; empty: all 1.
   std::vector<float> class_weights;
+  // A translation model's inference (ModelSpec::build_decoding): hypotheses kept per sentence,
+  // 1 decoding greedily, up to nn's BeamParams::kMaxBeam.
+  int beam = 1;
   // The telemetry sampler around the measured phase (process tree, system, every GPU).
   bool telemetry = true;
   double telemetry_interval_s = 0.5;

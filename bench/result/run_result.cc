@@ -78,8 +78,10 @@ void add_metric(RunResult& r, std::string tag, double value, std::string unit,
 
 void add_decoding_metrics(RunResult& r, double translated_tokens, double sentences,
                           std::int64_t max_length) {
+  const std::string search =
+      r.config.beam > 1 ? "beam search of " + std::to_string(r.config.beam) : "greedy decoding";
   add_metric(r, "throughput/tokens_per_s", translated_tokens / r.measured_seconds, "tokens/s",
-             "translated tokens per second, greedy decoding ([EOS] included, padding not)");
+             "translated tokens per second, " + search + " ([EOS] included, padding not)");
   add_metric(
       r, "decoding/tokens_per_sentence", translated_tokens / sentences, "tokens",
       "the translations' mean length, [EOS] included (at most " + std::to_string(max_length) + ")");
@@ -185,6 +187,7 @@ nlohmann::json to_json(const RunResult& r) {
                             {"replica_seconds", dp.replica_seconds}};
   }
   if (c.memory_limit_bytes > 0) doc["config"]["memory_limit_bytes"] = c.memory_limit_bytes;
+  if (c.beam > 1) doc["config"]["beam"] = c.beam;       // absent: greedy, or no decoding
   if (!c.data.empty()) doc["config"]["data"] = c.data;  // absent: synthetic data
   if (!r.data_description.empty()) doc["data_description"] = r.data_description;
   for (const WordNeighbours& n : r.neighbours) {

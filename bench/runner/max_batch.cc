@@ -152,7 +152,8 @@ result::MaxBatchResult find_max_batch(const MaxBatchSearch& search, const MaxBat
   r.max_batch_cap = search.max_batch_cap > 0                          ? search.max_batch_cap
                     : r.config.launch.device.type == DeviceType::kCpu ? kDefaultCpuMaxBatchCap
                                                                       : kDefaultMaxBatchCap;
-  r.sample_unit = models::to_string(models::sample_unit(models::find_model(r.config.model), r.config.mode));
+  r.sample_unit =
+      models::to_string(models::sample_unit(models::find_model(r.config.model), r.config.mode));
   const std::optional<result::BatchAttempt> no_room = load_kernels(r.config);
   predict(r);
   if (hooks.on_predicted) hooks.on_predicted(r);

@@ -10,7 +10,7 @@ SteppedModel::SteppedModel(const models::ModelSpec& model, const models::ModelCo
                            dist::Communicator* communicator) {
   const nn::TrainerConfig tc = trainer_config(model, config, communicator);
   if (config.mode == Mode::kInfer && model.build_decoding)
-    decoder_ = std::make_unique<nn::GreedyDecoder>(model.build_decoding(mc), be, tc);
+    decoder_ = std::make_unique<nn::SequenceDecoder>(model.build_decoding(mc, config.beam), be, tc);
   else
     trainer_ = std::make_unique<nn::Trainer>(model.build(mc), be, tc);
 }

@@ -1,8 +1,8 @@
 // SteppedModel: what a run steps and measures. A trainer (training steps, or inference of one
-// forward pass), or for a translation model's inference (ModelSpec::build_decoding) a greedy
-// decoder: an encoder pass and a step graph per output position. The runner asks both the same
-// questions; what only a trainer has (its loss, profiles, evaluations) it reaches through
-// trainer().
+// forward pass), or for a translation model's inference (ModelSpec::build_decoding) a sequence
+// decoder, greedy or with RunConfig::beam hypotheses: an encoder pass and a step graph per output
+// position. The runner asks both the same questions; what only a trainer has (its loss,
+// profiles, evaluations) it reaches through trainer().
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "engine/backend/backend.h"
 #include "engine/dist/communicator.h"
 #include "engine/models/model_spec.h"
-#include "engine/nn/greedy_decoder.h"
+#include "engine/nn/sequence_decoder.h"
 #include "engine/nn/trainer.h"
 
 namespace dlbench::runner {
@@ -29,7 +29,7 @@ class SteppedModel {
   bool decodes() const { return decoder_ != nullptr; }
   // Null when decoding.
   nn::Trainer* trainer() const { return trainer_.get(); }
-  const nn::GreedyDecoder* decoder() const { return decoder_.get(); }
+  const nn::SequenceDecoder* decoder() const { return decoder_.get(); }
 
   // The batch's inputs, which a data source fills before each step, and what they are.
   std::span<const Tensor> inputs() const;
@@ -49,7 +49,7 @@ class SteppedModel {
 
  private:
   std::unique_ptr<nn::Trainer> trainer_;
-  std::unique_ptr<nn::GreedyDecoder> decoder_;
+  std::unique_ptr<nn::SequenceDecoder> decoder_;
 };
 
 }  // namespace dlbench::runner

@@ -104,6 +104,13 @@ result::RunConfig validated(result::RunConfig c) {
   if (c.profile_steps > 0 && c.framework != "native")
     throw Error(ErrorKind::kUsage, "--profile-layers times dlbench's own engine, not a framework",
                 "drop --framework, or --profile-layers");
+  in_range(c.beam, 1, 8, "beam", "5");
+  if (c.beam > 1 && !(c.mode == Mode::kInfer && model.build_decoding))
+    throw result::ConfigError("beam",
+                              "searches only a translation model's inference (gnmt --mode "
+                              "infer), not " +
+                                  c.model + " " + to_string(c.mode),
+                              "1");
   if (c.profile_steps > 0 && c.mode == Mode::kInfer && model.build_decoding)
     throw Error(ErrorKind::kUsage,
                 "--profile-layers does not time decoding yet (" + c.model +

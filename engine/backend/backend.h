@@ -55,6 +55,14 @@ struct ResidualNorm {
 // The gradients Backend::additive_attention_backward writes, each only where defined: of the
 // queries, keys and values in their own modes (a value feeding the keys' projection too gets
 // both gradients added), and of v and g (one mode, as a layer's parameters; dg f32 as g).
+// What beam search carries per hypothesis from position to position (Backend::beam_pick), each
+// read and rewritten in place: its score f32 [rows], whether it has closed i32 [rows], its
+// length in tokens i32 [rows] ([EOS] included) and its attention summed over positions f32
+// [rows, sources] (the coverage penalty's).
+struct BeamState {
+  Tensor scores, finished, lengths, coverage;
+};
+
 struct AdditiveAttentionGrads {
   Tensor dq, dk, dvalues, dv, dg;
   GradMode q_mode = GradMode::kOverwrite, k_mode = GradMode::kOverwrite,
@@ -363,6 +371,21 @@ class Backend {
   // logits of a float dtype.
   void greedy_pick(const GreedyParams& p, const Tensor& logits, const Tensor& tokens,
                    const Tensor& finished, const Tensor& lengths, const Tensor& unfinished);
+  // One position of beam search over p.batch sentences of p.beam hypotheses (rows n * beam + k).
+  // Sentence n's candidates: for each of its unfinished hypotheses k and each id j,
+  //   score_k + log_softmax(logits row k)_j, continuing k with token j;
+  // for each finished k one candidate, score_k, continuing k with p.pad. Its p.beam best
+  // candidates (the higher score; on ties the lower k, then the lower j) become its new rows i
+  // in order: tokens = the candidate's token, parents = n * beam + k (the row it continues),
+  // and from row k the state carries on: score = the candidate's, finished = finished_k or the
+  // token is p.eos, lengths + 1 and coverage + attention row k where k was unfinished (else
+  // unchanged). unfinished [1] = the sentences with a hypothesis still open. Start a sentence
+  // with scores [0, -inf, ...] so that its first position expands one hypothesis.
+  // logits [rows, vocabulary] of a float dtype (vocabulary >= beam); attention, coverage f32
+  // [rows, sources]; scores f32, finished, lengths, tokens, parents i32 [rows]; all on the device.
+  void beam_pick(const BeamParams& p, const Tensor& logits, const Tensor& attention,
+                 const BeamState& state, const Tensor& tokens, const Tensor& parents,
+                 const Tensor& unfinished);
 
   // --- loss ------------------------------------------------------------------------------
   // Mean softmax cross-entropy over rows of logits [m, classes] with i32 labels [m]:

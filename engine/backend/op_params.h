@@ -362,6 +362,19 @@ struct GreedyParams {
   std::int32_t eos = 2, pad = 0;  // data::SentenceIds's
 };
 
+// One position of beam search (Backend::beam_pick): `batch` sentences of `beam` hypotheses each
+// (row n * beam + k), each scoring its next token over `vocabulary` ids, with attention over
+// `sources` source positions.
+struct BeamParams {
+  static constexpr std::int64_t kMaxBeam = 8;
+  std::int64_t batch = 1;
+  std::int64_t beam = 1;  // 1..kMaxBeam
+  std::int64_t vocabulary = 1;
+  std::int64_t sources = 1;
+  std::int32_t eos = 2, pad = 0;
+  std::int64_t rows() const { return batch * beam; }
+};
+
 // Softmax cross-entropy's options beyond class weights (Backend::softmax_cross_entropy), as
 // PyTorch's cross_entropy names them: rows labelled ignore_label count for nothing (BERT's
 // unmasked positions, padding), and label_smoothing moves that share of each row's target from

@@ -100,6 +100,8 @@ const char* to_string(OpKind op) {
       return "fill_uniform";
     case OpKind::kGreedyPick:
       return "greedy_pick";
+    case OpKind::kBeamPick:
+      return "beam_pick";
     case OpKind::kSoftDice:
       return "soft_dice";
     case OpKind::kAdamUpdate:

@@ -67,9 +67,10 @@ enum class OpKind {
   kAdditiveAttentionBackward,
   kFillUniform,
   kGreedyPick,
+  kBeamPick,
 };
 // The last kind: tests walk every kind up to it.
-constexpr OpKind kLastOpKind = OpKind::kGreedyPick;
+constexpr OpKind kLastOpKind = OpKind::kBeamPick;
 const char* to_string(OpKind op);
 
 // The parameters that decide support, where an op has them (a matmul's epilogue, say).

@@ -20,7 +20,7 @@
 // LSTMs, the token table, v), the linear layers from a normal of the same variance; the
 // reference's recurrent biases start at 0, ours with the rest of the LSTM's flat weights.
 // Inference translates: decoding's encoder graph runs once over the sources, then its step graph
-// once per output position (nn::GreedyDecoder), each decoder LSTM's states carried; `build` with
+// once per output position (nn::SequenceDecoder), each decoder LSTM's states carried; `build` with
 // Mode::kInfer scores a given target instead (teacher forcing, no dropout). Beam search is not
 // built yet.
 #include <memory>
@@ -105,8 +105,10 @@ class GnmtBuilder {
     return std::move(g_);
   }
 
-  // Decoding's step: one output position of every sentence, its LSTMs' states carried.
-  nn::Graph build_step() {
+  // Decoding's step: one output position of every row (a sentence, or one of its hypotheses),
+  // its LSTMs' states carried; with `attention` the attention's probabilities are its last
+  // output (beam search's coverage).
+  nn::Graph build_step(bool attention) {
     const ValueId ids = g_.add_input({"tokens",
                                       {batch_},
                                       DType::kI32,
@@ -117,10 +119,12 @@ class GnmtBuilder {
     const ValueId memory = carried_input("memory.0", tokens(), "the encoder's outputs");
     const ValueId k = carried_input("memory.1", tokens(), "the attention's keys");
     std::vector<ValueId> next_states;
+    probs_wanted_ = attention;
     const ValueId x = decoder(embed("decoder.embeddings", ids, token_table(), batch_), memory, k,
                               source_lengths, 1, &next_states);
     g_.mark_output(classifier(x, batch_));
     for (ValueId state : next_states) g_.mark_output(state);
+    if (attention) g_.mark_output(probs_);
     return std::move(g_);
   }
 
@@ -245,7 +249,13 @@ class GnmtBuilder {
     p.batch = batch_, p.queries = queries, p.keys = steps_, p.width = width_,
     p.value_width = width_;
     const ValueId q = net_.linear(name + ".query", query, width_, kLinearStddev);
-    return g_.add(name, std::make_unique<nn::AdditiveAttention>(p), {q, keys, memory, lengths});
+    if (!probs_wanted_)
+      return g_.add(name, std::make_unique<nn::AdditiveAttention>(p), {q, keys, memory, lengths});
+    const std::vector<ValueId> out =
+        g_.add_multi(name, std::make_unique<nn::AdditiveAttention>(p, nn::AttentionProbs::kOutput),
+                     {q, keys, memory, lengths});
+    probs_ = out[1];
+    return out[0];
   }
 
   nn::Graph g_;
@@ -254,6 +264,8 @@ class GnmtBuilder {
   bool train_;
   std::int64_t batch_, steps_, width_;
   std::uint64_t dropout_sites_ = 0;
+  bool probs_wanted_ = false;  // the step graph gives the attention's probabilities out
+  ValueId probs_ = -1;
 };
 
 ModelSpec spec() {
@@ -275,12 +287,17 @@ ModelSpec spec() {
       "sentence pairs of token ids (per line the source sentence's BPE ids separated by spaces, "
       "a tab, the target sentence's)";
   s.build = [](const ModelConfig& config) { return GnmtBuilder(config).build(); };
-  s.build_decoding = [](const ModelConfig& config) {
+  s.build_decoding = [](const ModelConfig& config, int beam) {
     ModelConfig infer = config;
     infer.mode = Mode::kInfer;
-    nn::DecodingGraphs graphs{GnmtBuilder(infer).build_encoder(), GnmtBuilder(infer).build_step()};
+    ModelConfig rows = infer;  // the step runs a row per hypothesis
+    rows.batch = infer.batch * beam;
+    nn::DecodingGraphs graphs;
+    graphs.encoder = GnmtBuilder(infer).build_encoder();
+    graphs.step = GnmtBuilder(rows).build_step(beam > 1);
     // A translation as long as the sentences the model is built for (--input).
     graphs.max_length = GnmtBuilder(infer).sentence_length();
+    graphs.beam = beam;
     return graphs;
   };
   return s;

@@ -61,9 +61,10 @@ struct ModelSpec {
   nn::OptimizerConfig default_optimizer;
   // Builds the graph: its inputs (graph.input_specs()) say what data a step takes.
   std::function<nn::Graph(const ModelConfig&)> build;
-  // A translation model's decoding graphs (nn/decoding_graphs.h): its inference decodes with them
-  // (nn::GreedyDecoder) rather than running build's graph. Empty: the model does not decode.
-  std::function<nn::DecodingGraphs(const ModelConfig&)> build_decoding;
+  // A translation model's decoding graphs (nn/decoding_graphs.h) for a beam of `beam` hypotheses
+  // per sentence (1: greedy): its inference decodes with them (nn::SequenceDecoder) rather than
+  // running build's graph. Empty: the model does not decode.
+  std::function<nn::DecodingGraphs(const ModelConfig&, int beam)> build_decoding;
   // Reads a data file of the model's format (what `data_format` names); empty: the model trains
   // on synthetic data only.
   std::function<std::shared_ptr<const data::Dataset>(const std::string& path)> read_data;

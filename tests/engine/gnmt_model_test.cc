@@ -18,7 +18,7 @@
 #include "engine/data/synthetic.h"
 #include "engine/data/translation_batch.h"
 #include "engine/models/registry.h"
-#include "engine/nn/greedy_decoder.h"
+#include "engine/nn/sequence_decoder.h"
 #include "engine/nn/trainer.h"
 #include "tests/engine/support/memorization.h"
 
@@ -210,43 +210,55 @@ TEST(GnmtModelTest, ATinyGnmtLearnsToCopyItsSources) {
   EXPECT_GE(p.right, 9 * p.predicted / 10);
   EXPECT_EQ(p0.right, p0.predicted);
 
-  // Greedy decoding from the sources alone: each sentence's words, then [EOS], then padding.
-  ModelConfig mc;
-  mc.batch = task.batch, mc.size = static_cast<int>(task.steps), mc.width_divisor = 16;
-  nn::GreedyDecoder decoder(spec.build_decoding(resolve(spec, mc)), *be, nn::TrainerConfig{});
-  decoder.load_weights(*net);
-  be->from_host(task.source_ids.data(), decoder.inputs()[0]);
-  be->from_host(task.source_lengths.data(), decoder.inputs()[1]);
-  decoder.decode();
-  std::vector<std::int32_t> out(static_cast<std::size_t>(decoder.tokens().numel()));
-  be->to_host(decoder.tokens(), out.data());
-  int copied = 0, right = 0, total = 0;
-  for (std::int64_t n = 0; n < task.batch; ++n) {
-    bool same = true;
-    for (std::int64_t t = 0; t < task.steps; ++t) {
-      const auto at = static_cast<std::size_t>(t * task.batch + n);
-      const std::int32_t want = t < task.source_lengths[n] ? task.source_ids[at] : 0;
-      same = same && out[at] == want;
-      if (t < task.source_lengths[n]) right += out[at] == want, ++total;
+  // Decoding from the sources alone, greedy and with a beam of 3: each sentence's words, then
+  // [EOS], then padding.
+  for (int beam : {1, 3}) {
+    ModelConfig mc;
+    mc.batch = task.batch, mc.size = static_cast<int>(task.steps), mc.width_divisor = 16;
+    nn::SequenceDecoder decoder(spec.build_decoding(resolve(spec, mc), beam), *be,
+                                nn::TrainerConfig{});
+    decoder.load_weights(*net);
+    be->from_host(task.source_ids.data(), decoder.inputs()[0]);
+    be->from_host(task.source_lengths.data(), decoder.inputs()[1]);
+    decoder.decode();
+    std::vector<std::int32_t> out(static_cast<std::size_t>(decoder.tokens().numel()));
+    be->to_host(decoder.tokens(), out.data());
+    int copied = 0, right = 0, total = 0;
+    for (std::int64_t n = 0; n < task.batch; ++n) {
+      bool same = true;
+      for (std::int64_t t = 0; t < task.steps; ++t) {
+        const auto at = static_cast<std::size_t>(t * task.batch + n);
+        const std::int32_t want = t < task.source_lengths[n] ? task.source_ids[at] : 0;
+        same = same && out[at] == want;
+        if (t < task.source_lengths[n]) right += out[at] == want, ++total;
+      }
+      copied += same;
     }
-    copied += same;
-  }
-  std::printf(
-      "greedy decoding: %d of %lld sentences copied exactly, %d of %d tokens, %lld positions\n",
-      copied, static_cast<long long>(task.batch), right, total,
-      static_cast<long long>(decoder.positions()));
-  EXPECT_GE(copied, 3);
-  EXPECT_GE(right, 9 * total / 10);
-  if (copied == 4) {  // decoding stops once the longest sentence has closed
-    EXPECT_EQ(decoder.produced_tokens(), total);
-    EXPECT_EQ(decoder.positions(), 13);
+    std::printf("beam %d: %d of %lld sentences copied exactly, %d of %d tokens, %lld positions\n",
+                beam, copied, static_cast<long long>(task.batch), right, total,
+                static_cast<long long>(decoder.positions()));
+    EXPECT_GE(copied, 3) << "beam " << beam;
+    EXPECT_GE(right, 9 * total / 10) << "beam " << beam;
+    // Decoding stops once the longest sentence has closed: greedy at its [EOS], a beam once
+    // every hypothesis of it has.
+    if (copied == 4) {
+      EXPECT_EQ(decoder.produced_tokens(), total);
+      EXPECT_EQ(beam == 1 ? decoder.positions() : 13, 13);
+      EXPECT_GE(decoder.positions(), 13);
+      EXPECT_LE(decoder.positions(), task.steps);
+    }
   }
 }
 
-// Decoding runs each decoder layer one position at a time on carried states; teacher forcing runs
-// it over the whole target. Fed the decoded tokens as its target, the whole-sentence graph must
-// score each decoded token highest (to within rounding, where two scores nearly tie).
-TEST(GnmtModelTest, GreedyDecodingChoosesWhatTheWholeSentenceGraphScoresHighest) {
+// A decoding of three sentences by a tiny GNMT, and what the whole-sentence graph (teacher forcing)
+// scores at each position when fed the decoded tokens as its target.
+struct Rescored {
+  std::int64_t batch, steps, positions;
+  std::vector<std::int32_t> decoded;  // time-major
+  std::vector<float> scores;          // [steps * batch, vocabulary]
+};
+
+Rescored decode_and_rescore(int beam) {
   auto be = backend::make_backend(Device::cpu());
   const ModelSpec& spec = find_model("gnmt");
   constexpr std::int64_t kBatch = 3, kSteps = 16;
@@ -259,7 +271,7 @@ TEST(GnmtModelTest, GreedyDecodingChoosesWhatTheWholeSentenceGraphScoresHighest)
   infer.mode = Mode::kInfer;
   nn::Trainer scorer(spec.build(mc), *be, infer);
   be->fill_uniform(scorer.flat_weights(), -0.5f, 0.5f, 77);
-  nn::GreedyDecoder decoder(spec.build_decoding(mc), *be, nn::TrainerConfig{});
+  nn::SequenceDecoder decoder(spec.build_decoding(mc, beam), *be, nn::TrainerConfig{});
   decoder.load_weights(scorer);
   const std::vector<std::int32_t> lengths = {16, 3, 9};
   std::vector<std::int32_t> source(kBatch * kSteps, 0);
@@ -269,26 +281,60 @@ TEST(GnmtModelTest, GreedyDecodingChoosesWhatTheWholeSentenceGraphScoresHighest)
   be->from_host(source.data(), decoder.inputs()[0]);
   be->from_host(lengths.data(), decoder.inputs()[1]);
   decoder.decode();
-  ASSERT_EQ(decoder.positions(), kSteps) << "random weights should not close every sentence";
-  std::vector<std::int32_t> decoded(kBatch * kSteps);
-  be->to_host(decoder.tokens(), decoded.data());
+  Rescored r{kBatch, kSteps, decoder.positions(), std::vector<std::int32_t>(kBatch * kSteps), {}};
+  be->to_host(decoder.tokens(), r.decoded.data());
 
   std::vector<std::int32_t> target(kBatch * kSteps, data::SentenceIds{}.bos);
-  for (std::size_t i = kBatch; i < target.size(); ++i) target[i] = decoded[i - kBatch];
+  for (std::size_t i = kBatch; i < target.size(); ++i) target[i] = r.decoded[i - kBatch];
   be->from_host(source.data(), scorer.inputs()[0]);
   be->from_host(lengths.data(), scorer.inputs()[1]);
   be->from_host(target.data(), scorer.inputs()[2]);
   scorer.infer_step();
-  std::vector<float> scores(static_cast<std::size_t>(scorer.logits().numel()));
-  be->to_host(scorer.logits(), scores.data());
-  for (std::size_t row = 0; row < decoded.size(); ++row) {
-    const float* s = scores.data() + row * kVocabulary;
-    const float top = *std::max_element(s, s + kVocabulary);
-    EXPECT_GE(s[decoded[row]], top - 1e-4f) << "position " << row / kBatch << " of sentence "
-                                            << row % kBatch << " chose " << decoded[row];
-  }
+  r.scores.resize(static_cast<std::size_t>(scorer.logits().numel()));
+  be->to_host(scorer.logits(), r.scores.data());
+  return r;
+}
+
+// How many ids the whole-sentence graph scores clearly above the one decoded at `row`.
+int ids_above(const Rescored& r, std::size_t row) {
+  const float* s = r.scores.data() + row * kVocabulary;
+  const float chosen = s[r.decoded[row]];
+  return static_cast<int>(
+      std::count_if(s, s + kVocabulary, [&](float v) { return v > chosen + 1e-4f; }));
+}
+
+// Decoding runs each decoder layer one position at a time on carried states; teacher forcing runs
+// it over the whole target. Fed the greedy tokens as its target, the whole-sentence graph must
+// score each of them highest (to within rounding, where two scores nearly tie).
+TEST(GnmtModelTest, GreedyDecodingChoosesWhatTheWholeSentenceGraphScoresHighest) {
+  const Rescored r = decode_and_rescore(1);
+  ASSERT_EQ(r.positions, r.steps) << "random weights should not close every sentence";
+  for (std::size_t row = 0; row < r.decoded.size(); ++row)
+    EXPECT_EQ(ids_above(r, row), 0) << "position " << row / r.batch << " of sentence "
+                                    << row % r.batch << " chose " << r.decoded[row];
   // Some of the sentences' tokens differ: the check above is not of one repeated token.
-  EXPECT_GT(std::set<std::int32_t>(decoded.begin(), decoded.end()).size(), 3u);
+  EXPECT_GT(std::set<std::int32_t>(r.decoded.begin(), r.decoded.end()).size(), 3u);
+}
+
+// Beam search extends each hypothesis by one of its own best 4 tokens, its states following the
+// hypothesis it continues: every token of the translation it returns is among the 4 the
+// whole-sentence graph scores highest after that translation's own prefix. Hypotheses whose
+// states were not reordered would fail this at the positions where beams swap.
+TEST(GnmtModelTest, BeamSearchExtendsEachHypothesisByOneOfItsBestTokens) {
+  constexpr int kBeam = 4;
+  const Rescored r = decode_and_rescore(kBeam);
+  const Rescored greedy = decode_and_rescore(1);
+  ASSERT_EQ(r.positions, r.steps);
+  for (std::size_t row = 0; row < r.decoded.size(); ++row)
+    EXPECT_LT(ids_above(r, row), kBeam) << "position " << row / r.batch << " of sentence "
+                                        << row % r.batch << " chose " << r.decoded[row];
+  // The search is not greedy's: it took a token greedy would not have somewhere.
+  int off_greedy = 0;
+  for (std::size_t row = 0; row < r.decoded.size(); ++row) off_greedy += ids_above(r, row) > 0;
+  std::printf("beam %d: %d of %zu tokens not the prefix's highest; %s greedy's translations\n",
+              kBeam, off_greedy, r.decoded.size(),
+              r.decoded == greedy.decoded ? "equal to" : "unlike");
+  EXPECT_GT(off_greedy, 0);
 }
 
 }  // namespace

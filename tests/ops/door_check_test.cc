@@ -445,7 +445,6 @@ TEST(DoorChecks, EmbeddingModelOpsSayWhatTheyRun) {
 #endif
 }
 
-
 // Greedy decoding's choice: logits [batch, vocabulary] of a float dtype, i32 tokens, finished
 // and lengths per sentence, one i32 count, and an [EOS] id inside the vocabulary.
 TEST(DoorChecks, GreedyPickChecksItsOperands) {
@@ -468,6 +467,33 @@ TEST(DoorChecks, GreedyPickChecksItsOperands) {
   backend::GreedyParams outside = p;
   outside.eos = 5;
   EXPECT_THROW(call(outside, logits.tensor(), i32(tokens), i32(count)), Error);
+}
+
+// Beam search's choice: a beam in [1, 8] no wider than the vocabulary, f32 attention and
+// coverage [rows, sources], f32 scores and i32 state, tokens and parents per row.
+TEST(DoorChecks, BeamPickChecksItsOperands) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  backend::BeamParams p;
+  p.batch = 1, p.beam = 2, p.vocabulary = 5, p.sources = 3;
+  HostTensor logits({2, 5}), attention({2, 3}), coverage({2, 3}), scores({2}), wide({2, 4});
+  std::vector<std::int32_t> finished(2), lengths(2), tokens(2), parents(2), count(1);
+  auto i32 = [](std::vector<std::int32_t>& v) {
+    return Tensor(v.data(), {static_cast<std::int64_t>(v.size())}, DType::kI32, Device::cpu());
+  };
+  const auto call = [&](const backend::BeamParams& q, const Tensor& att, const Tensor& cov,
+                        const Tensor& parent_rows) {
+    be->beam_pick(q, logits.tensor(), att, {scores.tensor(), i32(finished), i32(lengths), cov},
+                  i32(tokens), parent_rows, i32(count));
+  };
+  EXPECT_NO_THROW(call(p, attention.tensor(), coverage.tensor(), i32(parents)));
+  EXPECT_THROW(call(p, wide.tensor(), coverage.tensor(), i32(parents)), Error);
+  EXPECT_THROW(call(p, attention.tensor(), wide.tensor(), i32(parents)), Error);
+  EXPECT_THROW(call(p, attention.tensor(), coverage.tensor(), scores.tensor()), Error);
+  for (std::int64_t beam : {0, 9}) {
+    backend::BeamParams q = p;
+    q.beam = beam;
+    EXPECT_THROW(call(q, attention.tensor(), coverage.tensor(), i32(parents)), Error) << beam;
+  }
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 namespace dlbench::nn {
 
-AdditiveAttention::AdditiveAttention(const backend::AdditiveAttentionParams& p) : p_(p) {
+AdditiveAttention::AdditiveAttention(const backend::AdditiveAttentionParams& p,
+                                     AttentionProbs probs)
+    : p_(p), probs_out_(probs == AttentionProbs::kOutput) {
   DLBENCH_CHECK(p.batch >= 1 && p.queries >= 1 && p.keys >= 1 && p.width >= 1 && p.value_width >= 1,
                 "additive attention: batch, queries, keys, width and value_width must be >= 1");
 }
@@ -19,7 +21,9 @@ std::vector<OutputInfo> AdditiveAttention::outputs(std::span<const ValueInfo> in
   expect_shape(inputs[3].shape, {p_.batch}, layer);
   DLBENCH_CHECK(inputs[3].dtype == DType::kI32,
                 "additive attention: source lengths must be i32, got " + inputs[3].name);
-  return {{p_.output_shape(), inputs[0].dtype}};
+  std::vector<OutputInfo> out = {{p_.output_shape(), inputs[0].dtype}};
+  if (probs_out_) out.push_back({p_.probs_shape(), DType::kF32});
+  return out;
 }
 
 std::vector<ParamDecl> AdditiveAttention::params() const {
@@ -34,11 +38,13 @@ std::vector<ParamDecl> AdditiveAttention::params() const {
 }
 
 std::vector<StateDecl> AdditiveAttention::state(backend::Backend&) const {
+  if (probs_out_) return {};
   const auto probs = static_cast<std::size_t>(p_.batch * p_.queries * p_.keys);
   return {{"probs", probs * sizeof(float), Init::kZeros}};
 }
 
 Tensor AdditiveAttention::probs(const StepContext& ctx) const {
+  if (probs_out_) return ctx.outputs[1];
   return state_as(ctx.state[0], p_.probs_shape(), DType::kF32);
 }
 
@@ -49,6 +55,7 @@ void AdditiveAttention::forward(const StepContext& ctx) {
 }
 
 void AdditiveAttention::backward(const StepContext& ctx) {
+  DLBENCH_CHECK(!probs_out_, "additive attention: probabilities given out are for inference");
   backend::AdditiveAttentionGrads grads{ctx.input_grads[0], ctx.input_grads[1], ctx.input_grads[2],
                                         ctx.param_grads[0], ctx.param_grads[1]};
   grads.q_mode = ctx.input_grad_modes[0];

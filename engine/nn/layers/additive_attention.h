@@ -6,7 +6,8 @@
 //   outputs  the context [queries * batch, value_width]
 //   params   v [width], U(-0.1, 0.1) as GNMT starts it; g [1], f32 in every precision, starting
 //            at 1 / sqrt(width)
-// The attention probabilities (f32 [batch, queries, keys]) are kept as state for backward.
+// The attention probabilities (f32 [batch, queries, keys]) are kept as state for backward, or
+// with AttentionProbs::kOutput (inference: beam search's coverage) are a second output.
 #pragma once
 
 #include "engine/backend/op_params.h"
@@ -14,9 +15,12 @@
 
 namespace dlbench::nn {
 
+enum class AttentionProbs { kState, kOutput };
+
 class AdditiveAttention final : public Layer {
  public:
-  explicit AdditiveAttention(const backend::AdditiveAttentionParams& p);
+  explicit AdditiveAttention(const backend::AdditiveAttentionParams& p,
+                             AttentionProbs probs = AttentionProbs::kState);
   const char* kind() const override { return "additive_attention"; }
   int num_inputs() const override { return 4; }
   std::vector<OutputInfo> outputs(std::span<const ValueInfo> inputs) const override;
@@ -34,6 +38,7 @@ class AdditiveAttention final : public Layer {
   Tensor probs(const StepContext& ctx) const;
 
   backend::AdditiveAttentionParams p_;
+  bool probs_out_;
 };
 
 }  // namespace dlbench::nn

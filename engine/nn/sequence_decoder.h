@@ -1,9 +1,11 @@
-// GreedyDecoder: translation's inference, one token at a time. A sequence-to-sequence model gives
+// SequenceDecoder: translation's inference, one token at a time. A sequence-to-sequence model gives
 // two graphs (DecodingGraphs); the encoder runs once over the batch's sources, then the step graph
 // runs once per output position on the tokens chosen at the position before, carrying its states
 // from position to position, until every sentence has closed with [EOS] or max_length positions
-// have run. At each position every open sentence takes its highest-scoring token
-// (Backend::greedy_pick).
+// have run. With a beam of 1 every open sentence takes its highest-scoring token
+// (Backend::greedy_pick); with a beam of K each keeps its K best hypotheses (Backend::beam_pick),
+// the carried states following the hypotheses they continue, and at the end its best finished
+// hypothesis by the length and coverage penalties is traced back through the positions.
 //
 // The graphs meet by their inputs' names (decoding_graphs.h). Parameters of the same name in the
 // two graphs are one parameter (the token table): the step graph starts from the encoder's, and
@@ -22,12 +24,12 @@
 
 namespace dlbench::nn {
 
-class GreedyDecoder {
+class SequenceDecoder {
  public:
   // `config`'s mode is inference whatever it says.
-  GreedyDecoder(DecodingGraphs graphs, backend::Backend& backend, TrainerConfig config);
-  GreedyDecoder(const GreedyDecoder&) = delete;
-  GreedyDecoder& operator=(const GreedyDecoder&) = delete;
+  SequenceDecoder(DecodingGraphs graphs, backend::Backend& backend, TrainerConfig config);
+  SequenceDecoder(const SequenceDecoder&) = delete;
+  SequenceDecoder& operator=(const SequenceDecoder&) = delete;
 
   // The batch's inputs (the encoder's), which a data source fills before each decode().
   std::span<const Tensor> inputs() const { return encoder_.inputs(); }
@@ -38,9 +40,9 @@ class GreedyDecoder {
   // Translates the batch in inputs(). Waits for the device at each position (to know whether a
   // sentence is still open).
   void decode();
-  // Of the last decode(): the tokens, time-major i32 [max_length * batch] (position t of sentence
-  // n at t * batch + n, padding after its [EOS] and after the last position run); each
-  // sentence's length i32 [batch] ([EOS] included); the positions run.
+  // Of the last decode(): the translations, time-major i32 [max_length * batch] (position t of
+  // sentence n at t * batch + n, padding after its [EOS] and after the last position run); each
+  // translation's length i32 [batch] ([EOS] included); the positions run.
   Tensor tokens() const { return tokens_; }
   Tensor lengths() const { return lengths_; }
   std::int64_t positions() const { return positions_; }
@@ -48,6 +50,7 @@ class GreedyDecoder {
   std::int64_t produced_tokens() const;
 
   std::int64_t batch() const { return batch_; }
+  int beam() const { return beam_; }
   std::int64_t max_length() const { return max_length_; }
   // Parameters of both graphs, a shared one once.
   std::int64_t parameter_count() const;
@@ -62,17 +65,30 @@ class GreedyDecoder {
   const Trainer& step() const { return step_; }
 
  private:
-  Tensor row(std::int64_t position) const;
+  void start();  // the encoder, and the step's inputs for the first position
+  void decode_greedy();
+  void decode_beam();
+  // The best hypothesis of each sentence, traced back into tokens_ and lengths_.
+  void trace_back();
+  Tensor at(const Tensor& history, std::int64_t position) const;
 
   backend::Backend& backend_;
   Trainer encoder_, step_;
-  std::int64_t batch_, max_length_;
+  std::int64_t batch_, rows_, sources_ = 0, max_length_;
+  int beam_;
+  DecodingGraphs::Penalties penalties_;
   data::SentenceIds ids_;
-  // Which step input each source feeds: (step input, encoder input or output) index pairs.
+  // Which step input each source feeds: (step input, encoder input or step output) index pairs.
   std::vector<std::pair<std::size_t, std::size_t>> batch_inputs_, memory_, states_;
   std::size_t tokens_input_ = 0;
-  Buffer buffer_;  // tokens_, lengths_, finished_, open_
-  Tensor tokens_, lengths_, finished_, open_;
+  Buffer buffer_;
+  Tensor tokens_, lengths_;  // the translations
+  // Each position's tokens and the rows they continue [max_length * rows] (greedy: history_ is
+  // tokens_ and row_lengths_ is lengths_; no parents).
+  Tensor history_, parents_;
+  Tensor finished_, row_lengths_, open_;
+  // Beam only: scores, the first position's scores, summed attention, the memory's repeat ids.
+  Tensor scores_, first_scores_, coverage_, expand_;
   std::int64_t positions_ = 0;
 };
 
