@@ -52,9 +52,6 @@ struct ResidualNorm {
   Tensor dgamma, dbeta;
 };
 
-// The gradients Backend::additive_attention_backward writes, each only where defined: of the
-// queries, keys and values in their own modes (a value feeding the keys' projection too gets
-// both gradients added), and of v and g (one mode, as a layer's parameters; dg f32 as g).
 // What beam search carries per hypothesis from position to position (Backend::beam_pick), each
 // read and rewritten in place: its score f32 [rows], whether it has closed i32 [rows], its
 // length in tokens i32 [rows] ([EOS] included) and its attention summed over positions f32
@@ -63,6 +60,9 @@ struct BeamState {
   Tensor scores, finished, lengths, coverage;
 };
 
+// The gradients Backend::additive_attention_backward writes, each only where defined: of the
+// queries, keys and values in their own modes (a value feeding the keys' projection too gets
+// both gradients added), and of v and g (one mode, as a layer's parameters; dg f32 as g).
 struct AdditiveAttentionGrads {
   Tensor dq, dk, dvalues, dv, dg;
   GradMode q_mode = GradMode::kOverwrite, k_mode = GradMode::kOverwrite,
@@ -380,7 +380,8 @@ class Backend {
   // and from row k the state carries on: score = the candidate's, finished = finished_k or the
   // token is p.eos, lengths + 1 and coverage + attention row k where k was unfinished (else
   // unchanged). unfinished [1] = the sentences with a hypothesis still open. Start a sentence
-  // with scores [0, -inf, ...] so that its first position expands one hypothesis.
+  // with scores [0, -inf, ...] so that its first position expands one hypothesis. A NaN in a
+  // row of logits makes its log-softmax NaN: that hypothesis then offers only -inf candidates.
   // logits [rows, vocabulary] of a float dtype (vocabulary >= beam); attention, coverage f32
   // [rows, sources]; scores f32, finished, lengths, tokens, parents i32 [rows]; all on the device.
   void beam_pick(const BeamParams& p, const Tensor& logits, const Tensor& attention,

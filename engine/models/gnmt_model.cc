@@ -21,8 +21,8 @@
 // reference's recurrent biases start at 0, ours with the rest of the LSTM's flat weights.
 // Inference translates: decoding's encoder graph runs once over the sources, then its step graph
 // once per output position (nn::SequenceDecoder), each decoder LSTM's states carried; `build` with
-// Mode::kInfer scores a given target instead (teacher forcing, no dropout). Beam search is not
-// built yet.
+// Mode::kInfer scores a given target instead (teacher forcing, no dropout). Decoding is greedy, or
+// a beam search (build_decoding's beam) with the reference's length and coverage penalties.
 #include <memory>
 #include <string>
 
@@ -79,8 +79,10 @@ class GnmtBuilder {
     const nn::ParamId table = token_table();
     const ValueId memory =
         encoder(embed("encoder.embeddings", source_ids, table, tokens()), source_lengths);
-    const ValueId x = decoder(embed("decoder.embeddings", target_ids, table, tokens()), memory,
-                              keys(memory), source_lengths, steps_, nullptr);
+    // One statement each, so the nodes' order does not rest on the order arguments are evaluated.
+    const ValueId target = embed("decoder.embeddings", target_ids, table, tokens());
+    const ValueId k = keys(memory);
+    const ValueId x = decoder(target, memory, k, source_lengths, steps_, nullptr);
     const ValueId logits = classifier(x, tokens());
     g_.mark_output(logits);
     if (train_) {
@@ -120,8 +122,8 @@ class GnmtBuilder {
     const ValueId k = carried_input("memory.1", tokens(), "the attention's keys");
     std::vector<ValueId> next_states;
     probs_wanted_ = attention;
-    const ValueId x = decoder(embed("decoder.embeddings", ids, token_table(), batch_), memory, k,
-                              source_lengths, 1, &next_states);
+    const ValueId previous = embed("decoder.embeddings", ids, token_table(), batch_);
+    const ValueId x = decoder(previous, memory, k, source_lengths, 1, &next_states);
     g_.mark_output(classifier(x, batch_));
     for (ValueId state : next_states) g_.mark_output(state);
     if (attention) g_.mark_output(probs_);

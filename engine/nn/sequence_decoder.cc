@@ -89,7 +89,7 @@ SequenceDecoder::SequenceDecoder(DecodingGraphs graphs, backend::Backend& backen
         if (enc.value(enc.inputs()[e]).name == in.name) {
           const ValueInfo& from = enc.value(enc.inputs()[e]);
           expect_fed(from, in, beam_, "the encoder's input");
-          DLBENCH_CHECK(beam_ == 1 || (from.shape.rank() == 1 && from.dtype == DType::kI32),
+          DLBENCH_CHECK(beam_ == 1 || (from.shape == Shape{batch_} && from.dtype == DType::kI32),
                         "decoding: a beam repeats only i32 [batch] inputs, not " + in.name);
           batch_inputs_.push_back({i, e});
           found = true;
@@ -151,6 +151,32 @@ SequenceDecoder::SequenceDecoder(DecodingGraphs graphs, backend::Backend& backen
     for (std::int64_t r = 0; r < R; ++r)
       repeat[static_cast<std::size_t>(t * R + r)] = static_cast<std::int32_t>(t * B + r / beam_);
   backend_.from_host(repeat.data(), expand_);
+}
+
+std::int64_t best_hypothesis(std::span<const float> scores, std::span<const std::int32_t> lengths,
+                             std::span<const float> coverage,
+                             const DecodingGraphs::Penalties& penalties) {
+  const auto k_count = static_cast<std::int64_t>(scores.size());
+  DLBENCH_CHECK(
+      k_count >= 1 && lengths.size() == scores.size() && coverage.size() % scores.size() == 0,
+      "best_hypothesis: K scores, K lengths and K x sources coverage");
+  const auto sources = static_cast<std::int64_t>(coverage.size() / scores.size());
+  std::int64_t best = 0;
+  double best_value = -INFINITY;
+  for (std::int64_t k = 0; k < k_count; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    double penalty = 0;
+    for (std::int64_t s = 0; s < sources; ++s) {
+      const double c = coverage[static_cast<std::size_t>(k * sources + s)];
+      if (c > 0) penalty += std::log(std::min(c, 1.0));
+    }
+    const double norm =
+        std::pow((penalties.length_constant + lengths[i]) / (penalties.length_constant + 1.0),
+                 static_cast<double>(penalties.length_alpha));
+    const double value = scores[i] / norm + penalties.coverage_weight * penalty;
+    if (value > best_value) best_value = value, best = k;  // the lower k on ties
+  }
+  return best;
 }
 
 void SequenceDecoder::load_weights(const Trainer& trained) {
@@ -256,24 +282,16 @@ void SequenceDecoder::trace_back() {
   backend_.to_host(row_lengths_, lengths.data());
   backend_.to_host(scores_, scores.data());
   backend_.to_host(coverage_, coverage.data());
-  const DecodingGraphs::Penalties& pen = penalties_;
   std::vector<std::int32_t> out(static_cast<std::size_t>(max_length_ * B), ids_.pad),
       best_lengths(static_cast<std::size_t>(B));
   for (std::int64_t n = 0; n < B; ++n) {
-    std::int64_t best = n * K;
-    double best_value = -INFINITY;
-    for (std::int64_t r = n * K; r < (n + 1) * K; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      double penalty = 0;
-      for (std::int64_t s = 0; s < S; ++s) {
-        const double c = coverage[static_cast<std::size_t>(r * S + s)];
-        if (c > 0) penalty += std::log(std::min(c, 1.0));
-      }
-      const double norm = std::pow((pen.length_constant + lengths[i]) / (pen.length_constant + 1.0),
-                                   static_cast<double>(pen.length_alpha));
-      const double value = scores[i] / norm + pen.coverage_weight * penalty;
-      if (value > best_value) best_value = value, best = r;  // the lower k on ties
-    }
+    const auto first = static_cast<std::size_t>(n * K);
+    const std::int64_t best =
+        n * K + best_hypothesis(std::span(scores).subspan(first, static_cast<std::size_t>(K)),
+                                std::span(lengths).subspan(first, static_cast<std::size_t>(K)),
+                                std::span(coverage).subspan(first * static_cast<std::size_t>(S),
+                                                            static_cast<std::size_t>(K * S)),
+                                penalties_);
     best_lengths[static_cast<std::size_t>(n)] = lengths[static_cast<std::size_t>(best)];
     std::int64_t r = best;
     for (std::int64_t t = P - 1; t >= 0; --t) {

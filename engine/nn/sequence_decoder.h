@@ -4,8 +4,9 @@
 // from position to position, until every sentence has closed with [EOS] or max_length positions
 // have run. With a beam of 1 every open sentence takes its highest-scoring token
 // (Backend::greedy_pick); with a beam of K each keeps its K best hypotheses (Backend::beam_pick),
-// the carried states following the hypotheses they continue, and at the end its best finished
-// hypothesis by the length and coverage penalties is traced back through the positions.
+// the carried states following the hypotheses they continue, and at the end its best hypothesis
+// by the length and coverage penalties (closed or, where max_length ended the search, not) is
+// traced back through the positions.
 //
 // The graphs meet by their inputs' names (decoding_graphs.h). Parameters of the same name in the
 // two graphs are one parameter (the token table): the step graph starts from the encoder's, and
@@ -23,6 +24,14 @@
 #include "engine/nn/trainer.h"
 
 namespace dlbench::nn {
+
+// The hypothesis beam search returns of one sentence's K: the k with the highest
+//   scores[k] / ((c + lengths[k]) / (c + 1))^alpha + w x sum_s log(min(coverage[k, s], 1))
+// (DecodingGraphs::Penalties; source positions never attended to count 0), the lower k on ties.
+// coverage is [K, sources].
+std::int64_t best_hypothesis(std::span<const float> scores, std::span<const std::int32_t> lengths,
+                             std::span<const float> coverage,
+                             const DecodingGraphs::Penalties& penalties);
 
 class SequenceDecoder {
  public:

@@ -243,7 +243,9 @@ TEST(GnmtModelTest, ATinyGnmtLearnsToCopyItsSources) {
     // every hypothesis of it has.
     if (copied == 4) {
       EXPECT_EQ(decoder.produced_tokens(), total);
-      EXPECT_EQ(beam == 1 ? decoder.positions() : 13, 13);
+      if (beam == 1) {
+        EXPECT_EQ(decoder.positions(), 13);
+      }
       EXPECT_GE(decoder.positions(), 13);
       EXPECT_LE(decoder.positions(), task.steps);
     }

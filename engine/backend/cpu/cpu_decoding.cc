@@ -86,7 +86,9 @@ void CpuBackend::beam_pick_impl(const BeamParams& p, const Tensor& logits, const
       // The hypothesis's K best ids: what the sentence's K best can draw from it.
       std::vector<Candidate> best;
       for (std::int64_t j = 0; j < V; ++j) {
-        const Candidate c{score[row] + (static_cast<double>(r[j]) - log_sum), k, j};
+        double value = score[row] + (static_cast<double>(r[j]) - log_sum);
+        if (std::isnan(value)) value = -INFINITY;  // a NaN anywhere in the row: see backend.h
+        const Candidate c{value, k, j};
         if (static_cast<std::int64_t>(best.size()) == K && !ranks_before(c, best.back())) continue;
         best.insert(std::upper_bound(best.begin(), best.end(), c, ranks_before), c);
         if (static_cast<std::int64_t>(best.size()) > K) best.pop_back();

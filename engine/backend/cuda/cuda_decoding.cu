@@ -135,7 +135,8 @@ __global__ void beam_pick_kernel(const T* logits, BeamArgs a) {
       const unsigned long long winner = block_reduce(mine, MaxKey{});
       if (mine == winner && winner != 0) ++head;  // keys hold their ids: one thread owns it
       if (threadIdx.x == 0) {
-        cand_score[k * K + r] = a.scores[row] + (key_score(winner) - log_sum);
+        const float value = a.scores[row] + (key_score(winner) - log_sum);
+        cand_score[k * K + r] = isnan(value) ? -INFINITY : value;  // as the CPU backend
         cand_k[k * K + r] = k;
         cand_j[k * K + r] = static_cast<int>(key_id(winner));
       }
