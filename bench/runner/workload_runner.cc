@@ -286,16 +286,17 @@ result::RunResult run_replica(const result::RunConfig& config,
   }
   // Nothing measured, no rate: never a made-up number.
   if (r.measured_steps > 0) r.throughput = static_cast<double>(samples) / r.measured_seconds;
-  // The data's own unit read in the measured steps (a text's words), over all replicas.
-  double read = read_before && read_after ? double(read_after->count - read_before->count) : -1;
+  // The data's own unit read in the measured steps (a text's words), over all replicas. Decoding
+  // counts what it translated into instead, not what the data held: the source and the reference
+  // translation are no work of a translator.
+  double read = read_before && read_after && !net.decodes()
+                    ? double(read_after->count - read_before->count)
+                    : -1;
   if (comm != nullptr && read >= 0) {
     const std::vector<double> each = comm->allgather(read);
     read = std::accumulate(each.begin(), each.end(), 0.0);
   }
-  // Decoding counts what it translated into, not what the data held: the source and the
-  // reference translation are no work of a translator.
   double translated = static_cast<double>(produced);
-  if (net.decodes()) read = -1;
   if (comm != nullptr && net.decodes()) {
     const std::vector<double> each = comm->allgather(translated);
     translated = std::accumulate(each.begin(), each.end(), 0.0);

@@ -67,8 +67,6 @@ class GnmtBuilder {
                                    " leaves no width");
   }
 
-  std::int64_t sentence_length() const { return steps_; }
-
   // Training, or scoring a given target (teacher forcing): every layer over whole sentences.
   nn::Graph build() {
     const ValueId source_ids = input(TranslationField::kSourceIds, tokens(), "source token ids");
@@ -298,7 +296,7 @@ ModelSpec spec() {
     graphs.encoder = GnmtBuilder(infer).build_encoder();
     graphs.step = GnmtBuilder(rows).build_step(beam > 1);
     // A translation as long as the sentences the model is built for (--input).
-    graphs.max_length = GnmtBuilder(infer).sentence_length();
+    graphs.max_length = infer.size;
     graphs.beam = beam;
     return graphs;
   };
