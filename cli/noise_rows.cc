@@ -7,16 +7,6 @@
 #include "cli/number_text.h"
 
 namespace dlbench::cli {
-namespace {
-
-std::string fixed(double v, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
-
-}  // namespace
-
 std::string median_note(const result::RunResult& r) {
   if (!r.repeats) return "";
   return " (median of " + count_text(static_cast<long long>(r.repeats->runs.size()), "repeat") +

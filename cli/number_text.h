@@ -14,6 +14,13 @@ inline std::string count_text(long long n, const std::string& noun,
   return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
 }
 
+// "%.*f": fixed(3.14159, 2) is "3.14".
+inline std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
 // "%.5g": 1.3064, 0.8725, 1.2346e-05.
 inline std::string significant(double value, int digits) {
   char text[64];

@@ -21,6 +21,7 @@
 #include "cli/noise_rows.h"
 #include "cli/number_text.h"
 #include "cli/output_file.h"
+#include "cli/quality_rows.h"
 #include "cli/run_progress.h"
 #include "cli/stop_signals.h"
 #include "cli/store_options.h"
@@ -48,6 +49,7 @@ struct RunOptions {
   peers::PeerOptions peer;
   std::string repeat = "1";  // parsed by result::parse_repeat, which words its own error
   std::optional<std::string> data;
+  std::optional<std::string> test_data;
   std::optional<std::string> class_weights;  // "1,2,4", parsed by parse_class_weights
 };
 
@@ -63,12 +65,6 @@ std::string adam_models() {
 
 // A last loss this many times the first counts as diverging.
 constexpr double kDivergedRatio = 10.0;
-
-std::string fixed(double v, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
 
 // The coefficient of variation needs two steps; one step has no spread to measure.
 std::string cv_text(const result::StepStats& step) {
@@ -252,35 +248,7 @@ void print_text(const result::RunResult& r, std::ostream& out,
               "(throughput is unaffected; a smaller --lr keeps it finite)";
     s.row("Loss", loss);
   }
-  const auto* hr = find_metric(r, "quality/hr_at_10");
-  const auto* ndcg = find_metric(r, "quality/ndcg_at_10");
-  const auto* pop_hr = find_metric(r, "quality/popularity_hr_at_10");
-  const auto* pop_ndcg = find_metric(r, "quality/popularity_ndcg_at_10");
-  const auto* lists = find_metric(r, "quality/ranked_lists");
-  if (hr && ndcg && pop_hr && pop_ndcg && lists)
-    s.row("Ranking", "HR@10 " + fixed(hr->value, 3) + ", NDCG@10 " + fixed(ndcg->value, 3) +
-                         " over " + fixed(lists->value, 0) +
-                         " held-out items (popularity baseline: HR@10 " + fixed(pop_hr->value, 3) +
-                         ", NDCG@10 " + fixed(pop_ndcg->value, 3) + ")");
-  if (const auto* dice = find_metric(r, "quality/dice_mean")) {
-    std::string classes;
-    for (int k = 1; const auto* d = find_metric(r, "quality/dice_class_" + std::to_string(k)); ++k)
-      classes +=
-          std::string(k == 1 ? "" : ", ") + "class " + std::to_string(k) + " " + fixed(d->value, 3);
-    const auto* slices = find_metric(r, "quality/held_out_slices");
-    const auto* patches = find_metric(r, "quality/held_out_patches");
-    const std::string on = patches ? fixed(patches->value, 0) + " held-out patches"
-                                   : fixed(slices ? slices->value : 0, 0) + " held-out slices";
-    s.row("Dice", fixed(dice->value, 3) + " (" + classes + ") on " + on);
-  }
-  // What the vectors learned: each probe word's nearest words, with their cosine similarity.
-  for (std::size_t i = 0; i < r.neighbours.size(); ++i) {
-    const result::WordNeighbours& n = r.neighbours[i];
-    std::string nearest = n.word + ":";
-    for (const result::Neighbour& near : n.nearest)
-      nearest += " " + near.word + " " + fixed(near.cosine, 2);
-    s.row(i == 0 ? "Nearest words" : "", nearest);
-  }
+  add_quality_rows(s, r);
   s.print(out);
 }
 
@@ -324,6 +292,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   run->add_option("--data", opts->data,
                   "Train or infer on this data file instead of synthetic data (" +
                       models::data_formats() + ")")
+      ->type_name("FILE");
+  run->add_option("--test-data", opts->test_data,
+                  "After training on --data, translate this test set (sentence pairs as --data "
+                  "holds them) and score BLEU against its targets (gnmt; greedy, or --beam)")
       ->type_name("FILE");
   run->add_option("--seed", opts->seed, "Seed of the weights and the synthetic data")
       ->capture_default_str();
@@ -386,6 +358,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
     if (opts->data && opts->data->empty())
       throw result::ConfigError("data", "must name a file", "ml-1m/ratings.dat");
     config.data = opts->data.value_or("");
+    if (opts->test_data && opts->test_data->empty())
+      throw result::ConfigError("test-data", "must name a file", "newstest2014.ids");
+    config.test_data = opts->test_data.value_or("");
     if (opts->class_weights) config.class_weights = parse_class_weights(*opts->class_weights);
     const bool root = where.root();
     // Every value checked before the database or an output file is touched.

@@ -20,7 +20,11 @@ std::string clock_text(double seconds) {
 RunProgress::RunProgress(const RunPlan& plan, bool live, bool verbose, std::ostream& out)
     : plan_(plan), live_(live), verbose_(verbose), out_(out) {}
 
-double RunProgress::seconds_left(const std::string& phase, int step, double step_s) const {
+double RunProgress::seconds_left(const std::string& phase, int step, int total,
+                                 double step_s) const {
+  // After the measured steps a translation model's test set is translated (--test-data): its
+  // batches are what is left (its length is not known before).
+  if (phase == "test set") return (total - step + 1) * step_s;
   const double measured = plan_.seconds > 0 ? plan_.seconds : plan_.steps * step_s;
   const double profiled = plan_.profile_steps * step_s;
   // The repeats still to come, each a whole run (their model builds are not counted).
@@ -54,8 +58,9 @@ void RunProgress::step(const std::string& phase, int step, int total) {
   if (!phase_.empty()) ++ended_;
   phase_ = phase;
   last_step_ = now;
-  const double left =
-      std::isfinite(step_s) && ended_ >= 2 ? seconds_left(phase, step, step_s) : std::nan("");
+  const double left = std::isfinite(step_s) && ended_ >= 2
+                          ? seconds_left(phase, step, total, step_s)
+                          : std::nan("");
   if (!warned_ && std::isfinite(left) && left > kLongRunS) {
     warned_ = true;
     draw("");

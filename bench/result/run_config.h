@@ -38,6 +38,9 @@ struct RunConfig {
   // A data file the model reads (ModelSpec::read_data): its batches, and sizes where the model
   // takes them from the data. Empty: synthetic data.
   std::string data;
+  // A translation model's test set (sentence pairs as `data` holds them): after training on
+  // `data`, its sources are translated and scored by BLEU against its targets. Empty: none.
+  std::string test_data;
   int warmup_steps = kDefaultWarmupSteps;
   int steps = kDefaultMeasuredSteps;
   double seconds = 0;  // > 0: measure for this long instead of a step count

@@ -189,6 +189,7 @@ nlohmann::json to_json(const RunResult& r) {
   if (c.memory_limit_bytes > 0) doc["config"]["memory_limit_bytes"] = c.memory_limit_bytes;
   if (c.beam > 1) doc["config"]["beam"] = c.beam;       // absent: greedy, or no decoding
   if (!c.data.empty()) doc["config"]["data"] = c.data;  // absent: synthetic data
+  if (!c.test_data.empty()) doc["config"]["test_data"] = c.test_data;
   if (!r.data_description.empty()) doc["data_description"] = r.data_description;
   for (const WordNeighbours& n : r.neighbours) {
     nlohmann::json nearest = nlohmann::json::array();

@@ -69,6 +69,28 @@ void check_data(const models::ModelSpec& model, const result::RunConfig& c) {
     throw result::ConfigError("data", "cannot read " + c.data, "ml-1m/ratings.dat");
 }
 
+// A test set is scored after training on real data, by a model that translates.
+void check_test_data(const models::ModelSpec& model, const result::RunConfig& c) {
+  if (c.test_data.empty()) return;
+  if (!model.build_decoding)
+    throw Error(
+        ErrorKind::kUsage,
+        "--test-data is a translation model's test set (gnmt); " + c.model + " translates nothing",
+        "drop --test-data");
+  if (c.framework != "native")
+    throw Error(ErrorKind::kUsage,
+                "--test-data is translated by dlbench's own engine; the framework peers run on "
+                "synthetic data only",
+                "drop --framework, or --test-data");
+  if (c.mode != Mode::kTrain || c.data.empty())
+    throw Error(ErrorKind::kUsage,
+                "--test-data scores what a training run on real data learned: it needs --mode "
+                "train and --data",
+                "dlbench run " + c.model + " --data train.ids --test-data test.ids");
+  if (!std::ifstream(c.test_data))
+    throw result::ConfigError("test-data", "cannot read " + c.test_data, "newstest2014.ids");
+}
+
 }  // namespace
 
 result::RunConfig validated(result::RunConfig c) {
@@ -105,10 +127,11 @@ result::RunConfig validated(result::RunConfig c) {
     throw Error(ErrorKind::kUsage, "--profile-layers times dlbench's own engine, not a framework",
                 "drop --framework, or --profile-layers");
   in_range(c.beam, 1, 8, "beam", "5");
-  if (c.beam > 1 && !(c.mode == Mode::kInfer && model.build_decoding))
+  // A beam searches a translation model's inference, or the translations of a test set.
+  if (c.beam > 1 && !(model.build_decoding && (c.mode == Mode::kInfer || !c.test_data.empty())))
     throw result::ConfigError("beam",
                               "searches only a translation model's inference (gnmt --mode "
-                              "infer), not " +
+                              "infer) or its --test-data, not " +
                                   c.model + " " + to_string(c.mode),
                               "1");
   if (c.profile_steps > 0 && c.mode == Mode::kInfer && model.build_decoding)
@@ -117,6 +140,7 @@ result::RunConfig validated(result::RunConfig c) {
                     " inference translates one position at a time)",
                 "profile its training: --mode train");
   check_data(model, c);
+  check_test_data(model, c);
   if (c.launch.mode == LaunchMode::kThreads && c.launch.gpus > 1 &&
       c.launch.device.type == DeviceType::kCpu)
     throw Error(ErrorKind::kUsage,

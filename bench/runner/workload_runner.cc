@@ -18,6 +18,7 @@
 #include "bench/runner/ranking_eval.h"
 #include "bench/runner/stepped_model.h"
 #include "bench/runner/trainer_setup.h"
+#include "bench/runner/translation_eval.h"
 #include "bench/runner/validated_config.h"
 #include "bench/runner/word_neighbours.h"
 #include "bench/sysinfo/interconnect.h"
@@ -132,9 +133,11 @@ void add_start_up_metrics(result::RunResult& r, const StartUp& s, int warmed) {
 }
 
 // One replica's part of a run; the root replica's result is the run's.
+// `test_set`: the translation test set to score after training (--test-data), or null.
 result::RunResult run_replica(const result::RunConfig& config,
                               const std::shared_ptr<const data::Dataset>& data,
-                              dist::Replica& replica, const RunHooks& hooks) {
+                              const data::SentencePairs* test_set, dist::Replica& replica,
+                              const RunHooks& hooks) {
   const bool rss_reset = reset_peak_rss();  // this run's peak, not an earlier run's
   const models::ModelSpec& model = models::find_model(config.model);
   const models::ModelConfig mc = model_config(model, config, *config.batch, data);
@@ -145,6 +148,7 @@ result::RunResult run_replica(const result::RunConfig& config,
   const Clock::time_point build_start = Clock::now();
   SteppedModel net(model, mc, config, be, replica.communicator);
   nn::Trainer* trainer = net.trainer();  // null when the model decodes
+  if (test_set != nullptr) check_test_set(*test_set, net.input_specs());
   // Each replica reads its own part of the data, as a distributed sampler would give it.
   const std::uint64_t data_seed = config.seed + 7 + static_cast<std::uint64_t>(replica.rank);
   std::unique_ptr<data::DataSource> source =
@@ -332,6 +336,15 @@ result::RunResult run_replica(const result::RunConfig& config,
         if (const auto quality = evaluate_segmentation(model, mc, config, *trainer, be))
           add_segmentation_metrics(r, *quality);
         r.neighbours = nearest_neighbours(model, mc.data.get(), *trainer, be);
+        if (test_set != nullptr) {
+          const TranslationQuality quality = evaluate_translation(
+              model, mc, config, *trainer, be, *test_set,
+              [&](std::int64_t batch, std::int64_t batches) {
+                if (hooks.on_step)
+                  hooks.on_step("test set", static_cast<int>(batch), static_cast<int>(batches));
+              });
+          add_translation_metrics(r, quality, config.test_data);
+        }
       }
     }
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
@@ -365,10 +378,14 @@ result::RunResult run_workload(const result::RunConfig& requested, const RunHook
   const std::shared_ptr<const data::Dataset> data =
       config.data.empty() ? nullptr
                           : models::read_data(models::find_model(config.model), config.data);
+  const std::optional<data::SentencePairs> test_set =
+      config.test_data.empty() ? std::nullopt
+                               : std::optional(data::read_sentence_pairs(config.test_data));
   result::RunResult result;
   dist::run_replicas(plan, [&](dist::Replica& replica) {
     // Only the root replica reports progress and keeps its result.
-    result::RunResult r = run_replica(config, data, replica, replica.root() ? hooks : RunHooks{});
+    result::RunResult r = run_replica(config, data, test_set ? &*test_set : nullptr, replica,
+                                      replica.root() ? hooks : RunHooks{});
     if (replica.root()) result = std::move(r);
   });
   return result;

@@ -234,6 +234,67 @@ TEST(DataCliTest, TheTransformerReadsSentencePairs) {
     EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
 }
 
+// Sentence pairs whose targets are their sources: `count` of them, of 3 to 3 + spread words.
+std::string copy_pairs(const char* name, int count, int spread) {
+  std::string text;
+  for (int k = 0; k < count; ++k) {
+    std::string sentence;
+    for (int w = 0; w < 3 + k % (spread + 1); ++w)
+      sentence += std::to_string(10 + (k * 7 + w * 13) % 300) + ' ';
+    sentence.pop_back();
+    text += sentence + "\t" + sentence + "\n";
+  }
+  return write_data_file(name, text);
+}
+
+// After training on sentence pairs, GNMT translates a test set (here with a beam of 2) and scores
+// it by BLEU: said in a line of the output, stored as quality metrics with the test set in the
+// configuration, and a source too long for the model's longest sentence length is counted as left
+// out, not translated. (The full model after one step on the CPU: what it translates is noise,
+// and only the plumbing is checked here; tests/engine/gnmt_model_test.cc checks a trained model's
+// translations, tests/unit/bleu_test.cc the score.)
+TEST(DataCliTest, GnmtTranslatesATestSetAfterTrainingAndScoresItsBleu) {
+  const std::string train = copy_pairs("train.ids", 12, 6);
+  std::string test_text;
+  for (int k = 0; k < 4; ++k) test_text += "11 12 13 " + std::to_string(20 + k) + "\t11 12 13\n";
+  std::string longest;
+  for (int w = 0; w < 140; ++w) longest += std::to_string(40 + w) + ' ';
+  test_text += longest + "\t5 6 7 8 9\n";  // a trailing space is no token
+  const std::string test = write_data_file("test.ids", test_text);
+  const std::string json_path = testing::isolated_home() + "/gnmt-bleu.json";
+  auto r = dlbench(
+      "run gnmt --device cpu --input 16 --batch 2 --steps 1 --warmup 0 --beam 2 "
+      "--no-store --no-telemetry --data " +
+      train + " --test-data " + test + " --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* shown :
+       {"BLEU              ", " on 4 test sentences (beam 2; 1-4-gram precisions ",
+        "; 1 more left out, longer than the model's longest sentence length"})
+    EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
+  std::ifstream in(json_path);
+  const json doc = json::parse(in);
+  EXPECT_EQ(doc["config"]["test_data"], test);
+  EXPECT_EQ(doc["config"]["beam"], 2);
+  EXPECT_EQ(metric(doc, "quality/test_sentences"), 4);
+  EXPECT_EQ(metric(doc, "quality/test_sentences_left_out"), 1);
+  const double bleu = metric(doc, "quality/bleu");
+  EXPECT_GE(bleu, 0);
+  EXPECT_LE(bleu, 100);
+  for (int n = 1; n <= 4; ++n) {
+    const double p = metric(doc, "quality/bleu_precision_" + std::to_string(n));
+    EXPECT_GE(p, 0) << n;
+    EXPECT_LE(p, 100) << n;
+  }
+  const double brevity = metric(doc, "quality/bleu_brevity_penalty");
+  EXPECT_GE(brevity, 0);
+  EXPECT_LE(brevity, 1);
+  // The references scored are the four that fit, 3 tokens each, not the long one's 5.
+  std::string lengths;
+  for (const json& m : doc["metrics"])
+    if (m["tag"] == "quality/bleu_brevity_penalty") lengths = m["description"];
+  EXPECT_NE(lengths.find("references 12"), std::string::npos) << lengths;
+}
+
 TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
   const std::string good = ratings_file();
   const std::string db = testing::isolated_home() + "/data-errors.db";
@@ -262,6 +323,32 @@ TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
       {"run unet --input 32 --data " + corrupt_ct_case(), "cannot read the NIfTI volume"},
       {"run unet --data " + testing::write_ct_case("ct-small", "case_0", 2, 32),
        "the model takes 512x512 (run it at input size 32)"},
+      // A translation test set: its file, its ids, and the runs it can score.
+      {"run gnmt --input 16 --data " + copy_pairs("pairs.ids", 4, 2) + " --test-data " +
+           write_data_file("test-untabbed.ids", "5 6 7\n"),
+       "test-untabbed.ids:1: no tab between the source and the target sentence"},
+      {"run gnmt --input 16 --data " + copy_pairs("pairs.ids", 4, 2) + " --test-data " +
+           write_data_file("test-wide.ids", "5 6\t40000\n"),
+       "test-wide.ids holds token id 40,000, past the model's vocabulary of 32,320 ids"},
+      {"run gnmt --input 16 --data " + copy_pairs("pairs.ids", 4, 2) + " --test-data " +
+           testing::isolated_home() + "/missing.ids",
+       "--test-data cannot read"},
+      {"run gnmt --input 16 --test-data ''", "an empty value"},
+      {"run gnmt --input 16 --test-data " + copy_pairs("pairs.ids", 4, 2),
+       "--test-data scores what a training run on real data learned: it needs --mode train and "
+       "--data"},
+      {"run gnmt --mode infer --input 16 --data " + copy_pairs("pairs.ids", 4, 2) +
+           " --test-data " + copy_pairs("pairs.ids", 4, 2),
+       "it needs --mode train and --data"},
+      {"run transformer --input 32 --data " + copy_pairs("pairs.ids", 4, 2) + " --test-data " +
+           copy_pairs("pairs.ids", 4, 2),
+       "--test-data is a translation model's test set (gnmt); transformer translates nothing"},
+      {"run gnmt --framework pytorch --test-data " + copy_pairs("pairs.ids", 4, 2),
+       "--test-data is translated by dlbench's own engine"},
+      // A beam searches decoding: gnmt's inference or its test set, from 1 to 8 hypotheses.
+      {"run gnmt --input 16 --beam 2", "--beam searches only a translation model's inference"},
+      {"run resnet50 --input 32 --mode infer --beam 2", "not resnet50 infer"},
+      {"run gnmt --mode infer --input 16 --beam 9", "--beam must be from 1 to 8, not 9"},
   };
   for (const BadData& b : cases) {
     auto r =

@@ -3,7 +3,8 @@
 // apart and hides the source's padding, and a tiny one learns to copy: trained on sentences whose
 // targets are their sources, it predicts nine in ten target tokens and every first one, which the
 // decoder can only take from the source through the attention (teacher forcing), and greedy
-// decoding then writes the sources out again. Decoding one position at a time, its states carried,
+// decoding then writes the sources out again, also when a list of them is translated a batch at
+// a time (nn::translate_sentences). Decoding one position at a time, its states carried,
 // chooses what the whole-sentence graph scores highest for the same prefix.
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@
 #include "engine/data/synthetic.h"
 #include "engine/data/translation_batch.h"
 #include "engine/models/registry.h"
+#include "engine/nn/sentence_translation.h"
 #include "engine/nn/sequence_decoder.h"
 #include "engine/nn/trainer.h"
 #include "tests/engine/support/memorization.h"
@@ -165,32 +167,117 @@ CopyTask copy_task(const std::vector<std::int32_t>& words_per_sentence, std::int
   return c;
 }
 
-TEST(GnmtModelTest, ATinyGnmtLearnsToCopyItsSources) {
-  auto be = backend::make_backend(Device::cpu());
-  const CopyTask task = copy_task({9, 6, 12, 4}, 16);
+// A tiny GNMT trained on the copy task.
+struct Copier {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  CopyTask task = copy_task({9, 6, 12, 4}, 16);
+  std::unique_ptr<nn::Trainer> net;
+  testing::LossDrop drop;
+};
+
+std::unique_ptr<nn::Trainer> copy_trainer(backend::Backend& be, const CopyTask& task, Mode mode) {
   const ModelSpec& spec = find_model("gnmt");
-  const auto trainer = [&](Mode mode) {
-    ModelConfig mc;
-    mc.batch = task.batch, mc.size = static_cast<int>(task.steps), mc.width_divisor = 16;
-    mc.seed = 3, mc.mode = mode;
-    nn::TrainerConfig tc;
-    tc.mode = mode;
-    tc.optimizer = spec.default_optimizer;
-    tc.optimizer.learning_rate = 3e-3f;
-    auto net = std::make_unique<nn::Trainer>(spec.build(resolve(spec, mc)), *be, tc);
-    const std::vector<const std::vector<std::int32_t>*> fields = {
-        &task.source_ids, &task.source_lengths, &task.target_ids, &task.target_labels};
-    for (std::size_t k = 0; k < net->inputs().size(); ++k)
-      be->from_host(fields[k]->data(), net->inputs()[k]);
-    return net;
-  };
-  const std::unique_ptr<nn::Trainer> net = trainer(Mode::kTrain);
-  const testing::LossDrop d = testing::train_until(*net, 0.15f, 800);
+  ModelConfig mc;
+  mc.batch = task.batch, mc.size = static_cast<int>(task.steps), mc.width_divisor = 16;
+  mc.seed = 3, mc.mode = mode;
+  nn::TrainerConfig tc;
+  tc.mode = mode;
+  tc.optimizer = spec.default_optimizer;
+  tc.optimizer.learning_rate = 3e-3f;
+  auto net = std::make_unique<nn::Trainer>(spec.build(resolve(spec, mc)), be, tc);
+  const std::vector<const std::vector<std::int32_t>*> fields = {
+      &task.source_ids, &task.source_lengths, &task.target_ids, &task.target_labels};
+  for (std::size_t k = 0; k < net->inputs().size(); ++k)
+    be.from_host(fields[k]->data(), net->inputs()[k]);
+  return net;
+}
+
+// A decoder of the tiny GNMT at `batch` with the copier's weights.
+// (sentence length 0: the task's).
+std::unique_ptr<nn::SequenceDecoder> copy_decoder(const Copier& c, std::int64_t batch, int beam,
+                                                  int sentence_length = 0) {
+  const ModelSpec& spec = find_model("gnmt");
+  ModelConfig mc;
+  mc.batch = batch, mc.width_divisor = 16;
+  mc.size = sentence_length > 0 ? sentence_length : static_cast<int>(c.task.steps);
+  auto decoder = std::make_unique<nn::SequenceDecoder>(spec.build_decoding(resolve(spec, mc), beam),
+                                                       *c.be, nn::TrainerConfig{});
+  decoder->load_weights(*c.net);
+  return decoder;
+}
+
+// Translating a list of sentences, some twice, in no order of length, more than a batch: each
+// comes back in its place, translated as decoding the task's own batch translates it, whichever
+// sentences share its batch and whether the decoder is built for the task's length or a longer
+// one. (Part of the copy test: CTest runs each test in a process of its own, and training the
+// copier twice would double CI's time for it.)
+void expect_sentences_translated_in_place(const Copier& copier) {
+  const CopyTask& task = copier.task;
+  // The task's sentences (their words, without [EOS]) and the task batch's own greedy decoding.
+  const std::unique_ptr<nn::SequenceDecoder> whole = copy_decoder(copier, task.batch, 1);
+  copier.be->from_host(task.source_ids.data(), whole->inputs()[0]);
+  copier.be->from_host(task.source_lengths.data(), whole->inputs()[1]);
+  whole->decode();
+  std::vector<std::int32_t> decoded(static_cast<std::size_t>(whole->tokens().numel()));
+  copier.be->to_host(whole->tokens(), decoded.data());
+  std::vector<std::vector<std::int32_t>> words(4), expected(4);
+  const data::SentenceIds ids;
+  for (std::int64_t n = 0; n < task.batch; ++n)
+    for (std::int64_t t = 0; t < task.steps; ++t) {
+      const auto at = static_cast<std::size_t>(t * task.batch + n);
+      if (t + 1 < task.source_lengths[static_cast<std::size_t>(n)])
+        words[static_cast<std::size_t>(n)].push_back(task.source_ids[at]);
+      if (decoded[at] != ids.eos && decoded[at] != ids.pad &&
+          expected[static_cast<std::size_t>(n)].size() == static_cast<std::size_t>(t))
+        expected[static_cast<std::size_t>(n)].push_back(decoded[at]);
+    }
+
+  const std::vector<int> picks = {2, 0, 3, 1, 0, 2};  // lengths 12, 9, 4, 6, 9, 12 words
+  data::TokenSentences sources;
+  for (int p : picks) {
+    const std::vector<std::int32_t>& w = words[static_cast<std::size_t>(p)];
+    sources.tokens.insert(sources.tokens.end(), w.begin(), w.end());
+    sources.offsets.push_back(static_cast<std::int64_t>(sources.tokens.size()));
+  }
+  for (int length : {16, 32}) {
+    const std::unique_ptr<nn::SequenceDecoder> decoder = copy_decoder(copier, 4, 1, length);
+    std::vector<std::pair<std::int64_t, std::int64_t>> progress;
+    const data::TokenSentences out = nn::translate_sentences(
+        *decoder, *copier.be, sources, [&](std::int64_t done, std::int64_t batches) {
+          progress.push_back({done, batches});
+        });
+    ASSERT_EQ(out.count(), static_cast<std::int64_t>(picks.size()));
+    for (std::size_t i = 0; i < picks.size(); ++i) {
+      const std::span<const std::int32_t> got = out.sentence(static_cast<std::int64_t>(i));
+      EXPECT_EQ(std::vector<std::int32_t>(got.begin(), got.end()),
+                expected[static_cast<std::size_t>(picks[i])])
+          << "sentence " << i << " (task sentence " << picks[i] << "), length " << length;
+    }
+    // Six sentences in batches of 4: two batches, the second two sentences short.
+    const std::vector<std::pair<std::int64_t, std::int64_t>> two = {{1, 2}, {2, 2}};  // as each begins
+    EXPECT_EQ(progress, two);
+  }
+  // The copier copies: what it was given comes back, mostly word for word.
+  int right = 0, total = 0;
+  for (std::size_t n = 0; n < words.size(); ++n)
+    for (std::size_t t = 0; t < words[n].size(); ++t)
+      right += t < expected[n].size() && expected[n][t] == words[n][t], ++total;
+  EXPECT_GE(right, 9 * total / 10);
+}
+
+TEST(GnmtModelTest, ATinyGnmtLearnsToCopyItsSources) {
+  Copier copier;
+  copier.net = copy_trainer(*copier.be, copier.task, Mode::kTrain);
+  copier.drop = testing::train_until(*copier.net, 0.15f, 800);
+  backend::Backend* be = copier.be.get();
+  const CopyTask& task = copier.task;
+  const nn::Trainer* net = copier.net.get();
+  const testing::LossDrop& d = copier.drop;
   EXPECT_NEAR(d.first, std::log(static_cast<float>(kVocabulary)), 1.5f);
   EXPECT_LT(d.last, 0.15f * d.first) << "after " << d.steps << " steps";
 
   // The trained weights scoring the same sentences without dropout (teacher forcing).
-  const std::unique_ptr<nn::Trainer> scorer = trainer(Mode::kInfer);
+  const std::unique_ptr<nn::Trainer> scorer = copy_trainer(*be, task, Mode::kInfer);
   scorer->load_weights(net->flat_weights());
   scorer->infer_step();
   std::vector<float> scores(static_cast<std::size_t>(scorer->logits().numel()));
@@ -213,11 +300,8 @@ TEST(GnmtModelTest, ATinyGnmtLearnsToCopyItsSources) {
   // Decoding from the sources alone, greedy and with a beam of 3: each sentence's words, then
   // [EOS], then padding.
   for (int beam : {1, 3}) {
-    ModelConfig mc;
-    mc.batch = task.batch, mc.size = static_cast<int>(task.steps), mc.width_divisor = 16;
-    nn::SequenceDecoder decoder(spec.build_decoding(resolve(spec, mc), beam), *be,
-                                nn::TrainerConfig{});
-    decoder.load_weights(*net);
+    const std::unique_ptr<nn::SequenceDecoder> decoding = copy_decoder(copier, task.batch, beam);
+    nn::SequenceDecoder& decoder = *decoding;
     be->from_host(task.source_ids.data(), decoder.inputs()[0]);
     be->from_host(task.source_lengths.data(), decoder.inputs()[1]);
     decoder.decode();
@@ -250,6 +334,7 @@ TEST(GnmtModelTest, ATinyGnmtLearnsToCopyItsSources) {
       EXPECT_LE(decoder.positions(), task.steps);
     }
   }
+  expect_sentences_translated_in_place(copier);
 }
 
 // A decoding of three sentences by a tiny GNMT, and what the whole-sentence graph (teacher forcing)

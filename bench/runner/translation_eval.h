@@ -1,0 +1,53 @@
+// Translation quality of a trained translation model on a test set (`--test-data`, sentence pairs
+// in the training data's format): every test source is translated with the trained weights (greedy,
+// or the run's --beam) and the translations are scored against the test targets by corpus BLEU
+// over token ids (bleu.h). The decoder is built at the smallest sentence length the model takes
+// that fits the longest test source with its [EOS] (at least the trained one); sources longer than
+// the model's longest length are left out and counted.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "bench/result/run_config.h"
+#include "bench/result/run_result.h"
+#include "bench/runner/bleu.h"
+#include "engine/data/input_spec.h"
+#include "engine/data/sentence_pairs.h"
+#include "engine/models/model_spec.h"
+#include "engine/nn/trainer.h"
+
+namespace dlbench::runner {
+
+// Error(kUsage) naming the file when a test token id is past the vocabulary of the trained graph
+// (its "source_ids" input): checked before training, so a wrong test set fails at once.
+void check_test_set(const data::SentencePairs& test, const std::vector<data::InputSpec>& inputs);
+
+struct TranslationQuality {
+  Bleu bleu;
+  BleuCounts counts;           // the lengths: translations' and references' tokens
+  std::int64_t sentences = 0;  // translated and scored
+  std::int64_t left_out = 0;   // sources past the model's longest sentence length
+  int sentence_length = 0;     // the decoder's
+  int beam = 1;
+};
+
+// Called as each batch of the test set's translation begins: its number (from 1), of how many.
+using TestSetProgress = std::function<void(std::int64_t batch, std::int64_t batches)>;
+
+// Translates the test set with `trained`'s weights, outside the measured steps; the batch is the
+// run's (at most the test set's size).
+TranslationQuality evaluate_translation(const models::ModelSpec& model,
+                                        const models::ModelConfig& trained_config,
+                                        const result::RunConfig& config, const nn::Trainer& trained,
+                                        backend::Backend& be, const data::SentencePairs& test,
+                                        const TestSetProgress& progress = {});
+
+// As metrics quality/test_sentences, quality/test_sentences_left_out when some were, and, when a
+// sentence was translated, quality/bleu, quality/bleu_precision_1..4 and
+// quality/bleu_brevity_penalty.
+void add_translation_metrics(result::RunResult& r, const TranslationQuality& q,
+                             const std::string& test_path);
+
+}  // namespace dlbench::runner
