@@ -41,6 +41,7 @@ class MachineSuffix {
 std::string shape(const RunRecord& r) {
   std::string w = model_label(r.model) + " b" + std::to_string(r.batch);
   if (r.input_size) w += " " + r.input_size_text();
+  if (r.beam() > 1) w += " " + r.beam_text();
   if (int n = run_replicas(r); n > 1) w += " x" + std::to_string(n);
   if (run_launch(r) == "mpi") w += " mpi";
   return w;

@@ -15,10 +15,9 @@ using store::RunRecord;
 // Also the workload as the table shows it: "ResNet-50 train FP16 (mixed) b128 224px"; a model
 // that takes no size (NCF) shows none.
 std::string workload_key(const RunRecord& r) {
-  const int beam = r.config.is_object() ? r.config.value("beam", 1) : 1;
   return model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) + " b" +
          std::to_string(r.batch) + (r.input_size ? " " + r.input_size_text() : "") +
-         (beam > 1 ? " beam " + std::to_string(beam) : "");
+         (r.beam() > 1 ? " " + r.beam_text() : "");
 }
 
 std::string version(const RunRecord& r) {

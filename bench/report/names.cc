@@ -1,6 +1,7 @@
 #include "bench/report/names.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "engine/core/json_text.h"
@@ -61,14 +62,22 @@ std::string mode_label(const std::string& mode) {
 }
 
 std::string model_label(const std::string& model) {
-  if (model == "resnet50") return "ResNet-50";
-  if (model == "resnet50-cifar") return "ResNet-50 (CIFAR)";
-  if (model == "vgg16") return "VGG16";
-  if (model == "ncf") return "NCF";
-  if (model == "word2vec") return "Word2Vec";
-  if (model == "word2vec-d300") return "Word2Vec (d300)";
-  if (model == "word2vec-neg64") return "Word2Vec (64 negatives)";
-  return model;
+  static const std::map<std::string, std::string> labels = {
+      {"resnet50", "ResNet-50"},
+      {"resnet50-cifar", "ResNet-50 (CIFAR)"},
+      {"vgg16", "VGG16"},
+      {"ncf", "NCF"},
+      {"word2vec", "Word2Vec"},
+      {"word2vec-d300", "Word2Vec (d300)"},
+      {"word2vec-neg64", "Word2Vec (64 negatives)"},
+      {"unet", "U-Net"},
+      {"unet3d", "3D U-Net"},
+      {"bert-base", "BERT-Base"},
+      {"bert-large", "BERT-Large"},
+      {"transformer", "Transformer (big)"},
+      {"gnmt", "GNMT v2"}};
+  const auto found = labels.find(model);
+  return found != labels.end() ? found->second : model;
 }
 
 std::string throughput_unit(const store::RunRecord& r) {

@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 std::string workload_configuration(const store::RunRecord& r) {
   std::string key = r.model + " " + r.mode + " " + r.precision + " b" + std::to_string(r.batch);
   if (r.input_size) key += " " + r.input_size_text();
+  if (r.beam() > 1) key += " " + r.beam_text();
   if (r.framework != "native") key += " " + r.framework;
   if (int n = run_replicas(r); n > 1) key += " x" + std::to_string(n);
   return key;

@@ -11,7 +11,8 @@
 namespace dlbench::report {
 
 // The workload a run measured, as two runs must share it to be compared (compare and
-// --relative-to): model, mode, precision, batch, input size, framework and replica count. A
+// --relative-to): model, mode, precision, batch, input size, a translation's beam, framework and
+// replica count. A
 // 2-rank mpirun run (x2, the batch per replica) is not the same workload as a single-process
 // one, nor is a framework peer's run the native engine's; threads and mpi at one count are
 // the same workload. "resnet50 train fp16 b128 224px".

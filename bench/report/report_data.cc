@@ -58,10 +58,15 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
+std::string mode_text(const RunRecord& r) {
+  return r.beam() > 1 ? r.mode + " " + r.beam_text() : r.mode;
+}
+
 std::string run_label(const RunRecord& r) {
   std::string label = model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) +
                       " b" + std::to_string(r.batch);
   if (r.input_size) label += " " + r.input_size_text();
+  if (r.beam() > 1) label += " " + r.beam_text();
   if (r.framework != "native") label += " " + r.framework;
   if (int n = run_replicas(r); n > 1) label += " x" + std::to_string(n);
   return label + " #" + std::to_string(r.id);
@@ -220,7 +225,7 @@ std::vector<Table> report_tables(const ReportData& d) {
   for (const RunRecord& r : d.runs) {
     const nlohmann::json& st =
         r.result.contains("step_time_ms") ? r.result["step_time_ms"] : nlohmann::json::object();
-    runs.rows.push_back({std::to_string(r.id), machine(r), r.model, r.mode,
+    runs.rows.push_back({std::to_string(r.id), machine(r), r.model, mode_text(r),
                          precision_label(r.precision), std::to_string(r.batch), input_text(r),
                          r.device, status_text(r), r.measured() ? fixed(r.throughput, 2) : "",
                          fixed(st.value("median", NAN), 1), fixed(st.value("p95", NAN), 1),
@@ -262,7 +267,7 @@ std::vector<Table> report_tables(const ReportData& d) {
   Table speedup{"speedup",
                 "Precision speedups",
                 "throughput of the precision / throughput of strict FP32 (TF32 off), and of TF32, "
-                "same machine, model, mode, batch, input and replicas",
+                "same machine, model, mode (and beam), batch, input and replicas",
                 {"machine", "model", "mode", "batch", "input", "precision", "samples/s",
                  "x FP32 (strict)", "x TF32"},
                 {}};
@@ -270,7 +275,7 @@ std::vector<Table> report_tables(const ReportData& d) {
   auto group = [](const RunRecord& r) {
     return std::to_string(r.machine.id) + "|" + r.framework + "|" + r.model + "|" + r.mode + "|" +
            std::to_string(r.batch) + "|" + std::to_string(r.input_size) + "|" +
-           std::to_string(run_replicas(r)) + "|" + run_launch(r);
+           std::to_string(run_replicas(r)) + "|" + run_launch(r) + "|" + std::to_string(r.beam());
   };
   for (const RunRecord& r : d.runs) {
     if (r.status != "ok" || r.throughput <= 0) continue;
@@ -285,9 +290,9 @@ std::vector<Table> report_tables(const ReportData& d) {
     if (r.status != "ok" || r.precision == "fp32") continue;
     std::string vs_fp32 = ratio(fp32, r), vs_tf32 = r.precision == "tf32" ? "" : ratio(tf32, r);
     if (vs_fp32.empty() && vs_tf32.empty()) continue;
-    speedup.rows.push_back({machine(r), r.model, r.mode, std::to_string(r.batch), input_text(r),
-                            precision_label(r.precision), fixed(r.throughput, 2), vs_fp32,
-                            vs_tf32});
+    speedup.rows.push_back({machine(r), r.model, mode_text(r), std::to_string(r.batch),
+                            input_text(r), precision_label(r.precision), fixed(r.throughput, 2),
+                            vs_fp32, vs_tf32});
   }
   tables.push_back(speedup);
   if (spans_frameworks(d.runs)) tables.push_back(framework_table(d.runs));

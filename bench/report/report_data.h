@@ -86,6 +86,9 @@ std::vector<Table> report_tables(const ReportData& data);
 std::vector<result::NoiseWarning> run_warnings(const store::RunRecord& run);
 
 // "resnet50 train fp32 b32 #12": a run in a chart's legend or a table.
+// The run's mode as tables show it: "infer", "infer beam 5" (a beam search is not greedy
+// decoding).
+std::string mode_text(const store::RunRecord& run);
 std::string run_label(const store::RunRecord& run);
 // "ok", "failed: <error>", or an interrupted run's note ("interrupted by SIGINT after 3 of 20
 // measured steps").

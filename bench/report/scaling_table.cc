@@ -46,6 +46,7 @@ std::string workload_name(const RunRecord& r) {
   std::string w = model_label(r.model) + " " + r.mode + " " + precision_label(r.precision) + " b" +
                   std::to_string(r.batch);
   if (r.input_size) w += " " + r.input_size_text();
+  if (r.beam() > 1) w += " " + r.beam_text();
   if (r.framework != "native") w += " " + r.framework;
   return w;
 }
@@ -53,7 +54,7 @@ std::string workload_name(const RunRecord& r) {
 std::string group_key(const RunRecord& r) {
   return std::to_string(r.machine.id) + "|" + device_kind(r.device) + "|" + r.framework + "|" +
          r.model + "|" + r.mode + "|" + r.precision + "|" + std::to_string(r.batch) + "|" +
-         std::to_string(r.input_size);
+         std::to_string(r.input_size) + "|" + std::to_string(r.beam());
 }
 
 ScalingRow row_of(const RunRecord& r) {

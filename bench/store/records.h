@@ -88,6 +88,11 @@ struct RunRecord {
   // sample unit is volumes), "128 tok" for the language and translation models' sequences,
   // empty for a model that takes no size.
   std::string input_size_text() const;
+  // The hypotheses a translation model's decoding kept per sentence (--beam); 1 where it decoded
+  // greedily or did not decode.
+  int beam() const;
+  // "beam 5" for a beam search, as labels show it; empty otherwise.
+  std::string beam_text() const;
 };
 
 // A `dlbench suite` invocation.

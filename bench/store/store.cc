@@ -31,6 +31,16 @@ const TelemetryMetricRecord* RunRecord::find_telemetry(const std::string& name) 
   return nullptr;
 }
 
+int RunRecord::beam() const {
+  if (!config.is_object()) return 1;
+  const auto it = config.find("beam");
+  return it != config.end() && it->is_number_integer() ? it->get<int>() : 1;
+}
+
+std::string RunRecord::beam_text() const {
+  return beam() > 1 ? "beam " + std::to_string(beam()) : "";
+}
+
 std::string RunRecord::input_size_text() const {
   if (input_size <= 0) return "";
   const std::string side = std::to_string(input_size);

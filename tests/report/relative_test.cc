@@ -73,6 +73,23 @@ TEST(RelativeTest, OnlyTheSameWorkloadConfigurationMatches) {
   EXPECT_NE(report::workload_configuration(peer), report::workload_configuration(x2));
 }
 
+// Beam search is another workload than greedy decoding of the same sentences: a beam of 5 does
+// about five times the work per sentence.
+TEST(RelativeTest, ABeamSearchIsNotTheGreedyWorkload) {
+  store::RunRecord greedy = run("gnmt", "fp16", 100), beam5, odd;
+  greedy.mode = "infer";
+  greedy.input_size = 0;  // no size shown: the key is short
+  beam5 = odd = greedy;
+  beam5.config["beam"] = 5;
+  odd.config["beam"] = "5";  // not a number: as if greedy
+  EXPECT_EQ(report::workload_configuration(beam5), "gnmt infer fp16 b128 beam 5");
+  EXPECT_EQ(report::workload_configuration(greedy), "gnmt infer fp16 b128");
+  EXPECT_EQ(report::workload_configuration(odd), report::workload_configuration(greedy));
+  const report::RelativePerformance rel = report::relative_performance({beam5}, {"ref", {greedy}});
+  EXPECT_TRUE(rel.rows.empty());
+  EXPECT_EQ(rel.unmatched, std::vector<std::string>{"gnmt infer fp16 b128 beam 5"});
+}
+
 TEST(RelativeTest, NoCounterpartAtAllHasNoMean) {
   const report::RelativePerformance rel =
       report::relative_performance({run("ncf", "fp32", 10)}, {"ref", {run("bert", "fp32", 1)}});

@@ -119,6 +119,41 @@ TEST(ReportViewTest, ThroughputIsLabelledWithTheStoredSampleUnit) {
   EXPECT_EQ(throughput_unit(old), "images/s");
 }
 
+// GNMT's greedy decoding and its beam search of the same sentences are two workloads: each has a
+// bar of its own on the chart, the runs table says which searched, and each precision's speedup
+// is over the same search's FP32 (not the greedy run's over the beam's).
+TEST(ReportViewTest, ABeamSearchIsToldApartFromGreedyDecoding) {
+  ReportData d;
+  std::int64_t id = 0;
+  for (int beam : {1, 5})
+    for (const auto& [precision, rate] :
+         std::vector<std::pair<const char*, double>>{{"fp32", 700.0}, {"fp16", 3000.0}}) {
+      RunRecord r = testing::h100_run("infer", precision, beam == 1 ? 4 * rate : rate);
+      r.id = ++id, r.machine.id = 1;
+      r.model = "gnmt", r.batch = 128, r.input_size = 0;
+      r.result["sample_unit"] = "sentences";
+      if (beam > 1) r.config["beam"] = beam;
+      d.runs.push_back(r);
+    }
+  d.machines = {d.runs.front().machine};
+  const json charts = report_charts(d);
+  const json* inference = chart(charts, "Inference throughput (sentences/s, higher is better)");
+  ASSERT_NE(inference, nullptr) << dump_json(charts, 1);
+  EXPECT_EQ((*inference)["labels"], json::array({"GNMT v2 b128", "GNMT v2 b128 beam 5"}));
+  const std::vector<Table> tables = report_tables(d);
+  const Table& runs = table(tables, "runs");
+  ASSERT_EQ(runs.rows.size(), 4u);
+  EXPECT_EQ(runs.rows[0][3], "infer");
+  EXPECT_EQ(runs.rows[2][3], "infer beam 5");
+  const Table& speedup = table(tables, "speedup");
+  ASSERT_EQ(speedup.rows.size(), 2u);
+  EXPECT_EQ(speedup.rows[0][2], "infer");
+  EXPECT_EQ(speedup.rows[0][7], "4.29");  // 12000 / 2800
+  EXPECT_EQ(speedup.rows[1][2], "infer beam 5");
+  EXPECT_EQ(speedup.rows[1][7], "4.29");  // 3000 / 700
+  EXPECT_EQ(run_label(d.runs[2]), "GNMT v2 infer FP32 (strict, no TF32) b128 beam 5 #3");
+}
+
 TEST(ReportViewTest, SpeedupsAreAgainstStrictFp32AndAgainstTf32) {
   const ReportData d = h100_report();
   const json charts = report_charts(d);
