@@ -45,7 +45,8 @@ std::string rate_text(double v) {
 void print_prediction(const result::MaxBatchResult& r, std::ostream& out) {
   const result::RunConfig& c = r.config;
   out << "# dlbench maxbatch: " << c.model << " " << to_string(c.mode) << " "
-      << to_string(c.precision) << " on " << r.backend << ", input " << c.input_size << "\n"
+      << to_string(c.precision) << (c.beam > 1 ? ", beam " + std::to_string(c.beam) : "") << " on "
+      << r.backend << ", input " << c.input_size << "\n"
       << "# budget: " << format_bytes(r.budget_bytes) << " (" << r.budget_source
       << "); batches up to " << r.max_batch_cap << "; each attempt " << c.warmup_steps
       << " warm-up + " << c.steps << " measured steps\n";

@@ -38,6 +38,7 @@ nlohmann::json to_json(const MaxBatchResult& r) {
                            {"fusion", c.fusion},
                            {"max_batch", r.max_batch_cap}};
   config["memory_limit_bytes"] = known_or_null(c.memory_limit_bytes > 0, c.memory_limit_bytes);
+  if (c.beam > 1) config["beam"] = c.beam;  // absent: greedy, or no decoding
   return {
       {"schema", "dlbench.maxbatch/1"},
       {"config", config},

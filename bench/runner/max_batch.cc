@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench/runner/stepped_model.h"
 #include "bench/runner/trainer_setup.h"
 #include "bench/runner/validated_config.h"
 #include "bench/runner/workload_runner.h"
@@ -36,15 +37,15 @@ double available_host_bytes() {
   return 0;
 }
 
-// What the trainer for `batch` holds before its first step, in the engine's own accounting;
-// nullopt when even that does not fit.
+// What the model for `batch` holds before its first step, in the engine's own accounting: the
+// trainer, or a translation model's decoder (its two graphs and a beam's state) as its inference
+// runs; nullopt when even that does not fit.
 std::optional<double> planned_bytes(backend::Backend& be, const result::RunConfig& config,
                                     std::int64_t batch) {
   const models::ModelSpec& model = models::find_model(config.model);
   const std::size_t before = be.allocator().bytes_in_use();
   try {
-    nn::Trainer net(model.build(model_config(model, config, batch)), be,
-                    trainer_config(model, config, nullptr));
+    const SteppedModel net(model, model_config(model, config, batch), config, be, nullptr);
     return static_cast<double>(be.allocator().bytes_in_use() - before);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kResource) throw;

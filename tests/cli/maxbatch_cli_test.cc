@@ -134,6 +134,30 @@ TEST(MaxBatchCliTest, TheCapEndsASearchThatStillFits) {
   for (const json& a : doc["attempts"]) EXPECT_LE(a["batch"].get<std::int64_t>(), 3);
 }
 
+// A translation model's inference decodes, so its planner probes size the decoder, not the
+// teacher-forced graph: a beam of 4 holds more per sentence than greedy decoding (its step graph
+// runs 4 rows a sentence), and the result says which search it sized. (The full GNMT at its
+// shortest length, one attempt at batch 1.)
+TEST(MaxBatchCliTest, ATranslationModelsInferenceIsSizedAsItDecodes) {
+  const auto sized = [](int beam) {
+    auto r = dlbench(
+        "maxbatch gnmt --device cpu --mode infer --input 16 --warmup 0 --steps 1 --max-batch 1 "
+        "--no-store --json --beam " +
+        std::to_string(beam));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json greedy = sized(1), beam = sized(4);
+  EXPECT_FALSE(greedy["config"].contains("beam"));
+  EXPECT_EQ(beam["config"]["beam"], 4);
+  const double greedy_bytes = greedy["prediction"]["per_sample_bytes"];
+  const double beam_bytes = beam["prediction"]["per_sample_bytes"];
+  EXPECT_GT(greedy_bytes, 0);
+  // Measured: 592,128 and 1,583,360 bytes per sentence (the encoder's part is not repeated).
+  EXPECT_GT(beam_bytes, 2 * greedy_bytes);
+  EXPECT_EQ(beam["max_batch"], 1);
+}
+
 TEST(MaxBatchCliTest, BadFlagsAreOneLineUsageErrors) {
   for (const char* args :
        {"--memory-limit 12X", "--memory-limit 0", "--memory-limit -5M", "--max-batch -1",
