@@ -3,15 +3,7 @@
 #include "cli/number_text.h"
 
 namespace dlbench::cli {
-namespace {
-
-const result::Metric* find_metric(const result::RunResult& r, const std::string& tag) {
-  for (const result::Metric& m : r.metrics)
-    if (m.tag == tag) return &m;
-  return nullptr;
-}
-
-}  // namespace
+using result::find_metric;
 
 void add_quality_rows(Section& s, const result::RunResult& r) {
   const auto* hr = find_metric(r, "quality/hr_at_10");
@@ -37,10 +29,10 @@ void add_quality_rows(Section& s, const result::RunResult& r) {
   }
   if (const auto* tested = find_metric(r, "quality/test_sentences")) {
     const auto* left_out = find_metric(r, "quality/test_sentences_left_out");
-    const std::string left =
-        left_out ? "; " + fixed(left_out->value, 0) +
-                       " more left out, longer than the model's longest sentence length"
-                 : "";
+    const std::string left = left_out
+                                 ? fixed(left_out->value, 0) +
+                                       " left out, longer than the model's longest sentence length"
+                                 : "";
     if (const auto* bleu = find_metric(r, "quality/bleu")) {
       std::string precisions;
       for (int n = 1; const auto* p = find_metric(r, "quality/bleu_precision_" + std::to_string(n));
@@ -50,10 +42,13 @@ void add_quality_rows(Section& s, const result::RunResult& r) {
       s.row("BLEU", fixed(bleu->value, 2) + " on " + fixed(tested->value, 0) + " test sentences (" +
                         (r.config.beam > 1 ? "beam " + std::to_string(r.config.beam) : "greedy") +
                         "; 1-4-gram precisions " + precisions + ", brevity penalty " +
-                        fixed(brevity ? brevity->value : 0, 3) + ")" + left);
+                        fixed(brevity ? brevity->value : 0, 3) + ")" +
+                        (left.empty() ? "" : "; " + left));
     } else {
-      s.row("BLEU", "none: no test sentence fits the model" + left);
+      s.row("BLEU", "none: no test sentence fits the model (" + left + ")");
     }
+  } else if (const auto* failed = find_metric(r, "quality/test_set_failed")) {
+    s.row("BLEU", failed->description);
   }
   // What the vectors learned: each probe word's nearest words, with their cosine similarity.
   for (std::size_t i = 0; i < r.neighbours.size(); ++i) {

@@ -71,11 +71,7 @@ std::string cv_text(const result::StepStats& step) {
   return std::isfinite(step.cv) ? fixed(100 * step.cv, 1) + " %" : "n/a: one step";
 }
 
-const result::Metric* find_metric(const result::RunResult& r, const std::string& tag) {
-  for (const result::Metric& m : r.metrics)
-    if (m.tag == tag) return &m;
-  return nullptr;
-}
+using result::find_metric;
 
 // "fuse_matmul_relu 2 rewrites"; "none applied" when every pass found nothing to do.
 std::string passes_text(const result::RunResult& r) {
@@ -164,7 +160,7 @@ void print_text(const result::RunResult& r, std::ostream& out,
       title += ", input " + side + "x" + side +
                (kind == result::InputSizeKind::kVolumeSide ? "x" + side : "");
   }
-  if (c.beam > 1) title += ", beam " + std::to_string(c.beam);
+  if (c.beam > 1 && c.mode == Mode::kInfer) title += ", beam " + std::to_string(c.beam);
   const std::string per_second = " " + r.sample_unit + "/s";  // images/s, pairs/s
   Section s(title);
   s.row("Model", r.model_description);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "bench/runner/workload_runner.h"
+
 namespace dlbench::cli {
 
 std::string clock_text(double seconds) {
@@ -24,7 +26,7 @@ double RunProgress::seconds_left(const std::string& phase, int step, int total,
                                  double step_s) const {
   // After the measured steps a translation model's test set is translated (--test-data): its
   // batches are what is left (its length is not known before).
-  if (phase == "test set") return (total - step + 1) * step_s;
+  if (phase == runner::kTestSetPhase) return (total - step + 1) * step_s;
   const double measured = plan_.seconds > 0 ? plan_.seconds : plan_.steps * step_s;
   const double profiled = plan_.profile_steps * step_s;
   // The repeats still to come, each a whole run (their model builds are not counted).
@@ -67,7 +69,9 @@ void RunProgress::step(const std::string& phase, int step, int total) {
     char text[160];
     std::snprintf(text, sizeof text, "%.1f s per step, so about %s to go", step_s,
                   clock_text(left).c_str());
-    out_ << "dlbench: this run is long: " << text << "; --batch, --steps or --seconds shorten it\n"
+    out_ << "dlbench: this run is long: " << text
+         << (phase == runner::kTestSetPhase ? "; a smaller --test-data shortens it\n"
+                                            : "; --batch, --steps or --seconds shorten it\n")
          << std::flush;
   }
   std::string where = phase + " step " + std::to_string(step);
@@ -81,7 +85,8 @@ void RunProgress::step(const std::string& phase, int step, int total) {
   }
   std::string line = where;
   char text[64];
-  if (std::isfinite(step_s) && step_s > 0) {
+  // A test set's batches are no training steps: no samples/s of them.
+  if (std::isfinite(step_s) && step_s > 0 && phase != runner::kTestSetPhase) {
     std::snprintf(text, sizeof text, "  %.2f samples/s",
                   static_cast<double>(plan_.samples_per_step) / step_s);
     line += text;

@@ -31,8 +31,9 @@ class RunProgress {
   ~RunProgress() { finish(); }  // an error's message must not land on the live line
   RunProgress(const RunProgress&) = delete;
   RunProgress& operator=(const RunProgress&) = delete;
-  // Called as a step begins: phase "warm-up", "measure", "profile" or "test set" (a batch of a
-  // translation test set, after training); total -1 when the measured phase is time-bounded.
+  // Called as a step begins: phase "warm-up", "measure", "profile" or runner::kTestSetPhase (a
+  // batch of a translation test set, after training); total -1 when the measured phase is
+  // time-bounded.
   void step(const std::string& phase, int step, int total);
   // Called as repeat k (1-based) of plan.repeats begins; the lines then name it.
   void repeat(int k);

@@ -60,8 +60,8 @@ void add_workload_options(CLI::App& cmd, WorkloadOptions& o, const WorkloadHelp&
   cmd.add_flag("--graphs,!--no-graphs", o.graphs,
                "Replay each step as CUDA graphs after the first (default on; GPUs only)");
   cmd.add_option("--beam", o.beam,
-                 "Translation inference (gnmt --mode infer): hypotheses kept per sentence, 1 to "
-                 "8 (1: greedy decoding)")
+                 "Translation decoding (gnmt --mode infer, or run's --test-data): hypotheses kept "
+                 "per sentence, 1 to 8 (1: greedy decoding)")
       ->capture_default_str();
   cmd.add_flag(
       "--fusion,!--no-fusion", o.fusion,

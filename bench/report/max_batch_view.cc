@@ -20,7 +20,7 @@ using store::RunRecord;
 
 std::string key_of(const RunRecord& r) {
   return std::to_string(r.machine.id) + "|" + r.device + "|" + r.model + "|" + r.mode + "|" +
-         r.precision + "|" + std::to_string(r.input_size);
+         r.precision + "|" + std::to_string(r.input_size) + "|" + std::to_string(r.beam());
 }
 
 // The newest search of each configuration, in the order their first search appears.
@@ -78,7 +78,8 @@ Table max_batch_table(const ReportData& d) {
   for (const RunRecord* r : newest_searches(d)) {
     auto machine = names.find(r->machine.id);
     t.rows.push_back(
-        {r->model, store::searched_mode(*r), r->precision, std::to_string(r->input_size), r->device,
+        {r->model, store::searched_mode(*r) + (r->beam() > 1 ? " " + r->beam_text() : ""),
+         r->precision, std::to_string(r->input_size), r->device,
          machine != names.end() ? machine->second : machine_name(r->machine), batch_text(*r),
          failure_text(*r), number_or_empty(metric(*r, "max_batch/predicted_batch"), 0),
          number_or_empty(metric(*r, "memory/allocated_peak_gib"), 2),
@@ -99,7 +100,9 @@ void max_batch_charts(const ReportData& d, nlohmann::json& charts) {
     std::map<std::string, std::vector<std::string>> no_fit;      // label -> precisions
     for (const RunRecord* r : rows) {
       if (store::searched_mode(*r) != mode) continue;
-      std::string label = model_label(r->model) + (r->input_size ? " " + r->input_size_text() : "");
+      std::string label = model_label(r->model) +
+                          (r->input_size ? " " + r->input_size_text() : "") +
+                          (r->beam() > 1 ? " " + r->beam_text() : "");
       if (d.machines.size() > 1) label += " \xC2\xB7 " + names.at(r->machine.id);
       if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
       if (std::find(precisions.begin(), precisions.end(), r->precision) == precisions.end())

@@ -76,6 +76,12 @@ void add_metric(RunResult& r, std::string tag, double value, std::string unit,
   r.metrics.push_back({std::move(tag), value, std::move(unit), std::move(description)});
 }
 
+const Metric* find_metric(const RunResult& r, const std::string& tag) {
+  for (const Metric& m : r.metrics)
+    if (m.tag == tag) return &m;
+  return nullptr;
+}
+
 void add_decoding_metrics(RunResult& r, double translated_tokens, double sentences,
                           std::int64_t max_length) {
   const std::string search =

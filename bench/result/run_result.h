@@ -108,6 +108,8 @@ nlohmann::json to_json(const RunResult& r);
 
 void add_metric(RunResult& r, std::string tag, double value, std::string unit,
                 std::string description);
+// The metric of that tag, or null.
+const Metric* find_metric(const RunResult& r, const std::string& tag);
 // A decoding run's (translation inference's) tokens/s and mean translation length, from the
 // tokens its measured steps translated into ([EOS] included, padding not) and their sentences.
 void add_decoding_metrics(RunResult& r, double translated_tokens, double sentences,

@@ -36,11 +36,10 @@ void check_test_set(const data::SentencePairs& test, const std::vector<data::Inp
                 "the test set must be segmented with the training data's BPE vocabulary");
 }
 
-TranslationQuality evaluate_translation(const models::ModelSpec& model,
-                                        const models::ModelConfig& trained_config,
-                                        const result::RunConfig& config, const nn::Trainer& trained,
-                                        backend::Backend& be, const data::SentencePairs& test,
-                                        const TestSetProgress& progress) {
+std::optional<TranslationQuality> evaluate_translation(
+    const models::ModelSpec& model, const models::ModelConfig& trained_config,
+    const result::RunConfig& config, const nn::Trainer& trained, backend::Backend& be,
+    const data::SentencePairs& test, const nn::TranslatedBatches& progress) {
   TranslationQuality q;
   q.beam = config.beam;
   const int longest_length =
@@ -58,11 +57,10 @@ TranslationQuality evaluate_translation(const models::ModelSpec& model,
       continue;
     }
     longest = std::max(longest, s.size());
-    sources.tokens.insert(sources.tokens.end(), s.begin(), s.end());
-    sources.offsets.push_back(static_cast<std::int64_t>(sources.tokens.size()));
+    sources.add(s);
     kept.push_back(p);
   }
-  if (kept.empty()) return q;
+  if (kept.empty()) return q;  // nothing to translate: no score
 
   models::ModelConfig mc = trained_config;
   mc.mode = Mode::kInfer;
@@ -72,12 +70,16 @@ TranslationQuality evaluate_translation(const models::ModelSpec& model,
   q.sentence_length = mc.size;
   nn::TrainerConfig tc = trainer_config(model, config, nullptr);
   tc.mode = Mode::kInfer;
-  nn::SequenceDecoder decoder(model.build_decoding(mc, config.beam), be, tc);
+  nn::DecodingGraphs graphs = model.build_decoding(mc, config.beam);
+  graphs.max_length = std::max(graphs.max_length, kTestTranslationLength);
+  nn::SequenceDecoder decoder(std::move(graphs), be, tc);
   decoder.load_weights(trained);
-  const data::TokenSentences translations = nn::translate_sentences(decoder, be, sources, progress);
+  const std::optional<data::TokenSentences> translations =
+      nn::translate_sentences(decoder, be, sources, progress);
+  if (!translations) return std::nullopt;
 
   for (std::size_t i = 0; i < kept.size(); ++i)
-    add_sentence(as_vector(translations.sentence(static_cast<std::int64_t>(i))),
+    add_sentence(as_vector(translations->sentence(static_cast<std::int64_t>(i))),
                  as_vector(test.target.sentence(kept[i])), q.counts);
   q.sentences = static_cast<std::int64_t>(kept.size());
   q.bleu = corpus_bleu(q.counts);
@@ -86,11 +88,13 @@ TranslationQuality evaluate_translation(const models::ModelSpec& model,
 
 void add_translation_metrics(result::RunResult& r, const TranslationQuality& q,
                              const std::string& test_path) {
-  result::add_metric(r, "quality/test_sentences", static_cast<double>(q.sentences), "sentences",
-                     "test sentences translated and scored" +
-                         (q.sentences > 0 ? ", at a sentence length of " +
-                                                std::to_string(q.sentence_length) + " tokens"
-                                          : std::string()));
+  result::add_metric(
+      r, "quality/test_sentences", static_cast<double>(q.sentences), "sentences",
+      "test sentences translated and scored" +
+          (q.sentences > 0 ? ", at a sentence length of " + std::to_string(q.sentence_length) +
+                                 " tokens, translations of up to " +
+                                 std::to_string(kTestTranslationLength) + " tokens"
+                           : std::string()));
   if (q.left_out > 0)
     result::add_metric(r, "quality/test_sentences_left_out", static_cast<double>(q.left_out),
                        "sentences",
@@ -111,6 +115,15 @@ void add_translation_metrics(result::RunResult& r, const TranslationQuality& q,
                      "BLEU's brevity penalty: translations " +
                          data::with_commas(q.counts.hypothesis_length) + " tokens, references " +
                          data::with_commas(q.counts.reference_length));
+}
+
+void add_translation_failure(result::RunResult& r, const Error& e) {
+  std::string what = std::string("the test set was not scored: ") + e.what();
+  if (e.kind() == ErrorKind::kResource)
+    what +=
+        " (the decoder is built beside the trained model, at the run's batch: a smaller "
+        "--batch or --beam leaves it room)";
+  result::add_metric(r, "quality/test_set_failed", 1, "bool", what);
 }
 
 }  // namespace dlbench::runner

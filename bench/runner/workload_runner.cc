@@ -336,14 +336,26 @@ result::RunResult run_replica(const result::RunConfig& config,
         if (const auto quality = evaluate_segmentation(model, mc, config, *trainer, be))
           add_segmentation_metrics(r, *quality);
         r.neighbours = nearest_neighbours(model, mc.data.get(), *trainer, be);
-        if (test_set != nullptr) {
-          const TranslationQuality quality = evaluate_translation(
-              model, mc, config, *trainer, be, *test_set,
-              [&](std::int64_t batch, std::int64_t batches) {
-                if (hooks.on_step)
-                  hooks.on_step("test set", static_cast<int>(batch), static_cast<int>(batches));
-              });
-          add_translation_metrics(r, quality, config.test_data);
+        // Not after a stop (a stop during it abandons it too), and a failure of its own
+        // (out of memory beside the trained model) leaves the run's measurement standing.
+        if (test_set != nullptr && stopped_by.empty()) {
+          try {
+            const std::optional<TranslationQuality> quality =
+                evaluate_translation(model, mc, config, *trainer, be, *test_set,
+                                     [&](std::int64_t batch, std::int64_t batches) {
+                                       if (hooks.on_step)
+                                         hooks.on_step(kTestSetPhase, static_cast<int>(batch),
+                                                       static_cast<int>(batches));
+                                       return !stop_requested();
+                                     });
+            if (quality)
+              add_translation_metrics(r, *quality, config.test_data);
+            else
+              r.interrupted = "interrupted by " + stopped_by +
+                              " while translating the test set, after the measured steps: no BLEU";
+          } catch (const Error& e) {
+            add_translation_failure(r, e);
+          }
         }
       }
     }

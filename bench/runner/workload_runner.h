@@ -12,8 +12,12 @@
 
 namespace dlbench::runner {
 
+// The progress phase of a translation test set's batches (--test-data), after the measured steps.
+inline constexpr const char* kTestSetPhase = "test set";
+
 struct RunHooks {
-  // Progress for the terminal: (phase, step, total steps or -1 when time-bounded).
+  // Progress for the terminal: (phase, step, total steps or -1 when time-bounded): "warm-up",
+  // "measure", "profile", or kTestSetPhase (its batches; a stop asked then abandons it).
   std::function<void(const std::string& phase, int step, int total)> on_step;
   // Around the measured phase, for the telemetry sampler.
   std::function<void()> on_measure_begin, on_measure_end;

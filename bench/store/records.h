@@ -88,8 +88,9 @@ struct RunRecord {
   // sample unit is volumes), "128 tok" for the language and translation models' sequences,
   // empty for a model that takes no size.
   std::string input_size_text() const;
-  // The hypotheses a translation model's decoding kept per sentence (--beam); 1 where it decoded
-  // greedily or did not decode.
+  // The hypotheses a translation model's inference (or a max-batch search of it) kept per
+  // sentence (--beam); 1 where it decoded greedily or did not decode, and for training (whose
+  // --beam translated a test set after the measured steps).
   int beam() const;
   // "beam 5" for a beam search, as labels show it; empty otherwise.
   std::string beam_text() const;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "bench/result/run_result.h"
+#include "bench/store/max_batch.h"
 #include "bench/store/postgres_connection.h"
 #include "bench/store/postgres_location.h"
 #include "bench/store/sql_store.h"
@@ -32,7 +33,9 @@ const TelemetryMetricRecord* RunRecord::find_telemetry(const std::string& name) 
 }
 
 int RunRecord::beam() const {
-  if (!config.is_object()) return 1;
+  // A training run's --beam searched its test set's translations, outside the measured steps:
+  // not its workload.
+  if (!config.is_object() || searched_mode(*this) != "infer") return 1;
   const auto it = config.find("beam");
   return it != config.end() && it->is_number_integer() ? it->get<int>() : 1;
 }

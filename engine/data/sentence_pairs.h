@@ -18,6 +18,10 @@ struct TokenSentences {
   std::vector<std::int32_t> tokens;
   std::vector<std::int64_t> offsets = {0};
   std::int64_t count() const { return static_cast<std::int64_t>(offsets.size()) - 1; }
+  void add(std::span<const std::int32_t> sentence) {
+    tokens.insert(tokens.end(), sentence.begin(), sentence.end());
+    offsets.push_back(static_cast<std::int64_t>(tokens.size()));
+  }
   std::span<const std::int32_t> sentence(std::int64_t s) const {
     const auto at = static_cast<std::size_t>(s);
     return {tokens.data() + offsets[at], static_cast<std::size_t>(offsets[at + 1] - offsets[at])};

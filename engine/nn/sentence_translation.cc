@@ -10,9 +10,10 @@
 
 namespace dlbench::nn {
 
-data::TokenSentences translate_sentences(SequenceDecoder& decoder, backend::Backend& backend,
-                                         const data::TokenSentences& sources,
-                                         const TranslatedBatches& on_batch) {
+std::optional<data::TokenSentences> translate_sentences(SequenceDecoder& decoder,
+                                                        backend::Backend& backend,
+                                                        const data::TokenSentences& sources,
+                                                        const TranslatedBatches& on_batch) {
   const std::vector<data::InputSpec>& specs = decoder.encoder().graph().input_specs();
   const data::Distribution& ids =
       specs[data::int_input_index(specs, "source_ids", "a test set")].values;
@@ -24,6 +25,7 @@ data::TokenSentences translate_sentences(SequenceDecoder& decoder, backend::Back
   shape.batch = decoder.batch();
   shape.sequence = ids.sequence;
   shape.vocabulary = static_cast<std::int64_t>(ids.b);
+  shape.special = decoder.ids();
 
   const std::int64_t count = sources.count();
   std::vector<std::int64_t> order(static_cast<std::size_t>(count));
@@ -40,7 +42,7 @@ data::TokenSentences translate_sentences(SequenceDecoder& decoder, backend::Back
   for (std::int64_t b = 0; b < batches; ++b) {
     const std::int64_t first = b * shape.batch;
     const std::int64_t real = std::min(shape.batch, count - first);
-    if (on_batch) on_batch(b + 1, batches);
+    if (on_batch && !on_batch(b + 1, batches)) return std::nullopt;
     for (std::int64_t n = 0; n < shape.batch; ++n) {
       const std::span<const std::int32_t> source =
           sources.sentence(order[static_cast<std::size_t>(first + (n < real ? n : 0))]);
@@ -62,22 +64,20 @@ data::TokenSentences translate_sentences(SequenceDecoder& decoder, backend::Back
     decoder.decode();
     backend.to_host(decoder.tokens(), tokens.data());
     backend.to_host(decoder.lengths(), lengths.data());
-    const data::SentenceIds& special = shape.special;
+    const data::SentenceIds& special = decoder.ids();
     for (std::int64_t n = 0; n < real; ++n) {
       std::vector<std::int32_t>& out = translated[static_cast<std::size_t>(order[first + n])];
-      for (std::int32_t t = 0; t < lengths[static_cast<std::size_t>(n)]; ++t) {
+      const std::int32_t length = lengths[static_cast<std::size_t>(n)];
+      for (std::int32_t t = 0; t < length; ++t) {
         const std::int32_t token = tokens[static_cast<std::size_t>(t * shape.batch + n)];
-        if (token == special.eos || token == special.pad) break;
-        out.push_back(token);
+        if (t + 1 == length && token == special.eos) break;  // the closing [EOS]
+        if (token != special.pad && token != special.bos) out.push_back(token);
       }
     }
   }
 
   data::TokenSentences out;
-  for (const std::vector<std::int32_t>& t : translated) {
-    out.tokens.insert(out.tokens.end(), t.begin(), t.end());
-    out.offsets.push_back(static_cast<std::int64_t>(out.tokens.size()));
-  }
+  for (const std::vector<std::int32_t>& t : translated) out.add(t);
   return out;
 }
 

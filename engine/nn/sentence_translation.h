@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "engine/backend/backend.h"
 #include "engine/data/sentence_pairs.h"
@@ -14,16 +15,19 @@
 
 namespace dlbench::nn {
 
-// Called as each batch begins: its number (from 1), and of how many.
-using TranslatedBatches = std::function<void(std::int64_t batch, std::int64_t batches)>;
+// Called as each batch begins: its number (from 1), and of how many. Returning false stops the
+// translation there.
+using TranslatedBatches = std::function<bool(std::int64_t batch, std::int64_t batches)>;
 
-// Each source sentence's translation: its tokens without [EOS] and padding (a translation that
-// max_length cut has no [EOS] to drop). The decoder's encoder takes "source_ids" and may take
-// the other translation fields (data::TranslationField), filled as a target-less batch. An
-// internal error when a sentence and its [EOS] do not fit the decoder's sentence length: the
-// caller builds it long enough.
-data::TokenSentences translate_sentences(SequenceDecoder& decoder, backend::Backend& backend,
-                                         const data::TokenSentences& sources,
-                                         const TranslatedBatches& on_batch = {});
+// Each source sentence's translation: the tokens its length counts, without the closing [EOS]
+// (a translation that max_length cut has none) and without any padding or [BOS] the model chose
+// on the way, as a detokenizer drops them. The decoder's encoder takes "source_ids" and may take
+// the other translation fields (data::TranslationField), filled as a target-less batch. nullopt
+// when on_batch stopped it. An internal error when a sentence and its [EOS] do not fit the
+// decoder's sentence length: the caller builds it long enough.
+std::optional<data::TokenSentences> translate_sentences(SequenceDecoder& decoder,
+                                                        backend::Backend& backend,
+                                                        const data::TokenSentences& sources,
+                                                        const TranslatedBatches& on_batch = {});
 
 }  // namespace dlbench::nn

@@ -60,6 +60,7 @@ class SequenceDecoder {
 
   std::int64_t batch() const { return batch_; }
   int beam() const { return beam_; }
+  const data::SentenceIds& ids() const { return ids_; }
   std::int64_t max_length() const { return max_length_; }
   // Parameters of both graphs, a shared one once.
   std::int64_t parameter_count() const;

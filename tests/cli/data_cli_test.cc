@@ -255,12 +255,17 @@ std::string copy_pairs(const char* name, int count, int spread) {
 // translations, tests/unit/bleu_test.cc the score.)
 TEST(DataCliTest, GnmtTranslatesATestSetAfterTrainingAndScoresItsBleu) {
   const std::string train = copy_pairs("train.ids", 12, 6);
-  std::string test_text;
-  for (int k = 0; k < 4; ++k) test_text += "11 12 13 " + std::to_string(20 + k) + "\t11 12 13\n";
+  // Five pairs, the middle one's source too long for any sentence length gnmt takes; the others'
+  // references of 2, 3, 4 and 5 tokens.
   std::string longest;
   for (int w = 0; w < 140; ++w) longest += std::to_string(40 + w) + ' ';
-  test_text += longest + "\t5 6 7 8 9\n";  // a trailing space is no token
-  const std::string test = write_data_file("test.ids", test_text);
+  const std::string test =
+      write_data_file("test.ids",
+                      "11 12 13 20\t11 12\n"
+                      "11 12 13 21\t11 12 13\n" +
+                          longest + "\t5 6 7 8 9 10 11\n" +  // a trailing space is no token
+                          "11 12 13 22\t11 12 13 14\n"
+                          "11 12 13 23\t11 12 13 14 15\n");
   const std::string json_path = testing::isolated_home() + "/gnmt-bleu.json";
   auto r = dlbench(
       "run gnmt --device cpu --input 16 --batch 2 --steps 1 --warmup 0 --beam 2 "
@@ -269,30 +274,31 @@ TEST(DataCliTest, GnmtTranslatesATestSetAfterTrainingAndScoresItsBleu) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* shown :
        {"BLEU              ", " on 4 test sentences (beam 2; 1-4-gram precisions ",
-        "; 1 more left out, longer than the model's longest sentence length"})
+        "; 1 left out, longer than the model's longest sentence length"})
     EXPECT_NE(r.out.find(shown), std::string::npos) << shown << "\n" << r.out;
+  // The beam searched the test set, not the measured steps: the title names no beam.
+  EXPECT_NE(r.out.find("gnmt train fp32 on cpu, batch 2, length 16 tokens\n"), std::string::npos)
+      << r.out;
   std::ifstream in(json_path);
   const json doc = json::parse(in);
   EXPECT_EQ(doc["config"]["test_data"], test);
-  EXPECT_EQ(doc["config"]["beam"], 2);
   EXPECT_EQ(metric(doc, "quality/test_sentences"), 4);
   EXPECT_EQ(metric(doc, "quality/test_sentences_left_out"), 1);
   const double bleu = metric(doc, "quality/bleu");
   EXPECT_GE(bleu, 0);
   EXPECT_LE(bleu, 100);
-  for (int n = 1; n <= 4; ++n) {
-    const double p = metric(doc, "quality/bleu_precision_" + std::to_string(n));
-    EXPECT_GE(p, 0) << n;
-    EXPECT_LE(p, 100) << n;
-  }
-  const double brevity = metric(doc, "quality/bleu_brevity_penalty");
-  EXPECT_GE(brevity, 0);
-  EXPECT_LE(brevity, 1);
-  // The references scored are the four that fit, 3 tokens each, not the long one's 5.
+  for (int n = 1; n <= 4; ++n) metric(doc, "quality/bleu_precision_" + std::to_string(n));
+  // The references scored are the four kept ones' (2 + 3 + 4 + 5 tokens), each beside its own
+  // translation, and no translation is longer than 149 tokens and its [EOS].
   std::string lengths;
   for (const json& m : doc["metrics"])
     if (m["tag"] == "quality/bleu_brevity_penalty") lengths = m["description"];
-  EXPECT_NE(lengths.find("references 12"), std::string::npos) << lengths;
+  EXPECT_NE(lengths.find(", references 14"), std::string::npos) << lengths;
+  const std::size_t at = lengths.find("translations ");
+  ASSERT_NE(at, std::string::npos) << lengths;
+  std::string count = lengths.substr(at + 13, lengths.find(" tokens", at) - at - 13);
+  std::erase(count, ',');  // 1,234
+  EXPECT_LE(std::stol(count), 4 * 149) << lengths;
 }
 
 TEST(DataCliTest, BadFilesAndFlagsAreOneLineUsageErrorsThatStoreNothing) {
