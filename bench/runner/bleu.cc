@@ -8,7 +8,7 @@ namespace dlbench::runner {
 namespace {
 
 // Each n-gram of the sentence with its count: n-grams as vectors of ids, ordered.
-std::map<std::vector<std::int32_t>, std::int64_t> ngrams(const std::vector<std::int32_t>& tokens,
+std::map<std::vector<std::int32_t>, std::int64_t> ngrams(std::span<const std::int32_t> tokens,
                                                          int n) {
   std::map<std::vector<std::int32_t>, std::int64_t> counts;
   for (std::size_t i = 0; i + static_cast<std::size_t>(n) <= tokens.size(); ++i)
@@ -19,8 +19,8 @@ std::map<std::vector<std::int32_t>, std::int64_t> ngrams(const std::vector<std::
 
 }  // namespace
 
-void add_sentence(const std::vector<std::int32_t>& hypothesis,
-                  const std::vector<std::int32_t>& reference, BleuCounts& counts) {
+void add_sentence(std::span<const std::int32_t> hypothesis, std::span<const std::int32_t> reference,
+                  BleuCounts& counts) {
   counts.hypothesis_length += static_cast<std::int64_t>(hypothesis.size());
   counts.reference_length += static_cast<std::int64_t>(reference.size());
   for (int n = 1; n <= kBleuOrder; ++n) {

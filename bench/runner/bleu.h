@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace dlbench::runner {
@@ -27,8 +28,8 @@ struct BleuCounts {
 
 // Adds one sentence: its hypothesis and its one reference, as token ids (without BOS, EOS or
 // padding: the caller strips them).
-void add_sentence(const std::vector<std::int32_t>& hypothesis,
-                  const std::vector<std::int32_t>& reference, BleuCounts& counts);
+void add_sentence(std::span<const std::int32_t> hypothesis, std::span<const std::int32_t> reference,
+                  BleuCounts& counts);
 
 struct Bleu {
   double score = 0;                             // 0-100

@@ -11,10 +11,6 @@
 namespace dlbench::runner {
 namespace {
 
-std::vector<std::int32_t> as_vector(std::span<const std::int32_t> s) {
-  return {s.begin(), s.end()};
-}
-
 // The smallest sentence length the model takes of at least `needed`; 0 when none is.
 int fitting_length(const models::ModelSpec& model, int needed) {
   int best = 0;
@@ -79,8 +75,8 @@ std::optional<TranslationQuality> evaluate_translation(
   if (!translations) return std::nullopt;
 
   for (std::size_t i = 0; i < kept.size(); ++i)
-    add_sentence(as_vector(translations->sentence(static_cast<std::int64_t>(i))),
-                 as_vector(test.target.sentence(kept[i])), q.counts);
+    add_sentence(translations->sentence(static_cast<std::int64_t>(i)),
+                 test.target.sentence(kept[i]), q.counts);
   q.sentences = static_cast<std::int64_t>(kept.size());
   q.bleu = corpus_bleu(q.counts);
   return q;

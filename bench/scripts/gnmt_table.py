@@ -21,11 +21,11 @@ the peer (a dry run of the script on a CPU: --device cpu --train-batch 2 --infer
 --profile-precision fp32).
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from dlbench_run import run_json
 
 
 def metric(result, tag):
@@ -47,13 +47,7 @@ def run(args, framework, mode, precision, batch, beam, workdir, profile=0):
         cmd += ["--profile-layers", str(profile)]
     if framework != "native":
         cmd += ["--framework", framework]
-    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        print(f"dlbench failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}",
-              file=sys.stderr)
-        return None
-    with open(out) as f:
-        return json.load(f)
+    return run_json(cmd, out)
 
 
 def number(value, digits=0):

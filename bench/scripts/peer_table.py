@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 
+from dlbench_run import run_json
+
 # (model, mode, precision, batch) as dlbench names them, and the peer's key for the row:
 # (model, mode, torch dtype, batch). The peer's first two rows run with TF32 off, the rest with
 # it on, so its float32 rows at batch 256 and VGG16's are TF32. Its last row ("resnet50 at
@@ -63,13 +65,9 @@ def run_dlbench(args, binary, model, mode, precision, batch, workdir, framework=
            str(args.warmup), "--steps", str(args.steps), "--no-store", "--json", out]
     if framework != "native":
         cmd += ["--framework", framework]
-    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        print(f"dlbench failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}",
-              file=sys.stderr)
+    result = run_json(cmd, out)
+    if result is None:
         return None
-    with open(out) as f:
-        result = json.load(f)
     peak = next((m["value"] for m in result["metrics"] if m["tag"] == "memory/allocated_peak_gib"),
                 None)
     return result["throughput_samples_per_s"], peak

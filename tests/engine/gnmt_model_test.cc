@@ -210,8 +210,9 @@ std::unique_ptr<nn::SequenceDecoder> copy_decoder(const Copier& c, std::int64_t 
 // Translating a list of sentences, some twice, in no order of length, more than a batch: each
 // comes back in its place, translated as decoding the task's own batch translates it (greedy and
 // with a beam of 3), whichever sentences share its batch and whether the decoder is built for the
-// task's length or a longer one; a stop asked between batches returns nothing. (Part of the copy test: CTest runs each test in a process of its own, and training the
-// copier twice would double CI's time for it.)
+// task's length or a longer one; a stop asked between batches returns nothing. (Part of the copy
+// test: CTest runs each test in a process of its own, and training the copier twice would double
+// CI's time for it.)
 void expect_sentences_translated_in_place(const Copier& copier) {
   const CopyTask& task = copier.task;
   const data::SentenceIds ids;
