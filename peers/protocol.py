@@ -28,7 +28,11 @@ and writes JSON lines on its stdout, in this order:
 
 compile_seconds only from a worker run with --compile (`--framework pytorch-compile`): the
 wall time of one step run before the warm-up, compilation included, which no measured step
-contains.
+contains. A worker of a translation model adds its tokens: translated_tokens, the tokens its
+measured steps translated into when it decodes (inference), [EOS] included, padding not; else
+tokens_per_step, the source and target tokens of one step's sentence pairs, counted the same
+way (its synthetic batch is drawn once, so every step has as many). The harness turns either
+into tokens/s.
 
 or, instead of whatever would come next, one error line and a non-zero exit:
 

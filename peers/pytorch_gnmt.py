@@ -270,6 +270,9 @@ class Workload:
                        drawn["source_lengths"].to(device),
                        drawn["target_ids"].t().contiguous().to(device)]
         self.target_labels = drawn["target_labels"].t().reshape(-1).to(device)  # [S * b]
+        # As dlbench counts a training step's tokens: both sentences of every pair, [EOS] in,
+        # padding out (inference counts the tokens translated into instead).
+        self.tokens_per_step = int(drawn["source_lengths"].sum() + drawn["target_lengths"].sum())
         if not self.train:
             self.inputs = self.inputs[:2]  # decoding reads the sources only
         self.max_length = sequence  # as dlbench's: a translation as long as a sentence may be

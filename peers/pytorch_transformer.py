@@ -286,6 +286,8 @@ class Workload:
         self.inputs = [drawn[name].to(device) for name in
                        ("source_ids", "source_lengths", "target_ids", "target_lengths")]
         self.target_labels = drawn["target_labels"].view(-1).to(device)  # [b * S]: training
+        # As dlbench counts a step's tokens: both sentences of every pair, [EOS] in, padding out.
+        self.tokens_per_step = int(drawn["source_lengths"].sum() + drawn["target_lengths"].sum())
         self.channels_last = False
 
     def optimizers(self, args):

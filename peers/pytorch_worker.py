@@ -205,12 +205,14 @@ def run(channel, args):
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         warmed = argparse_copy(args, warmup=0)
-        decodes = hasattr(workload, "translated")
+        decodes = not train and hasattr(workload, "translated")
         if decodes:
             workload.translated = 0  # count the measured steps' translations only
         summary = protocol.measure(channel, warmed, step, synchronize)
         if decodes:
             summary["translated_tokens"] = float(workload.translated)
+        elif getattr(workload, "tokens_per_step", None) is not None:
+            summary["tokens_per_step"] = float(workload.tokens_per_step)
     if device.type == "cuda":
         summary["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
     if compile_seconds is not None:

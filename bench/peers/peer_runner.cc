@@ -323,6 +323,16 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   if (summary->first_loss) r.first_loss = *summary->first_loss;
   if (summary->last_loss) r.last_loss = *summary->last_loss;
   add_metrics(r, *summary);
+  // tokens/s as the native run counts them: a padded length's (BERT) from the model, sentence
+  // pairs' (padding left out) from the worker's count of its batch.
+  if (model.tokens_per_sample)
+    result::add_padded_tokens_metric(r, model.tokens_per_sample(mc));
+  else if (!decodes && summary->tokens_per_step)
+    result::add_metric(r, "throughput/tokens_per_s",
+                       *summary->tokens_per_step * r.measured_steps / r.measured_seconds,
+                       "tokens/s",
+                       "source and target tokens of the sentence pairs, [EOS] included, padding "
+                       "left out, per second of the measured steps (the worker's count)");
   if (decodes) {
     if (!summary->translated_tokens)
       throw Error(ErrorKind::kExternal,

@@ -91,6 +91,7 @@ Message parse_message(const std::string& line, int n) {
     m.summary.last_loss = optional_number(j, "last_loss");
     m.summary.compile_seconds = optional_number(j, "compile_seconds");
     m.summary.translated_tokens = optional_number(j, "translated_tokens");
+    m.summary.tokens_per_step = optional_number(j, "tokens_per_step");
   } else if (type == "error") {
     m.type = MessageType::kError;
     m.error.message = text(j, "message", n, line);

@@ -62,6 +62,10 @@ struct Summary {
   // A decoding worker (translation inference): the tokens its measured steps translated into,
   // [EOS] included, padding not.
   std::optional<double> translated_tokens;
+  // A worker whose samples are sentence pairs it trains on or scores (not decodes): the source
+  // and target tokens of one step's batch, [EOS] included, padding not (its synthetic batch is
+  // drawn once, so every measured step has as many).
+  std::optional<double> tokens_per_step;
 };
 
 // Kinds a worker may name; anything else is treated as kRuntime.

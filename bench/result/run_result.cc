@@ -82,6 +82,13 @@ const Metric* find_metric(const RunResult& r, const std::string& tag) {
   return nullptr;
 }
 
+void add_padded_tokens_metric(RunResult& r, std::int64_t tokens_per_sample) {
+  add_metric(r, "throughput/tokens_per_s", r.throughput * static_cast<double>(tokens_per_sample),
+             "tokens/s",
+             "tokens per second, padding included (samples/s x " +
+                 std::to_string(tokens_per_sample) + " tokens)");
+}
+
 void add_decoding_metrics(RunResult& r, double translated_tokens, double sentences,
                           std::int64_t max_length) {
   const std::string search =

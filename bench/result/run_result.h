@@ -110,6 +110,9 @@ void add_metric(RunResult& r, std::string tag, double value, std::string unit,
                 std::string description);
 // The metric of that tag, or null.
 const Metric* find_metric(const RunResult& r, const std::string& tag);
+// tokens/s of a model whose samples are sequences of a fixed padded length (BERT): samples/s
+// x tokens_per_sample, padding included.
+void add_padded_tokens_metric(RunResult& r, std::int64_t tokens_per_sample);
 // A decoding run's (translation inference's) tokens/s and mean translation length, from the
 // tokens its measured steps translated into ([EOS] included, padding not) and their sentences.
 void add_decoding_metrics(RunResult& r, double translated_tokens, double sentences,

@@ -310,12 +310,7 @@ result::RunResult run_replica(const result::RunConfig& config,
       add_metrics(r, net.memory(), be.allocator().peak_bytes(), be.workspace_bytes(),
                   read_peak_rss(rss_reset));
       add_start_up_metrics(r, start_up, warmed);
-      if (model.tokens_per_sample)
-        result::add_metric(r, "throughput/tokens_per_s",
-                           r.throughput * static_cast<double>(model.tokens_per_sample(mc)),
-                           "tokens/s",
-                           "tokens per second, padding included (samples/s x " +
-                               std::to_string(model.tokens_per_sample(mc)) + " tokens)");
+      if (model.tokens_per_sample) result::add_padded_tokens_metric(r, model.tokens_per_sample(mc));
       if (net.decodes())
         result::add_decoding_metrics(r, translated, static_cast<double>(samples),
                                      net.decoder()->max_length());

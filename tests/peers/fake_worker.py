@@ -10,6 +10,9 @@ the scenario named by $DLBENCH_FAKE_PEER (stdlib only, no framework, no GPU):
   missing    an error line: the Python package $DLBENCH_FAKE_PEER_PACKAGE (torch) is missing
   mismatch   hello with one parameter too many
   noisy      valid, plus chatter on stderr (which the harness must ignore)
+
+With $DLBENCH_FAKE_PEER_TOKENS set, the valid summary also says a step's tokens
+(tokens_per_step), as a translation model's worker does.
 """
 
 import argparse
@@ -38,6 +41,8 @@ def session(args):
         time.sleep(step_s)
         send(type="step", index=i, duration_ms=step_s * 1e3)
     extra = {"compile_seconds": 1.5} if args.compile else {}
+    if os.environ.get("DLBENCH_FAKE_PEER_TOKENS"):
+        extra["tokens_per_step"] = float(os.environ["DLBENCH_FAKE_PEER_TOKENS"])
     # Class weights, where given, come back as the first loss, so a test sees they arrived.
     first_loss = sum(map(float, args.class_weights.split(","))) if args.class_weights else 6.9
     send(type="summary", steps=args.steps, measured_seconds=args.steps * step_s * 1.02,
@@ -55,9 +60,11 @@ def main():
                  "--expect-parameters"):
         p.add_argument(flag, type=int, default=0)
     args = p.parse_args()
-    # The harness's --inputs must describe this batch: every input's first dimension is it.
+    # The harness's --inputs must describe this batch: every input's first dimension is it, or
+    # a multiple of it (a sequence model's rows of tokens).
     for spec in args.inputs:
-        if spec.get("shape", [None])[0] != args.batch or "distribution" not in spec:
+        first = spec.get("shape", [0])[0]
+        if not first or first % args.batch != 0 or "distribution" not in spec:
             send(type="error", kind="usage", message=f"bad --inputs entry {spec}")
             sys.exit(3)
     args.framework = os.environ.get("DLBENCH_FAKE_FRAMEWORK", "pytorch")

@@ -79,6 +79,32 @@ TEST(PeersCliTest, ValidSessionIsMeasuredByTheHarnessAndStoredWithItsFramework) 
   EXPECT_TRUE(contains(show.out, "pytorch")) << show.out;
 }
 
+// tokens/s as native runs count them: a translation model's from the worker's count of a
+// step's sentence pairs (none without one), BERT's from its padded length.
+TEST(PeersCliTest, SequenceModelsReportTokensPerSecond) {
+  auto tokens_per_s = [](const json& doc) -> double {
+    for (const json& m : doc["metrics"])
+      if (m["tag"] == "throughput/tokens_per_s") return m["value"].get<double>();
+    return -1;
+  };
+  const std::string steps = " --batch 2 --steps 3 --warmup 1 --framework pytorch --no-store";
+  // 3 steps of 50 tokens in the fake's 3 x 0.0102 s.
+  auto pairs = fake("valid", "run transformer --device cpu --input 32" + steps + " --json -",
+                    "DLBENCH_FAKE_PEER_TOKENS=50");
+  ASSERT_EQ(pairs.exit_code, 0) << pairs.err;
+  EXPECT_NEAR(tokens_per_s(json::parse(pairs.out)), 150 / (3 * 0.01 * 1.02), 0.01);
+  auto uncounted = fake("valid", "run transformer --device cpu --input 32" + steps + " --json -");
+  ASSERT_EQ(uncounted.exit_code, 0) << uncounted.err;
+  EXPECT_EQ(tokens_per_s(json::parse(uncounted.out)), -1);
+  // Two sequences of 32 tokens a step, padding included, whatever the worker says.
+  auto bert = fake("valid", "run bert-base --device cpu --input 32" + steps + " --json -");
+  ASSERT_EQ(bert.exit_code, 0) << bert.err;
+  EXPECT_NEAR(tokens_per_s(json::parse(bert.out)), 64 * 3 / (3 * 0.01 * 1.02), 0.01);
+  auto text = fake("valid", "run transformer --device cpu --input 32" + steps,
+                   "DLBENCH_FAKE_PEER_TOKENS=50");
+  EXPECT_TRUE(contains(text.out, "tokens/s")) << text.out;
+}
+
 // pytorch-compile runs the pytorch worker with --compile, and is stored as a framework of its
 // own; the compilation the worker timed is reported apart from the measured steps.
 TEST(PeersCliTest, PytorchCompileRunsThePytorchWorkerCompiledAndReportsItsCompilation) {

@@ -34,11 +34,17 @@ TEST(ProtocolTest, ParsesEveryMessage) {
   EXPECT_EQ(sum.summary.peak_memory_bytes, 1024.0);
   EXPECT_FALSE(sum.summary.first_loss);
   EXPECT_FALSE(sum.summary.translated_tokens);
+  EXPECT_FALSE(sum.summary.tokens_per_step);
   EXPECT_EQ(parse_message(R"({"type":"summary","steps":1,"measured_seconds":1,)"
                           R"("translated_tokens":6400})",
                           7)
                 .summary.translated_tokens,
             6400.0);
+  EXPECT_EQ(parse_message(R"({"type":"summary","steps":1,"measured_seconds":1,)"
+                          R"("tokens_per_step":5120})",
+                          8)
+                .summary.tokens_per_step,
+            5120.0);
   Message e = parse_message(
       R"({"type":"error","kind":"missing_package","package":"jax","message":"no jax"})", 1);
   EXPECT_EQ(e.error.kind, WorkerErrorKind::kMissingPackage);
