@@ -119,6 +119,18 @@ __global__ void pool_forward_kernel(const T* __restrict__ x, PoolGeometry g, std
 
 // --- backward --------------------------------------------------------------------------------
 
+// dx's pack at `at` = v (+ the old dx when accumulating), rounded to T.
+template <class T, int kVec>
+__device__ __forceinline__ void store_gradient(T* at, float (&v)[kVec], bool accumulate) {
+  if (accumulate) {
+    const Pack<T, kVec> old = load<T, kVec>(at);
+    for (int i = 0; i < kVec; ++i) v[i] += to_f32(old.v[i]);
+  }
+  Pack<T, kVec> r;
+  for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(v[i]);
+  store<T, kVec>(at, r);
+}
+
 // rows = N D H, one per (n, d, h); columns = W packs.
 template <class T, class Idx, int kVec, PoolKind kKind>
 __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __restrict__ argmax,
@@ -164,14 +176,7 @@ __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __rest
             for (int i = 0; i < kVec; ++i) acc[i] += to_f32(grad.v[i]) / count;
           }
         }
-    T* out = dx + (row * g.w + w) * g.c + c0;
-    if (accumulate) {
-      const Pack<T, kVec> old = load<T, kVec>(out);
-      for (int i = 0; i < kVec; ++i) acc[i] += to_f32(old.v[i]);
-    }
-    Pack<T, kVec> r;
-    for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(acc[i]);
-    store<T, kVec>(out, r);
+    store_gradient<T, kVec>(dx + (row * g.w + w) * g.c + c0, acc, accumulate);
   }
 }
 
@@ -206,7 +211,6 @@ __global__ void pool_backward_tiled_kernel(const T* __restrict__ dy, const Idx* 
             (std::int64_t{n} * g.d + o * g.stride_d + kd) * g.h + p * g.stride_h + kh;
         T* first = dx + (in_row * g.w + std::int64_t{q} * g.stride_w) * g.c + c0;
         for (int kw = 0; kw < g.window_w; ++kw, ++k) {
-          T* at = first + std::int64_t{kw} * g.c;
           float v[kVec];
           for (int i = 0; i < kVec; ++i) {
             if constexpr (kKind == PoolKind::kMax)
@@ -214,13 +218,7 @@ __global__ void pool_backward_tiled_kernel(const T* __restrict__ dy, const Idx* 
             else
               v[i] = to_f32(grad.v[i]) / count;
           }
-          if (accumulate) {
-            const Pack<T, kVec> old = load<T, kVec>(at);
-            for (int i = 0; i < kVec; ++i) v[i] += to_f32(old.v[i]);
-          }
-          Pack<T, kVec> r;
-          for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(v[i]);
-          store<T, kVec>(at, r);
+          store_gradient<T, kVec>(first + std::int64_t{kw} * g.c, v, accumulate);
         }
       }
   }
