@@ -61,10 +61,10 @@ def main():
         p.add_argument(flag, type=int, default=0)
     args = p.parse_args()
     # The harness's --inputs must describe this batch: every input's first dimension is it, or
-    # a multiple of it (a sequence model's rows of tokens).
+    # a sequence model's rows of tokens, one per position of every sample (--input positions).
     for spec in args.inputs:
         first = spec.get("shape", [0])[0]
-        if not first or first % args.batch != 0 or "distribution" not in spec:
+        if first not in (args.batch, args.batch * args.input) or "distribution" not in spec:
             send(type="error", kind="usage", message=f"bad --inputs entry {spec}")
             sys.exit(3)
     args.framework = os.environ.get("DLBENCH_FAKE_FRAMEWORK", "pytorch")

@@ -96,8 +96,15 @@ TEST(PeersCliTest, SequenceModelsReportTokensPerSecond) {
   auto uncounted = fake("valid", "run transformer --device cpu --input 32" + steps + " --json -");
   ASSERT_EQ(uncounted.exit_code, 0) << uncounted.err;
   EXPECT_EQ(tokens_per_s(json::parse(uncounted.out)), -1);
+  // Scoring counts the pairs as training does.
+  auto scored =
+      fake("valid", "run transformer --mode infer --device cpu --input 32" + steps + " --json -",
+           "DLBENCH_FAKE_PEER_TOKENS=50");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_NEAR(tokens_per_s(json::parse(scored.out)), 150 / (3 * 0.01 * 1.02), 0.01);
   // Two sequences of 32 tokens a step, padding included, whatever the worker says.
-  auto bert = fake("valid", "run bert-base --device cpu --input 32" + steps + " --json -");
+  auto bert = fake("valid", "run bert-base --device cpu --input 32" + steps + " --json -",
+                   "DLBENCH_FAKE_PEER_TOKENS=50");
   ASSERT_EQ(bert.exit_code, 0) << bert.err;
   EXPECT_NEAR(tokens_per_s(json::parse(bert.out)), 64 * 3 / (3 * 0.01 * 1.02), 0.01);
   auto text = fake("valid", "run transformer --device cpu --input 32" + steps,

@@ -13,14 +13,15 @@
 //             replaces), as in the CPU reference (tests/ops/reference.cc). NaN never wins.
 //   average:  y = (1 / count) sum over the window, count = its in-bounds positions.
 //
-//   backward: where the windows tile the input exactly (VGG's 2x2/2), a thread per output
-//             writes its window's gradient (no input is in two windows). Otherwise a gather, for
-//             both kinds. A thread owns dx at (n, d, h, w, channels) and adds, in
-//             a fixed order (o, p, then q, ascending), dy of every output whose window covers it:
+//   backward: where small windows (at most 8 positions) tile the input exactly (VGG's 2x2/2), a
+//             thread per output writes its window's gradient (no input is in two windows).
+//             Otherwise a gather, for both kinds. A thread owns dx at (n, d, h, w, channels) and
+//             adds, in a fixed order (o, p, then q, ascending), dy of every output whose window
+//             covers it:
 //               p in [ceil((h + pad_h - KH + 1) / stride_h), floor((h + pad_h) / stride_h)]
 //             clipped to [0, P), o and q likewise. Max adds dy where the saved argmax names (h, w);
-//             average adds dy / count. No atomics, so the result is deterministic; VGG's 2x2/2
-//             windows do not overlap and visit one output, ResNet's 3x3/2 up to four.
+//             average adds dy / count. No atomics, so the result is deterministic; ResNet's 3x3/2
+//             windows overlap, and an input gathers from up to four.
 //             GradMode::kAccumulate adds the old dx; x and y are not read.
 //
 // Math is in f32. Threads: one per (row, column, pack of kVec channels), a 2D grid with rows
@@ -226,13 +227,18 @@ __global__ void pool_backward_tiled_kernel(const T* __restrict__ dy, const Idx* 
 
 // --- launchers -------------------------------------------------------------------------------
 
-// Whether the windows tile the input exactly (pool_backward_tiled_kernel), with rows N O P
-// that an int holds.
+// Windows small enough for one thread to write (2x2, 2x2x2: measured on VGG's pools); larger
+// ones, as global average pooling's 7x7, keep the gather's thread per input.
+constexpr std::int64_t kMaxTiledWindow = 8;
+
+// Whether the windows tile the input exactly and are small (pool_backward_tiled_kernel), with
+// rows N O P that an int holds past the grid's last stride.
 bool tiles_exactly(const PoolParams& p) {
+  constexpr std::int64_t kRowLimit = std::numeric_limits<int>::max() - std::int64_t{65535} * kBlock;
   return p.window_d == p.stride_d && p.window_h == p.stride_h && p.window_w == p.stride_w &&
          p.pad_d == 0 && p.pad_h == 0 && p.pad_w == 0 && p.d == p.out_d() * p.stride_d &&
          p.h == p.out_h() * p.stride_h && p.w == p.out_w() * p.stride_w &&
-         p.n * p.out_d() * p.out_h() <= std::numeric_limits<int>::max();
+         p.window_positions() <= kMaxTiledWindow && p.n * p.out_d() * p.out_h() <= kRowLimit;
 }
 
 bool byte_argmax(const PoolParams& p) {
