@@ -16,9 +16,9 @@ benchmark, not a test:
 The peer's training tokens/s counts its own batch (one drawn from its own generator, of the
 same length distribution, trained on every step), so its tokens differ from dlbench's by the
 draw: pairs/s is the comparison there. Rows that failed show "-" and the script exits 1.
---frameworks native skips the peer (a dry run of the script on a CPU: --device cpu --train-batch 2 --infer-batches 2
---input 16 --steps 1 --warmup 0 --train-precisions fp32 --infer-precisions fp32
---profile-precision fp32).
+--frameworks native skips the peer (a dry run of the script on a CPU: --device cpu
+--train-batch 2 --infer-batches 2 --input 16 --steps 1 --warmup 0 --train-precisions fp32
+--infer-precisions fp32 --profile-precision fp32).
 """
 import argparse
 import os
