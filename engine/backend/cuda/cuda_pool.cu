@@ -13,12 +13,15 @@
 //             replaces), as in the CPU reference (tests/ops/reference.cc). NaN never wins.
 //   average:  y = (1 / count) sum over the window, count = its in-bounds positions.
 //
-//   backward: a gather, for both kinds. A thread owns dx at (n, d, h, w, channels) and adds, in
-//             a fixed order (o, p, then q, ascending), dy of every output whose window covers it:
+//   backward: where small windows (at most 8 positions) tile the input exactly (VGG's 2x2/2), a
+//             thread per output writes its window's gradient (no input is in two windows).
+//             Otherwise a gather, for both kinds. A thread owns dx at (n, d, h, w, channels) and
+//             adds, in a fixed order (o, p, then q, ascending), dy of every output whose window
+//             covers it:
 //               p in [ceil((h + pad_h - KH + 1) / stride_h), floor((h + pad_h) / stride_h)]
 //             clipped to [0, P), o and q likewise. Max adds dy where the saved argmax names (h, w);
-//             average adds dy / count. No atomics, so the result is deterministic; VGG's 2x2/2
-//             windows do not overlap and visit one output, ResNet's 3x3/2 up to four.
+//             average adds dy / count. No atomics, so the result is deterministic; ResNet's 3x3/2
+//             windows overlap, and an input gathers from up to four.
 //             GradMode::kAccumulate adds the old dx; x and y are not read.
 //
 // Math is in f32. Threads: one per (row, column, pack of kVec channels), a 2D grid with rows
@@ -117,6 +120,18 @@ __global__ void pool_forward_kernel(const T* __restrict__ x, PoolGeometry g, std
 
 // --- backward --------------------------------------------------------------------------------
 
+// dx's pack at `at` = v (+ the old dx when accumulating), rounded to T.
+template <class T, int kVec>
+__device__ __forceinline__ void store_gradient(T* at, float (&v)[kVec], bool accumulate) {
+  if (accumulate) {
+    const Pack<T, kVec> old = load<T, kVec>(at);
+    for (int i = 0; i < kVec; ++i) v[i] += to_f32(old.v[i]);
+  }
+  Pack<T, kVec> r;
+  for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(v[i]);
+  store<T, kVec>(at, r);
+}
+
 // rows = N D H, one per (n, d, h); columns = W packs.
 template <class T, class Idx, int kVec, PoolKind kKind>
 __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __restrict__ argmax,
@@ -162,18 +177,69 @@ __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __rest
             for (int i = 0; i < kVec; ++i) acc[i] += to_f32(grad.v[i]) / count;
           }
         }
-    T* out = dx + (row * g.w + w) * g.c + c0;
-    if (accumulate) {
-      const Pack<T, kVec> old = load<T, kVec>(out);
-      for (int i = 0; i < kVec; ++i) acc[i] += to_f32(old.v[i]);
-    }
-    Pack<T, kVec> r;
-    for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(acc[i]);
-    store<T, kVec>(out, r);
+    store_gradient<T, kVec>(dx + (row * g.w + w) * g.c + c0, acc, accumulate);
+  }
+}
+
+// Windows that tile the input exactly (window = stride, no padding, every input in one window:
+// VGG's 2x2/2): a thread per output (n, o, p, q, pack) writes its whole window's gradient, dy
+// where the argmax names the position (max) or dy / count (average), 0 elsewhere. No input is
+// in two windows, so nothing is gathered, and the index arithmetic is done once per output
+// rather than once per input. rows = N O P (an int: the launcher checks); columns = Q packs.
+template <class T, class Idx, int kVec, PoolKind kKind>
+__global__ void pool_backward_tiled_kernel(const T* __restrict__ dy, const Idx* __restrict__ argmax,
+                                           PoolGeometry g, int rows, bool accumulate,
+                                           T* __restrict__ dx) {
+  const int packs = g.c / kVec;
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (col >= g.out_w * packs) return;
+  const int q = col / packs;
+  const int c0 = (col - q * packs) * kVec;
+  const auto count = static_cast<float>(g.window_d * g.window_h * g.window_w);
+  for (int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); row < rows;
+       row += static_cast<int>(gridDim.y * blockDim.y)) {
+    const int plane = row / g.out_h;  // n O + o
+    const int p = row - plane * g.out_h;
+    const int n = plane / g.out_d, o = plane - n * g.out_d;
+    const std::int64_t out = (std::int64_t{row} * g.out_w + q) * g.c + c0;
+    const Pack<T, kVec> grad = load<T, kVec>(dy + out);
+    Pack<Idx, kVec> a{};
+    if constexpr (kKind == PoolKind::kMax) a = load<Idx, kVec>(argmax + out);
+    int k = 0;  // the position inside the window, as the forward numbered it
+    for (int kd = 0; kd < g.window_d; ++kd)
+      for (int kh = 0; kh < g.window_h; ++kh) {
+        const std::int64_t in_row =
+            (std::int64_t{n} * g.d + o * g.stride_d + kd) * g.h + p * g.stride_h + kh;
+        T* first = dx + (in_row * g.w + std::int64_t{q} * g.stride_w) * g.c + c0;
+        for (int kw = 0; kw < g.window_w; ++kw, ++k) {
+          float v[kVec];
+          for (int i = 0; i < kVec; ++i) {
+            if constexpr (kKind == PoolKind::kMax)
+              v[i] = static_cast<int>(a.v[i]) == k ? to_f32(grad.v[i]) : 0.0f;
+            else
+              v[i] = to_f32(grad.v[i]) / count;
+          }
+          store_gradient<T, kVec>(first + std::int64_t{kw} * g.c, v, accumulate);
+        }
+      }
   }
 }
 
 // --- launchers -------------------------------------------------------------------------------
+
+// Windows small enough for one thread to write (2x2, 2x2x2: measured on VGG's pools); larger
+// ones, as global average pooling's 7x7, keep the gather's thread per input.
+constexpr std::int64_t kMaxTiledWindow = 8;
+
+// Whether the windows tile the input exactly and are small (pool_backward_tiled_kernel), with
+// rows N O P that an int holds past the grid's last stride.
+bool tiles_exactly(const PoolParams& p) {
+  constexpr std::int64_t kRowLimit = std::numeric_limits<int>::max() - std::int64_t{65535} * kBlock;
+  return p.window_d == p.stride_d && p.window_h == p.stride_h && p.window_w == p.stride_w &&
+         p.pad_d == 0 && p.pad_h == 0 && p.pad_w == 0 && p.d == p.out_d() * p.stride_d &&
+         p.h == p.out_h() * p.stride_h && p.w == p.out_w() * p.stride_w &&
+         p.window_positions() <= kMaxTiledWindow && p.n * p.out_d() * p.out_h() <= kRowLimit;
+}
 
 bool byte_argmax(const PoolParams& p) {
   return p.window_positions() <= kByteArgmaxPositions;
@@ -301,9 +367,21 @@ void CudaBackend::pool_backward_impl(const PoolParams& p, const Tensor& x, const
     using T = typename decltype(tag)::type;
     using Idx = typename decltype(idx)::type;
     constexpr int kVec = decltype(vec)::value;
-    const Launch l = launch_for(rows, p.w * (p.c / kVec));
     const auto* pdy = static_cast<const T*>(dy.data());
     auto* pdx = static_cast<T*>(dx.data());
+    if (tiles_exactly(p)) {
+      const auto out_rows = static_cast<int>(p.n * p.out_d() * p.out_h());
+      const Launch t = launch_for(out_rows, p.out_w() * (p.c / kVec));
+      if (max)
+        pool_backward_tiled_kernel<T, Idx, kVec, PoolKind::kMax><<<t.grid, t.block, 0, stream_>>>(
+            pdy, static_cast<const Idx*>(ws), g, out_rows, accumulate, pdx);
+      else
+        pool_backward_tiled_kernel<T, std::uint8_t, kVec, PoolKind::kAverage>
+            <<<t.grid, t.block, 0, stream_>>>(pdy, nullptr, g, out_rows, accumulate, pdx);
+      CUDA_CHECK_LAUNCH();
+      return;
+    }
+    const Launch l = launch_for(rows, p.w * (p.c / kVec));
     if (max)
       pool_backward_kernel<T, Idx, kVec, PoolKind::kMax><<<l.grid, l.block, 0, stream_>>>(
           pdy, static_cast<const Idx*>(ws), g, rows, accumulate, pdx);

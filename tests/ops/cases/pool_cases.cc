@@ -63,8 +63,9 @@ std::string name(const PoolShape& s) {
 // the average versions (padding excluded from the divisor), and ResNet's global average
 // pooling; channel counts that take the 16-byte packs (8, 16, 64) and the one-channel path
 // (3, 5, 10); ties; a 16x16 window (the largest a uint8 argmax indexes) and a 17x17 one
-// (int32 argmax); VGG's pool1 at batch 2; and an image with more rows than one grid's y
-// dimension. In 3D (NDHWC): 2x2x2/2 and overlapping 3x3x3 s2 p1 windows, max and average, on
+// (int32 argmax); VGG's pool1 at batch 2; and images with more rows than one grid's y
+// dimension, one whose 2x2/2 windows tile it (CUDA's thread per output) and one with an odd row
+// left over (CUDA's gather). In 3D (NDHWC): 2x2x2/2 and overlapping 3x3x3 s2 p1 windows, max and average, on
 // even and odd volumes, both pack widths, ties, distinct values, and a 7x7x7 window (343
 // positions: the int32 argmax).
 const std::vector<PoolShape> kShapes = {
@@ -105,6 +106,7 @@ const std::vector<PoolShape> kShapes = {
     {pool(PoolKind::kMax, 2, 224, 224, 64, 2, 2, 0)},
     {pool(PoolKind::kMax, 2, 112, 112, 64, 3, 2, 1)},
     {pool(PoolKind::kMax, 1, 1100000, 2, 1, 2, 2, 0)},
+    {pool(PoolKind::kMax, 1, 1100001, 2, 1, 2, 2, 0)},
 };
 
 // Values distinct within every image channel (a shuffled ramp over the D*H*W positions of each
