@@ -32,8 +32,12 @@ struct IsolatedHome {
     home = pattern;
     owner = getpid();
     std::filesystem::create_directories(home + "/.local/share");
+    std::filesystem::create_directories(home + "/tmp");
     setenv("HOME", home.c_str(), 1);
     setenv("XDG_DATA_HOME", (home + "/.local/share").c_str(), 1);
+    // Temporary folders of the tests (GoogleTest's TempDir() reads TMPDIR) and of the programs
+    // they start go inside it too, so they leave nothing behind in /tmp.
+    setenv("TMPDIR", (home + "/tmp").c_str(), 1);
   }
 
   // Forked children exit through here too; only the process that made the folder removes it.
@@ -54,7 +58,11 @@ IsolatedHome& instance() {
 
 }  // namespace
 
-const std::string& isolated_home() { return instance().home; }
-const std::string& user_data_home() { return instance().user_data; }
+const std::string& isolated_home() {
+  return instance().home;
+}
+const std::string& user_data_home() {
+  return instance().user_data;
+}
 
 }  // namespace dlbench::testing
