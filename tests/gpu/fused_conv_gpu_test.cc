@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -319,6 +320,23 @@ TEST(FusedConvWorkspaceGpuTest, KeepsToTheLimit) {
   std::printf("  %d shapes wanted a workspace without the limit\n", wanted_scratch);
 }
 
+// The statistics a plan wrote ([2, K] f32) are the sums and sums of squares of each channel of the
+// y it wrote. f32 sums of up to a few thousand terms; the engine may sum y before it is rounded
+// to the dtype (half an ulp of each term), so 1e-3 of the sum of magnitudes.
+void expect_statistics_of(const ConvParams& p, const std::vector<float>& y,
+                          const DeviceBuffer& stats) {
+  std::vector<float> got(2 * static_cast<std::size_t>(p.k));
+  CUDA_CHECK(cudaMemcpy(got.data(), stats.get(), stats.bytes(), cudaMemcpyDeviceToHost));
+  for (std::int64_t k = 0; k < p.k; ++k) {
+    double sum = 0, sqsum = 0, magnitude = 0;
+    for (std::size_t i = static_cast<std::size_t>(k); i < y.size(); i += p.k) {
+      sum += y[i], sqsum += double(y[i]) * y[i], magnitude += std::fabs(y[i]);
+    }
+    EXPECT_NEAR(got[k], sum, 1e-3 * magnitude + kAtol) << "sum of channel " << k;
+    EXPECT_NEAR(got[p.k + k], sqsum, 1e-3 * sqsum + kAtol) << "sqsum of channel " << k;
+  }
+}
+
 // The plan's batch-norm statistics of y (sum and sum of squares per channel, f32) against
 // float64 sums of the y it wrote. cuDNN has no such engine for every dtype (9.14 documents conv
 // + genstats on an H100 for f16): where it has none the case skips with the reason, as callers
@@ -351,18 +369,7 @@ TEST_P(FusedConvStatsGpuTest, SumsMatchTheOutput) {
 
   const std::vector<float> y = download(dy, dtype);
   EXPECT_TRUE(matches(p, y, reference(p, x, w, {}, {}), rtol_of(precision)));
-  std::vector<float> got(2 * static_cast<std::size_t>(p.k));
-  CUDA_CHECK(cudaMemcpy(got.data(), stats.get(), stats.bytes(), cudaMemcpyDeviceToHost));
-  // f32 sums of up to a few thousand terms; the engine may sum y before it is rounded to the
-  // dtype (half an ulp of each term), so 1e-3 of the sum of magnitudes.
-  for (std::int64_t k = 0; k < p.k; ++k) {
-    double sum = 0, sqsum = 0, magnitude = 0;
-    for (std::size_t i = static_cast<std::size_t>(k); i < y.size(); i += p.k) {
-      sum += y[i], sqsum += double(y[i]) * y[i], magnitude += std::fabs(y[i]);
-    }
-    EXPECT_NEAR(got[k], sum, 1e-3 * magnitude + kAtol) << "sum of channel " << k;
-    EXPECT_NEAR(got[p.k + k], sqsum, 1e-3 * sqsum + kAtol) << "sqsum of channel " << k;
-  }
+  expect_statistics_of(p, y, stats);
 }
 
 // ResNet-50's convolutions before a batch norm, at a small batch: 1x1, 3x3 and strided.
@@ -381,6 +388,67 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FusedConvStatsGpuTest,
                                             ::testing::Values(op_harness::kF16, op_harness::kBf16,
                                                               op_harness::kTf32)),
                          stats_case_name);
+
+// The input prologue (the previous layer's batch norm and ReLU applied as x is read): y = conv(
+// relu(x * scale + shift), w), with and without the statistics, against the float64 loop over
+// the transformed input; the 3x3 shapes' padding must stay zero, not relu(shift). cuDNN 9.14
+// documents the chain with statistics for f16 (on sm_90 only the whole chain), so f16 with
+// statistics must run and the rest skip where cuDNN has no engine.
+class FusedConvPrologueGpuTest
+    : public ::testing::TestWithParam<std::tuple<Shape2d, bool, Precision>> {};
+
+TEST_P(FusedConvPrologueGpuTest, MatchesTheReferenceOverTheTransformedInput) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU";
+  const auto& [shape, statistics, precision] = GetParam();
+  ConvParams p = shape.params;
+  p.math = precision.math;
+  p.statistics = statistics;
+  const DType dtype = precision.dtype;
+  CudnnHandle handle;
+  const FusedConvForward fused(handle, p, dtype, std::numeric_limits<std::size_t>::max(),
+                               InputPrologue::kScaleShiftRelu);
+  if (!fused.ok()) {
+    if (dtype == DType::kF16 && statistics) FAIL() << "no engine: " << fused.unsupported_reason();
+    GTEST_SKIP() << "cuDNN has no engine: " << fused.unsupported_reason();
+  }
+  std::printf("  %s, workspace %zu bytes\n", fused.chosen().describe().c_str(),
+              fused.workspace_bytes());
+
+  const std::vector<float> x = values(p.n * p.h * p.w * p.c, 1, dtype);
+  const std::vector<float> w = values(p.k * p.r * p.s * p.c, 2, dtype);
+  const std::vector<float> scale = values(p.c, 5, dtype), shift = values(p.c, 6, dtype);
+  std::vector<float> input(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::size_t c = i % static_cast<std::size_t>(p.c);
+    input[i] = static_cast<float>(std::max(double(x[i]) * scale[c] + shift[c], 0.0));
+  }
+  const DeviceBuffer dx = upload(x, dtype), dw = upload(w, dtype), ds = upload(scale, dtype),
+                     dshift = upload(shift, dtype);
+  DeviceBuffer dy(static_cast<std::size_t>(p.n * p.out_h() * p.out_w() * p.k) * size_of(dtype));
+  CUDA_CHECK(cudaMemset(dy.get(), 0xFF, dy.bytes()));  // NaN in every dtype: nothing left unset
+  DeviceBuffer stats(2 * sizeof(float) * static_cast<std::size_t>(p.k));
+  CUDA_CHECK(cudaMemset(stats.get(), 0xFF, stats.bytes()));
+  DeviceBuffer workspace(fused.workspace_bytes());
+  fused.run(handle, dx.get(), dw.get(), nullptr, nullptr, dy.get(), workspace.get(),
+            statistics ? static_cast<float*>(stats.get()) : nullptr, ds.get(), dshift.get());
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  const std::vector<float> y = download(dy, dtype);
+  EXPECT_TRUE(matches(p, y, reference(p, input, w, {}, {}), rtol_of(precision)))
+      << fused.chosen().describe();
+  if (statistics) expect_statistics_of(p, y, stats);
+}
+
+std::string prologue_case_name(
+    const ::testing::TestParamInfo<std::tuple<Shape2d, bool, Precision>>& info) {
+  return std::string(std::get<0>(info.param).name) + (std::get<1>(info.param) ? "_Stats_" : "_") +
+         std::get<2>(info.param).name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FusedConvPrologueGpuTest,
+                         ::testing::Combine(::testing::ValuesIn(kStatsShapes), ::testing::Bool(),
+                                            ::testing::Values(op_harness::kF16, op_harness::kBf16)),
+                         prologue_case_name);
 
 // Needs no GPU: an integer dtype is refused with a reason before cuDNN is asked anything.
 TEST(FusedConvTest, RefusesAnIntegerDtypeWithAReason) {

@@ -1,5 +1,5 @@
-// The graph conv -> (+ bias) -> (+ residual) -> (relu) (-> statistics of y) and the choice of
-// its engine; see cudnn_fused_conv.h.
+// The graph (x * scale + shift -> relu ->) conv -> (+ bias) -> (+ residual) -> (relu) (->
+// statistics of y) and the choice of its engine; see cudnn_fused_conv.h.
 //
 // cuDNN names dimensions logically (N, C, H, W for activations, K, C, R, S for filters) and
 // takes the memory order from the strides, so NHWC activations and KRSC weights are the same
@@ -25,15 +25,20 @@ constexpr std::int64_t kUidY = 4;
 constexpr std::int64_t kUidResidual = 5;
 constexpr std::int64_t kUidSum = 6;
 constexpr std::int64_t kUidSqsum = 7;
+constexpr std::int64_t kUidScale = 8;
+constexpr std::int64_t kUidShift = 9;
 constexpr std::int64_t kUidConvOut = 101;
 constexpr std::int64_t kUidBiasOut = 102;
 constexpr std::int64_t kUidResidualOut = 103;
+constexpr std::int64_t kUidScaled = 104;
+constexpr std::int64_t kUidShifted = 105;
+constexpr std::int64_t kUidInput = 106;
 
 }  // namespace
 
 FusedConvForward::FusedConvForward(cudnnHandle_t handle, const ConvParams& params, DType dtype,
-                                   std::size_t workspace_limit)
-    : params_(params), dtype_(dtype), workspace_limit_(workspace_limit) {
+                                   std::size_t workspace_limit, InputPrologue prologue)
+    : params_(params), dtype_(dtype), workspace_limit_(workspace_limit), prologue_(prologue) {
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
     unsupported_reason_ =
         std::string("the fused convolution takes f32, f16 or bf16, not ") + to_string(dtype);
@@ -74,7 +79,24 @@ void FusedConvForward::build_graph(cudnnHandle_t handle) {
       make_convolution({p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w}));
 
   std::vector<const BackendDescriptor*> operations;
-  operations.push_back(&keep(make_conv_forward_op(conv, x, w, conv_out)));
+  // The convolution's input: x, or relu(x * scale + shift) in virtual f32 tensors.
+  const BackendDescriptor* input = &x;
+  if (prologue_ == InputPrologue::kScaleShiftRelu) {
+    const std::array<std::int64_t, 4> channel_dims{1, p.c, 1, 1};
+    auto step = [&](cudnnPointwiseMode_t mode, const BackendDescriptor* operand, const char* name,
+                    std::int64_t uid) {
+      const BackendDescriptor& out = tensor(name, uid, x_dims, CUDNN_DATA_FLOAT, Storage::kVirtual);
+      operations.push_back(
+          &keep(make_pointwise_op(keep(make_pointwise(mode)), *input, operand, out)));
+      input = &out;
+    };
+    step(CUDNN_POINTWISE_MUL, &tensor("scale", kUidScale, channel_dims, io, Storage::kMemory),
+         "x * scale", kUidScaled);
+    step(CUDNN_POINTWISE_ADD, &tensor("shift", kUidShift, channel_dims, io, Storage::kMemory),
+         "+ shift", kUidShifted);
+    step(CUDNN_POINTWISE_RELU_FWD, nullptr, "relu", kUidInput);
+  }
+  operations.push_back(&keep(make_conv_forward_op(conv, *input, w, conv_out)));
   const BackendDescriptor* current = &conv_out;
   // current + operand as the next operation; into y when nothing comes after it.
   auto add = [&](const BackendDescriptor& operand, const char* name, std::int64_t uid, bool last) {
@@ -128,8 +150,8 @@ bool FusedConvForward::takes(const void* x, const void* w, const void* bias, con
 }
 
 void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
-                           const void* residual, void* y, void* workspace,
-                           float* statistics) const {
+                           const void* residual, void* y, void* workspace, float* statistics,
+                           const void* scale, const void* shift) const {
   DLBENCH_CHECK(ok(), "FusedConvForward::run without an engine: " + unsupported_reason_);
   DLBENCH_CHECK((bias != nullptr) == params_.bias,
                 "pass a bias exactly when the convolution has one");
@@ -137,6 +159,11 @@ void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, c
                 "pass a residual exactly when the convolution has one");
   DLBENCH_CHECK((statistics != nullptr) == params_.statistics,
                 "pass statistics exactly when the plan writes them");
+  const bool prologue = prologue_ != InputPrologue::kNone;
+  DLBENCH_CHECK((scale != nullptr) == prologue && (shift != nullptr) == prologue,
+                "pass a scale and a shift exactly when the plan has the input prologue");
+  DLBENCH_CHECK(aligned16(scale) && aligned16(shift),
+                "the prologue's scale and shift must be 16-byte aligned");
   DLBENCH_CHECK(workspace != nullptr || workspace_bytes_ == 0,
                 "the fused convolution needs a workspace of workspace_bytes()");
   DLBENCH_CHECK(takes(x, w, bias, residual, y, statistics),
@@ -155,6 +182,10 @@ void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, c
   if (params_.statistics) {
     uids.insert(uids.end(), {kUidSum, kUidSqsum});
     pointers.insert(pointers.end(), {statistics, statistics + params_.k});
+  }
+  if (prologue) {
+    uids.insert(uids.end(), {kUidScale, kUidShift});
+    pointers.insert(pointers.end(), {const_cast<void*>(scale), const_cast<void*>(shift)});
   }
   execute(handle, *plan_, uids, pointers, workspace);
 }

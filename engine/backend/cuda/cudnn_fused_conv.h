@@ -13,6 +13,12 @@
 // norm after the convolution need not read y once more for them (cuDNN's "conv + genstats"; on
 // an H100, cuDNN 9.14 documents it for f16).
 //
+// With InputPrologue::kScaleShiftRelu the convolution reads relu(x * scale[c] + shift[c]) in
+// place of x (scale and shift [C], the dtype's): the previous layer's batch norm and ReLU applied
+// as the input is read, so that activation is never written (cuDNN's ConvBNfprop pattern,
+// "scale-bias-ReLU-conv-genstats"; documented for f16). The padding is zeros of the transformed
+// input, as if it had been written out.
+//
 // Built once per (shape, dtype, math): the constructor asks cuDNN's heuristics (mode A, then
 // fallback) for engine configurations and keeps the first whose execution plan finalizes and
 // whose workspace stays within the caller's limit (workspace_limit). For strict f32 it skips
@@ -34,11 +40,15 @@
 
 namespace dlbench::backend::cuda {
 
+// What the plan does to x before the convolution reads it.
+enum class InputPrologue { kNone, kScaleShiftRelu };
+
 class FusedConvForward {
  public:
   // Throws only for malformed input or a cuDNN failure other than "not supported".
   FusedConvForward(cudnnHandle_t handle, const ConvParams& params, DType dtype,
-                   std::size_t workspace_limit = std::numeric_limits<std::size_t>::max());
+                   std::size_t workspace_limit = std::numeric_limits<std::size_t>::max(),
+                   InputPrologue prologue = InputPrologue::kNone);
 
   bool ok() const { return plan_.has_value(); }
   const std::string& unsupported_reason() const { return unsupported_reason_; }
@@ -56,9 +66,12 @@ class FusedConvForward {
   // Runs on the handle's stream (any handle on the device the plan was built on), on pointers
   // takes() accepts: bias non-null exactly when params().bias, residual exactly when
   // params().residual, statistics exactly when params().statistics; workspace at least
-  // workspace_bytes() (null when that is 0).
+  // workspace_bytes() (null when that is 0); scale and shift (16-byte aligned) exactly when the
+  // plan has the prologue.
   void run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
-           const void* residual, void* y, void* workspace, float* statistics = nullptr) const;
+           const void* residual, void* y, void* workspace, float* statistics = nullptr,
+           const void* scale = nullptr, const void* shift = nullptr) const;
+  InputPrologue prologue() const { return prologue_; }
 
  private:
   const BackendDescriptor& keep(BackendDescriptor descriptor);
@@ -67,6 +80,7 @@ class FusedConvForward {
   ConvParams params_;
   DType dtype_;
   std::size_t workspace_limit_;
+  InputPrologue prologue_;
   // Every descriptor the plan was built from (tensors, operations, graph, engine config), alive
   // as long as the plan: cuDNN copies what it needs, but nothing promises that for every
   // version. A deque, so references to earlier ones stay valid as more are added.
