@@ -17,7 +17,9 @@
 // place of x (scale and shift [C], the dtype's): the previous layer's batch norm and ReLU applied
 // as the input is read, so that activation is never written (cuDNN's ConvBNfprop pattern,
 // "scale-bias-ReLU-conv-genstats"; documented for f16). The padding is zeros of the transformed
-// input, as if it had been written out.
+// input, as if it had been written out. No model uses it: with the backward-weights pass that
+// must then apply the same prologue, ResNet-50's fp16 step would lose time on an H200
+// (docs/measurements.md, 2026-11-30; tests/gpu/conv_prologue_probe.cc times both).
 //
 // Built once per (shape, dtype, math): the constructor asks cuDNN's heuristics (mode A, then
 // fallback) for engine configurations and keeps the first whose execution plan finalizes and
