@@ -57,6 +57,11 @@ const Layer kLayers[] = {
 // f16 device buffer of `values`, freed with the object.
 class Half {
  public:
+  // `count` zeros.
+  explicit Half(std::size_t count) : count_(count) {
+    CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(bytes(), 16)));
+    CUDA_CHECK(cudaMemset(data_, 0, bytes()));
+  }
   explicit Half(const std::vector<float>& values) : count_(values.size()) {
     std::vector<__half> h(values.size());
     for (std::size_t i = 0; i < h.size(); ++i) h[i] = __float2half(values[i]);
@@ -212,9 +217,8 @@ int probe(std::int64_t batch) {
     const auto y_count = static_cast<std::size_t>(p.n * p.out_h() * p.out_w() * p.k);
     const auto w_count = static_cast<std::size_t>(p.k * p.r * p.s * p.c);
     const Half dx(x), dapplied(applied), dscale(scale), dshift(shift),
-        w(random_values(w_count, 4, -0.1f, 0.1f)), dy(random_values(y_count, 5, -1, 1)),
-        y{std::vector<float>(y_count)}, dw_plain{std::vector<float>(w_count)},
-        dw_fused{std::vector<float>(w_count)}, x_copy{std::vector<float>(x_count)};
+        w(random_values(w_count, 4, -0.1f, 0.1f)), dy(random_values(y_count, 5, -1, 1)), y(y_count),
+        dw_plain(w_count), dw_fused(w_count), x_copy(x_count);
     auto* stats = static_cast<float*>(scratch(2 * sizeof(float) * static_cast<std::size_t>(p.k)));
     void* workspace =
         scratch(std::max({plain.workspace_bytes(), fused.workspace_bytes(),

@@ -35,9 +35,11 @@ struct IsolatedHome {
     std::filesystem::create_directories(home + "/tmp");
     setenv("HOME", home.c_str(), 1);
     setenv("XDG_DATA_HOME", (home + "/.local/share").c_str(), 1);
-    // Temporary folders of the tests (GoogleTest's TempDir() reads TMPDIR) and of the programs
-    // they start go inside it too, so they leave nothing behind in /tmp.
-    setenv("TMPDIR", (home + "/tmp").c_str(), 1);
+    // GoogleTest's TempDir() (where the tests' temp_folder()s go) reads TEST_TMPDIR first: inside
+    // the home, they are removed with it instead of piling up in /tmp. TMPDIR stays as it was, so
+    // the programs the tests start (mpirun's session folders and sockets, whose paths have a
+    // length limit, among them) keep their usual place.
+    setenv("TEST_TMPDIR", (home + "/tmp").c_str(), 1);
   }
 
   // Forked children exit through here too; only the process that made the folder removes it.
@@ -58,11 +60,7 @@ IsolatedHome& instance() {
 
 }  // namespace
 
-const std::string& isolated_home() {
-  return instance().home;
-}
-const std::string& user_data_home() {
-  return instance().user_data;
-}
+const std::string& isolated_home() { return instance().home; }
+const std::string& user_data_home() { return instance().user_data; }
 
 }  // namespace dlbench::testing

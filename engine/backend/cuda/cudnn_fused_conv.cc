@@ -140,13 +140,14 @@ void FusedConvForward::build_graph(cudnnHandle_t handle) {
 }
 
 bool FusedConvForward::takes(const void* x, const void* w, const void* bias, const void* residual,
-                             const void* y, const float* statistics) const {
+                             const void* y, const float* statistics, const void* scale,
+                             const void* shift) const {
   static_assert(kTensorAlignment == 16, "the descriptors promise what aligned16 checks");
   const bool statistics_fit =
       !params_.statistics ||
       (statistics != nullptr && aligned16(statistics) && aligned16(statistics + params_.k));
   return aligned16(x) && aligned16(w) && aligned16(bias) && aligned16(residual) && aligned16(y) &&
-         statistics_fit;
+         aligned16(scale) && aligned16(shift) && statistics_fit;
 }
 
 void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, const void* bias,
@@ -162,11 +163,9 @@ void FusedConvForward::run(cudnnHandle_t handle, const void* x, const void* w, c
   const bool prologue = prologue_ != InputPrologue::kNone;
   DLBENCH_CHECK((scale != nullptr) == prologue && (shift != nullptr) == prologue,
                 "pass a scale and a shift exactly when the plan has the input prologue");
-  DLBENCH_CHECK(aligned16(scale) && aligned16(shift),
-                "the prologue's scale and shift must be 16-byte aligned");
   DLBENCH_CHECK(workspace != nullptr || workspace_bytes_ == 0,
                 "the fused convolution needs a workspace of workspace_bytes()");
-  DLBENCH_CHECK(takes(x, w, bias, residual, y, statistics),
+  DLBENCH_CHECK(takes(x, w, bias, residual, y, statistics, scale, shift),
                 "the fused convolution's tensors must be 16-byte aligned");
   // The pointers are read-only to cuDNN; the variant pack's C API takes them non-const.
   std::vector<std::int64_t> uids{kUidX, kUidW, kUidY};

@@ -63,7 +63,8 @@ class FusedConvForward {
   // rows of the statistics included (K a multiple of 4), and a plan with statistics needs
   // somewhere to write them.
   bool takes(const void* x, const void* w, const void* bias, const void* residual, const void* y,
-             const float* statistics) const;
+             const float* statistics, const void* scale = nullptr,
+             const void* shift = nullptr) const;
 
   // Runs on the handle's stream (any handle on the device the plan was built on), on pointers
   // takes() accepts: bias non-null exactly when params().bias, residual exactly when

@@ -65,9 +65,9 @@ std::string name(const PoolShape& s) {
 // (3, 5, 10); ties; a 16x16 window (the largest a uint8 argmax indexes) and a 17x17 one
 // (int32 argmax); VGG's pool1 at batch 2; and images with more rows than one grid's y
 // dimension, one whose 2x2/2 windows tile it (CUDA's thread per output) and one with an odd row
-// left over (CUDA's gather). In 3D (NDHWC): 2x2x2/2 and overlapping 3x3x3 s2 p1 windows, max and average, on
-// even and odd volumes, both pack widths, ties, distinct values, and a 7x7x7 window (343
-// positions: the int32 argmax).
+// left over (CUDA's gather). In 3D (NDHWC): 2x2x2/2 and overlapping 3x3x3 s2 p1 windows, max
+// and average, on even and odd volumes, both pack widths, ties, distinct values, and a 7x7x7
+// window (343 positions: the int32 argmax).
 const std::vector<PoolShape> kShapes = {
     {pool3(PoolKind::kMax, 2, 8, 8, 8, 16, 2, 2, 0)},
     {pool3(PoolKind::kMax, 1, 7, 9, 6, 5, 3, 2, 1)},
@@ -186,7 +186,7 @@ class PoolBackward final : public OpCase {
   OpKind kind() const override { return OpKind::kPoolBackward; }
   backend::OpParams op_params(const Precision&) const override { return s_.p; }
   bool against_reference() const override { return true; }
-  // Overwriting, each dx gathers its windows in a fixed order.
+  // Overwriting, each dx is written by one thread, its windows in a fixed order.
   bool repeatable() const override { return mode_ == GradMode::kOverwrite; }
   std::vector<HostTensor> tensors(const backend::Backend& be) const override {
     HostTensor y = output("y", s_.p.output_shape());
