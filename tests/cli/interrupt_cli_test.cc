@@ -24,6 +24,7 @@
 #include "bench/store/store.h"
 #include "bench/suite/suite_runner.h"
 #include "tests/store/store_test_util.h"
+#include "tests/support/data_file.h"
 #include "tests/support/run_command.h"
 
 namespace dlbench {
@@ -219,6 +220,35 @@ TEST(InterruptCliTest, SigtermStoresTheRunAndEndsWith143) {
   ASSERT_EQ(s.runs.size(), 1u);
   EXPECT_EQ(s.runs[0]["status"], "interrupted");
   EXPECT_GE(s.runs[0]["result"]["measured_steps"].get<int>(), 1);
+}
+
+// Stopped while GNMT translates its test set (--test-data), after the measured steps: the run is
+// stored as interrupted with everything it measured and no BLEU. Five batches of two sentences,
+// each decoded by an untrained full-size model (a good part of a second a batch here), so the
+// stop, asked as the first begins, is seen as a later one begins.
+TEST(InterruptCliTest, StoppedDuringTheTestSetStoresTheMeasurementWithoutBleu) {
+  std::string pairs;
+  for (int k = 0; k < 10; ++k) {
+    const std::string sentence = std::to_string(10 + k) + " 11 12 13";
+    pairs += sentence + "\t" + sentence + "\n";
+  }
+  const std::string data = testing::write_data_file("stop-pairs.ids", pairs);
+  Stopped s = stop_run("testset",
+                       "run gnmt --device cpu --input 16 --batch 2 --steps 1 --warmup 0 "
+                       "--no-telemetry --data " +
+                           data + " --test-data " + data,
+                       "test set step 1", SIGINT);
+  EXPECT_EQ(s.status, 130) << s.err;
+  ASSERT_EQ(s.runs.size(), 1u);
+  const json& run = s.runs[0];
+  EXPECT_EQ(run["status"], "interrupted");
+  EXPECT_EQ(run["error"],
+            "interrupted by SIGINT while translating the test set, after the measured steps: no "
+            "BLEU");
+  EXPECT_EQ(run["result"]["measured_steps"], 1);
+  EXPECT_GT(run["throughput_samples_per_s"].get<double>(), 0);
+  for (const json& m : run["result"]["metrics"])
+    EXPECT_NE(m["tag"].get<std::string>().rfind("quality/", 0), 0u) << m["tag"];
 }
 
 // Stopped before its first measured step: stored, but with no throughput at all.
