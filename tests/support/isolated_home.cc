@@ -60,7 +60,11 @@ IsolatedHome& instance() {
 
 }  // namespace
 
-const std::string& isolated_home() { return instance().home; }
-const std::string& user_data_home() { return instance().user_data; }
+const std::string& isolated_home() {
+  return instance().home;
+}
+const std::string& user_data_home() {
+  return instance().user_data;
+}
 
 }  // namespace dlbench::testing

@@ -1,7 +1,8 @@
 // Every test process, and every dlbench it starts, runs with HOME, XDG_DATA_HOME (and the test's
-// TEST_TMPDIR) in a fresh temporary folder: a test that forgets --no-store or --db stores there, never in the user's
-// own results database. Compiled into every test executable (tests/CMakeLists.txt); the folder
-// is made before main() and removed when the process that made it exits.
+// TEST_TMPDIR) in a fresh temporary folder: a test that forgets --no-store or --db stores there,
+// never in the user's own results database. Compiled into every test executable
+// (tests/CMakeLists.txt); the folder is made before main() and removed when the process that made
+// it exits.
 #pragma once
 
 #include <string>
