@@ -306,14 +306,48 @@ BackendDescriptor make_gen_stats_op(const BackendDescriptor& x, const BackendDes
 }
 
 BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const BackendDescriptor& x,
-                                    const BackendDescriptor* b, const BackendDescriptor& y) {
+                                    const BackendDescriptor* b, const BackendDescriptor& y,
+                                    float alpha2) {
   BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
                        "pointwise operation (" + pointwise.name() + ")");
   op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pointwise)
       .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
       .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
   if (b != nullptr) op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+  if (alpha2 != 1.0f) op.set_float(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, alpha2);
   op.finalize();
+  return op;
+}
+
+BackendDescriptor make_pointwise_backward_op(const BackendDescriptor& pointwise,
+                                             const BackendDescriptor& dy,
+                                             const BackendDescriptor& x,
+                                             const BackendDescriptor& dx) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                       "pointwise backward operation (" + pointwise.name() + ")");
+  op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pointwise)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, dy)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, dx)
+      .finalize();
+  return op;
+}
+
+BackendDescriptor make_bn_backward_weights_op(const BatchNormWeightGradients& t) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR,
+                       "batch-norm weight-gradient operation");
+  op.set_data_type(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC, CUDNN_DATA_FLOAT)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC, *t.x)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC, *t.dy)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MEAN_DESC, *t.mean)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_INVSTD_DESC, *t.invstd)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_BN_SCALE_DESC, *t.scale)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_SCALE_DESC, *t.dscale)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_BIAS_DESC, *t.dbias)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC, *t.eq_dy_scale)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC, *t.eq_x_scale)
+      .set_descriptor(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS, *t.eq_bias)
+      .finalize();
   return op;
 }
 

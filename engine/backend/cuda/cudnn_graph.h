@@ -123,9 +123,16 @@ BackendDescriptor make_conv_backward_filter_op(const BackendDescriptor& convolut
                                                const BackendDescriptor& x,
                                                const BackendDescriptor& dw,
                                                const BackendDescriptor& dy, float beta);
-// y = f(x) for a unary mode, y = f(x, b) for a binary one (b broadcast where its dims are 1).
+// y = f(x) for a unary mode, y = f(x, alpha2 b) for a binary one (b broadcast where its dims are
+// 1; alpha2 -1 makes ADD a subtraction, as cuDNN's batch-norm patterns expect).
 BackendDescriptor make_pointwise_op(const BackendDescriptor& pointwise, const BackendDescriptor& x,
-                                    const BackendDescriptor* b, const BackendDescriptor& y);
+                                    const BackendDescriptor* b, const BackendDescriptor& y,
+                                    float alpha2 = 1.0f);
+// dx = f'(x) dy for a backward mode (RELU_BWD: dy where x > 0, else 0).
+BackendDescriptor make_pointwise_backward_op(const BackendDescriptor& pointwise,
+                                             const BackendDescriptor& dy,
+                                             const BackendDescriptor& x,
+                                             const BackendDescriptor& dx);
 
 // y = t ? x : b (BINARY_SELECT: b broadcast where its dims are 1, t boolean).
 BackendDescriptor make_select_op(const BackendDescriptor& select, const BackendDescriptor& x,
@@ -156,6 +163,23 @@ BackendDescriptor make_reshape_op(const BackendDescriptor& x, const BackendDescr
 // 1], f32): the batch-norm statistics of x, read where x is written.
 BackendDescriptor make_gen_stats_op(const BackendDescriptor& x, const BackendDescriptor& sum,
                                     const BackendDescriptor& sqsum);
+
+// The weight gradients of a training batch norm y = scale (x - mean) invstd + bias, from x, dy and
+// the forward's saved mean and invstd (all [1, C, 1, 1] f32 but x and dy): dscale = sum dy xhat,
+// dbias = sum dy, and the coefficients of dx = eq_dy_scale dy + eq_x_scale x + eq_bias.
+struct BatchNormWeightGradients {
+  const BackendDescriptor* x;
+  const BackendDescriptor* dy;
+  const BackendDescriptor* mean;
+  const BackendDescriptor* invstd;
+  const BackendDescriptor* scale;
+  const BackendDescriptor* dscale;
+  const BackendDescriptor* dbias;
+  const BackendDescriptor* eq_dy_scale;
+  const BackendDescriptor* eq_x_scale;
+  const BackendDescriptor* eq_bias;
+};
+BackendDescriptor make_bn_backward_weights_op(const BatchNormWeightGradients& t);
 
 // A descriptor cuDNN finalized, or why it refused to.
 struct Refusable {
