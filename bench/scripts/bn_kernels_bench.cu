@@ -1,14 +1,14 @@
 // Times batch norm's streaming kernels (cuda_batch_norm_kernels.cuh and _apply.cuh) on ResNet-50's
 // shapes at batch 256, fp16 and bf16, for several choices of rows in flight per thread (kRows) and
-// blocks per SM (kMinBlocks), so the defaults there follow a measurement. A benchmark, not a test;
-// on a machine with a GPU, from the checkout:
-//   nvcc -std=c++20 -O3 -arch=sm_90 -I. --expt-relaxed-constexpr \
-//     bench/scripts/bn_kernels_bench.cu -o bn_kernels_bench && ./bn_kernels_bench
-// Per kernel it prints the microseconds summed over the nine shapes for each variant (RxMy: x
-// rows, y blocks), then the TB/s each reached at 802816x64, 12544x512 and 802816x256 (bytes the
-// kernel must move, mask bits included, over its time). The inputs stay the same from launch to
-// launch, so the small shapes partly hit L2, as they do in a training step after the layer that
-// wrote them. A D2D memcpy gives the bandwidth to compare with.
+// blocks per SM (kMinBlocks), and for the apply kernels' grid sized by their occupancy or not, so
+// the defaults there follow a measurement. A benchmark, not a test (CTest does not run it); the
+// CUDA build makes it: `build/tests/dlbench_bn_kernels_bench` on a machine with a GPU.
+// Per kernel it prints the microseconds summed over the nine shapes for each variant (RxMy[o]: x
+// rows, y blocks, o the occupancy grid), then the TB/s each reached at 802816x64, 12544x512 and
+// 802816x256 (bytes the kernel must move, mask bits included, over its time). The inputs stay the
+// same from launch to launch, so the small shapes partly hit L2, as they do in a training step
+// after the layer that wrote them. A D2D memcpy gives the bandwidth to compare with.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -47,18 +47,27 @@ __global__ void fillf(float* p, long n, float v) {
 }
 // The launchers' own geometry (cuda_batch_norm_kernels.cuh), for 8-wide packs of 2-byte types.
 struct Geo {
+  Tiling tiling;
   dim3 block;
   unsigned tiles;
   long chunks, rpc;
-  dim3 apply;
 };
 int g_sms;
+bool g_occupancy_grid;  // the variant being timed sizes apply grids by the kernel's occupancy
 Geo geo(long rows, long C) {
   dlbench::backend::BatchNormParams p;
   p.rows = rows, p.channels = C;
   const Tiling t = tiling(p, 8);
   const Chunking k = chunking(p, t);
-  return {t.block, t.tiles, k.chunks, k.rows_per_chunk, apply_grid(t, g_sms)};
+  return {t, t.block, t.tiles, k.chunks, k.rows_per_chunk};
+}
+// The launchers' apply grid (one wave of as many blocks as `kernel` keeps resident), or, with
+// g_occupancy_grid false, the grid they used before 2026-12-01: 8 blocks of 256 threads per SM,
+// whatever the kernel's registers allow.
+template <class K>
+dim3 apply_grid_for(K kernel, const Geo& g) {
+  if (g_occupancy_grid) return apply_grid(g.tiling, resident_blocks(kernel, g.block, 0));
+  return apply_grid(g.tiling, g_sms * (2048 / kBlock));
 }
 
 template <class F>
@@ -112,18 +121,21 @@ float run(int k, const Bufs& b, long rows, long C) {
   switch (k) {
     case 0:
       return timeit([&] {
-        bn_forward_apply_kernel<T, 8, true VAR(R, M)><<<g.apply, g.block>>>(
-            x, b.coef, rows, C, ForwardTail<T>{nullptr, true, b.mask, nullptr}, y);
+        bn_forward_apply_kernel<T, 8, true VAR(R, M)>
+            <<<apply_grid_for(bn_forward_apply_kernel<T, 8, true VAR(R, M)>, g), g.block>>>(
+                x, b.coef, rows, C, ForwardTail<T>{nullptr, true, b.mask, nullptr}, y);
       });
     case 1:
       return timeit([&] {
         bn_forward_apply_kernel<T, 8, true VAR(R, M)>
-            <<<g.apply, g.block>>>(x, b.coef, rows, C, ForwardTail<T>{r, true, b.mask, nullptr}, y);
+            <<<apply_grid_for(bn_forward_apply_kernel<T, 8, true VAR(R, M)>, g), g.block>>>(
+                x, b.coef, rows, C, ForwardTail<T>{r, true, b.mask, nullptr}, y);
       });
     case 2:
       return timeit([&] {
         bn_forward_apply_kernel<T, 8, true VAR(R, M)>
-            <<<g.apply, g.block>>>(x, b.coef, rows, C, ForwardTail<T>{r, true, b.mask, b.coef2}, y);
+            <<<apply_grid_for(bn_forward_apply_kernel<T, 8, true VAR(R, M)>, g), g.block>>>(
+                x, b.coef, rows, C, ForwardTail<T>{r, true, b.mask, b.coef2}, y);
       });
     case 3:
       return timeit([&] {
@@ -134,13 +146,16 @@ float run(int k, const Bufs& b, long rows, long C) {
     case 4:
       return timeit([&] {
         bn_backward_apply_kernel<T, 8, true VAR(R, M)>
-            <<<g.apply, g.block>>>(x, dy, b.coef, rows, C, false,
-                                   BackwardTail<T>{b.mask, nullptr, false, nullptr, nullptr}, y);
+            <<<apply_grid_for(bn_backward_apply_kernel<T, 8, true VAR(R, M)>, g), g.block>>>(
+                x, dy, b.coef, rows, C, false,
+                BackwardTail<T>{b.mask, nullptr, false, nullptr, nullptr}, y);
       });
     case 5:
       return timeit([&] {
-        bn_backward_apply_kernel<T, 8, true VAR(R, M)><<<g.apply, g.block>>>(
-            x, dy, b.coef, rows, C, false, BackwardTail<T>{b.mask, dr, false, nullptr, nullptr}, y);
+        bn_backward_apply_kernel<T, 8, true VAR(R, M)>
+            <<<apply_grid_for(bn_backward_apply_kernel<T, 8, true VAR(R, M)>, g), g.block>>>(
+                x, dy, b.coef, rows, C, false, BackwardTail<T>{b.mask, dr, false, nullptr, nullptr},
+                y);
       });
     case 6:
       return timeit([&] {
@@ -183,7 +198,9 @@ int main() {
     for (void* p : {b.x, b.dy, b.r})
       fill<<<4096, 256>>>((unsigned short*)p, E, (unsigned)(size_t)p, bf);
     CK(cudaDeviceSynchronize());
-    const char* vn[] = {"R1M1", "R2M1", "R4M1", "R4M2", "R8M1", "R2M2"};
+    // Rx: rows in flight per thread; My: __launch_bounds__' blocks per SM; o: the apply grid
+    // sized by occupancy (the sums kernels keep their shape-only grid).
+    const char* vn[] = {"R1M1", "R1M1o", "R1M2o", "R1M3o", "R1M4o", "R2M3o"};
     const int nv = 6;
     printf("%s: kernel: total us over 9 shapes per variant [%s", bf ? "bf16" : "fp16", vn[0]);
     for (int v = 1; v < nv; ++v) printf(" %s", vn[v]);
@@ -198,7 +215,8 @@ int main() {
 #define V(i, R, M) \
   if (v == i)      \
     us = bf ? run<__nv_bfloat16, R, M>(k, b, s.rows, s.C) : run<__half, R, M>(k, b, s.rows, s.C);
-          V(0, 1, 1) V(1, 2, 1) V(2, 4, 1) V(3, 4, 2) V(4, 8, 1) V(5, 2, 2) tot[v] += us;
+          g_occupancy_grid = v > 0;
+          V(0, 1, 1) V(1, 1, 1) V(2, 1, 2) V(3, 1, 3) V(4, 1, 4) V(5, 2, 3) tot[v] += us;
           per[v].push_back(us);
         }
       for (int v = 0; v < nv; ++v) printf(" %8.1f", tot[v]);

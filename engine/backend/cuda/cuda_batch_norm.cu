@@ -8,12 +8,6 @@
 namespace dlbench::backend::cuda {
 namespace {
 
-int multiprocessors_of(int device) {
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 unsigned finalize_blocks(std::int64_t channels) {
   return static_cast<unsigned>((channels + kLanes - 1) / kLanes);
 }
@@ -98,11 +92,10 @@ void CudaBackend::batch_norm_forward_training_impl(
                         residual_coef);
         // Apply with its tail where it has one: the plain kernels keep no tail code.
         dispatch_bool(p.has_tail(), [&](auto tail) {
-          bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
-              <<<apply_grid(t, multiprocessors_of(index_)), t.block, 0, stream_>>>(
-                  static_cast<const T*>(x.data()), coef, p.rows, p.channels,
-                  forward_tail<T>(p, residual, relu_mask, residual_coef),
-                  static_cast<T*>(y.data()));
+          const auto kernel = bn_forward_apply_kernel<T, kVec, decltype(tail)::value>;
+          kernel<<<apply_grid(t, resident_blocks(kernel, t.block, index_)), t.block, 0, stream_>>>(
+              static_cast<const T*>(x.data()), coef, p.rows, p.channels,
+              forward_tail<T>(p, residual, relu_mask, residual_coef), static_cast<T*>(y.data()));
           CUDA_CHECK_LAUNCH();
         });
       });
@@ -126,19 +119,19 @@ void CudaBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, co
       gamma.data_as<float>(), beta.data_as<float>(), running_mean.data_as<float>(),
       running_var.data_as<float>(), p.channels, p.epsilon, coef);
   CUDA_CHECK_LAUNCH();
-  dispatch_packs(x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op,
-                 [&](auto tag, auto vec) {
-                   using T = typename decltype(tag)::type;
-                   constexpr int kVec = decltype(vec)::value;
-                   const Tiling t = tiling(p, kVec);
-                   dispatch_bool(p.has_tail(), [&](auto tail) {
-                     bn_forward_apply_kernel<T, kVec, decltype(tail)::value>
-                         <<<apply_grid(t, multiprocessors_of(index_)), t.block, 0, stream_>>>(
-                             static_cast<const T*>(x.data()), coef, p.rows, p.channels,
-                             forward_tail<T>(p, residual, Tensor()), static_cast<T*>(y.data()));
-                     CUDA_CHECK_LAUNCH();
-                   });
-                 });
+  dispatch_packs(
+      x.dtype(), p.channels, {x.data(), y.data(), residual.data()}, op, [&](auto tag, auto vec) {
+        using T = typename decltype(tag)::type;
+        constexpr int kVec = decltype(vec)::value;
+        const Tiling t = tiling(p, kVec);
+        dispatch_bool(p.has_tail(), [&](auto tail) {
+          const auto kernel = bn_forward_apply_kernel<T, kVec, decltype(tail)::value>;
+          kernel<<<apply_grid(t, resident_blocks(kernel, t.block, index_)), t.block, 0, stream_>>>(
+              static_cast<const T*>(x.data()), coef, p.rows, p.channels,
+              forward_tail<T>(p, residual, Tensor()), static_cast<T*>(y.data()));
+          CUDA_CHECK_LAUNCH();
+        });
+      });
 }
 
 void CudaBackend::batch_norm_backward_impl(
@@ -208,10 +201,10 @@ void CudaBackend::batch_norm_backward_impl(
                                        residual_mode == GradMode::kAccumulate, pair.x,
                                        residual_coef};
         dispatch_bool(p.has_tail(), [&](auto tail) {
-          bn_backward_apply_kernel<T, kVec, decltype(tail)::value>
-              <<<apply_grid(t, multiprocessors_of(index_)), t.block, 0, stream_>>>(
-                  px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate, tail_out,
-                  static_cast<T*>(dx.data()));
+          const auto kernel = bn_backward_apply_kernel<T, kVec, decltype(tail)::value>;
+          kernel<<<apply_grid(t, resident_blocks(kernel, t.block, index_)), t.block, 0, stream_>>>(
+              px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate, tail_out,
+              static_cast<T*>(dx.data()));
           CUDA_CHECK_LAUNCH();
         });
       });
