@@ -53,7 +53,8 @@ void Trainer::train_step() {
   // which a recording may not do.
   StepGraphs* graphs = nullptr;
   if (graphs_wanted() && eager_steps_ > 0) {
-    if (!graphs_ || graphs_->loss_scale != scaler_.scale()) record_train_graphs();
+    if (!graphs_ || graphs_->loss_scale != scaler_.scale() || !graphs_->current())
+      record_train_graphs();
     graphs = graphs_.get();
   }
   const float step_scale = scaler_.scale();  // what this step's gradients are scaled by
@@ -164,7 +165,7 @@ float Trainer::loss() {
 
 void Trainer::infer_step() {
   if (graphs_wanted() && eager_steps_ > 0) {
-    if (!graphs_) record_infer_graph();
+    if (!graphs_ || !graphs_->current()) record_infer_graph();
     if (graphs_) {
       graphs_->gradients->launch();
       return;

@@ -123,11 +123,14 @@ class Trainer {
   Trainer(PassedGraph passed, backend::Backend& backend, const TrainerConfig& config);
 
   // What a recording depends on besides the trainer's own buffers: the loss scale (an argument
-  // of the loss gradient and the update). The batch is always in inputs().
+  // of the loss gradient and the update), and the backend's scratch staying where it was (an op
+  // run between steps, another model's or a decoder's, may reallocate it). The batch is always
+  // in inputs().
   struct StepGraphs {
     float loss_scale = 1.0f;
     std::unique_ptr<backend::DeviceGraph> gradients;  // forward..backward, or inference
     std::unique_ptr<backend::DeviceGraph> update;
+    bool current() const { return gradients->current() && (!update || update->current()); }
   };
   // Forward, loss, backward with the bucketed all-reduce, and the gradients' cast to f32.
   void compute_gradients();

@@ -1,12 +1,14 @@
 // The CUDA backend's own behaviour, apart from op results (those are op harness cases, run on
 // the cuda variants): convolution plans measured once per shape, the routes' choices, pooling
-// workspaces, and batch norm's fixed-order sums (the same bits run after run). Labelled gpu;
+// workspaces, recordings that notice the workspace moving, and batch norm's fixed-order sums (the
+// same bits run after run). Labelled gpu;
 // each test skips itself without a GPU.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "tests/gpu/cuda_test_util.h"
+#include "tests/gpu/grow_workspace.h"
 
 namespace dlbench::gpu_test {
 namespace {
@@ -141,6 +143,40 @@ backend::PoolParams max_pool(std::int64_t h, std::int64_t w, std::int64_t c, int
   p.kind = backend::PoolKind::kMax, p.n = 2, p.h = h, p.w = w, p.c = c;
   p.window_h = p.window_w = window, p.stride_h = p.stride_w = stride;
   return p;
+}
+
+// A recording holds the workspace's address. Once an op outside it reallocates the workspace, the
+// recording is no longer current and refuses to launch rather than replay into freed memory; one
+// made after the growth is current and runs.
+TEST_F(GpuOpTest, ARecordingIsNotCurrentAfterTheWorkspaceGrows) {
+  GpuTensor t(gpu(), {64}, DType::kF32);
+  gpu().begin_capture();
+  gpu().fill(t.tensor(), 2.0f);
+  const std::unique_ptr<backend::DeviceGraph> graph = gpu().end_capture();
+  ASSERT_NE(graph, nullptr);
+  EXPECT_TRUE(graph->current());
+  graph->launch();
+  gpu().synchronize();
+  EXPECT_EQ(t.download(), std::vector<float>(64, 2.0f));
+
+  const std::size_t before = grow_workspace(gpu());
+  EXPECT_GT(gpu().workspace_bytes(), before);
+  EXPECT_FALSE(graph->current());
+  try {
+    graph->launch();
+    ADD_FAILURE() << "a recording launched after the workspace it holds was reallocated";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInternal);
+    EXPECT_NE(std::string(e.what()).find("record it again"), std::string::npos) << e.what();
+  }
+
+  gpu().begin_capture();
+  gpu().fill(t.tensor(), 3.0f);
+  const std::unique_ptr<backend::DeviceGraph> again = gpu().end_capture();
+  EXPECT_TRUE(again->current());
+  again->launch();
+  gpu().synchronize();
+  EXPECT_EQ(t.download(), std::vector<float>(64, 3.0f));
 }
 
 // Max pooling saves a uint8 argmax per output element, int32 past a 16x16 window.

@@ -131,6 +131,7 @@ void* CudaBackend::workspace(std::size_t bytes) {
     const std::size_t grown = std::max(bytes, workspace_.bytes() * 3 / 2);
     workspace_ = Buffer();
     workspace_ = Buffer(allocator_, align_up(grown));
+    ++workspace_generation_;  // recordings that hold the old address are no longer current
   }
   return workspace_.data();
 }

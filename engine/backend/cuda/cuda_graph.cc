@@ -9,8 +9,15 @@ namespace {
 
 class CudaGraph final : public DeviceGraph {
  public:
-  CudaGraph(int device, cudaStream_t stream, cudaGraph_t graph)
-      : device_(device), stream_(stream), graph_(graph) {
+  // `workspace_generation` is the backend's count of workspace reallocations, read at each
+  // launch; the backend outlives its graphs.
+  CudaGraph(int device, cudaStream_t stream, cudaGraph_t graph,
+            const std::uint64_t& workspace_generation)
+      : device_(device),
+        stream_(stream),
+        graph_(graph),
+        generation_(workspace_generation),
+        recorded_generation_(workspace_generation) {
     CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
   }
   ~CudaGraph() override {
@@ -23,12 +30,21 @@ class CudaGraph final : public DeviceGraph {
   CudaGraph(const CudaGraph&) = delete;
   CudaGraph& operator=(const CudaGraph&) = delete;
 
-  void launch() override { CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
+  bool current() const override { return generation_ == recorded_generation_; }
+
+  void launch() override {
+    DLBENCH_CHECK(current(),
+                  "a recorded CUDA graph was launched after the backend's workspace it holds was "
+                  "reallocated; record it again");
+    CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+  }
 
  private:
   int device_;
   cudaStream_t stream_;
   cudaGraph_t graph_;
+  const std::uint64_t& generation_;
+  std::uint64_t recorded_generation_;
   cudaGraphExec_t exec_ = nullptr;
 };
 
@@ -48,7 +64,7 @@ std::unique_ptr<DeviceGraph> CudaBackend::end_capture() {
     throw Error(ErrorKind::kExternal,
                 std::string("CUDA graph capture failed: ") + cudaGetErrorString(e));
   }
-  return std::make_unique<CudaGraph>(index_, stream_, graph);
+  return std::make_unique<CudaGraph>(index_, stream_, graph, workspace_generation_);
 }
 
 void CudaBackend::abort_capture() noexcept {
