@@ -2,7 +2,7 @@
 // shapes at batch 256, fp16 and bf16, for several choices of rows in flight per thread (kRows) and
 // blocks per SM (kMinBlocks), and for the apply kernels' grid sized by their occupancy or not, so
 // the defaults there follow a measurement. A benchmark, not a test (CTest does not run it); the
-// CUDA build makes it: `build/tests/dlbench_bn_kernels_bench` on a machine with a GPU.
+// CUDA build makes it: `<build dir>/tests/dlbench_bn_kernels_bench` on a machine with a GPU.
 // Per kernel it prints the microseconds summed over the nine shapes for each variant (RxMy[o]: x
 // rows, y blocks, o the occupancy grid), then the TB/s each reached at 802816x64, 12544x512 and
 // 802816x256 (bytes the kernel must move, mask bits included, over its time). The inputs stay the

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -108,7 +107,7 @@ int probe_all(std::int64_t batch) {
     }
     const auto y_count = static_cast<std::size_t>(p.n * p.out_h() * p.out_w() * p.k);
     const auto w_count = static_cast<std::size_t>(p.k * p.r * p.s * p.c);
-    const Half dx(x), dapplied(applied), dscale(scale), dshift(shift),
+    const Half x_device(x), dapplied(applied), dscale(scale), dshift(shift),
         w(random_values(w_count, 4, -0.1f, 0.1f)), dy(random_values(y_count, 5, -1, 1)), y(y_count),
         dw_plain(w_count), dw_fused(w_count), x_copy(x_count);
     const Scratch stats_buffer(2 * sizeof(float) * static_cast<std::size_t>(p.k));
@@ -121,7 +120,7 @@ int probe_all(std::int64_t batch) {
       plain.run(handle, dapplied.get(), w.get(), nullptr, nullptr, y.get(), workspace, stats);
     });
     const float f1 = median_ms([&] {
-      fused.run(handle, dx.get(), w.get(), nullptr, nullptr, y.get(), workspace, stats,
+      fused.run(handle, x_device.get(), w.get(), nullptr, nullptr, y.get(), workspace, stats,
                 dscale.get(), dshift.get());
     });
     const float g0 = median_ms([&] {
@@ -129,12 +128,12 @@ int probe_all(std::int64_t batch) {
                       workspace);
     });
     const float g1 = median_ms([&] {
-      fused_wgrad.run(handle, dx.get(), dw_fused.get(), dy.get(), dscale.get(), dshift.get(),
+      fused_wgrad.run(handle, x_device.get(), dw_fused.get(), dy.get(), dscale.get(), dshift.get(),
                       workspace);
     });
     const float c = median_ms([&] {
-      CUDA_CHECK(
-          cudaMemcpyAsync(x_copy.get(), dx.get(), dx.bytes(), cudaMemcpyDeviceToDevice, nullptr));
+      CUDA_CHECK(cudaMemcpyAsync(x_copy.get(), x_device.get(), x_device.bytes(),
+                                 cudaMemcpyDeviceToDevice, nullptr));
     });
     const std::vector<float> a = dw_plain.download(), b = dw_fused.download();
     double largest = 0, diff = 0;
@@ -159,15 +158,6 @@ int probe_all(std::int64_t batch) {
 }  // namespace dlbench::backend::cuda
 
 int main(int argc, char** argv) {
-  const std::int64_t batch = argc > 1 ? std::atoll(argv[1]) : 256;
-  if (batch <= 0) {
-    std::fprintf(stderr, "usage: dlbench_conv_prologue_probe [BATCH > 0]\n");
-    return 2;
-  }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "dlbench_conv_prologue_probe: no CUDA GPU\n");
-    return 1;
-  }
-  return dlbench::backend::cuda::probe_all(batch);
+  return dlbench::backend::cuda::probe::run_main(argc, argv, "dlbench_conv_prologue_probe",
+                                                 dlbench::backend::cuda::probe_all);
 }

@@ -12,12 +12,12 @@
 //   sums    the same epilogue with the two sums as reductions (the generic runtime fusion);
 //   copy    a device copy of x, the least one pass over the activation costs.
 // The fused passes' outputs are checked against the plain dgrad's with the ReLU applied on the
-// host, summed in f64 (largest difference over the largest value, per output). The last line
-// weights each shape by how many of it a ResNet-50 step runs.
+// host, summed in f64 (largest difference over the largest value, per output); past the
+// tolerances it exits 3. The last line weights each shape by how many of it a ResNet-50 step
+// runs. Each graph runs on its first engine that finalizes (probe_util.h); others are not timed.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <deque>
 #include <string>
 #include <vector>
@@ -143,6 +143,12 @@ class Dgrad {
 };
 
 // Largest |a - b| over the largest |b|.
+// How far a fused output may be from the host's, relative to its largest value: the masked
+// gradient is f16 (ulp 1e-3) from a different engine, the f32 sums differ by summation order.
+// The measured errors were at most 6e-4 and 4e-4 (H200, 2026-12-01).
+constexpr double kGradientTolerance = 1e-2;
+constexpr double kSumTolerance = 2e-3;
+
 double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
   double largest = 0, diff = 0;
   for (std::size_t i = 0; i < b.size(); ++i) {
@@ -192,6 +198,7 @@ int probe_all(std::int64_t batch) {
               "errors: g, dbias, dscale, A, B, C");
   double plain_total = 0, bnw_total = 0, sums_total = 0, copy_total = 0;
   bool bnw_all = true, sums_all = true;
+  bool wrong = false;  // a fused output past its tolerance
   for (const probe::Layer& l : probe::kBnReluConvs) {
     const ConvParams p = probe::conv_params(l, batch);
     const Dgrad plain(handle, p, Epilogue::kNone), bnw(handle, p, Epilogue::kBnWeights),
@@ -210,7 +217,7 @@ int probe_all(std::int64_t batch) {
                              invstd = random_values(channels, 3, 0.5f, 1.5f),
                              scale = random_values(channels, 4, 0.5f, 1.5f),
                              bias = random_values(channels, 5, -0.5f, 0.5f);
-    const Half dx(x), w(random_values(w_count, 6, -0.1f, 0.1f)),
+    const Half x_device(x), w(random_values(w_count, 6, -0.1f, 0.1f)),
         dy(random_values(y_count, 7, -1, 1)), g_plain(x_count), g_fused(x_count), x_copy(x_count);
     const Float dmean(mean), dinvstd(invstd), dscale(scale), dbias(bias);
     std::deque<Float> outputs;
@@ -218,8 +225,8 @@ int probe_all(std::int64_t batch) {
     const Scratch workspace(std::max({plain.graph().workspace_bytes(),
                                       bnw.graph().ok() ? bnw.graph().workspace_bytes() : 0,
                                       sums.graph().ok() ? sums.graph().workspace_bytes() : 0}));
-    Dgrad::Pointers ptrs{dy.get(),     w.get(),     dx.get(),      dmean.get(), dinvstd.get(),
-                         dscale.get(), dbias.get(), g_plain.get(), {}};
+    Dgrad::Pointers ptrs{dy.get(),     w.get(),     x_device.get(), dmean.get(), dinvstd.get(),
+                         dscale.get(), dbias.get(), g_plain.get(),  {}};
     for (int i = 0; i < 5; ++i) ptrs.sums[i] = outputs[static_cast<std::size_t>(i)].get();
     const float t_plain = median_ms([&] { plain.run(handle, ptrs, workspace.get()); });
     const Reference ref = reference(g_plain.download(), x, mean, invstd, scale, bias);
@@ -235,13 +242,15 @@ int probe_all(std::int64_t batch) {
     };
     const float t_bnw = timed(bnw, bnw_all);
     if (bnw.graph().ok()) {
-      std::snprintf(text, sizeof text, "bnw %.1e %.1e %.1e %.1e %.1e %.1e",
-                    relative_error(widened(g_fused.download()), widened(ref.g)),
-                    relative_error(widened(outputs[1].download()), ref.dbias),
-                    relative_error(widened(outputs[0].download()), ref.dscale),
-                    relative_error(widened(outputs[2].download()), ref.eq_dy),
-                    relative_error(widened(outputs[3].download()), ref.eq_x),
-                    relative_error(widened(outputs[4].download()), ref.eq_bias));
+      const double e[] = {relative_error(widened(g_fused.download()), widened(ref.g)),
+                          relative_error(widened(outputs[1].download()), ref.dbias),
+                          relative_error(widened(outputs[0].download()), ref.dscale),
+                          relative_error(widened(outputs[2].download()), ref.eq_dy),
+                          relative_error(widened(outputs[3].download()), ref.eq_x),
+                          relative_error(widened(outputs[4].download()), ref.eq_bias)};
+      wrong = wrong || e[0] > kGradientTolerance || *std::max_element(e + 1, e + 6) > kSumTolerance;
+      std::snprintf(text, sizeof text, "bnw %.1e %.1e %.1e %.1e %.1e %.1e", e[0], e[1], e[2], e[3],
+                    e[4], e[5]);
       errors += text;
     }
     const float t_sums = timed(sums, sums_all);
@@ -249,15 +258,17 @@ int probe_all(std::int64_t batch) {
       const std::vector<float> sum_g = outputs[0].download(), sum_gxm = outputs[1].download();
       std::vector<double> dscale_sums(channels);
       for (std::size_t c = 0; c < channels; ++c) dscale_sums[c] = double(sum_gxm[c]) * invstd[c];
-      std::snprintf(text, sizeof text, "%ssums %.1e %.1e %.1e", errors.empty() ? "" : "; ",
-                    relative_error(widened(g_fused.download()), widened(ref.g)),
-                    relative_error(widened(sum_g), ref.dbias),
-                    relative_error(dscale_sums, ref.dscale));
+      const double e[] = {relative_error(widened(g_fused.download()), widened(ref.g)),
+                          relative_error(widened(sum_g), ref.dbias),
+                          relative_error(dscale_sums, ref.dscale)};
+      wrong = wrong || e[0] > kGradientTolerance || std::max(e[1], e[2]) > kSumTolerance;
+      std::snprintf(text, sizeof text, "%ssums %.1e %.1e %.1e", errors.empty() ? "" : "; ", e[0],
+                    e[1], e[2]);
       errors += text;
     }
     const float t_copy = median_ms([&] {
-      CUDA_CHECK(
-          cudaMemcpyAsync(x_copy.get(), dx.get(), dx.bytes(), cudaMemcpyDeviceToDevice, nullptr));
+      CUDA_CHECK(cudaMemcpyAsync(x_copy.get(), x_device.get(), x_device.bytes(),
+                                 cudaMemcpyDeviceToDevice, nullptr));
     });
     std::printf("%-22s %7.3f %7.3f %7.3f %7.3f | %s\n", l.name, t_plain, t_bnw, t_sums, t_copy,
                 errors.c_str());
@@ -270,6 +281,12 @@ int probe_all(std::int64_t batch) {
   std::printf("%-22s %7.3f %7.3f %7.3f %7.3f | ms a step (each shape times its count)%s\n",
               "step total", plain_total, bnw_all ? bnw_total : NAN, sums_all ? sums_total : NAN,
               copy_total, bnw_all && sums_all ? "" : "; nan: some shape had no engine");
+  if (wrong) {
+    std::printf("WRONG: a fused output is past its tolerance (%.0e gradient, %.0e sums)\n",
+                kGradientTolerance, kSumTolerance);
+    return 3;
+  }
+  std::printf("every fused output within its tolerance\n");
   return 0;
 }
 
@@ -277,15 +294,6 @@ int probe_all(std::int64_t batch) {
 }  // namespace dlbench::backend::cuda
 
 int main(int argc, char** argv) {
-  const std::int64_t batch = argc > 1 ? std::atoll(argv[1]) : 256;
-  if (batch <= 0) {
-    std::fprintf(stderr, "usage: dlbench_dgrad_bn_probe [BATCH > 0]\n");
-    return 2;
-  }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "dlbench_dgrad_bn_probe: no CUDA GPU\n");
-    return 1;
-  }
-  return dlbench::backend::cuda::probe_all(batch);
+  return dlbench::backend::cuda::probe::run_main(argc, argv, "dlbench_dgrad_bn_probe",
+                                                 dlbench::backend::cuda::probe_all);
 }

@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <limits>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,22 +57,22 @@ inline ConvParams conv_params(const Layer& l, std::int64_t batch) {
 
 // A device buffer of `count` f16 (or f32) values, freed with the object.
 template <class T>
-class Buffer {
+class DeviceValues {
  public:
   // `count` zeros.
-  explicit Buffer(std::size_t count) : count_(count) {
+  explicit DeviceValues(std::size_t count) : count_(count) {
     CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(bytes(), 16)));
     CUDA_CHECK(cudaMemset(data_, 0, bytes()));
   }
-  explicit Buffer(const std::vector<float>& values) : count_(values.size()) {
+  explicit DeviceValues(const std::vector<float>& values) : count_(values.size()) {
     std::vector<T> h(values.size());
     for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<T>(values[i]);
     CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(bytes(), 16)));
     CUDA_CHECK(cudaMemcpy(data_, h.data(), bytes(), cudaMemcpyHostToDevice));
   }
-  ~Buffer() { CUDA_CHECK_NOTHROW(cudaFree(data_)); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
+  ~DeviceValues() { CUDA_CHECK_NOTHROW(cudaFree(data_)); }
+  DeviceValues(const DeviceValues&) = delete;
+  DeviceValues& operator=(const DeviceValues&) = delete;
   void* get() const { return data_; }
   std::size_t bytes() const { return count_ * sizeof(T); }
   std::vector<float> download() const {
@@ -84,8 +87,8 @@ class Buffer {
   void* data_ = nullptr;
   std::size_t count_;
 };
-using Half = Buffer<__half>;
-using Float = Buffer<float>;
+using Half = DeviceValues<__half>;
+using Float = DeviceValues<float>;
 
 // Uniform in [lo, hi), rounded to f16 (so the host sees what the device reads).
 inline std::vector<float> random_values(std::size_t count, std::uint32_t seed, float lo, float hi) {
@@ -172,5 +175,21 @@ class Scratch {
  private:
   void* data_ = nullptr;
 };
+
+// A probe's main: the batch from argv[1] (256 by default), checked, and a GPU present; then
+// `probe(batch)`'s exit code.
+inline int run_main(int argc, char** argv, const char* name, int (*probe)(std::int64_t)) {
+  const std::int64_t batch = argc > 1 ? std::atoll(argv[1]) : 256;
+  if (batch <= 0) {
+    std::fprintf(stderr, "usage: %s [BATCH > 0]\n", name);
+    return 2;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "%s: no CUDA GPU\n", name);
+    return 1;
+  }
+  return probe(batch);
+}
 
 }  // namespace dlbench::backend::cuda::probe

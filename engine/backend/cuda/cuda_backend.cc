@@ -129,9 +129,11 @@ void* CudaBackend::workspace(std::size_t bytes) {
     // cudaFree waits for the device, so no queued op still reads the old buffer. Grow by at
     // least half again, so a sequence of slowly growing requests reallocates rarely.
     const std::size_t grown = std::max(bytes, workspace_.bytes() * 3 / 2);
+    // Counted before the old buffer goes: recordings that hold its address are no longer
+    // current, even when the new allocation then fails (callers may catch that and go on).
+    ++workspace_generation_;
     workspace_ = Buffer();
     workspace_ = Buffer(allocator_, align_up(grown));
-    ++workspace_generation_;  // recordings that hold the old address are no longer current
   }
   return workspace_.data();
 }

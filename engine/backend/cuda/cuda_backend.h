@@ -292,6 +292,7 @@ class CudaBackend final : public Backend {
   Buffer cublas_workspace_;
   Buffer workspace_;
   std::uint64_t workspace_generation_ = 0;  // reallocations of workspace_ (DeviceGraph::current)
+  std::uint64_t capture_generation_ = 0;    // workspace_generation_ when the capture began
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
   // What a cuDNN attention plan depends on (math aside: it runs f16 and bf16 only).

@@ -190,11 +190,11 @@ inline Chunking chunking(const BatchNormParams& p, const Tiling& t) {
 }
 
 // Apply kernels stride down the rows in one wave: as many blocks as the GPU keeps `resident` at
-// once (resident_blocks). More would make a second, partial wave whose blocks each still walk a
-// full share of the rows: the f16 tail kernels' registers leave room for 3 blocks of 256 threads
-// on an SM, not the 8 the thread count alone allows (a grid of 8 per SM ran 3 waves where 2.67
-// were needed). Sizing by occupancy measured 3-7 % faster per apply kernel on an H200
-// (docs/measurements.md, 2026-12-01).
+// once (resident_blocks). The grid used to be 8 blocks of 256 threads per SM, what the thread
+// count alone allows, but the f16 tail kernels' registers leave room for 3 (forward) and 2
+// (backward) blocks on an SM: the blocks then ran in several waves, a partial one among them in
+// the forward, each block walking its fixed share of the rows. One wave measured 3-6 % faster
+// per apply kernel on an H200 (docs/measurements.md, 2026-12-01).
 inline dim3 apply_grid(const Tiling& t, int resident) {
   const std::int64_t down =
       std::clamp<std::int64_t>(resident / t.tiles, 1, std::min(t.row_steps, kMaxChunks));
@@ -202,7 +202,8 @@ inline dim3 apply_grid(const Tiling& t, int resident) {
 }
 
 // Blocks of `kernel`, launched with `block`, that all of `device`'s multiprocessors keep resident
-// at once. Asked of CUDA once per kernel, block and device.
+// at once. Asked of CUDA once per kernel, block and device; the occupancy query answers for the
+// current device, so callers make `device` current first (the launchers' activate()).
 template <class Kernel>
 int resident_blocks(Kernel kernel, dim3 block, int device) {
   static std::mutex mutex;

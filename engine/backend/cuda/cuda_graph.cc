@@ -10,14 +10,14 @@ namespace {
 class CudaGraph final : public DeviceGraph {
  public:
   // `workspace_generation` is the backend's count of workspace reallocations, read at each
-  // launch; the backend outlives its graphs.
+  // launch (the backend outlives its graphs); `recorded` its value when the capture began.
   CudaGraph(int device, cudaStream_t stream, cudaGraph_t graph,
-            const std::uint64_t& workspace_generation)
+            const std::uint64_t& workspace_generation, std::uint64_t recorded)
       : device_(device),
         stream_(stream),
         graph_(graph),
         generation_(workspace_generation),
-        recorded_generation_(workspace_generation) {
+        recorded_generation_(recorded) {
     CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
   }
   ~CudaGraph() override {
@@ -53,6 +53,8 @@ class CudaGraph final : public DeviceGraph {
 void CudaBackend::begin_capture() {
   activate();
   CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  // A workspace that moves while the recording is made leaves it not current.
+  capture_generation_ = workspace_generation_;
 }
 
 std::unique_ptr<DeviceGraph> CudaBackend::end_capture() {
@@ -64,7 +66,8 @@ std::unique_ptr<DeviceGraph> CudaBackend::end_capture() {
     throw Error(ErrorKind::kExternal,
                 std::string("CUDA graph capture failed: ") + cudaGetErrorString(e));
   }
-  return std::make_unique<CudaGraph>(index_, stream_, graph, workspace_generation_);
+  return std::make_unique<CudaGraph>(index_, stream_, graph, workspace_generation_,
+                                     capture_generation_);
 }
 
 void CudaBackend::abort_capture() noexcept {
