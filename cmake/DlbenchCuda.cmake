@@ -14,6 +14,12 @@ if(NOT DLBENCH_CUDA STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES 90)
     endif()
     enable_language(CUDA)
+    # CMake before 3.26 does not know that nvcc 12+ takes -std=c++20 (CUDA_STANDARD 20 then
+    # fails at generate time); tell it, as newer CMake does itself.
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     # cuDNN and NCCL ship with the toolkit here and as system libraries elsewhere.

@@ -1,8 +1,7 @@
 // The CUDA backend's own behaviour, apart from op results (those are op harness cases, run on
 // the cuda variants): convolution plans measured once per shape, the routes' choices, pooling
 // workspaces, recordings that notice the workspace moving, and batch norm's fixed-order sums (the
-// same bits run after run). Labelled gpu;
-// each test skips itself without a GPU.
+// same bits run after run). Labelled gpu; each test skips itself without a GPU.
 #include <algorithm>
 #include <string>
 #include <vector>
