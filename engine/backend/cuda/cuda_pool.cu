@@ -15,9 +15,11 @@
 //
 //   backward: where small windows (at most 8 positions) tile the input exactly (VGG's 2x2/2), a
 //             thread per output writes its window's gradient (no input is in two windows).
-//             Otherwise a gather, for both kinds. A thread owns dx at (n, d, h, w, channels) and
-//             adds, in a fixed order (o, p, then q, ascending), dy of every output whose window
-//             covers it:
+//             Where windows are at most one wider than their stride (ResNet's 3x3/2) and dx is
+//             overwritten, a thread per stride block of inputs sums the gather's terms from the
+//             2 x 2 outputs that cover it. Otherwise a gather, for both kinds. A thread owns dx at
+//             (n, d, h, w, channels) and adds, in a fixed order (o, p, then q, ascending), dy of
+//             every output whose window covers it:
 //               p in [ceil((h + pad_h - KH + 1) / stride_h), floor((h + pad_h) / stride_h)]
 //             clipped to [0, P), o and q likewise. Max adds dy where the saved argmax names (h, w);
 //             average adds dy / count. No atomics, so the result is deterministic; ResNet's 3x3/2
@@ -181,6 +183,81 @@ __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __rest
   }
 }
 
+// Windows at most one position wider than their stride (ResNet's 3x3/2), 2D, dx overwritten: a
+// thread owns a stride_h x stride_w block of inputs (n, bh, bw, channels), whose covering
+// outputs are at most 2 x 2. It loads their dy (and argmax) once into registers and sums them
+// into each of its inputs in the gather's order (p, then q, ascending), so each dy is read by 4
+// threads rather than the 9 inputs of its window, and dx is the gather's to the bit. (Adding
+// into dx it measured slower than the gather, so accumulation stays there.) rows = N
+// ceil(H / stride_h); columns = ceil(W / stride_w) packs.
+constexpr int kBlockCover = 2;
+
+template <class T, class Idx, int kVec, PoolKind kKind>
+__global__ void pool_backward_blocked_kernel(const T* __restrict__ dy,
+                                             const Idx* __restrict__ argmax, PoolGeometry g,
+                                             std::int64_t rows, T* __restrict__ dx) {
+  const int packs = g.c / kVec;
+  const int block_rows = (g.h + g.stride_h - 1) / g.stride_h;
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int block_cols = (g.w + g.stride_w - 1) / g.stride_w;
+  if (col >= block_cols * packs) return;
+  const int bw = col / packs;
+  const int c0 = (col - bw * packs) * kVec;
+  const int w_first = bw * g.stride_w, w_end = min(w_first + g.stride_w, g.w);
+  const int q0 = first_cover(w_first, g.window_w, g.stride_w, g.pad_w);
+  const int q1 = last_cover(w_end - 1, g.stride_w, g.pad_w, g.out_w);
+  for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
+       row += std::int64_t{gridDim.y} * blockDim.y) {
+    const auto n = static_cast<int>(row / block_rows);
+    const int bh = static_cast<int>(row - std::int64_t{n} * block_rows);
+    const int h_first = bh * g.stride_h, h_end = min(h_first + g.stride_h, g.h);
+    const int p0 = first_cover(h_first, g.window_h, g.stride_h, g.pad_h);
+    const int p1 = last_cover(h_end - 1, g.stride_h, g.pad_h, g.out_h);
+    Pack<T, kVec> grad[kBlockCover][kBlockCover];
+    Pack<Idx, kVec> best[kBlockCover][kBlockCover];
+#pragma unroll
+    for (int i = 0; i < kBlockCover; ++i)
+#pragma unroll
+      for (int j = 0; j < kBlockCover; ++j)
+        if (p0 + i <= p1 && q0 + j <= q1) {
+          const std::int64_t out =
+              ((std::int64_t{n} * g.out_h + p0 + i) * g.out_w + q0 + j) * g.c + c0;
+          grad[i][j] = load<T, kVec>(dy + out);
+          if constexpr (kKind == PoolKind::kMax) best[i][j] = load<Idx, kVec>(argmax + out);
+        }
+    for (int h = h_first; h < h_end; ++h) {
+      const int hp0 = first_cover(h, g.window_h, g.stride_h, g.pad_h);
+      const int hp1 = last_cover(h, g.stride_h, g.pad_h, g.out_h);
+      for (int w = w_first; w < w_end; ++w) {
+        const int wq0 = first_cover(w, g.window_w, g.stride_w, g.pad_w);
+        const int wq1 = last_cover(w, g.stride_w, g.pad_w, g.out_w);
+        float acc[kVec];
+        for (int v = 0; v < kVec; ++v) acc[v] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kBlockCover; ++i)
+#pragma unroll
+          for (int j = 0; j < kBlockCover; ++j) {
+            const int p = p0 + i, q = q0 + j;
+            if (p < hp0 || p > hp1 || q < wq0 || q > wq1) continue;
+            const int h_start = p * g.stride_h - g.pad_h, w_start = q * g.stride_w - g.pad_w;
+            if constexpr (kKind == PoolKind::kMax) {
+              const int k = (h - h_start) * g.window_w + (w - w_start);
+              for (int v = 0; v < kVec; ++v)
+                if (static_cast<int>(best[i][j].v[v]) == k) acc[v] += to_f32(grad[i][j].v[v]);
+            } else {
+              const int rows_in = min(h_start + g.window_h, g.h) - max(h_start, 0);
+              const int cols_in = min(w_start + g.window_w, g.w) - max(w_start, 0);
+              const auto count = static_cast<float>(rows_in * cols_in);
+              for (int v = 0; v < kVec; ++v) acc[v] += to_f32(grad[i][j].v[v]) / count;
+            }
+          }
+        const std::int64_t in = (std::int64_t{n} * g.h + h) * g.w + w;
+        store_gradient<T, kVec>(dx + in * g.c + c0, acc, false);
+      }
+    }
+  }
+}
+
 // Windows that tile the input exactly (window = stride, no padding, every input in one window:
 // VGG's 2x2/2): a thread per output (n, o, p, q, pack) writes its whole window's gradient, dy
 // where the argmax names the position (max) or dy / count (average), 0 elsewhere. No input is
@@ -239,6 +316,14 @@ bool tiles_exactly(const PoolParams& p) {
          p.pad_d == 0 && p.pad_h == 0 && p.pad_w == 0 && p.d == p.out_d() * p.stride_d &&
          p.h == p.out_h() * p.stride_h && p.w == p.out_w() * p.stride_w &&
          p.window_positions() <= kMaxTiledWindow && p.n * p.out_d() * p.out_h() <= kRowLimit;
+}
+
+// Whether a thread per stride block writes dx (pool_backward_blocked_kernel): overwriting, 2D
+// windows at most one position wider than their stride, so a block's inputs are covered by at
+// most 2 x 2 outputs.
+bool blocks_cover(const PoolParams& p, GradMode mode) {
+  return mode == GradMode::kOverwrite && !p.volumetric() && p.window_h <= p.stride_h + 1 &&
+         p.window_w <= p.stride_w + 1;
 }
 
 bool byte_argmax(const PoolParams& p) {
@@ -378,6 +463,18 @@ void CudaBackend::pool_backward_impl(const PoolParams& p, const Tensor& x, const
       else
         pool_backward_tiled_kernel<T, std::uint8_t, kVec, PoolKind::kAverage>
             <<<t.grid, t.block, 0, stream_>>>(pdy, nullptr, g, out_rows, accumulate, pdx);
+      CUDA_CHECK_LAUNCH();
+      return;
+    }
+    if (blocks_cover(p, mode)) {
+      const std::int64_t block_rows = p.n * ((p.h + p.stride_h - 1) / p.stride_h);
+      const Launch b = launch_for(block_rows, (p.w + p.stride_w - 1) / p.stride_w * (p.c / kVec));
+      if (max)
+        pool_backward_blocked_kernel<T, Idx, kVec, PoolKind::kMax>
+            <<<b.grid, b.block, 0, stream_>>>(pdy, static_cast<const Idx*>(ws), g, block_rows, pdx);
+      else
+        pool_backward_blocked_kernel<T, std::uint8_t, kVec, PoolKind::kAverage>
+            <<<b.grid, b.block, 0, stream_>>>(pdy, nullptr, g, block_rows, pdx);
       CUDA_CHECK_LAUNCH();
       return;
     }
