@@ -61,12 +61,21 @@ Geo geo(long rows, long C) {
   const Chunking k = chunking(p, t);
   return {t, t.block, t.tiles, k.chunks, k.rows_per_chunk};
 }
+// Blocks of `kernel` that the current GPU keeps resident at once (as CudaBackend::resident_blocks).
+int resident_blocks(const void* kernel, dim3 block) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, kernel, static_cast<int>(block.x * block.y * block.z), 0));
+  return std::max(1, g_sms * per_sm);
+}
+
 // The launchers' apply grid (one wave of as many blocks as `kernel` keeps resident), or, with
 // g_occupancy_grid false, the grid they used before 2026-12-01: 8 blocks of 256 threads per SM,
 // whatever the kernel's registers allow.
 template <class K>
 dim3 apply_grid_for(K kernel, const Geo& g) {
-  if (g_occupancy_grid) return apply_grid(g.tiling, resident_blocks(kernel, g.block, 0));
+  if (g_occupancy_grid)
+    return apply_grid(g.tiling, resident_blocks(reinterpret_cast<const void*>(kernel), g.block));
   return apply_grid(g.tiling, g_sms * (2048 / kBlock));
 }
 

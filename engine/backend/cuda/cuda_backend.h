@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/backend/backend.h"
@@ -189,6 +190,9 @@ class CudaBackend final : public Backend {
   void activate() const;
   // Scratch of at least `bytes`, valid until the next call (ops on the stream run in order).
   void* workspace(std::size_t bytes);
+  // Blocks of `kernel` (a __global__ function) launched with `block` that this GPU keeps
+  // resident at once; CUDA's occupancy calculator is asked once per kernel and block size.
+  int resident_blocks(const void* kernel, dim3 block);
   // The cuBLAS handle on the backend's stream, made on first use.
   cublasHandle_t cublas();
   // Throws unless t lives on this backend's GPU.
@@ -295,6 +299,7 @@ class CudaBackend final : public Backend {
   std::uint64_t capture_generation_ = 0;    // workspace_generation_ when the capture began
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
+  std::map<std::pair<const void*, unsigned>, int> resident_blocks_;  // kernel, block size
   // What a cuDNN attention plan depends on (math aside: it runs f16 and bf16 only).
   struct AttentionKey {
     std::int64_t batch, heads, seq_q, seq_kv, head_dim;

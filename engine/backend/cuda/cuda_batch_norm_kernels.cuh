@@ -42,10 +42,6 @@
 // backward reads x and dy twice and writes dx (3 and 5 passes over an activation).
 #pragma once
 
-#include <map>
-#include <mutex>
-#include <tuple>
-
 #include "engine/backend/cuda/cuda_kernels.cuh"
 
 // Included by cuda_batch_norm.cu alone (the launchers), hence the unnamed namespace.
@@ -190,8 +186,8 @@ inline Chunking chunking(const BatchNormParams& p, const Tiling& t) {
 }
 
 // Apply kernels stride down the rows in one wave: as many blocks as the GPU keeps `resident` at
-// once (resident_blocks). The grid used to be 8 blocks of 256 threads per SM, what the thread
-// count alone allows, but the f16 tail kernels' registers leave room for 3 (forward) and 2
+// once (CudaBackend::resident_blocks). The grid used to be 8 blocks of 256 threads per SM, what the
+// thread count alone allows, but the f16 tail kernels' registers leave room for 3 (forward) and 2
 // (backward) blocks on an SM: the blocks then ran in several waves, a partial one among them in
 // the forward, each block walking its fixed share of the rows. One wave measured 3-6 % faster
 // per apply kernel on an H200 (docs/measurements.md, 2026-12-01).
@@ -199,24 +195,6 @@ inline dim3 apply_grid(const Tiling& t, int resident) {
   const std::int64_t down =
       std::clamp<std::int64_t>(resident / t.tiles, 1, std::min(t.row_steps, kMaxChunks));
   return dim3(t.tiles, static_cast<unsigned>(down));
-}
-
-// Blocks of `kernel`, launched with `block`, that all of `device`'s multiprocessors keep resident
-// at once. Asked of CUDA once per kernel, block and device; the occupancy query answers for the
-// current device, so callers make `device` current first (the launchers' activate()).
-template <class Kernel>
-int resident_blocks(Kernel kernel, dim3 block, int device) {
-  static std::mutex mutex;
-  static std::map<std::tuple<const void*, unsigned, int>, int> known;
-  const auto key =
-      std::make_tuple(reinterpret_cast<const void*>(kernel), block.x * block.y * block.z, device);
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (const auto it = known.find(key); it != known.end()) return it->second;
-  int sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
-                                                           static_cast<int>(std::get<1>(key)), 0));
-  return known[key] = std::max(1, sms * per_sm);
 }
 
 // A normalized residual's share of a backward partial pass (p.residual_norm): its input and
