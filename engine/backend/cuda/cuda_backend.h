@@ -172,6 +172,10 @@ class CudaBackend final : public Backend {
   // Applies to shapes planned after the call; a pinned route records times of 0.
   void set_conv_route(ConvRoute route) { conv_route_ = route; }
   // Bytes of im2col columns built at once (tests make it small to cut a product in chunks).
+  // Big enough that each chunk's product is large (ResNet-50's widest 3x3 col row is 4608
+  // values, so 7,000+ rows a chunk in f32), small enough to keep the workspace modest next to
+  // the activations.
+  static constexpr std::size_t kColumnBytes = std::size_t{128} << 20;
   void set_column_bytes(std::size_t bytes) { column_bytes_ = std::max<std::size_t>(bytes, 1); }
   // The most bytes an activation operand of one cuDNN call may hold; a convolution over more
   // runs in slices of the batch (cuda_conv.cc says why; tests make it small to force slices).
@@ -321,10 +325,7 @@ class CudaBackend final : public Backend {
          graph_route_seconds_ = 0;
   std::size_t graph_routes_ = 0;  // plans whose pass runs on the graph route
   ConvRoute conv_route_ = ConvRoute::kMeasured;
-  // Big enough that each chunk's product is large (ResNet-50's widest 3x3 col row is 4608
-  // values, so 7,000+ rows a chunk in f32), small enough to keep the workspace modest next to
-  // the activations.
-  std::size_t column_bytes_ = std::size_t{128} << 20;
+  std::size_t column_bytes_ = kColumnBytes;
   std::size_t conv_slice_bytes_ = (std::size_t{1} << 31) - 1;
   std::string device_name_;
 };

@@ -1,7 +1,8 @@
 // The backend variants the op harness runs every case on: cpu; and, in a CUDA build, cuda (the
-// convolution route measured per shape), cuda/cudnn and cuda/gemm (the route pinned; the last
-// with 24 KiB of im2col columns, so most products run in several chunks) and cuda/sliced
-// (convolutions in one-sample slices of the batch). A variant that needs a GPU says why it
+// convolution route measured per shape), cuda/cudnn and cuda/gemm (the route pinned) and
+// cuda/sliced (convolutions in one-sample slices of the batch). The CUDA variants build 24 KiB of
+// im2col columns at a time, so most products run in several chunks (perf mode: the backend's
+// default, as in runs). A variant that needs a GPU says why it
 // cannot run when there is none, and the test skips.
 #pragma once
 
@@ -30,6 +31,9 @@ struct Variant {
   std::function<void(backend::Backend&)> conv_after;
   // Perf mode's --show-conv-routes: prints each convolution's measured routes; may be empty.
   std::function<void(backend::Backend&)> print_conv_routes;
+  // Perf mode: undoes the limits only tests want, so a case is timed as a run would do it;
+  // may be empty.
+  std::function<void(backend::Backend&)> for_perf;
 };
 
 std::vector<Variant> variants();

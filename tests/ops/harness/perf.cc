@@ -37,6 +37,7 @@ int run_perf(const PerfOptions& options) {
   }
   std::string why_not;
   std::unique_ptr<backend::Backend> be = variant->make(&why_not);
+  if (be && variant->for_perf) variant->for_perf(*be);
   if (!be) {
     std::fprintf(stderr, "dlbench_ops --perf: %s\n", why_not.c_str());
     return 2;
