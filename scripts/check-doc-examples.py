@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every `dlbench ...` command shown in the README and docs/ still runs as shown.
 
-Reads the command lines in fenced code blocks of README.md and docs/*.md (not
+Reads the command lines in fenced code blocks of README.md and docs/**/*.md (not
 docs/plan-step-contract.md, an internal plan): a line that starts with `$ ` in a block that has
 prompts, else a line that starts with `dlbench` (after environment assignments or an
 `mpirun`/`srun` launcher). Each command is parsed against the real binary's own `--help` (the
@@ -260,7 +260,7 @@ def main():
     parser.add_argument("--dlbench", required=True, help="the dlbench binary to check against")
     parser.add_argument("--root", default=os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))), help="the repository (default: this script's)")
-    parser.add_argument("files", nargs="*", help="Markdown files (default: README.md, docs/*.md)")
+    parser.add_argument("files", nargs="*", help="Markdown files (default: README.md, docs/**/*.md)")
     a = parser.parse_args()
     if not os.access(a.dlbench, os.X_OK):
         print(f"check-doc-examples: {a.dlbench} is not an executable; build dlbench first",
@@ -268,7 +268,7 @@ def main():
         return 2
     a.dlbench = os.path.abspath(a.dlbench)
     files = a.files or [os.path.join(a.root, "README.md")] + sorted(
-        glob.glob(os.path.join(a.root, "docs", "*.md")))
+        glob.glob(os.path.join(a.root, "docs", "**", "*.md"), recursive=True))
     root = command_tree(a.dlbench)
     checked, ran, failures = 0, 0, []
     for path in files:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """dlbench against the PyTorch reference script on the same GPU, in one call.
 
-Runs `dlbench run` for every ImageNet row of the PyTorch reference table (docs/measurements.md),
+Runs `dlbench run` for every ImageNet row of the PyTorch reference table (docs/measurements/resnet-vgg-early.md),
 then the reference script (a stand-alone PyTorch script kept outside this repository, which
 prints one JSON line per configuration), and prints one table: model,
 mode, precision, batch, dlbench images/s, PyTorch images/s, ratio, and each side's peak memory

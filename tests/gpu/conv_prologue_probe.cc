@@ -1,4 +1,4 @@
-// dlbench_conv_prologue_probe: a measurement for #17 (docs/measurements.md has its results), not a
+// dlbench_conv_prologue_probe: a measurement for #17 (docs/measurements/resnet-vgg.md has its results), not a
 // test (CTest does not run it). On ResNet-50's convolutions that read a batch norm + ReLU's output,
 // in f16 at batch 256 (or argv[1]), with random inputs, it times:
 //   forward   conv + statistics (cuDNN's conv + genstats: what fp16 training runs today) on the

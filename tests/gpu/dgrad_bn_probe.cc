@@ -1,4 +1,4 @@
-// dlbench_dgrad_bn_probe: a measurement for #17 (docs/measurements.md has its results), not a test
+// dlbench_dgrad_bn_probe: a measurement for #17 (docs/measurements/resnet-vgg.md has its results), not a test
 // (CTest does not run it). ResNet-50's backward of a batch norm + ReLU that feeds a convolution
 // runs today as the convolution's backward-data pass (dgrad, writing g = d relu-output), then our
 // partial-sums pass (reads g and the batch norm's input x for sum dy and sum dy xhat, dy = g

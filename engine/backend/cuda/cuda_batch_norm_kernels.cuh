@@ -73,7 +73,7 @@ __device__ __forceinline__ void load(const T* p, float (&out)[kVec]) {
 // is used (predicated on the row existing), and __launch_bounds__ asking for kMinBlocks blocks
 // per SM. Both are template parameters so bench/scripts/bn_kernels_bench.cu can time other
 // choices; the defaults are what measured fastest on an H200 (2026-11-28, R50 shapes at batch
-// 256, docs/measurements.md): one row at a time for apply and the backward sums (more rows in
+// 256, docs/measurements/resnet-vgg.md): one row at a time for apply and the backward sums (more rows in
 // flight cost registers, hence occupancy, and lost up to 40 %), four for the forward sums, which
 // only read (15 % faster than one). One row without the old `#pragma unroll 4` was itself 10-19 %
 // faster than the loop before it.
@@ -190,7 +190,7 @@ inline Chunking chunking(const BatchNormParams& p, const Tiling& t) {
 // thread count alone allows, but the f16 tail kernels' registers leave room for 3 (forward) and 2
 // (backward) blocks on an SM: the blocks then ran in several waves, a partial one among them in
 // the forward, each block walking its fixed share of the rows. One wave measured 3-6 % faster
-// per apply kernel on an H200 (docs/measurements.md, 2026-12-01).
+// per apply kernel on an H200 (docs/measurements/resnet-vgg.md, 2026-12-01).
 inline dim3 apply_grid(const Tiling& t, int resident) {
   const std::int64_t down =
       std::clamp<std::int64_t>(resident / t.tiles, 1, std::min(t.row_steps, kMaxChunks));

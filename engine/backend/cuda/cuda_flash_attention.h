@@ -4,7 +4,7 @@
 // unfused path (cuda_attention.cu) runs everything else and is what this is held to.
 // They run only where AttentionParams::kernel asks (kFlash): as written (WMMA through shared
 // memory, no copy pipelining) they measured 2.2-4.5x slower than the unfused path on an H200
-// (docs/measurements.md), so models leave them off until they are faster.
+// (docs/measurements/bert.md), so models leave them off until they are faster.
 #pragma once
 
 #include <cstddef>

@@ -19,7 +19,7 @@
 // "scale-bias-ReLU-conv-genstats"; documented for f16). The padding is zeros of the transformed
 // input, as if it had been written out. No model uses it: with the backward-weights pass that
 // must then apply the same prologue, ResNet-50's fp16 step would lose time on an H200
-// (docs/measurements.md, 2026-11-30; tests/gpu/conv_prologue_probe.cc times both).
+// (docs/measurements/resnet-vgg.md, 2026-11-30; tests/gpu/conv_prologue_probe.cc times both).
 //
 // Built once per (shape, dtype, math): the constructor asks cuDNN's heuristics (mode A, then
 // fallback) for engine configurations and keeps the first whose execution plan finalizes and
