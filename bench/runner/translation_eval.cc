@@ -113,6 +113,18 @@ void add_translation_metrics(result::RunResult& r, const TranslationQuality& q,
                          data::with_commas(q.counts.reference_length));
 }
 
+bool add_test_set_quality(result::RunResult& r, const std::string& test_path,
+                          const std::function<std::optional<TranslationQuality>()>& evaluate) {
+  try {
+    const std::optional<TranslationQuality> quality = evaluate();
+    if (!quality) return false;
+    add_translation_metrics(r, *quality, test_path);
+  } catch (const Error& e) {
+    add_translation_failure(r, e);
+  }
+  return true;
+}
+
 void add_translation_failure(result::RunResult& r, const Error& e) {
   std::string what = std::string("the test set was not scored: ") + e.what();
   if (e.kind() == ErrorKind::kResource)

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "bench/result/run_config.h"
@@ -59,5 +61,12 @@ void add_translation_metrics(result::RunResult& r, const TranslationQuality& q,
 // trained model): metric quality/test_set_failed, the error its description. The run's own
 // measurement stands and is stored.
 void add_translation_failure(result::RunResult& r, const Error& e);
+
+// Runs `evaluate` (the test set's translation after the measured steps, evaluate_translation
+// bound to the run) and adds what came of it: the quality metrics, or, where it failed with an
+// Error of its own, the failure (add_translation_failure) instead of failing the run. False when
+// a stop abandoned it (evaluate gave nothing): no quality to add.
+bool add_test_set_quality(result::RunResult& r, const std::string& test_path,
+                          const std::function<std::optional<TranslationQuality>()>& evaluate);
 
 }  // namespace dlbench::runner

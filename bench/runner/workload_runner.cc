@@ -334,23 +334,18 @@ result::RunResult run_replica(const result::RunConfig& config,
         // Not after a stop (a stop during it abandons it too), and a failure of its own
         // (out of memory beside the trained model) leaves the run's measurement standing.
         if (test_set != nullptr && stopped_by.empty()) {
-          try {
-            const std::optional<TranslationQuality> quality =
-                evaluate_translation(model, mc, config, *trainer, be, *test_set,
-                                     [&](std::int64_t batch, std::int64_t batches) {
-                                       if (hooks.on_step)
-                                         hooks.on_step(kTestSetPhase, static_cast<int>(batch),
-                                                       static_cast<int>(batches));
-                                       return !stop_requested();
-                                     });
-            if (quality)
-              add_translation_metrics(r, *quality, config.test_data);
-            else
-              r.interrupted = "interrupted by " + stopped_by +
-                              " while translating the test set, after the measured steps: no BLEU";
-          } catch (const Error& e) {
-            add_translation_failure(r, e);
-          }
+          const bool scored = add_test_set_quality(r, config.test_data, [&] {
+            return evaluate_translation(model, mc, config, *trainer, be, *test_set,
+                                        [&](std::int64_t batch, std::int64_t batches) {
+                                          if (hooks.on_step)
+                                            hooks.on_step(kTestSetPhase, static_cast<int>(batch),
+                                                          static_cast<int>(batches));
+                                          return !stop_requested();
+                                        });
+          });
+          if (!scored)
+            r.interrupted = "interrupted by " + stopped_by +
+                            " while translating the test set, after the measured steps: no BLEU";
         }
       }
     }

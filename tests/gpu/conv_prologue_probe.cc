@@ -1,6 +1,6 @@
-// dlbench_conv_prologue_probe: a measurement for #17 (docs/measurements/resnet-vgg.md has its results), not a
-// test (CTest does not run it). On ResNet-50's convolutions that read a batch norm + ReLU's output,
-// in f16 at batch 256 (or argv[1]), with random inputs, it times:
+// dlbench_conv_prologue_probe: a measurement for #17 (docs/measurements/resnet-vgg.md has its
+// results), not a test (CTest does not run it). On ResNet-50's convolutions that read a batch norm
+// + ReLU's output, in f16 at batch 256 (or argv[1]), with random inputs, it times:
 //   forward   conv + statistics (cuDNN's conv + genstats: what fp16 training runs today) on the
 //             batch norm + ReLU's written output, against the same plan reading the batch norm's
 //             input with the batch norm + ReLU applied as it is read (InputPrologue::

@@ -1,10 +1,10 @@
-// dlbench_dgrad_bn_probe: a measurement for #17 (docs/measurements/resnet-vgg.md has its results), not a test
-// (CTest does not run it). ResNet-50's backward of a batch norm + ReLU that feeds a convolution
-// runs today as the convolution's backward-data pass (dgrad, writing g = d relu-output), then our
-// partial-sums pass (reads g and the batch norm's input x for sum dy and sum dy xhat, dy = g
-// where the ReLU passed), then our apply pass (dx of the batch norm). cuDNN can do the sums in
-// the dgrad's epilogue instead, which saves the sums pass's reads. On the convolutions that read a
-// batch norm + ReLU, in f16 at batch 256 (or argv[1]), with random inputs, this times:
+// dlbench_dgrad_bn_probe: a measurement for #17 (docs/measurements/resnet-vgg.md has its results),
+// not a test (CTest does not run it). ResNet-50's backward of a batch norm + ReLU that feeds a
+// convolution runs today as the convolution's backward-data pass (dgrad, writing g = d
+// relu-output), then our partial-sums pass (reads g and the batch norm's input x for sum dy and sum
+// dy xhat, dy = g where the ReLU passed), then our apply pass (dx of the batch norm). cuDNN can do
+// the sums in the dgrad's epilogue instead, which saves the sums pass's reads. On the convolutions
+// that read a batch norm + ReLU, in f16 at batch 256 (or argv[1]), with random inputs, this times:
 //   dgrad   the plain backward-data pass (f16 output), one cuDNN graph;
 //   bnw     dgrad + the batch norm recomputed from x + dReLU + cuDNN's batch-norm weight gradients
 //           (its DgradDreluBNBwdWeight pattern: writes dy, dscale, dbias and the coefficients

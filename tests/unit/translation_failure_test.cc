@@ -1,10 +1,12 @@
-// A test set whose translation fails after the measured steps (bench/runner/translation_eval.h):
-// the run keeps what it measured, the failure becomes the metric quality/test_set_failed with
-// the error as its description, and the run's output prints that in place of the BLEU row
-// (cli/quality_rows.h). The end-to-end path that scores a test set is in
-// tests/cli/data_cli_test.cc; nothing there can make the decoder fail on demand.
+// A test set whose translation fails after the measured steps (bench/runner/translation_eval.h,
+// add_test_set_quality, which the runner calls): the failure is caught, the run keeps what it
+// measured, the failure becomes the metric quality/test_set_failed with the error as its
+// description, and the run's output prints that in place of the BLEU row (cli/quality_rows.h). The
+// end-to-end path that scores a test set is in tests/cli/data_cli_test.cc; nothing there can make
+// the decoder fail on demand.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -28,7 +30,11 @@ TEST(TranslationFailureTest, OutOfMemoryIsStoredWithItsHintAndPrintedAsTheBleuRo
   result::add_metric(r, "throughput/samples_per_s", 1234.5, "samples/s", "measured");
   EXPECT_EQ(quality_text(r).find("BLEU"), std::string::npos);
 
-  add_translation_failure(r, Error(ErrorKind::kResource, "out of device memory"));
+  const bool scored =
+      add_test_set_quality(r, "test.ids", []() -> std::optional<TranslationQuality> {
+        throw Error(ErrorKind::kResource, "out of device memory");
+      });
+  EXPECT_TRUE(scored);  // the failure is the test set's outcome, not a stop
   ASSERT_EQ(r.metrics.size(), 2u);
   EXPECT_EQ(r.metrics[0].tag, "throughput/samples_per_s");  // the measurement stands
   EXPECT_DOUBLE_EQ(r.metrics[0].value, 1234.5);
@@ -44,6 +50,16 @@ TEST(TranslationFailureTest, OutOfMemoryIsStoredWithItsHintAndPrintedAsTheBleuRo
   EXPECT_NE(text.find("BLEU"), std::string::npos) << text;
   EXPECT_NE(text.find("the test set was not scored: out of device memory"), std::string::npos)
       << text;
+}
+
+// A stop while translating (evaluate gives nothing) adds no quality and says so.
+TEST(TranslationFailureTest, AStopDuringTheTestSetAddsNothing) {
+  result::RunResult r;
+  result::add_metric(r, "throughput/samples_per_s", 1234.5, "samples/s", "measured");
+  EXPECT_FALSE(
+      add_test_set_quality(r, "test.ids", [] { return std::optional<TranslationQuality>(); }));
+  ASSERT_EQ(r.metrics.size(), 1u);
+  EXPECT_EQ(quality_text(r).find("BLEU"), std::string::npos);
 }
 
 // Only a resource error (memory) is told to shrink the batch: another cause gets no such hint.

@@ -73,10 +73,10 @@ __device__ __forceinline__ void load(const T* p, float (&out)[kVec]) {
 // is used (predicated on the row existing), and __launch_bounds__ asking for kMinBlocks blocks
 // per SM. Both are template parameters so bench/scripts/bn_kernels_bench.cu can time other
 // choices; the defaults are what measured fastest on an H200 (2026-11-28, R50 shapes at batch
-// 256, docs/measurements/resnet-vgg.md): one row at a time for apply and the backward sums (more rows in
-// flight cost registers, hence occupancy, and lost up to 40 %), four for the forward sums, which
-// only read (15 % faster than one). One row without the old `#pragma unroll 4` was itself 10-19 %
-// faster than the loop before it.
+// 256, docs/measurements/resnet-vgg.md): one row at a time for apply and the backward sums (more
+// rows in flight cost registers, hence occupancy, and lost up to 40 %), four for the forward sums,
+// which only read (15 % faster than one). One row without the old `#pragma unroll 4` was itself
+// 10-19 % faster than the loop before it.
 constexpr int kApplyRows = 1;
 constexpr int kBackwardSumRows = 1;
 constexpr int kForwardSumRows = 4;

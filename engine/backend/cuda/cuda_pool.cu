@@ -15,7 +15,7 @@
 //
 //   backward: where small windows (at most 8 positions) tile the input exactly (VGG's 2x2/2), a
 //             thread per output writes its window's gradient (no input is in two windows).
-//             Where windows are at most one wider than their stride (ResNet's 3x3/2) and dx is
+//             Where windows overlap by at most one position (ResNet's 3x3/2) and dx is
 //             overwritten, a thread per stride block of inputs sums the gather's terms from the
 //             2 x 2 outputs that cover it. Otherwise a gather, for both kinds. A thread owns dx at
 //             (n, d, h, w, channels) and adds, in a fixed order (o, p, then q, ascending), dy of
@@ -183,7 +183,7 @@ __global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __rest
   }
 }
 
-// Windows at most one position wider than their stride (ResNet's 3x3/2), 2D, dx overwritten: a
+// Windows that overlap by at most one position (ResNet's 3x3/2), 2D, dx overwritten: a
 // thread owns a stride_h x stride_w block of inputs (n, bh, bw, channels), whose covering
 // outputs are at most 2 x 2. It loads their dy (and argmax) once into registers and sums them
 // into each of its inputs in the gather's order (p, then q, ascending), so each dy is read by 4
@@ -197,7 +197,7 @@ __global__ void pool_backward_blocked_kernel(const T* __restrict__ dy,
                                              const Idx* __restrict__ argmax, PoolGeometry g,
                                              std::int64_t rows, T* __restrict__ dx) {
   const int packs = g.c / kVec;
-  const int block_rows = (g.h + g.stride_h - 1) / g.stride_h;
+  const int rows_per_image = (g.h + g.stride_h - 1) / g.stride_h;  // of stride blocks
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int block_cols = (g.w + g.stride_w - 1) / g.stride_w;
   if (col >= block_cols * packs) return;
@@ -208,8 +208,8 @@ __global__ void pool_backward_blocked_kernel(const T* __restrict__ dy,
   const int q1 = last_cover(w_end - 1, g.stride_w, g.pad_w, g.out_w);
   for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
        row += std::int64_t{gridDim.y} * blockDim.y) {
-    const auto n = static_cast<int>(row / block_rows);
-    const int bh = static_cast<int>(row - std::int64_t{n} * block_rows);
+    const auto n = static_cast<int>(row / rows_per_image);
+    const int bh = static_cast<int>(row - std::int64_t{n} * rows_per_image);
     const int h_first = bh * g.stride_h, h_end = min(h_first + g.stride_h, g.h);
     const int p0 = first_cover(h_first, g.window_h, g.stride_h, g.pad_h);
     const int p1 = last_cover(h_end - 1, g.stride_h, g.pad_h, g.out_h);
@@ -319,10 +319,13 @@ bool tiles_exactly(const PoolParams& p) {
 }
 
 // Whether a thread per stride block writes dx (pool_backward_blocked_kernel): overwriting, 2D
-// windows at most one position wider than their stride, so a block's inputs are covered by at
-// most 2 x 2 outputs.
+// windows that overlap (wider than their stride on some axis, where the gather re-reads dy) by
+// at most one position, so a block's inputs are covered by at most 2 x 2 outputs. Windows
+// that do not overlap (global average pooling, odd-sized 2x2/2) were not measured this way and
+// keep their kernels.
 bool blocks_cover(const PoolParams& p, GradMode mode) {
-  return mode == GradMode::kOverwrite && !p.volumetric() && p.window_h <= p.stride_h + 1 &&
+  return mode == GradMode::kOverwrite && !p.volumetric() &&
+         (p.window_h > p.stride_h || p.window_w > p.stride_w) && p.window_h <= p.stride_h + 1 &&
          p.window_w <= p.stride_w + 1;
 }
 
@@ -333,10 +336,12 @@ bool byte_argmax(const PoolParams& p) {
 PoolGeometry geometry(const PoolParams& p, const char* op) {
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
   // Columns x packs and n D (n O) planes are ints in the kernels; the widest column count is
-  // C W.
+  // C W. A size plus its stride is the end of the last stride block.
   const bool fits = p.n * std::max(p.d, p.out_d()) <= kIntMax &&
                     p.c * std::max(p.w, p.out_w()) <= kIntMax && p.d + 2 * p.pad_d <= kIntMax &&
-                    p.h + 2 * p.pad_h <= kIntMax && p.w + 2 * p.pad_w <= kIntMax;
+                    p.h + 2 * p.pad_h <= kIntMax && p.w + 2 * p.pad_w <= kIntMax &&
+                    p.d + p.stride_d <= kIntMax && p.h + p.stride_h <= kIntMax &&
+                    p.w + p.stride_w <= kIntMax;
   if (!fits)
     throw Error(ErrorKind::kUsage, std::string(op) + ": image row too large for 32-bit indices");
   DLBENCH_CHECK(p.window_d > 0 && p.window_h > 0 && p.window_w > 0 && p.stride_d > 0 &&
@@ -467,14 +472,15 @@ void CudaBackend::pool_backward_impl(const PoolParams& p, const Tensor& x, const
       return;
     }
     if (blocks_cover(p, mode)) {
-      const std::int64_t block_rows = p.n * ((p.h + p.stride_h - 1) / p.stride_h);
-      const Launch b = launch_for(block_rows, (p.w + p.stride_w - 1) / p.stride_w * (p.c / kVec));
+      const std::int64_t stride_block_rows = p.n * ((p.h + p.stride_h - 1) / p.stride_h);
+      const Launch b =
+          launch_for(stride_block_rows, (p.w + p.stride_w - 1) / p.stride_w * (p.c / kVec));
       if (max)
-        pool_backward_blocked_kernel<T, Idx, kVec, PoolKind::kMax>
-            <<<b.grid, b.block, 0, stream_>>>(pdy, static_cast<const Idx*>(ws), g, block_rows, pdx);
+        pool_backward_blocked_kernel<T, Idx, kVec, PoolKind::kMax><<<b.grid, b.block, 0, stream_>>>(
+            pdy, static_cast<const Idx*>(ws), g, stride_block_rows, pdx);
       else
         pool_backward_blocked_kernel<T, std::uint8_t, kVec, PoolKind::kAverage>
-            <<<b.grid, b.block, 0, stream_>>>(pdy, nullptr, g, block_rows, pdx);
+            <<<b.grid, b.block, 0, stream_>>>(pdy, nullptr, g, stride_block_rows, pdx);
       CUDA_CHECK_LAUNCH();
       return;
     }

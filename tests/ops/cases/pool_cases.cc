@@ -63,11 +63,13 @@ std::string name(const PoolShape& s) {
 // the average versions (padding excluded from the divisor), and ResNet's global average
 // pooling; channel counts that take the 16-byte packs (8, 16, 64) and the one-channel path
 // (3, 5, 10); ties; a 16x16 window (the largest a uint8 argmax indexes) and a 17x17 one
-// (int32 argmax); VGG's pool1 at batch 2; and images with more rows than one grid's y
-// dimension, one whose 2x2/2 windows tile it (CUDA's thread per output) and one with an odd row
-// left over (CUDA's gather). In 3D (NDHWC): 2x2x2/2 and overlapping 3x3x3 s2 p1 windows, max
-// and average, on even and odd volumes, both pack widths, ties, distinct values, and a 7x7x7
-// window (343 positions: the int32 argmax).
+// (int32 argmax); 2x2/1 windows with padding and 3x3/2 ones padded by 2 (CUDA's thread per
+// stride block, with the 3x3/2 p1 shapes), and 2x2/3 ones that skip inputs (the gather); VGG's
+// pool1 at batch 2; and images with more rows than one grid's y dimension, one whose 2x2/2
+// windows tile it (CUDA's thread per output) and one with an odd row left over (CUDA's gather). In
+// 3D (NDHWC): 2x2x2/2 and overlapping 3x3x3 s2 p1 windows, max and average, on even and odd
+// volumes, both pack widths, ties, distinct values, and a 7x7x7 window (343 positions: the int32
+// argmax).
 const std::vector<PoolShape> kShapes = {
     {pool3(PoolKind::kMax, 2, 8, 8, 8, 16, 2, 2, 0)},
     {pool3(PoolKind::kMax, 1, 7, 9, 6, 5, 3, 2, 1)},
@@ -103,6 +105,10 @@ const std::vector<PoolShape> kShapes = {
     {pool(PoolKind::kAverage, 2, 8, 8, 64, 2, 2, 0), Values::kDistinct},
     {PoolParams::global_average(2, 7, 7, 16), Values::kDistinct},
     {PoolParams::global_average(2, 7, 7, 2048)},
+    {pool(PoolKind::kMax, 2, 7, 9, 8, 2, 1, 1), Values::kDistinct},
+    {pool(PoolKind::kAverage, 2, 7, 9, 8, 2, 1, 1), Values::kDistinct},
+    {pool(PoolKind::kMax, 2, 10, 11, 8, 3, 2, 2), Values::kDistinct},
+    {pool(PoolKind::kMax, 2, 9, 8, 8, 2, 3, 0), Values::kDistinct},
     {pool(PoolKind::kMax, 2, 224, 224, 64, 2, 2, 0)},
     {pool(PoolKind::kMax, 2, 112, 112, 64, 3, 2, 1)},
     {pool(PoolKind::kMax, 1, 1100000, 2, 1, 2, 2, 0)},

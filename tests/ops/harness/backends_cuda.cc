@@ -86,7 +86,7 @@ Variant cuda_variant(std::string name, ConvRoute route, bool conv_only,
   };
   v.conv_after = [route](backend::Backend& be) { check_routes(be, route); };
   // Timed with the tests' columns, a product over im2col ran in chunks of ~80 rows: the
-  // stem's was reported at 250-500 ms, and never chosen.
+  // stem's was reported at 247-545 ms, and never chosen.
   v.for_perf = [](backend::Backend& be) {
     static_cast<CudaBackend&>(be).set_column_bytes(CudaBackend::kColumnBytes);
   };

@@ -37,11 +37,11 @@ int run_perf(const PerfOptions& options) {
   }
   std::string why_not;
   std::unique_ptr<backend::Backend> be = variant->make(&why_not);
-  if (be && variant->for_perf) variant->for_perf(*be);
   if (!be) {
     std::fprintf(stderr, "dlbench_ops --perf: %s\n", why_not.c_str());
     return 2;
   }
+  if (variant->for_perf) variant->for_perf(*be);
   std::printf("backend %s (%s), %s, %d runs after %d warm-up, timer: %s\n", variant->name.c_str(),
               be->name().c_str(), precision->name, options.repeats, kWarmup,
               be->make_timer(2)->clock().c_str());
