@@ -8,7 +8,6 @@
 // 802816x256 (bytes the kernel must move, mask bits included, over its time). The inputs stay the
 // same from launch to launch, so the small shapes partly hit L2, as they do in a training step
 // after the layer that wrote them. A D2D memcpy gives the bandwidth to compare with.
-#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -69,10 +68,7 @@ int resident_blocks(const void* kernel, dim3 block) {
   static std::map<std::pair<const void*, unsigned>, int> known;
   const std::pair<const void*, unsigned> key(kernel, block.x * block.y * block.z);
   if (const auto it = known.find(key); it != known.end()) return it->second;
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
-                                                           static_cast<int>(key.second), 0));
-  return known[key] = std::max(1, g_sms * per_sm);
+  return known[key] = resident_blocks_on(0, kernel, static_cast<int>(key.second));
 }
 
 // The launchers' apply grid (one wave of as many blocks as `kernel` keeps resident), or, with

@@ -138,15 +138,18 @@ void* CudaBackend::workspace(std::size_t bytes) {
   return workspace_.data();
 }
 
+int resident_blocks_on(int device, const void* kernel, int threads) {
+  int sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  return std::max(1, sms * per_sm);
+}
+
 int CudaBackend::resident_blocks(const void* kernel, dim3 block) {
   const std::pair<const void*, unsigned> key(kernel, block.x * block.y * block.z);
   if (const auto it = resident_blocks_.find(key); it != resident_blocks_.end()) return it->second;
-  activate();  // the occupancy calculator answers for the current device
-  int sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, index_));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
-                                                           static_cast<int>(key.second), 0));
-  return resident_blocks_[key] = std::max(1, sms * per_sm);
+  activate();
+  return resident_blocks_[key] = resident_blocks_on(index_, kernel, static_cast<int>(key.second));
 }
 
 cublasHandle_t CudaBackend::cublas() {

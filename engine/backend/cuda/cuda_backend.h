@@ -195,8 +195,12 @@ class CudaBackend final : public Backend {
   // Scratch of at least `bytes`, valid until the next call (ops on the stream run in order).
   void* workspace(std::size_t bytes);
   // Blocks of `kernel` (a __global__ function) launched with `block` that this GPU keeps
-  // resident at once; CUDA's occupancy calculator is asked once per kernel and block size.
+  // resident at once (resident_blocks_on), asked once per kernel and block size.
   int resident_blocks(const void* kernel, dim3 block);
+  template <class... Args>
+  int resident_blocks(void (*kernel)(Args...), dim3 block) {
+    return resident_blocks(reinterpret_cast<const void*>(kernel), block);
+  }
   // The cuBLAS handle on the backend's stream, made on first use.
   cublasHandle_t cublas();
   // Throws unless t lives on this backend's GPU.
@@ -332,6 +336,10 @@ class CudaBackend final : public Backend {
 
 // Throws Error(kUsage) unless t is f32, f16 or bf16.
 void require_float(const Tensor& t, const char* op, const char* what);
+// Blocks of `kernel` (a __global__ function's address) of `threads` threads that all of
+// `device`'s multiprocessors keep resident at once, from CUDA's occupancy calculator, which
+// answers for the current device: callers make `device` current first.
+int resident_blocks_on(int device, const void* kernel, int threads);
 // Throws Error(kUsage) unless a and b have the same dtype.
 void require_same_dtype(const Tensor& a, const Tensor& b, const char* op, const char* what);
 

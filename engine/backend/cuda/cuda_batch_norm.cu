@@ -93,10 +93,9 @@ void CudaBackend::batch_norm_forward_training_impl(
         // Apply with its tail where it has one: the plain kernels keep no tail code.
         dispatch_bool(p.has_tail(), [&](auto tail) {
           const auto kernel = bn_forward_apply_kernel<T, kVec, decltype(tail)::value>;
-          kernel<<<apply_grid(t, resident_blocks(reinterpret_cast<const void*>(kernel), t.block)),
-                   t.block, 0, stream_>>>(static_cast<const T*>(x.data()), coef, p.rows, p.channels,
-                                          forward_tail<T>(p, residual, relu_mask, residual_coef),
-                                          static_cast<T*>(y.data()));
+          kernel<<<apply_grid(t, resident_blocks(kernel, t.block)), t.block, 0, stream_>>>(
+              static_cast<const T*>(x.data()), coef, p.rows, p.channels,
+              forward_tail<T>(p, residual, relu_mask, residual_coef), static_cast<T*>(y.data()));
           CUDA_CHECK_LAUNCH();
         });
       });
@@ -127,10 +126,9 @@ void CudaBackend::batch_norm_forward_inference_impl(const BatchNormParams& p, co
         const Tiling t = tiling(p, kVec);
         dispatch_bool(p.has_tail(), [&](auto tail) {
           const auto kernel = bn_forward_apply_kernel<T, kVec, decltype(tail)::value>;
-          kernel<<<apply_grid(t, resident_blocks(reinterpret_cast<const void*>(kernel), t.block)),
-                   t.block, 0, stream_>>>(static_cast<const T*>(x.data()), coef, p.rows, p.channels,
-                                          forward_tail<T>(p, residual, Tensor()),
-                                          static_cast<T*>(y.data()));
+          kernel<<<apply_grid(t, resident_blocks(kernel, t.block)), t.block, 0, stream_>>>(
+              static_cast<const T*>(x.data()), coef, p.rows, p.channels,
+              forward_tail<T>(p, residual, Tensor()), static_cast<T*>(y.data()));
           CUDA_CHECK_LAUNCH();
         });
       });
@@ -204,10 +202,9 @@ void CudaBackend::batch_norm_backward_impl(
                                        residual_coef};
         dispatch_bool(p.has_tail(), [&](auto tail) {
           const auto kernel = bn_backward_apply_kernel<T, kVec, decltype(tail)::value>;
-          kernel<<<apply_grid(t, resident_blocks(reinterpret_cast<const void*>(kernel), t.block)),
-                   t.block, 0, stream_>>>(px, pdy, coef, p.rows, p.channels,
-                                          grad_mode == GradMode::kAccumulate, tail_out,
-                                          static_cast<T*>(dx.data()));
+          kernel<<<apply_grid(t, resident_blocks(kernel, t.block)), t.block, 0, stream_>>>(
+              px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate, tail_out,
+              static_cast<T*>(dx.data()));
           CUDA_CHECK_LAUNCH();
         });
       });
