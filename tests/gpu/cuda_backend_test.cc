@@ -1,7 +1,8 @@
 // The CUDA backend's own behaviour, apart from op results (those are op harness cases, run on
-// the cuda variants): convolution plans measured once per shape, the routes' choices, pooling
-// workspaces, recordings that notice the workspace moving, and batch norm's fixed-order sums (the
-// same bits run after run). Labelled gpu; each test skips itself without a GPU.
+// the cuda variants): convolution plans measured once per shape, the routes' choices (padded
+// input channels among them), pooling workspaces, recordings that notice the workspace moving,
+// and batch norm's fixed-order sums (the same bits run after run). Labelled gpu; each test
+// skips itself without a GPU.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -32,8 +33,8 @@ TEST_F(GpuOpTest, ConvPlansAreMeasuredOncePerShape) {
 struct ConvRun {
   backend::ConvParams p;
   HostTensor x, w, b, dy;
-  explicit ConvRun(std::int64_t n) {
-    p.n = n, p.h = 10, p.w = 10, p.c = 16, p.k = 16, p.r = 3, p.s = 3;
+  explicit ConvRun(std::int64_t n, std::int64_t channels = 16) {
+    p.n = n, p.h = 10, p.w = 10, p.c = channels, p.k = 16, p.r = 3, p.s = 3;
     p.pad_h = p.pad_w = 1, p.bias = true, p.activation = backend::Activation::kRelu;
     x = ops_test::random_tensor(p.input_shape(), 1),
     w = ops_test::random_tensor(p.weight_shape(), 2);
@@ -107,6 +108,22 @@ TEST_F(GpuOpTest, ALargeBatchIsMeasuredOnItsHead) {
   expect_close(whole, run_conv(cpu(), c), c.p);
   EXPECT_EQ(gpu().conv_plans_cached(), 6u);  // the head's plans and the whole batch's
   EXPECT_EQ(gpu().conv_plans_measured(), 3u);
+}
+
+// An input of fewer than 8 channels runs its forward and backward-weights on a zero-padded copy
+// where padding is pinned (3 channels on 4), with the CPU's results, after timing both ways;
+// backward-data writes the 3 channels' gradient as it is.
+TEST_F(GpuOpTest, AFewChannelInputRunsOnPaddedChannelsWherePinned) {
+  const ConvRun c(2, 3);
+  backend::cuda::CudaBackend padded(0);
+  padded.set_conv_route(backend::cuda::ConvRoute::kPadded);
+  expect_close(run_conv(padded, c), run_conv(cpu(), c), c.p);
+  ASSERT_EQ(padded.padding_choices().size(), 2u);
+  for (const auto& choice : padded.padding_choices()) {
+    EXPECT_NE(choice.direction, backend::cuda::ConvDirection::kBackwardData);
+    EXPECT_EQ(choice.channels, 4);
+    EXPECT_GT(choice.unpadded_ms, 0.0f);
+  }
 }
 
 // A 1x1 convolution can run as a product: the measured route times both ways, the gemm

@@ -124,18 +124,22 @@ std::optional<std::size_t> CudaAllocator::free_bytes() const {
 }
 
 void* CudaBackend::workspace(std::size_t bytes) {
+  return scratch(workspace_, bytes);
+}
+
+void* CudaBackend::scratch(Buffer& buffer, std::size_t bytes) {
   if (bytes == 0) return nullptr;
-  if (workspace_.bytes() < bytes) {
+  if (buffer.bytes() < bytes) {
     // cudaFree waits for the device, so no queued op still reads the old buffer. Grow by at
     // least half again, so a sequence of slowly growing requests reallocates rarely.
-    const std::size_t grown = std::max(bytes, workspace_.bytes() * 3 / 2);
+    const std::size_t grown = std::max(bytes, buffer.bytes() * 3 / 2);
     // Counted before the old buffer goes: recordings that hold its address are no longer
     // current, even when the new allocation then fails (callers may catch that and go on).
     ++workspace_generation_;
-    workspace_ = Buffer();
-    workspace_ = Buffer(allocator_, align_up(grown));
+    buffer = Buffer();
+    buffer = Buffer(allocator_, align_up(grown));
   }
-  return workspace_.data();
+  return buffer.data();
 }
 
 int resident_blocks_on(int device, const void* kernel, int threads) {

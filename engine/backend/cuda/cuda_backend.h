@@ -61,8 +61,11 @@ class CudaAllocator final : public DeviceAllocator {
 // Where convolutions that can run as a matrix product run: on whichever of cuDNN and the
 // product measured faster (the default), or always on one of them (tests and the op timing
 // tool pin a route). Strict-f32 convolutions also time cuDNN's graph API (cudnn_graph_conv.h)
-// against that choice; kGraph pins it for every dtype where it has an engine.
-enum class ConvRoute { kMeasured, kCudnn, kGemm, kGraph };
+// against that choice; kGraph pins it for every dtype where it has an engine. Convolutions over
+// fewer than 8 input channels also time the same pass on inputs padded with zero channels
+// (cuda_conv_padded.cu) where the copy is a small share of the memory held; kPadded pads every
+// one of them (the share waived), its routes measured as by default.
+enum class ConvRoute { kMeasured, kCudnn, kGemm, kGraph, kPadded };
 
 // How one convolution shape and direction runs: its descriptors, the algorithm the
 // measurement chose (cuDNN's enum of that direction, stored as an int), and its workspace.
@@ -167,6 +170,18 @@ class CudaBackend final : public Backend {
     bool gemm;
   };
   const std::vector<ConvChoice>& conv_choices() const { return conv_choices_; }
+  // The convolutions over few input channels that chose whether to pad them (cuda_conv_padded.cu),
+  // for the timing tool and the tests: the pass as it is and at each padded width the memory
+  // allowed (ms), and the width it runs at (params.c: not padded).
+  struct PaddingChoice {
+    ConvDirection direction;
+    ConvParams params;
+    DType dtype;
+    float unpadded_ms;
+    std::vector<std::pair<std::int64_t, float>> padded_ms;
+    std::int64_t channels;
+  };
+  const std::vector<PaddingChoice>& padding_choices() const { return padding_choices_; }
   // How many planned shapes run their pass on cuDNN's graph API.
   std::size_t graph_routes() const { return graph_routes_; }
   // Applies to shapes planned after the call; a pinned route records times of 0.
@@ -194,6 +209,9 @@ class CudaBackend final : public Backend {
   void activate() const;
   // Scratch of at least `bytes`, valid until the next call (ops on the stream run in order).
   void* workspace(std::size_t bytes);
+  // `buffer` grown to hold at least `bytes` (its contents lost when it grows): the workspace
+  // and the padded operands.
+  void* scratch(Buffer& buffer, std::size_t bytes);
   // Blocks of `kernel` (a __global__ function) launched with `block` that this GPU keeps
   // resident at once (resident_blocks_on), asked once per kernel and block size.
   int resident_blocks(const void* kernel, dim3 block);
@@ -235,6 +253,29 @@ class CudaBackend final : public Backend {
   void for_each_batch_slice(
       const ConvParams& p, DType dtype, const ConvOperands& o,
       const std::function<void(const ConvParams&, const ConvOperands&, std::size_t)>& run);
+  // Whether convolutions that may run on padded channels are measured (the default) or padded
+  // wherever they can be (kPadded); their other routes are measured either way.
+  bool measures_routes() const {
+    return conv_route_ == ConvRoute::kMeasured || conv_route_ == ConvRoute::kPadded;
+  }
+  // The channels a forward or backward-weights pass over p runs its input on: p.c, or a padded
+  // width where that measured faster (cuda_conv_padded.cu). `run(c)` runs the pass at width c,
+  // writing only what the call may overwrite; it is called only while measuring.
+  std::int64_t padded_channels(ConvDirection direction, const ConvParams& p, DType dtype,
+                               const std::function<void(std::int64_t)>& run);
+  // The forward's batch slices on their plans, then the statistics where no fused plan wrote
+  // them (cuda_conv_run.cc); the same at `channels` input channels, the padding written first
+  // (cuda_conv_padded.cu).
+  void forward_slices(const ConvParams& p, DType dtype, const ConvOperands& o, const void* bias,
+                      float* statistics);
+  void forward_on_channels(std::int64_t channels, const ConvParams& p, DType dtype,
+                           const ConvOperands& o, const void* bias, float* statistics);
+  // dw (o.w) over the batch slices, each later slice adding its share; and the same at
+  // `channels` input channels, dw's padding dropped afterwards.
+  void backward_weights_slices(const ConvParams& p, DType dtype, const ConvOperands& o,
+                               GradMode mode);
+  void backward_weights_on_channels(std::int64_t channels, const ConvParams& p, DType dtype,
+                                    const ConvOperands& o, GradMode mode);
   // A planned forward with its bias, residual (o.r) and activation, on whichever route the plan
   // chose. With p.statistics, `statistics` ([2, K] f32) is where a fused plan writes them;
   // returns whether it did (else the caller computes them from y).
@@ -303,8 +344,9 @@ class CudaBackend final : public Backend {
   std::optional<CublasHandle> cublas_;
   Buffer cublas_workspace_;
   Buffer workspace_;
-  std::uint64_t workspace_generation_ = 0;  // reallocations of workspace_ (DeviceGraph::current)
-  std::uint64_t capture_generation_ = 0;    // workspace_generation_ when the capture began
+  // Reallocations of workspace_ and padded_operands_ (DeviceGraph::current).
+  std::uint64_t workspace_generation_ = 0;
+  std::uint64_t capture_generation_ = 0;  // workspace_generation_ when the capture began
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
   std::map<std::pair<const void*, unsigned>, int> resident_blocks_;  // kernel, block size
@@ -323,10 +365,15 @@ class CudaBackend final : public Backend {
   using LstmKey = std::array<std::int64_t, 6>;
   mutable std::map<LstmKey, std::unique_ptr<CudnnLstm>> lstm_plans_;
   std::vector<ConvChoice> conv_choices_;
+  std::map<ConvKey, std::int64_t> padded_channels_;  // the width each measured shape runs at
+  std::vector<PaddingChoice> padding_choices_;
+  // The padded input (and weights, or their gradient) of a pass on padded channels; after each
+  // choice, no larger than the widths chosen need.
+  Buffer padded_operands_;
   std::size_t conv_plans_measured_ = 0;
   // Wall time of the measurements behind conv_plans_ (planning_time's parts).
   double find_seconds_ = 0, product_timing_seconds_ = 0, fused_graph_seconds_ = 0,
-         graph_route_seconds_ = 0;
+         graph_route_seconds_ = 0, padding_seconds_ = 0;
   std::size_t graph_routes_ = 0;  // plans whose pass runs on the graph route
   ConvRoute conv_route_ = ConvRoute::kMeasured;
   std::size_t column_bytes_ = kColumnBytes;
@@ -340,6 +387,9 @@ void require_float(const Tensor& t, const char* op, const char* what);
 // `device`'s multiprocessors keep resident at once, from CUDA's occupancy calculator, which
 // answers for the current device: callers make `device` current first.
 int resident_blocks_on(int device, const void* kernel, int threads);
+// Bytes of the padded operands of a convolution over p at `channels` input channels: x, then w
+// or its gradient (cuda_conv_padded.cu).
+std::size_t padded_operand_bytes(const ConvParams& p, DType dtype, std::int64_t channels);
 // Throws Error(kUsage) unless a and b have the same dtype.
 void require_same_dtype(const Tensor& a, const Tensor& b, const char* op, const char* what);
 

@@ -27,6 +27,10 @@
 // f32 backward passes then also time the engines of cuDNN's graph API (cudnn_graph_conv.h),
 // which the legacy Find does not reach, against that choice.
 //
+// A forward or backward-weights pass over fewer than 8 input channels (a network's first
+// layer) is also timed on its input padded with zero channels to 4 and to 8, the copy
+// included (cuda_conv_padded.cu), and runs at the fastest width (padded_channels).
+//
 // A batch of more than kConvMeasureBatch samples is measured on its first kConvMeasureBatch
 // (Find, the product's timing, the fused graph), and the winner runs the whole batch: past a
 // few hundred samples of these layers the GPU is full and the ranking holds, while Find's time
@@ -63,6 +67,11 @@ constexpr std::size_t kFindWorkspaceLimit = std::size_t{512} << 20;
 // mode lets Find have as much as it can allocate.
 constexpr std::size_t kStrictFindWorkspaceLimit = std::size_t{4} << 30;
 constexpr int kFreeShareDivisor = 4;
+// A padded input's copy may add at most this share of what the backend holds when the shape is
+// first seen (activations, weights, workspace): 2 %, under #17's bound of 5 % on any row's peak.
+// A training step holds gigabytes (ResNet-50 fp16 at batch 256: 11.3 GiB, the copy 103 MB); an
+// inference step little (1.65 GiB), where the copy would add 6-12 % for about 0.1 ms.
+constexpr std::size_t kPaddedShareDivisor = 50;
 
 // Where a ConvKey holds the batch (conv_plan builds keys in this order).
 constexpr std::size_t kConvKeyBatch = 3;  // then the rest of ConvParams::fields()
@@ -180,15 +189,24 @@ std::vector<ConvPlan::Ranked> ranked(const std::vector<Perf>& results, int retur
   return out;
 }
 
+ConvKey conv_key(ConvDirection direction, const ConvParams& p, DType dtype) {
+  ConvKey key{static_cast<std::int64_t>(direction), static_cast<std::int64_t>(dtype),
+              static_cast<std::int64_t>(math_type(p, dtype))};
+  const auto fields = p.fields();
+  std::copy(fields.begin(), fields.end(), key.begin() + kConvKeyBatch);
+  return key;
+}
+
+// The widths a convolution's input channels may be padded to (cuda_conv_padded.cu): whole
+// 8- and 16-byte rows in f16/bf16.
+constexpr std::int64_t kPaddedWidths[] = {4, 8};
+
 }  // namespace
 
 const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const ConvParams& p, DType dtype,
                                        const ConvOperands& ops, GradMode output_mode,
                                        bool later_slice) {
-  ConvKey key{static_cast<std::int64_t>(direction), static_cast<std::int64_t>(dtype),
-              static_cast<std::int64_t>(math_type(p, dtype))};
-  const auto fields = p.fields();
-  std::copy(fields.begin(), fields.end(), key.begin() + kConvKeyBatch);
+  const ConvKey key = conv_key(direction, p, dtype);
   if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
   if (later_slice) {
     ConvKey larger = key;
@@ -287,7 +305,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const ConvParams
   // every other route stays within 3e-4 (H200, 2026-11-29, tests/gpu/network_gpu_test.cc: 5 of
   // 8 runs past the test's 1e-3 with forward engines, 5 of 5 within it without them).
   if (conv_route_ == ConvRoute::kGraph ||
-      (conv_route_ == ConvRoute::kMeasured && math_type(p, dtype) == CUDNN_FMA_MATH &&
+      (measures_routes() && math_type(p, dtype) == CUDNN_FMA_MATH &&
        direction != ConvDirection::kForward)) {
     WallTimer graph_timer;
     choose_graph_route(direction, *plan, p, dtype, o, find_workspace.data(), limit);
@@ -295,7 +313,7 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const ConvParams
   }
   if (direction == ConvDirection::kForward && !p.volumetric() &&
       (p.bias || p.residual || p.activation != Activation::kNone || p.statistics) &&
-      conv_route_ == ConvRoute::kMeasured) {
+      measures_routes()) {
     WallTimer fused_timer;
     choose_fused_forward(*plan, p, dtype, o);
     fused_graph_seconds_ += fused_timer.seconds();
@@ -332,13 +350,66 @@ std::unique_ptr<ConvPlan> CudaBackend::adopt_choice(ConvDirection direction, con
   return plan;
 }
 
+std::int64_t CudaBackend::padded_channels(ConvDirection direction, const ConvParams& p, DType dtype,
+                                          const std::function<void(std::int64_t)>& run) {
+  // Backward-data writes x's gradient, which has no use for padding.
+  if (p.c >= std::end(kPaddedWidths)[-1] || direction == ConvDirection::kBackwardData ||
+      !measures_routes())
+    return p.c;
+  const ConvKey key = conv_key(direction, p, dtype);
+  if (auto it = padded_channels_.find(key); it != padded_channels_.end()) return it->second;
+  WallTimer timer;
+  const double planning_before = planning_time().seconds();
+  // The padded copy of x is kept to Find's share of the free memory, so that a batch near the
+  // device's limit keeps its memory for what it must hold, and, unless padding is pinned, to a
+  // small share of what the backend holds.
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (const std::size_t cap = allocator_.limit(); cap > 0)
+    free_bytes = std::min(free_bytes, cap - std::min(cap, allocator_.bytes_in_use()));
+  const bool pinned = conv_route_ == ConvRoute::kPadded;
+  std::size_t limit = std::min(kFindWorkspaceLimit, free_bytes / kFreeShareDivisor);
+  if (!pinned) limit = std::min(limit, allocator_.bytes_in_use() / kPaddedShareDivisor);
+  PaddingChoice choice{direction, p, dtype, 0.0f, {}, p.c};
+  for (const std::int64_t width : kPaddedWidths)
+    if (width > p.c && padded_operand_bytes(p, dtype, width) <= limit)
+      choice.padded_ms.push_back({width, 0.0f});
+  if (!choice.padded_ms.empty()) {
+    // Each route's first run (unmeasured) plans its shape; the copies count in the padded times.
+    // Pinned, the times are taken for the timing tool and the narrowest width runs.
+    choice.unpadded_ms = mean_device_ms(stream_, [&] { run(p.c); });
+    float best = choice.unpadded_ms;
+    for (auto& [width, ms] : choice.padded_ms) {
+      ms = mean_device_ms(stream_, [&] { run(width); });
+      if (ms < best) best = ms, choice.channels = width;
+    }
+    if (pinned) choice.channels = choice.padded_ms.front().first;
+  }
+  padded_channels_.emplace(key, choice.channels);
+  if (!choice.padded_ms.empty()) padding_choices_.push_back(choice);
+  // The padded operands keep only what the shapes that run padded need: timing the wider
+  // widths grew them (ResNet-50's fp16 stem: 206 MB at 8 channels against 103 MB at 4).
+  std::size_t needed = 0;
+  for (const PaddingChoice& c : padding_choices_)
+    if (c.channels != c.params.c)
+      needed = std::max(needed, padded_operand_bytes(c.params, c.dtype, c.channels));
+  if (padded_operands_.bytes() > needed) {
+    ++workspace_generation_;      // as scratch() does when a buffer goes
+    padded_operands_ = Buffer();  // the next padded pass allocates what it needs
+  }
+  // The planning of the shapes timed here counts in its own parts.
+  padding_seconds_ += timer.seconds() - (planning_time().seconds() - planning_before);
+  return choice.channels;
+}
+
 PlanningTime CudaBackend::planning_time() const {
   PlanningTime t;
   t.shapes = conv_plans_measured_;
   t.parts = {{"cudnn_find", "cuDNN Find", find_seconds_},
              {"product_timing", "matrix-product timing", product_timing_seconds_},
              {"fused_graphs", "fused cuDNN graphs", fused_graph_seconds_},
-             {"graph_route", "cuDNN graph-API engines", graph_route_seconds_}};
+             {"graph_route", "cuDNN graph-API engines", graph_route_seconds_},
+             {"channel_padding", "padded input channels", padding_seconds_}};
   return t;
 }
 

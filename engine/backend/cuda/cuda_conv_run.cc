@@ -1,5 +1,6 @@
 // Running planned convolutions: the doors (forward, backward-data, backward-weights), the batch
-// slices they run in, and each pass on the route its plan chose (the graph API's engine, the
+// slices they run in (on padded input channels where that measured faster, cuda_conv_padded.cu),
+// and each pass on the route its plan chose (the graph API's engine, the
 // matrix product or Find's algorithm; a forward's bias, residual and ReLU after it, or a fused
 // graph with them). cuda_conv.cc plans: it measures the routes and keeps the fastest.
 #include <algorithm>
@@ -103,19 +104,33 @@ void CudaBackend::conv_forward_impl(const ConvParams& p, const Tensor& x, const 
   if (p.residual) require_here(residual, op, "residual");
   if (p.statistics) require_here(statistics, op, "statistics");
   const DType dtype = x.dtype();
+  const ConvOperands o{x.data(), w.data(), y.data(), residual.data()};
+  const void* b = p.bias ? bias.data() : nullptr;
   auto* stats = p.statistics ? statistics.data_as<float>() : nullptr;
+  // Timing writes y and the statistics, which the call overwrites anyway; a y written over the
+  // residual it reads would change with every timed run, so that forward keeps its channels.
+  const bool in_place = p.residual && o.y == o.r;
+  const std::int64_t channels =
+      in_place ? p.c : padded_channels(ConvDirection::kForward, p, dtype, [&](std::int64_t c) {
+        forward_on_channels(c, p, dtype, o, b, stats);
+      });
+  forward_on_channels(channels, p, dtype, o, b, stats);
+}
+
+void CudaBackend::forward_slices(const ConvParams& p, DType dtype, const ConvOperands& o,
+                                 const void* bias, float* stats) {
   // A fused plan writes the statistics of the slice it ran; they are the whole batch's only
   // when there was one slice.
   bool slices_written = true;
-  auto slice = [&](const ConvParams& ps, const ConvOperands& o, std::size_t index) {
+  auto slice = [&](const ConvParams& ps, const ConvOperands& os, std::size_t index) {
     const ConvPlan& plan =
-        conv_plan(ConvDirection::kForward, ps, dtype, o, GradMode::kOverwrite, index > 0);
-    const bool written = run_forward(plan, ps, dtype, o, p.bias ? bias.data() : nullptr, stats);
+        conv_plan(ConvDirection::kForward, ps, dtype, os, GradMode::kOverwrite, index > 0);
+    const bool written = run_forward(plan, ps, dtype, os, bias, stats);
     slices_written = slices_written && written && index == 0;
   };
-  for_each_batch_slice(p, dtype, {x.data(), w.data(), y.data(), residual.data()}, slice);
+  for_each_batch_slice(p, dtype, o, slice);
   if (stats != nullptr && !slices_written)
-    channel_statistics(y.data(), dtype, p.output_rows(), p.k, stats);
+    channel_statistics(o.y, dtype, p.output_rows(), p.k, stats);
 }
 
 void CudaBackend::conv_backward_data_impl(const ConvParams& p, const Tensor& dy, const Tensor& w,
@@ -141,19 +156,32 @@ void CudaBackend::conv_backward_weights_impl(const ConvParams& p, const Tensor& 
   require_float(x, op, "x"), require_same_dtype(x, dw, op, "dw");
   require_here(x, op, "x"), require_here(dy, op, "dy"), require_here(dw, op, "dw");
   const DType dtype = x.dtype();
-  // The first slice writes dw as the call asks; every later one adds its samples' share.
-  auto slice = [&](const ConvParams& ps, const ConvOperands& o, std::size_t index) {
-    const GradMode slice_mode = index == 0 ? mode : GradMode::kAccumulate;
-    const ConvPlan& plan =
-        conv_plan(ConvDirection::kBackwardFilter, ps, dtype, o, slice_mode, index > 0);
-    const float beta = slice_mode == GradMode::kAccumulate ? kOne : kZero;
-    run_plain(ConvDirection::kBackwardFilter, plan, ps, dtype, o, beta);
-  };
-  for_each_batch_slice(p, dtype, {x.data(), dw.data(), dy.data()}, slice);
+  // Timing overwrites a scratch dw: adding to dw would add once for every timed run.
+  Buffer timing_dw;
+  const std::int64_t channels =
+      padded_channels(ConvDirection::kBackwardFilter, p, dtype, [&](std::int64_t c) {
+        if (timing_dw.bytes() == 0) timing_dw = Buffer(allocator_, dw.bytes());
+        backward_weights_on_channels(c, p, dtype, {x.data(), timing_dw.data(), dy.data()},
+                                     GradMode::kOverwrite);
+      });
+  backward_weights_on_channels(channels, p, dtype, {x.data(), dw.data(), dy.data()}, mode);
   if (p.bias) {
     require_here(dbias, op, "dbias");
     column_sums(dy, p.output_rows(), p.k, dbias, mode, op);
   }
+}
+
+void CudaBackend::backward_weights_slices(const ConvParams& p, DType dtype, const ConvOperands& o,
+                                          GradMode mode) {
+  // The first slice writes dw as the call asks; every later one adds its samples' share.
+  auto slice = [&](const ConvParams& ps, const ConvOperands& os, std::size_t index) {
+    const GradMode slice_mode = index == 0 ? mode : GradMode::kAccumulate;
+    const ConvPlan& plan =
+        conv_plan(ConvDirection::kBackwardFilter, ps, dtype, os, slice_mode, index > 0);
+    const float beta = slice_mode == GradMode::kAccumulate ? kOne : kZero;
+    run_plain(ConvDirection::kBackwardFilter, plan, ps, dtype, os, beta);
+  };
+  for_each_batch_slice(p, dtype, o, slice);
 }
 
 }  // namespace dlbench::backend::cuda

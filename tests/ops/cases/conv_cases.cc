@@ -240,9 +240,18 @@ CaseList cases() {
   }
   // The stem with its 3 input channels padded to 4 and 8 (zeros in the padding, as MLPerf's
   // ResNet-50 pads its input): whether the libraries' kernels for those run it faster.
-  for (std::int64_t c : {4, 8})
-    out.push_back(std::make_unique<PerfCase>(
-        std::make_unique<ConvForward>(conv(kPerfBatch, 224, 224, c, 64, 7, 7, 2, 3, false))));
+  for (std::int64_t c : {4, 8}) {
+    const ConvParams p = conv(kPerfBatch, 224, 224, c, 64, 7, 7, 2, 3, false);
+    out.push_back(std::make_unique<PerfCase>(std::make_unique<ConvForward>(p)));
+    out.push_back(
+        std::make_unique<PerfCase>(std::make_unique<ConvBackwardWeights>(p, GradMode::kOverwrite)));
+  }
+  // The stem as training runs it: with its batch norm's statistics (fused where that is faster).
+  for (std::int64_t c : {3, 4, 8}) {
+    ConvParams p = conv(kPerfBatch, 224, 224, c, 64, 7, 7, 2, 3, false);
+    p.statistics = true;
+    out.push_back(std::make_unique<PerfCase>(std::make_unique<ConvForward>(p)));
+  }
   for (const ConvParams& p : kShapes) out.push_back(std::make_unique<ConvForward>(p));
   for (const ConvParams& p : kShapes3d) out.push_back(std::make_unique<ConvForward>(p));
   // The ReLU epilogue (fuse_conv_relu) after a bias and without one, on the stem and a 3x3.
@@ -261,8 +270,9 @@ CaseList cases() {
     out.push_back(std::make_unique<ConvForward>(p));
   }
   // A training batch norm's statistics from the convolution before it (fuse_conv_bn_stats): 3x3
-  // and strided blocks, a 1x1 product, 16-byte packs of 64 channels and odd channels.
-  for (ConvParams p : {kShapes[3], kShapes[6], kShapes[7], kShapes[10], kShapes[13]}) {
+  // and strided blocks, a 1x1 product, 16-byte packs of 64 channels, odd channels and a
+  // 3-channel stem.
+  for (ConvParams p : {kShapes[3], kShapes[4], kShapes[6], kShapes[7], kShapes[10], kShapes[13]}) {
     p.statistics = true;
     out.push_back(std::make_unique<ConvForward>(p));
   }

@@ -1,6 +1,6 @@
 // The CUDA variants of the op harness: the measured convolution route (the default), the
-// three pinned routes (cuDNN's Find, the matrix product, cuDNN's graph API), each checked after
-// a convolution case ran (cuda_backend.h: ConvRoute),
+// pinned routes (cuDNN's Find, the matrix product, cuDNN's graph API, input channels padded),
+// each checked after a convolution case ran (cuda_backend.h: ConvRoute),
 // and convolutions cut into one-sample slices of the batch (what batches past cuDNN's 2^31
 // limits run as).
 #include <cuda_runtime_api.h>
@@ -27,7 +27,7 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   auto& gpu = static_cast<CudaBackend&>(be);
   std::size_t gemm_count = 0;
   for (const auto& c : gpu.conv_choices()) {
-    if (route == ConvRoute::kMeasured) {
+    if (route == ConvRoute::kMeasured || route == ConvRoute::kPadded) {
       EXPECT_GT(c.cudnn_ms, 0.0f);
       EXPECT_GT(c.gemm_ms, 0.0f);
     }
@@ -35,6 +35,28 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   }
   // Some shapes and dtypes cannot run as a product (no choice is recorded then);
   // cuda_backend_test.cc checks that the product routes do record choices.
+  // Convolutions over fewer than 8 input channels time their padded widths where routes are
+  // measured (the default only where the copy is a small share of what the backend holds),
+  // run on the narrowest where padding is pinned, and stay as they are otherwise.
+  std::size_t padded = 0;
+  for (const auto& c : gpu.padding_choices()) {
+    EXPECT_FALSE(c.padded_ms.empty());
+    for (const auto& [width, ms] : c.padded_ms) {
+      EXPECT_GT(width, c.params.c);
+      EXPECT_GT(ms, 0.0f) << "padded to " << width;
+    }
+    EXPECT_GT(c.unpadded_ms, 0.0f);
+    padded += c.channels != c.params.c ? 1 : 0;
+    if (route == ConvRoute::kPadded) {
+      EXPECT_EQ(c.channels, c.padded_ms.front().first);
+    }
+  }
+  if (route == ConvRoute::kPadded) {
+    EXPECT_EQ(padded, gpu.padding_choices().size());
+  }
+  if (route != ConvRoute::kMeasured && route != ConvRoute::kPadded) {
+    EXPECT_TRUE(gpu.padding_choices().empty());
+  }
   if (route == ConvRoute::kCudnn) {
     EXPECT_TRUE(gpu.conv_choices().empty());
   }
@@ -63,6 +85,18 @@ void print_routes(backend::Backend& be) {
         p.stride_h, static_cast<long long>(p.n), directions[static_cast<int>(c.direction)],
         to_string(c.dtype), c.cudnn_ms, gflop / c.cudnn_ms, c.gemm_ms, gflop / c.gemm_ms,
         c.gemm ? "gemm" : "cudnn");
+  }
+  for (const auto& c : static_cast<CudaBackend&>(be).padding_choices()) {
+    const auto& p = c.params;
+    std::printf("conv%lldx%lld %lldx%lldx%lld->%lld s%d n%lld %-11s %-4s %lld channels %8.3f ms",
+                static_cast<long long>(p.r), static_cast<long long>(p.s),
+                static_cast<long long>(p.h), static_cast<long long>(p.w),
+                static_cast<long long>(p.c), static_cast<long long>(p.k), p.stride_h,
+                static_cast<long long>(p.n), directions[static_cast<int>(c.direction)],
+                to_string(c.dtype), static_cast<long long>(p.c), c.unpadded_ms);
+    for (const auto& [width, ms] : c.padded_ms)
+      std::printf("  padded to %lld %8.3f ms", static_cast<long long>(width), ms);
+    std::printf("  -> %lld\n", static_cast<long long>(c.channels));
   }
 }
 
@@ -101,6 +135,8 @@ void add_cuda_variants(std::vector<Variant>& out) {
   out.push_back(cuda_variant("cuda/cudnn", ConvRoute::kCudnn, true));
   out.push_back(cuda_variant("cuda/gemm", ConvRoute::kGemm, true));
   out.push_back(cuda_variant("cuda/graph", ConvRoute::kGraph, true));
+  // Inputs of fewer than 8 channels padded to 4 or 8 (cuda_conv_padded.cu), whatever it costs.
+  out.push_back(cuda_variant("cuda/padded", ConvRoute::kPadded, true));
   // Any limit below one sample's bytes makes a slice of every sample.
   out.push_back(cuda_variant("cuda/sliced", ConvRoute::kMeasured, true, 1));
 }
