@@ -90,7 +90,8 @@ class Backend {
   // What measuring took since the backend was made (run output's start-up row).
   virtual PlanningTime planning_time() const { return {}; }
   // Device scratch the backend keeps between ops (CUDA: the one workspace that convolution
-  // algorithms, fused plans and im2col columns share, grown to the largest request so far).
+  // algorithms, fused plans and im2col columns share, grown to the largest request so far, and
+  // the padded copies of few-channel convolution inputs).
   virtual std::size_t workspace_bytes() const { return 0; }
 
   // Whether `op` with these parameters runs here on tensors of `dtype` (the op's main float

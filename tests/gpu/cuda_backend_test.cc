@@ -117,13 +117,19 @@ TEST_F(GpuOpTest, AFewChannelInputRunsOnPaddedChannelsWherePinned) {
   const ConvRun c(2, 3);
   backend::cuda::CudaBackend padded(0);
   padded.set_conv_route(backend::cuda::ConvRoute::kPadded);
-  expect_close(run_conv(padded, c), run_conv(cpu(), c), c.p);
+  const ConvOutputs want = run_conv(cpu(), c);
+  expect_close(run_conv(padded, c), want, c.p);
   ASSERT_EQ(padded.padding_choices().size(), 2u);
   for (const auto& choice : padded.padding_choices()) {
     EXPECT_NE(choice.direction, backend::cuda::ConvDirection::kBackwardData);
     EXPECT_EQ(choice.channels, 4);
     EXPECT_GT(choice.unpadded_ms, 0.0f);
   }
+  // Chosen, the calls run padded without timing again: the forward and backward-weights.
+  const std::size_t before = padded.padded_passes();
+  expect_close(run_conv(padded, c), want, c.p);
+  EXPECT_EQ(padded.padded_passes(), before + 2);
+  EXPECT_EQ(padded.padding_choices().size(), 2u);
 }
 
 // A 1x1 convolution can run as a product: the measured route times both ways, the gemm

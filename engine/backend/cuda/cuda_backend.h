@@ -64,7 +64,7 @@ class CudaAllocator final : public DeviceAllocator {
 // against that choice; kGraph pins it for every dtype where it has an engine. Convolutions over
 // fewer than 8 input channels also time the same pass on inputs padded with zero channels
 // (cuda_conv_padded.cu) where the copy is a small share of the memory held; kPadded pads every
-// one of them (the share waived), its routes measured as by default.
+// one whose copy fits the free memory (the share waived), its routes measured as by default.
 enum class ConvRoute { kMeasured, kCudnn, kGemm, kGraph, kPadded };
 
 // How one convolution shape and direction runs: its descriptors, the algorithm the
@@ -182,6 +182,8 @@ class CudaBackend final : public Backend {
     std::int64_t channels;
   };
   const std::vector<PaddingChoice>& padding_choices() const { return padding_choices_; }
+  // Passes run on padded channels so far, timing runs included (tests count the ones after).
+  std::size_t padded_passes() const { return padded_passes_; }
   // How many planned shapes run their pass on cuDNN's graph API.
   std::size_t graph_routes() const { return graph_routes_; }
   // Applies to shapes planned after the call; a pinned route records times of 0.
@@ -197,7 +199,10 @@ class CudaBackend final : public Backend {
   void set_conv_slice_bytes(std::size_t bytes) {
     conv_slice_bytes_ = std::max<std::size_t>(bytes, 1);
   }
-  std::size_t workspace_bytes() const override { return workspace_.bytes(); }
+  // The workspace and the padded operands (cuda_conv_padded.cu).
+  std::size_t workspace_bytes() const override {
+    return workspace_.bytes() + padded_operands_.bytes();
+  }
 
  protected:
 #define DLBENCH_OP(ret, op, ...) ret op##_impl(__VA_ARGS__) override;
@@ -370,6 +375,7 @@ class CudaBackend final : public Backend {
   // The padded input (and weights, or their gradient) of a pass on padded channels; after each
   // choice, no larger than the widths chosen need.
   Buffer padded_operands_;
+  std::size_t padded_passes_ = 0;
   std::size_t conv_plans_measured_ = 0;
   // Wall time of the measurements behind conv_plans_ (planning_time's parts).
   double find_seconds_ = 0, product_timing_seconds_ = 0, fused_graph_seconds_ = 0,

@@ -29,7 +29,9 @@
 //
 // A forward or backward-weights pass over fewer than 8 input channels (a network's first
 // layer) is also timed on its input padded with zero channels to 4 and to 8, the copy
-// included (cuda_conv_padded.cu), and runs at the fastest width (padded_channels).
+// included (cuda_conv_padded.cu), and runs at the fastest width (padded_channels). It is timed
+// on the whole batch, and the copy's memory limits keep that to batches of a few hundred
+// images at 224x224 (so the head rule below does not apply to it).
 //
 // A batch of more than kConvMeasureBatch samples is measured on its first kConvMeasureBatch
 // (Find, the product's timing, the fused graph), and the winner runs the whole batch: past a
@@ -387,15 +389,18 @@ std::int64_t CudaBackend::padded_channels(ConvDirection direction, const ConvPar
   }
   padded_channels_.emplace(key, choice.channels);
   if (!choice.padded_ms.empty()) padding_choices_.push_back(choice);
-  // The padded operands keep only what the shapes that run padded need: timing the wider
-  // widths grew them (ResNet-50's fp16 stem: 206 MB at 8 channels against 103 MB at 4).
+  // The padded operands keep what the shapes that run padded need and no more: timing the
+  // wider widths grew them (ResNet-50's fp16 stem: 206 MB at 8 channels against 103 MB at 4).
+  // Reallocated here, at its size, not left for the next pass to allocate: that pass may be
+  // inside a graph recording.
   std::size_t needed = 0;
   for (const PaddingChoice& c : padding_choices_)
     if (c.channels != c.params.c)
       needed = std::max(needed, padded_operand_bytes(c.params, c.dtype, c.channels));
   if (padded_operands_.bytes() > needed) {
-    ++workspace_generation_;      // as scratch() does when a buffer goes
-    padded_operands_ = Buffer();  // the next padded pass allocates what it needs
+    ++workspace_generation_;  // as scratch() does when a buffer goes
+    padded_operands_ = Buffer();
+    if (needed > 0) padded_operands_ = Buffer(allocator_, needed);
   }
   // The planning of the shapes timed here counts in its own parts.
   padding_seconds_ += timer.seconds() - (planning_time().seconds() - planning_before);

@@ -16,8 +16,8 @@
 namespace dlbench::backend::cuda {
 namespace {
 
-// dst [rows, kWidth] = src [rows, c] with zeros after each row's c values: a thread writes
-// whole rows, one aligned store each.
+// dst [rows, kWidth] = src [rows, c] with zeros after each row's c values: a thread writes a
+// whole row in aligned stores (8, 16 or 32 bytes).
 template <class T, int kWidth>
 __global__ void pad_channels_kernel(const T* src, int c, T* dst, std::int64_t rows) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -30,16 +30,15 @@ __global__ void pad_channels_kernel(const T* src, int c, T* dst, std::int64_t ro
   }
 }
 
-// dst [rows, c] (+)= the first c values of each row of src [rows, width].
-template <class T, bool kAdd>
+// dst [rows, c] = the first c values of each row of src [rows, width].
+template <class T>
 __global__ void unpad_channels_kernel(const T* src, int width, T* dst, int c, std::int64_t rows) {
   const std::int64_t n = rows * c;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
        e += stride) {
     const std::int64_t r = e / c;
-    const T v = src[r * width + (e - r * c)];
-    dst[e] = kAdd ? from_f32<T>(to_f32(dst[e]) + to_f32(v)) : v;
+    dst[e] = src[r * width + (e - r * c)];
   }
 }
 
@@ -82,6 +81,7 @@ std::size_t padded_operand_bytes(const ConvParams& p, DType dtype, std::int64_t 
 void CudaBackend::forward_on_channels(std::int64_t channels, const ConvParams& p, DType dtype,
                                       const ConvOperands& o, const void* bias, float* statistics) {
   if (channels == p.c) return forward_slices(p, dtype, o, bias, statistics);
+  ++padded_passes_;
   ConvParams padded = p;
   padded.c = channels;
   const PaddedLayout layout = padded_layout(padded, dtype);
@@ -94,22 +94,24 @@ void CudaBackend::forward_on_channels(std::int64_t channels, const ConvParams& p
 void CudaBackend::backward_weights_on_channels(std::int64_t channels, const ConvParams& p,
                                                DType dtype, const ConvOperands& o, GradMode mode) {
   if (channels == p.c) return backward_weights_slices(p, dtype, o, mode);
+  ++padded_passes_;
   ConvParams padded = p;
   padded.c = channels;
   const PaddedLayout layout = padded_layout(padded, dtype);
   auto* base = static_cast<char*>(scratch(padded_operands_, layout.total));
   char* dw = base + layout.w_offset;
-  pad_channels(o.x, p.n * p.in_positions(), p.c, base, channels, dtype, stream_);
-  backward_weights_slices(padded, dtype, {base, dw, o.y}, GradMode::kOverwrite);
   const std::int64_t rows = p.k * p.taps();
+  pad_channels(o.x, p.n * p.in_positions(), p.c, base, channels, dtype, stream_);
+  // Adding, the wide dw starts from dw itself, so the pass adds and rounds once, as cuDNN's
+  // beta = 1 does (the padding's gradient lands on zeros and is dropped).
+  if (mode == GradMode::kAccumulate) pad_channels(o.w, rows, p.c, dw, channels, dtype, stream_);
+  backward_weights_slices(padded, dtype, {base, dw, o.y}, mode);
   dispatch_float(dtype, "conv_backward_weights (padded channels)", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    dispatch_bool(mode == GradMode::kAccumulate, [&](auto add) {
-      unpad_channels_kernel<T, decltype(add)::value><<<grid_for(rows * p.c), kBlock, 0, stream_>>>(
-          reinterpret_cast<const T*>(dw), static_cast<int>(channels), static_cast<T*>(o.w),
-          static_cast<int>(p.c), rows);
-      CUDA_CHECK_LAUNCH();
-    });
+    unpad_channels_kernel<T><<<grid_for(rows * p.c), kBlock, 0, stream_>>>(
+        reinterpret_cast<const T*>(dw), static_cast<int>(channels), static_cast<T*>(o.w),
+        static_cast<int>(p.c), rows);
+    CUDA_CHECK_LAUNCH();
   });
 }
 

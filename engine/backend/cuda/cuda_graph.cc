@@ -9,8 +9,9 @@ namespace {
 
 class CudaGraph final : public DeviceGraph {
  public:
-  // `workspace_generation` is the backend's count of workspace reallocations, read at each
-  // launch (the backend outlives its graphs); `recorded` its value when the capture began.
+  // `workspace_generation` is the backend's count of reallocations of its workspace and padded
+  // operands, read at each launch (the backend outlives its graphs); `recorded` its value when
+  // the capture began.
   CudaGraph(int device, cudaStream_t stream, cudaGraph_t graph,
             const std::uint64_t& workspace_generation, std::uint64_t recorded)
       : device_(device),

@@ -261,8 +261,8 @@ CaseList cases() {
   }
   // Inference's folded residual tail (fold_conv_bn): + residual before the ReLU, with and without
   // a bias and a ReLU, on 1x1 blocks (direct products on CUDA's product route, one chunked at
-  // stride 2) and a 3x3.
-  for (ConvParams p : {kShapes[0], kShapes[1], kShapes[2], kShapes[13]}) {
+  // stride 2), a 3x3 and a 3-channel 7x7 (on padded channels where CUDA pads).
+  for (ConvParams p : {kShapes[0], kShapes[1], kShapes[2], kShapes[5], kShapes[13]}) {
     p.residual = true;
     out.push_back(std::make_unique<ConvForward>(p));
     p.bias = true;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/backend/cuda/cuda_backend.h"
@@ -16,6 +17,7 @@
 namespace dlbench::op_harness {
 namespace {
 
+using backend::cuda::ConvDirection;
 using backend::cuda::ConvRoute;
 using backend::cuda::CudaBackend;
 
@@ -53,6 +55,21 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   }
   if (route == ConvRoute::kPadded) {
     EXPECT_EQ(padded, gpu.padding_choices().size());
+    // A forward or backward-weights plan at fewer than 8 channels was made by the padding
+    // choice: its pass as it is, or one at a padded width. One made elsewhere would mean a call
+    // skipped the choice.
+    for (const auto& c : gpu.conv_choices()) {
+      if (c.direction == ConvDirection::kBackwardData || c.params.c >= 8) continue;
+      const bool chosen = std::any_of(
+          gpu.padding_choices().begin(), gpu.padding_choices().end(), [&](const auto& pc) {
+            if (pc.direction != c.direction || pc.dtype != c.dtype) return false;
+            if (pc.params.fields() == c.params.fields()) return true;
+            backend::ConvParams wide = pc.params;
+            wide.c = c.params.c;
+            return wide.fields() == c.params.fields() && c.params.c > pc.params.c;
+          });
+      EXPECT_TRUE(chosen) << "a " << c.params.c << "-channel pass planned outside the choice";
+    }
   }
   if (route != ConvRoute::kMeasured && route != ConvRoute::kPadded) {
     EXPECT_TRUE(gpu.padding_choices().empty());
