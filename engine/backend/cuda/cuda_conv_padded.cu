@@ -17,7 +17,8 @@ namespace dlbench::backend::cuda {
 namespace {
 
 // dst [rows, kWidth] = src [rows, c] with zeros after each row's c values: a thread writes a
-// whole row in aligned stores (8, 16 or 32 bytes).
+// whole row in aligned stores (8, 16 or 32 bytes). One pass, where a fill and copy_columns would
+// write the buffer twice.
 template <class T, int kWidth>
 __global__ void pad_channels_kernel(const T* src, int c, T* dst, std::int64_t rows) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -27,18 +28,6 @@ __global__ void pad_channels_kernel(const T* src, int c, T* dst, std::int64_t ro
 #pragma unroll
     for (int j = 0; j < kWidth; ++j) v.v[j] = j < c ? src[r * c + j] : from_f32<T>(0.0f);
     store<T, kWidth>(dst + r * kWidth, v);
-  }
-}
-
-// dst [rows, c] = the first c values of each row of src [rows, width].
-template <class T>
-__global__ void unpad_channels_kernel(const T* src, int width, T* dst, int c, std::int64_t rows) {
-  const std::int64_t n = rows * c;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += stride) {
-    const std::int64_t r = e / c;
-    dst[e] = src[r * width + (e - r * c)];
   }
 }
 
@@ -58,32 +47,35 @@ void pad_channels(const void* src, std::int64_t rows, std::int64_t c, void* dst,
   });
 }
 
-// The padded operands' offsets in one buffer: x, then w or dw, each 256-byte aligned.
+ConvParams widened(const ConvParams& p, std::int64_t channels) {
+  ConvParams padded = p;
+  padded.c = channels;
+  return padded;
+}
+
+// The padded operands in one buffer: x, then (at w_offset) w or dw, each 256-byte aligned.
 struct PaddedLayout {
-  std::size_t x_bytes, w_offset, total;
+  std::size_t w_offset, total;
 };
 PaddedLayout padded_layout(const ConvParams& padded, DType dtype) {
   const std::size_t x_bytes =
       align_up(size_of(dtype) * static_cast<std::size_t>(padded.input_shape().numel()));
   const std::size_t w_bytes =
       align_up(size_of(dtype) * static_cast<std::size_t>(padded.weight_shape().numel()));
-  return {x_bytes, x_bytes, x_bytes + w_bytes};
+  return {x_bytes, x_bytes + w_bytes};
 }
 
 }  // namespace
 
 std::size_t padded_operand_bytes(const ConvParams& p, DType dtype, std::int64_t channels) {
-  ConvParams padded = p;
-  padded.c = channels;
-  return padded_layout(padded, dtype).total;
+  return padded_layout(widened(p, channels), dtype).total;
 }
 
 void CudaBackend::forward_on_channels(std::int64_t channels, const ConvParams& p, DType dtype,
                                       const ConvOperands& o, const void* bias, float* statistics) {
   if (channels == p.c) return forward_slices(p, dtype, o, bias, statistics);
   ++padded_passes_;
-  ConvParams padded = p;
-  padded.c = channels;
+  const ConvParams padded = widened(p, channels);
   const PaddedLayout layout = padded_layout(padded, dtype);
   auto* base = static_cast<char*>(scratch(padded_operands_, layout.total));
   pad_channels(o.x, p.n * p.in_positions(), p.c, base, channels, dtype, stream_);
@@ -95,8 +87,7 @@ void CudaBackend::backward_weights_on_channels(std::int64_t channels, const Conv
                                                DType dtype, const ConvOperands& o, GradMode mode) {
   if (channels == p.c) return backward_weights_slices(p, dtype, o, mode);
   ++padded_passes_;
-  ConvParams padded = p;
-  padded.c = channels;
+  const ConvParams padded = widened(p, channels);
   const PaddedLayout layout = padded_layout(padded, dtype);
   auto* base = static_cast<char*>(scratch(padded_operands_, layout.total));
   char* dw = base + layout.w_offset;
@@ -106,13 +97,9 @@ void CudaBackend::backward_weights_on_channels(std::int64_t channels, const Conv
   // beta = 1 does (the padding's gradient lands on zeros and is dropped).
   if (mode == GradMode::kAccumulate) pad_channels(o.w, rows, p.c, dw, channels, dtype, stream_);
   backward_weights_slices(padded, dtype, {base, dw, o.y}, mode);
-  dispatch_float(dtype, "conv_backward_weights (padded channels)", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    unpad_channels_kernel<T><<<grid_for(rows * p.c), kBlock, 0, stream_>>>(
-        reinterpret_cast<const T*>(dw), static_cast<int>(channels), static_cast<T*>(o.w),
-        static_cast<int>(p.c), rows);
-    CUDA_CHECK_LAUNCH();
-  });
+  // The first p.c of each kernel position's channels are dw's.
+  copy_columns_impl(Tensor(dw, {rows, channels}, dtype, device()), 0,
+                    Tensor(o.w, {rows, p.c}, dtype, device()), 0, p.c, GradMode::kOverwrite);
 }
 
 }  // namespace dlbench::backend::cuda

@@ -1,6 +1,7 @@
 // The backend variants the op harness runs every case on: cpu; and, in a CUDA build, cuda (the
-// convolution route measured per shape), cuda/cudnn and cuda/gemm (the route pinned) and
-// cuda/sliced (convolutions in one-sample slices of the batch). The CUDA variants build 24 KiB of
+// convolution route measured per shape), cuda/cudnn, cuda/gemm, cuda/graph and cuda/padded (the
+// route pinned; backends_cuda.cc) and cuda/sliced (convolutions in one-sample slices of the
+// batch). The CUDA variants build 24 KiB of
 // im2col columns at a time, so most products run in several chunks (perf mode: the backend's
 // default, as in runs). A variant that needs a GPU says why it
 // cannot run when there is none, and the test skips.
