@@ -46,11 +46,18 @@ int run_perf(const PerfOptions& options) {
               be->name().c_str(), precision->name, options.repeats, kWarmup,
               be->make_timer(2)->clock().c_str());
   std::printf("%-70s %10s %9s %9s\n", "case", "ms", "TFLOP/s", "GB/s");
+  int matched = 0;
   for (OpCaseMaker make : registry().op_makers) {
     for (const std::unique_ptr<OpCase>& c : make()) {
       const std::string name = "ops/perf/" + c->op() + "." + c->params();
       if (name.find(options.filter) == std::string::npos) continue;
-      if (!variant->supports(c->kind(), c->op_params(*precision), precision->dtype)) continue;
+      ++matched;
+      const backend::Support support =
+          variant->supports(c->kind(), c->op_params(*precision), precision->dtype);
+      if (!support) {
+        std::printf("%-70s skipped: %s\n", name.c_str(), support.reason.c_str());
+        continue;
+      }
       try {
         std::vector<HostTensor> host = c->tensors(*be);
         round_inputs(host, *precision);
@@ -75,6 +82,13 @@ int run_perf(const PerfOptions& options) {
     }
   }
   if (options.show_conv_routes && variant->print_conv_routes) variant->print_conv_routes(*be);
+  // A filter is a substring, so a typo or a pattern ("a|b") matches nothing: say so, not an
+  // empty table.
+  if (matched == 0) {
+    std::fprintf(stderr, "dlbench_ops --perf: no case name contains '%s' (a plain substring)\n",
+                 options.filter.c_str());
+    return 2;
+  }
   return 0;
 }
 
