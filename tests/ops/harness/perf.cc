@@ -46,7 +46,7 @@ int run_perf(const PerfOptions& options) {
               be->name().c_str(), precision->name, options.repeats, kWarmup,
               be->make_timer(2)->clock().c_str());
   std::printf("%-70s %10s %9s %9s\n", "case", "ms", "TFLOP/s", "GB/s");
-  int matched = 0;
+  int matched = 0, skipped = 0;
   for (OpCaseMaker make : registry().op_makers) {
     for (const std::unique_ptr<OpCase>& c : make()) {
       const std::string name = "ops/perf/" + c->op() + "." + c->params();
@@ -55,7 +55,10 @@ int run_perf(const PerfOptions& options) {
       const backend::Support support =
           variant->supports(c->kind(), c->op_params(*precision), precision->dtype);
       if (!support) {
-        std::printf("%-70s skipped: %s\n", name.c_str(), support.reason.c_str());
+        // Named where a filter asked for cases; counted only when every case was asked for.
+        ++skipped;
+        if (!options.filter.empty())
+          std::printf("%-70s skipped: %s\n", name.c_str(), support.reason.c_str());
         continue;
       }
       try {
@@ -81,6 +84,9 @@ int run_perf(const PerfOptions& options) {
       }
     }
   }
+  if (skipped > 0 && options.filter.empty())
+    std::printf("%d cases skipped: %s does not run them in %s\n", skipped, variant->name.c_str(),
+                precision->name);
   if (options.show_conv_routes && variant->print_conv_routes) variant->print_conv_routes(*be);
   // A filter is a substring, so a typo or a pattern ("a|b") matches nothing: say so, not an
   // empty table.
