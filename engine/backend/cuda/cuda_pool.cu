@@ -29,16 +29,15 @@
 // Math is in f32. Threads: one per (row, column, pack of kVec channels), a 2D grid with rows
 // (n, o, p) or (n, d, h) down and columns x packs across, so the index math is 32-bit and only
 // the flat offsets are 64-bit. A pack is 16 bytes (4 f32, 8 f16/bf16) when C is a multiple of
-// it and every pointer is 16-byte aligned, else one channel.
-#include <cuda_runtime.h>
-
-#include <cmath>
+// it and every pointer is 16-byte aligned, else one channel. ResNet's 3x3/2 windows padded by 1
+// run the forward and the stride-block backward with their geometry as compile-time constants
+// (FixedWindow in cuda_pool_kernels.cuh); every other window reads it at run time.
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <type_traits>
 
-#include "engine/backend/cuda/cuda_kernels.cuh"
+#include "engine/backend/cuda/cuda_pool_kernels.cuh"
 
 namespace dlbench::backend::cuda {
 namespace {
@@ -46,272 +45,18 @@ namespace {
 // Window positions that a uint8 argmax can name.
 constexpr std::int64_t kByteArgmaxPositions = 256;
 
-// PoolParams narrowed to int for the kernels (the launchers check that everything fits).
-struct PoolGeometry {
-  int d, h, w, c, out_d, out_h, out_w;
-  int window_d, window_h, window_w, stride_d, stride_h, stride_w, pad_d, pad_h, pad_w;
-};
-
-// First and last output index (inclusive) whose window covers input index i along one axis.
-__device__ __forceinline__ int first_cover(int i, int window, int stride, int pad) {
-  const int top = i + pad - window + 1;  // window start must be >= this
-  return top <= 0 ? 0 : (top + stride - 1) / stride;
-}
-__device__ __forceinline__ int last_cover(int i, int stride, int pad, int outputs) {
-  return min((i + pad) / stride, outputs - 1);
-}
-
-// --- forward ---------------------------------------------------------------------------------
-
-// rows = N O P, one per (n, o, p); columns = Q packs. argmax may be null (average pooling).
-template <class T, class Idx, int kVec, PoolKind kKind>
-__global__ void pool_forward_kernel(const T* __restrict__ x, PoolGeometry g, std::int64_t rows,
-                                    T* __restrict__ y, Idx* __restrict__ argmax) {
-  const int packs = g.c / kVec;
-  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (col >= g.out_w * packs) return;
-  const int q = col / packs;
-  const int c0 = (col - q * packs) * kVec;
-  const int w_start = q * g.stride_w - g.pad_w;
-  const int w0 = max(w_start, 0), w1 = min(w_start + g.window_w, g.w);
-  for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
-       row += std::int64_t{gridDim.y} * blockDim.y) {
-    const auto plane = static_cast<int>(row / g.out_h);  // n O + o
-    const int p = static_cast<int>(row - std::int64_t{plane} * g.out_h);
-    const int n = plane / g.out_d, o = plane - n * g.out_d;
-    const int d_start = o * g.stride_d - g.pad_d, h_start = p * g.stride_h - g.pad_h;
-    const int d0 = max(d_start, 0), d1 = min(d_start + g.window_d, g.d);
-    const int h0 = max(h_start, 0), h1 = min(h_start + g.window_h, g.h);
-    float acc[kVec];
-    int best[kVec];
-    for (int i = 0; i < kVec; ++i) {  // best starts at the first in-bounds position
-      acc[i] = kKind == PoolKind::kMax ? -INFINITY : 0.0f;
-      best[i] = ((d0 - d_start) * g.window_h + (h0 - h_start)) * g.window_w + (w0 - w_start);
-    }
-    for (int dd = d0; dd < d1; ++dd)
-      for (int h = h0; h < h1; ++h)
-        for (int w = w0; w < w1; ++w) {
-          const std::int64_t in = ((std::int64_t{n} * g.d + dd) * g.h + h) * g.w + w;
-          const Pack<T, kVec> v = load<T, kVec>(x + in * g.c + c0);
-          const int k = ((dd - d_start) * g.window_h + (h - h_start)) * g.window_w + (w - w_start);
-          for (int i = 0; i < kVec; ++i) {
-            const float f = to_f32(v.v[i]);
-            if constexpr (kKind == PoolKind::kMax) {
-              if (f > acc[i]) acc[i] = f, best[i] = k;
-            } else {
-              acc[i] += f;
-            }
-          }
-        }
-    const std::int64_t out = (row * g.out_w + q) * g.c + c0;
-    const float scale = kKind == PoolKind::kMax
-                            ? 1.0f
-                            : 1.0f / static_cast<float>((d1 - d0) * (h1 - h0) * (w1 - w0));
-    Pack<T, kVec> r;
-    for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(acc[i] * scale);
-    store<T, kVec>(y + out, r);
-    if constexpr (kKind == PoolKind::kMax) {
-      if (argmax != nullptr) {
-        Pack<Idx, kVec> a;
-        for (int i = 0; i < kVec; ++i) a.v[i] = static_cast<Idx>(best[i]);
-        store<Idx, kVec>(argmax + out, a);
-      }
-    }
-  }
-}
-
-// --- backward --------------------------------------------------------------------------------
-
-// dx's pack at `at` = v (+ the old dx when accumulating), rounded to T.
-template <class T, int kVec>
-__device__ __forceinline__ void store_gradient(T* at, float (&v)[kVec], bool accumulate) {
-  if (accumulate) {
-    const Pack<T, kVec> old = load<T, kVec>(at);
-    for (int i = 0; i < kVec; ++i) v[i] += to_f32(old.v[i]);
-  }
-  Pack<T, kVec> r;
-  for (int i = 0; i < kVec; ++i) r.v[i] = from_f32<T>(v[i]);
-  store<T, kVec>(at, r);
-}
-
-// rows = N D H, one per (n, d, h); columns = W packs.
-template <class T, class Idx, int kVec, PoolKind kKind>
-__global__ void pool_backward_kernel(const T* __restrict__ dy, const Idx* __restrict__ argmax,
-                                     PoolGeometry g, std::int64_t rows, bool accumulate,
-                                     T* __restrict__ dx) {
-  const int packs = g.c / kVec;
-  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (col >= g.w * packs) return;
-  const int w = col / packs;
-  const int c0 = (col - w * packs) * kVec;
-  const int q0 = first_cover(w, g.window_w, g.stride_w, g.pad_w);
-  const int q1 = last_cover(w, g.stride_w, g.pad_w, g.out_w);
-  for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
-       row += std::int64_t{gridDim.y} * blockDim.y) {
-    const auto plane = static_cast<int>(row / g.h);  // n D + d
-    const int h = static_cast<int>(row - std::int64_t{plane} * g.h);
-    const int n = plane / g.d, dd = plane - n * g.d;
-    const int o0 = first_cover(dd, g.window_d, g.stride_d, g.pad_d);
-    const int o1 = last_cover(dd, g.stride_d, g.pad_d, g.out_d);
-    const int p0 = first_cover(h, g.window_h, g.stride_h, g.pad_h);
-    const int p1 = last_cover(h, g.stride_h, g.pad_h, g.out_h);
-    float acc[kVec];
-    for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
-    for (int o = o0; o <= o1; ++o)
-      for (int p = p0; p <= p1; ++p)
-        for (int q = q0; q <= q1; ++q) {
-          const std::int64_t out_row = (std::int64_t{n} * g.out_d + o) * g.out_h + p;
-          const std::int64_t out = (out_row * g.out_w + q) * g.c + c0;
-          const Pack<T, kVec> grad = load<T, kVec>(dy + out);
-          const int d_start = o * g.stride_d - g.pad_d, h_start = p * g.stride_h - g.pad_h,
-                    w_start = q * g.stride_w - g.pad_w;
-          if constexpr (kKind == PoolKind::kMax) {
-            const int k =
-                ((dd - d_start) * g.window_h + (h - h_start)) * g.window_w + (w - w_start);
-            const Pack<Idx, kVec> a = load<Idx, kVec>(argmax + out);
-            for (int i = 0; i < kVec; ++i)
-              if (static_cast<int>(a.v[i]) == k) acc[i] += to_f32(grad.v[i]);
-          } else {
-            const int planes_in = min(d_start + g.window_d, g.d) - max(d_start, 0);
-            const int rows_in = min(h_start + g.window_h, g.h) - max(h_start, 0);
-            const int cols_in = min(w_start + g.window_w, g.w) - max(w_start, 0);
-            const auto count = static_cast<float>(planes_in * rows_in * cols_in);
-            for (int i = 0; i < kVec; ++i) acc[i] += to_f32(grad.v[i]) / count;
-          }
-        }
-    store_gradient<T, kVec>(dx + (row * g.w + w) * g.c + c0, acc, accumulate);
-  }
-}
-
-// Windows that overlap by at most one position (ResNet's 3x3/2), 2D, dx overwritten: a
-// thread owns a stride_h x stride_w block of inputs (n, bh, bw, channels), whose covering
-// outputs are at most 2 x 2. It loads their dy (and argmax) once into registers and sums them
-// into each of its inputs in the gather's order (p, then q, ascending), so each dy is read by 4
-// threads rather than the 9 inputs of its window, and dx is the gather's to the bit. (Adding
-// into dx it measured slower than the gather, so accumulation stays there.) rows = N
-// ceil(H / stride_h); columns = ceil(W / stride_w) packs.
-constexpr int kBlockCover = 2;
-
-template <class T, class Idx, int kVec, PoolKind kKind>
-__global__ void pool_backward_blocked_kernel(const T* __restrict__ dy,
-                                             const Idx* __restrict__ argmax, PoolGeometry g,
-                                             std::int64_t rows, T* __restrict__ dx) {
-  const int packs = g.c / kVec;
-  const int rows_per_image = (g.h + g.stride_h - 1) / g.stride_h;  // of stride blocks
-  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int block_cols = (g.w + g.stride_w - 1) / g.stride_w;
-  if (col >= block_cols * packs) return;
-  const int bw = col / packs;
-  const int c0 = (col - bw * packs) * kVec;
-  const int w_first = bw * g.stride_w, w_end = min(w_first + g.stride_w, g.w);
-  const int q0 = first_cover(w_first, g.window_w, g.stride_w, g.pad_w);
-  const int q1 = last_cover(w_end - 1, g.stride_w, g.pad_w, g.out_w);
-  for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < rows;
-       row += std::int64_t{gridDim.y} * blockDim.y) {
-    const auto n = static_cast<int>(row / rows_per_image);
-    const int bh = static_cast<int>(row - std::int64_t{n} * rows_per_image);
-    const int h_first = bh * g.stride_h, h_end = min(h_first + g.stride_h, g.h);
-    const int p0 = first_cover(h_first, g.window_h, g.stride_h, g.pad_h);
-    const int p1 = last_cover(h_end - 1, g.stride_h, g.pad_h, g.out_h);
-    Pack<T, kVec> grad[kBlockCover][kBlockCover];
-    Pack<Idx, kVec> best[kBlockCover][kBlockCover];
-#pragma unroll
-    for (int i = 0; i < kBlockCover; ++i)
-#pragma unroll
-      for (int j = 0; j < kBlockCover; ++j)
-        if (p0 + i <= p1 && q0 + j <= q1) {
-          const std::int64_t out =
-              ((std::int64_t{n} * g.out_h + p0 + i) * g.out_w + q0 + j) * g.c + c0;
-          grad[i][j] = load<T, kVec>(dy + out);
-          if constexpr (kKind == PoolKind::kMax) best[i][j] = load<Idx, kVec>(argmax + out);
-        }
-    for (int h = h_first; h < h_end; ++h) {
-      const int hp0 = first_cover(h, g.window_h, g.stride_h, g.pad_h);
-      const int hp1 = last_cover(h, g.stride_h, g.pad_h, g.out_h);
-      for (int w = w_first; w < w_end; ++w) {
-        const int wq0 = first_cover(w, g.window_w, g.stride_w, g.pad_w);
-        const int wq1 = last_cover(w, g.stride_w, g.pad_w, g.out_w);
-        float acc[kVec];
-        for (int v = 0; v < kVec; ++v) acc[v] = 0.0f;
-#pragma unroll
-        for (int i = 0; i < kBlockCover; ++i)
-#pragma unroll
-          for (int j = 0; j < kBlockCover; ++j) {
-            const int p = p0 + i, q = q0 + j;
-            if (p < hp0 || p > hp1 || q < wq0 || q > wq1) continue;
-            const int h_start = p * g.stride_h - g.pad_h, w_start = q * g.stride_w - g.pad_w;
-            if constexpr (kKind == PoolKind::kMax) {
-              const int k = (h - h_start) * g.window_w + (w - w_start);
-              for (int v = 0; v < kVec; ++v)
-                if (static_cast<int>(best[i][j].v[v]) == k) acc[v] += to_f32(grad[i][j].v[v]);
-            } else {
-              const int rows_in = min(h_start + g.window_h, g.h) - max(h_start, 0);
-              const int cols_in = min(w_start + g.window_w, g.w) - max(w_start, 0);
-              const auto count = static_cast<float>(rows_in * cols_in);
-              for (int v = 0; v < kVec; ++v) acc[v] += to_f32(grad[i][j].v[v]) / count;
-            }
-          }
-        const std::int64_t in = (std::int64_t{n} * g.h + h) * g.w + w;
-        store_gradient<T, kVec>(dx + in * g.c + c0, acc, false);
-      }
-    }
-  }
-}
-
-// Windows that tile the input exactly (window = stride, no padding, every input in one window:
-// VGG's 2x2/2): a thread per output (n, o, p, q, pack) writes its whole window's gradient, dy
-// where the argmax names the position (max) or dy / count (average), 0 elsewhere. No input is
-// in two windows, so nothing is gathered, and the index arithmetic is done once per output
-// rather than once per input. rows = N O P (an int: the launcher checks); columns = Q packs.
-template <class T, class Idx, int kVec, PoolKind kKind>
-__global__ void pool_backward_tiled_kernel(const T* __restrict__ dy, const Idx* __restrict__ argmax,
-                                           PoolGeometry g, int rows, bool accumulate,
-                                           T* __restrict__ dx) {
-  const int packs = g.c / kVec;
-  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (col >= g.out_w * packs) return;
-  const int q = col / packs;
-  const int c0 = (col - q * packs) * kVec;
-  const auto count = static_cast<float>(g.window_d * g.window_h * g.window_w);
-  for (int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); row < rows;
-       row += static_cast<int>(gridDim.y * blockDim.y)) {
-    const int plane = row / g.out_h;  // n O + o
-    const int p = row - plane * g.out_h;
-    const int n = plane / g.out_d, o = plane - n * g.out_d;
-    const std::int64_t out = (std::int64_t{row} * g.out_w + q) * g.c + c0;
-    const Pack<T, kVec> grad = load<T, kVec>(dy + out);
-    Pack<Idx, kVec> a{};
-    if constexpr (kKind == PoolKind::kMax) a = load<Idx, kVec>(argmax + out);
-    int k = 0;  // the position inside the window, as the forward numbered it
-    for (int kd = 0; kd < g.window_d; ++kd)
-      for (int kh = 0; kh < g.window_h; ++kh) {
-        const std::int64_t in_row =
-            (std::int64_t{n} * g.d + o * g.stride_d + kd) * g.h + p * g.stride_h + kh;
-        T* first = dx + (in_row * g.w + std::int64_t{q} * g.stride_w) * g.c + c0;
-        for (int kw = 0; kw < g.window_w; ++kw, ++k) {
-          float v[kVec];
-          for (int i = 0; i < kVec; ++i) {
-            if constexpr (kKind == PoolKind::kMax)
-              v[i] = static_cast<int>(a.v[i]) == k ? to_f32(grad.v[i]) : 0.0f;
-            else
-              v[i] = to_f32(grad.v[i]) / count;
-          }
-          store_gradient<T, kVec>(first + std::int64_t{kw} * g.c, v, accumulate);
-        }
-      }
-  }
-}
-
 // --- launchers -------------------------------------------------------------------------------
 
 // Windows small enough for one thread to write (2x2, 2x2x2: measured on VGG's pools); larger
 // ones, as global average pooling's 7x7, keep the gather's thread per input.
 constexpr std::int64_t kMaxTiledWindow = 8;
 
+// Rows that a kernel's int row index holds past the grid's last stride.
+constexpr std::int64_t kRowLimit = std::numeric_limits<int>::max() - std::int64_t{65535} * kBlock;
+
 // Whether the windows tile the input exactly and are small (pool_backward_tiled_kernel), with
-// rows N O P that an int holds past the grid's last stride.
+// rows N O P that an int holds.
 bool tiles_exactly(const PoolParams& p) {
-  constexpr std::int64_t kRowLimit = std::numeric_limits<int>::max() - std::int64_t{65535} * kBlock;
   return p.window_d == p.stride_d && p.window_h == p.stride_h && p.window_w == p.stride_w &&
          p.pad_d == 0 && p.pad_h == 0 && p.pad_w == 0 && p.d == p.out_d() * p.stride_d &&
          p.h == p.out_h() * p.stride_h && p.w == p.out_w() * p.stride_w &&
@@ -322,11 +67,27 @@ bool tiles_exactly(const PoolParams& p) {
 // windows that overlap (wider than their stride on some axis, where the gather re-reads dy) by
 // at most one position, so a block's inputs are covered by at most 2 x 2 outputs. Windows
 // that do not overlap (global average pooling, odd-sized 2x2/2) were not measured this way and
-// keep their kernels.
+// keep their kernels. Rows N ceil(H / stride_h) must fit an int.
 bool blocks_cover(const PoolParams& p, GradMode mode) {
   return mode == GradMode::kOverwrite && !p.volumetric() &&
          (p.window_h > p.stride_h || p.window_w > p.stride_w) && p.window_h <= p.stride_h + 1 &&
-         p.window_w <= p.stride_w + 1;
+         p.window_w <= p.stride_w + 1 && p.n * ((p.h + p.stride_h - 1) / p.stride_h) <= kRowLimit;
+}
+
+// Calls f(FixedWindow<3, 2, 1>{}) for ResNet's stem pooling (2D, 3x3 windows, stride 2, padded
+// by 1), whose kernels then fold the geometry into constants, else f(RuntimeWindow{}). On an
+// H200 at batch 128 (f16, 112x112x64) the forward took 0.131 ms against 0.163 with the
+// run-time window, and forward + backward 0.289 against 0.421 (bf16: 0.140 / 0.305 against
+// 0.143 / 0.593).
+template <class F>
+void dispatch_window(const PoolParams& p, F&& f) {
+  using Stem = FixedWindow<3, 2, 1>;
+  if (!p.volumetric() && p.window_h == Stem::kWindowSize && p.window_w == Stem::kWindowSize &&
+      p.stride_h == Stem::kStrideSize && p.stride_w == Stem::kStrideSize &&
+      p.pad_h == Stem::kPadSize && p.pad_w == Stem::kPadSize)
+    f(Stem{});
+  else
+    f(RuntimeWindow{});
 }
 
 bool byte_argmax(const PoolParams& p) {
@@ -429,12 +190,15 @@ void CudaBackend::pool_forward_impl(const PoolParams& p, const Tensor& x, const 
     const Launch l = launch_for(rows, p.out_w() * (p.c / kVec));
     const auto* px = static_cast<const T*>(x.data());
     auto* py = static_cast<T*>(y.data());
-    if (max)
-      pool_forward_kernel<T, Idx, kVec, PoolKind::kMax>
-          <<<l.grid, l.block, 0, stream_>>>(px, g, rows, py, static_cast<Idx*>(ws));
-    else
-      pool_forward_kernel<T, std::uint8_t, kVec, PoolKind::kAverage>
-          <<<l.grid, l.block, 0, stream_>>>(px, g, rows, py, nullptr);
+    dispatch_window(p, [&](auto win) {
+      using Win = decltype(win);
+      if (max)
+        pool_forward_kernel<T, Idx, kVec, PoolKind::kMax, Win>
+            <<<l.grid, l.block, 0, stream_>>>(px, g, rows, py, static_cast<Idx*>(ws));
+      else
+        pool_forward_kernel<T, std::uint8_t, kVec, PoolKind::kAverage, Win>
+            <<<l.grid, l.block, 0, stream_>>>(px, g, rows, py, nullptr);
+    });
     CUDA_CHECK_LAUNCH();
   });
 }
@@ -472,15 +236,19 @@ void CudaBackend::pool_backward_impl(const PoolParams& p, const Tensor& x, const
       return;
     }
     if (blocks_cover(p, mode)) {
-      const std::int64_t stride_block_rows = p.n * ((p.h + p.stride_h - 1) / p.stride_h);
+      const auto stride_block_rows = static_cast<int>(p.n * ((p.h + p.stride_h - 1) / p.stride_h));
       const Launch b =
           launch_for(stride_block_rows, (p.w + p.stride_w - 1) / p.stride_w * (p.c / kVec));
-      if (max)
-        pool_backward_blocked_kernel<T, Idx, kVec, PoolKind::kMax><<<b.grid, b.block, 0, stream_>>>(
-            pdy, static_cast<const Idx*>(ws), g, stride_block_rows, pdx);
-      else
-        pool_backward_blocked_kernel<T, std::uint8_t, kVec, PoolKind::kAverage>
-            <<<b.grid, b.block, 0, stream_>>>(pdy, nullptr, g, stride_block_rows, pdx);
+      dispatch_window(p, [&](auto win) {
+        using Win = decltype(win);
+        if (max)
+          pool_backward_blocked_kernel<T, Idx, kVec, PoolKind::kMax, Win>
+              <<<b.grid, b.block, 0, stream_>>>(pdy, static_cast<const Idx*>(ws), g,
+                                                stride_block_rows, pdx);
+        else
+          pool_backward_blocked_kernel<T, std::uint8_t, kVec, PoolKind::kAverage, Win>
+              <<<b.grid, b.block, 0, stream_>>>(pdy, nullptr, g, stride_block_rows, pdx);
+      });
       CUDA_CHECK_LAUNCH();
       return;
     }
