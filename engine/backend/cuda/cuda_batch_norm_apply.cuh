@@ -10,11 +10,12 @@ namespace dlbench::backend::cuda {
 namespace {
 
 // Step 3, forward: y = (x - mean) scale + beta. Each thread keeps its channels' coefficients
-// in registers and strides down the rows.
+// in registers and strides down the rows; with `reverse`, row r is row rows - 1 - r (the L2
+// order of cuda_batch_norm.cu).
 template <class T, int kVec, bool kTail, int kRows = kApplyRows, int kMinBlocks = kMinBlocksPerSm>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     bn_forward_apply_kernel(const T* x, const float* coef, std::int64_t rows, std::int64_t channels,
-                            ForwardTail<T> tail, T* y) {
+                            ForwardTail<T> tail, T* y, bool reverse = false) {
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (c0 >= channels) return;
   float mean[kVec], scale[kVec], beta[kVec];
@@ -41,14 +42,15 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     for (int k = 0; k < kRows; ++k) {
       const std::int64_t r = r0 + k * step;
       if (r >= rows) continue;
-      xp[k] = load_pack<T, kVec>(x + r * channels + c0);
-      if (residual) rp[k] = load_pack<T, kVec>(tail.residual + r * channels + c0);
+      const std::int64_t rr = reverse ? rows - 1 - r : r;
+      xp[k] = load_pack<T, kVec>(x + rr * channels + c0);
+      if (residual) rp[k] = load_pack<T, kVec>(tail.residual + rr * channels + c0);
     }
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       const std::int64_t r = r0 + k * step;
       if (r >= rows) continue;
-      const std::int64_t i = r * channels + c0;
+      const std::int64_t i = (reverse ? rows - 1 - r : r) * channels + c0;
       float v[kVec];
       unpack<T, kVec>(xp[k], v);
 #pragma unroll
@@ -79,11 +81,13 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
   }
 }
 
-// Step 3, backward: dx (+)= a (dy - k2 - (x - mean) k3), dy masked by the ReLU's bits first.
+// Step 3, backward: dx (+)= a (dy - k2 - (x - mean) k3), dy masked by the ReLU's bits first;
+// `reverse` as forward's.
 template <class T, int kVec, bool kTail, int kRows = kApplyRows, int kMinBlocks = kMinBlocksPerSm>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     bn_backward_apply_kernel(const T* x, const T* dy, const float* coef, std::int64_t rows,
-                             std::int64_t channels, bool accumulate, BackwardTail<T> tail, T* dx) {
+                             std::int64_t channels, bool accumulate, BackwardTail<T> tail, T* dx,
+                             bool reverse = false) {
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (c0 >= channels) return;
   float mean[kVec], a[kVec], k2[kVec], k3[kVec];
@@ -117,7 +121,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     for (int k = 0; k < kRows; ++k) {
       const std::int64_t r = r0 + k * step;
       if (r >= rows) continue;
-      const std::int64_t i = r * channels + c0;
+      const std::int64_t i = (reverse ? rows - 1 - r : r) * channels + c0;
       xp[k] = load_pack<T, kVec>(x + i);
       gp[k] = load_pack<T, kVec>(dy + i);
       if (masked) mp[k] = tail.mask[i / 8];
@@ -127,7 +131,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     for (int k = 0; k < kRows; ++k) {
       const std::int64_t r = r0 + k * step;
       if (r >= rows) continue;
-      const std::int64_t i = r * channels + c0;
+      const std::int64_t i = (reverse ? rows - 1 - r : r) * channels + c0;
       float xv[kVec], g[kVec], old[kVec] = {};
       unpack<T, kVec>(xp[k], xv);
       unpack<T, kVec>(gp[k], g);

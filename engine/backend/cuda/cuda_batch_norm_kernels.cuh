@@ -210,21 +210,23 @@ struct ResidualSums {
 //         Backward: a = sum dy, b = sum dy (x - mean); with kPair also the residual's
 //         b' = sum dy (r - mean'), its partials holding a (its dbeta's sum too) and b'.
 // partial is [chunks][2][channels]. blockDim.x threads across channel packs, blockDim.y (a
-// power of two) down the rows.
+// power of two) down the rows. With `reverse` the blocks take the chunks last to first (the L2
+// order of cuda_batch_norm.cu); each chunk's sums still go to its own slot.
 template <class T, int kVec, SumKind kKind, bool kRelu = false, bool kPair = false,
           int kRows = kKind == SumKind::kForward ? kForwardSumRows : kBackwardSumRows,
           int kMinBlocks = kMinBlocksPerSm>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     bn_partial_kernel(const T* x, const T* dy, const float* mean, const unsigned char* mask,
                       std::int64_t rows, std::int64_t channels, std::int64_t rows_per_chunk,
-                      float* partial, ResidualSums<T> pair = {}) {
+                      float* partial, ResidualSums<T> pair = {}, bool reverse = false) {
   static_assert(!kPair || kKind == SumKind::kBackward, "a pair of sums is backward's");
   constexpr int kSums = kPair ? 3 : 2;
   __shared__ float sums[kSums][kVec][kBlock];
   const int t = threadIdx.y * blockDim.x + threadIdx.x;
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   const bool active = c0 < channels;
-  const std::int64_t begin = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
+  const std::int64_t chunk = reverse ? gridDim.y - 1 - blockIdx.y : blockIdx.y;
+  const std::int64_t begin = chunk * rows_per_chunk;
   const std::int64_t end = min(rows, begin + rows_per_chunk);
   float a[kVec] = {}, b[kVec] = {}, center[kVec] = {};
   float b2[kVec] = {}, center2[kVec] = {};  // the residual's (kPair)
@@ -304,7 +306,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     __syncthreads();
   }
   if (threadIdx.y == 0 && active) {
-    const std::int64_t at = static_cast<std::int64_t>(blockIdx.y) * 2 * channels + c0;
+    const std::int64_t at = chunk * 2 * channels + c0;
     float* out = partial + at;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) out[j] = sums[0][j][t], out[channels + j] = sums[1][j][t];
