@@ -8,20 +8,19 @@
 namespace dlbench::backend::cuda {
 namespace {
 
-// Which passes walk their rows last to first, for the L2 cache (50 MB on an H200, less than most
-// of ResNet-50's activations): a pass that reads what the pass before it wrote or read finds the
-// rows that pass touched last still cached, if it starts there. The convolution before a batch
-// norm writes its output first row to last, so forward apply starts at the last row (and leaves
-// y's first rows cached for the next convolution), and so do backward's sums over the dgrad's dy;
-// backward apply then starts at the first row, where the sums ended. Against every pass first to
-// last, ResNet-50 at batch 256 on an H200 (2026-12-01, two runs each, one call): fp16 median step
-// 29.07 -> 28.84 ms, bf16 32.14 -> 31.98; reversing backward apply as well measured in between,
-// reversing the forward sums (bf16) within noise. The order changes no sum: a chunk's partial
-// sums go to its own slot whenever its block runs.
-constexpr bool kForwardSumsReversed = false;
+// Forward apply and backward's sums walk their rows last to first, for the L2 cache (50 MB on an
+// H200, less than most of ResNet-50's activations): a pass that reads what the pass before it
+// wrote or read finds the rows that pass touched last still cached, if it starts there. The
+// convolution before a batch norm writes its output first row to last, so forward apply starts
+// at the last row (and leaves y's first rows cached for the next convolution), and so do
+// backward's sums over the dgrad's dy; backward apply then starts at the first row, where the
+// sums ended. Against every pass first to last, ResNet-50 at batch 256 on an H200 (2026-12-01,
+// two runs each, one call): fp16 median step 29.07 -> 28.84 ms, bf16 32.14 -> 31.98; reversing
+// backward apply as well measured in between, reversing the forward sums (bf16) within noise, so
+// those two keep their order. No sum changes: a chunk's partial sums go to its own slot whenever
+// its block runs.
 constexpr bool kForwardApplyReversed = true;
 constexpr bool kBackwardSumsReversed = true;
-constexpr bool kBackwardApplyReversed = false;
 
 unsigned finalize_blocks(std::int64_t channels) {
   return static_cast<unsigned>((channels + kLanes - 1) / kLanes);
@@ -84,8 +83,7 @@ void CudaBackend::batch_norm_forward_training_impl(
           if (!p.statistics) {
             bn_partial_kernel<T, kVec, SumKind::kForward>
                 <<<dim3(t.tiles, static_cast<unsigned>(k.chunks)), t.block, 0, stream_>>>(
-                    pin, nullptr, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk, partial,
-                    {}, kForwardSumsReversed);
+                    pin, nullptr, nullptr, nullptr, p.rows, p.channels, k.rows_per_chunk, partial);
             CUDA_CHECK_LAUNCH();
           }
           bn_forward_finalize_kernel<T>
@@ -221,7 +219,7 @@ void CudaBackend::batch_norm_backward_impl(
           const auto kernel = bn_backward_apply_kernel<T, kVec, decltype(tail)::value>;
           kernel<<<apply_grid(t, resident_blocks(kernel, t.block)), t.block, 0, stream_>>>(
               px, pdy, coef, p.rows, p.channels, grad_mode == GradMode::kAccumulate, tail_out,
-              static_cast<T*>(dx.data()), kBackwardApplyReversed);
+              static_cast<T*>(dx.data()));
           CUDA_CHECK_LAUNCH();
         });
       });

@@ -81,13 +81,11 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
   }
 }
 
-// Step 3, backward: dx (+)= a (dy - k2 - (x - mean) k3), dy masked by the ReLU's bits first;
-// `reverse` as forward's.
+// Step 3, backward: dx (+)= a (dy - k2 - (x - mean) k3), dy masked by the ReLU's bits first.
 template <class T, int kVec, bool kTail, int kRows = kApplyRows, int kMinBlocks = kMinBlocksPerSm>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     bn_backward_apply_kernel(const T* x, const T* dy, const float* coef, std::int64_t rows,
-                             std::int64_t channels, bool accumulate, BackwardTail<T> tail, T* dx,
-                             bool reverse = false) {
+                             std::int64_t channels, bool accumulate, BackwardTail<T> tail, T* dx) {
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (c0 >= channels) return;
   float mean[kVec], a[kVec], k2[kVec], k3[kVec];
@@ -121,7 +119,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     for (int k = 0; k < kRows; ++k) {
       const std::int64_t r = r0 + k * step;
       if (r >= rows) continue;
-      const std::int64_t i = (reverse ? rows - 1 - r : r) * channels + c0;
+      const std::int64_t i = r * channels + c0;
       xp[k] = load_pack<T, kVec>(x + i);
       gp[k] = load_pack<T, kVec>(dy + i);
       if (masked) mp[k] = tail.mask[i / 8];
@@ -131,7 +129,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     for (int k = 0; k < kRows; ++k) {
       const std::int64_t r = r0 + k * step;
       if (r >= rows) continue;
-      const std::int64_t i = (reverse ? rows - 1 - r : r) * channels + c0;
+      const std::int64_t i = r * channels + c0;
       float xv[kVec], g[kVec], old[kVec] = {};
       unpack<T, kVec>(xp[k], xv);
       unpack<T, kVec>(gp[k], g);

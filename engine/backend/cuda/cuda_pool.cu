@@ -78,16 +78,18 @@ bool blocks_cover(const PoolParams& p, GradMode mode) {
 // by 1), whose kernels then fold the geometry into constants, else f(RuntimeWindow{}). On an
 // H200 at batch 128 (f16, 112x112x64) the forward took 0.131 ms against 0.163 with the
 // run-time window, and forward + backward 0.289 against 0.421 (bf16: 0.140 / 0.305 against
-// 0.143 / 0.593).
-template <class F>
+// 0.143 / 0.593). Idx is the argmax's type: a 3x3 window's is always a byte, so only those
+// kernels are made with the fixed window.
+template <class Idx, class F>
 void dispatch_window(const PoolParams& p, F&& f) {
   using Stem = FixedWindow<3, 2, 1>;
-  if (!p.volumetric() && p.window_h == Stem::kWindowSize && p.window_w == Stem::kWindowSize &&
-      p.stride_h == Stem::kStrideSize && p.stride_w == Stem::kStrideSize &&
-      p.pad_h == Stem::kPadSize && p.pad_w == Stem::kPadSize)
-    f(Stem{});
-  else
-    f(RuntimeWindow{});
+  if constexpr (std::is_same_v<Idx, std::uint8_t>) {
+    if (!p.volumetric() && p.window_h == Stem::kWindowSize && p.window_w == Stem::kWindowSize &&
+        p.stride_h == Stem::kStrideSize && p.stride_w == Stem::kStrideSize &&
+        p.pad_h == Stem::kPadSize && p.pad_w == Stem::kPadSize)
+      return f(Stem{});
+  }
+  f(RuntimeWindow{});
 }
 
 bool byte_argmax(const PoolParams& p) {
@@ -190,7 +192,7 @@ void CudaBackend::pool_forward_impl(const PoolParams& p, const Tensor& x, const 
     const Launch l = launch_for(rows, p.out_w() * (p.c / kVec));
     const auto* px = static_cast<const T*>(x.data());
     auto* py = static_cast<T*>(y.data());
-    dispatch_window(p, [&](auto win) {
+    dispatch_window<Idx>(p, [&](auto win) {
       using Win = decltype(win);
       if (max)
         pool_forward_kernel<T, Idx, kVec, PoolKind::kMax, Win>
@@ -239,7 +241,7 @@ void CudaBackend::pool_backward_impl(const PoolParams& p, const Tensor& x, const
       const auto stride_block_rows = static_cast<int>(p.n * ((p.h + p.stride_h - 1) / p.stride_h));
       const Launch b =
           launch_for(stride_block_rows, (p.w + p.stride_w - 1) / p.stride_w * (p.c / kVec));
-      dispatch_window(p, [&](auto win) {
+      dispatch_window<Idx>(p, [&](auto win) {
         using Win = decltype(win);
         if (max)
           pool_backward_blocked_kernel<T, Idx, kVec, PoolKind::kMax, Win>
