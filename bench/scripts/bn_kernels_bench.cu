@@ -51,7 +51,8 @@ struct Geo {
   Tiling tiling;
   dim3 block;
   unsigned tiles;
-  long chunks, rpc;
+  long chunks, rpc;                  // the backward sums'
+  long forward_chunks, forward_rpc;  // the forward sums'
 };
 int g_sms;
 bool g_occupancy_grid;  // the variant being timed sizes apply grids by the kernel's occupancy
@@ -59,8 +60,9 @@ Geo geo(long rows, long C) {
   dlbench::backend::BatchNormParams p;
   p.rows = rows, p.channels = C;
   const Tiling t = tiling(p, 8);
-  const Chunking k = chunking(p, t);
-  return {t, t.block, t.tiles, k.chunks, k.rows_per_chunk};
+  const Chunking k = chunking(p, t, kBackwardPartialBlocks);
+  const Chunking f = chunking(p, t, kForwardPartialBlocks);
+  return {t, t.block, t.tiles, k.chunks, k.rows_per_chunk, f.chunks, f.rows_per_chunk};
 }
 // Blocks of `kernel` that the current GPU keeps resident at once, asked once per kernel and
 // block size (as CudaBackend::resident_blocks), so the timed loops make no occupancy query.
@@ -171,8 +173,8 @@ float run(int k, const Bufs& b, long rows, long C) {
     case 6:
       return timeit([&] {
         bn_partial_kernel<T, 8, SumKind::kForward, false, false VAR(R, M)>
-            <<<dim3(g.tiles, g.chunks), g.block>>>(x, nullptr, nullptr, nullptr, rows, C, g.rpc,
-                                                   b.partial, ResidualSums<T>{});
+            <<<dim3(g.tiles, g.forward_chunks), g.block>>>(
+                x, nullptr, nullptr, nullptr, rows, C, g.forward_rpc, b.partial, ResidualSums<T>{});
       });
     default:
       return timeit([&] {

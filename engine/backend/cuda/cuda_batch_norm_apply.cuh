@@ -11,21 +11,34 @@ namespace {
 
 // Step 3, forward: y = (x - mean) scale + beta. Each thread keeps its channels' coefficients
 // in registers and strides down the rows; with `reverse`, row r is row rows - 1 - r (the L2
-// order of cuda_batch_norm.cu).
-template <class T, int kVec, bool kTail, int kRows = kApplyRows, int kMinBlocks = kMinBlocksPerSm>
+// order of cuda_batch_norm.cu). With `fold` (sums the convolution made), each thread turns its
+// channels' sums into the coefficients itself, as bn_forward_finalize_kernel would have, and the
+// first row of blocks writes the statistics: one launch instead of two.
+template <class T, int kVec, bool kTail, int kRows = kApplyRows, int kMinBlocks = kMinBlocksPerSm,
+          bool kFold = false>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     bn_forward_apply_kernel(const T* x, const float* coef, std::int64_t rows, std::int64_t channels,
-                            ForwardTail<T> tail, T* y, bool reverse = false) {
+                            ForwardTail<T> tail, T* y, bool reverse = false,
+                            FoldedStatistics fold = {}) {
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (c0 >= channels) return;
   float mean[kVec], scale[kVec], beta[kVec];
   float mean2[kVec] = {}, scale2[kVec] = {}, beta2[kVec] = {};  // the residual's, if normalized
+  const bool writes = blockIdx.y == 0 && threadIdx.y == 0;      // the statistics, when folded
+  if constexpr (kFold) {
+    fold_coefficients<kVec>(fold.sums, fold.ch, fold.p, rows, channels, c0, writes, mean, scale,
+                            beta);
+  } else {
 #pragma unroll
-  for (int j = 0; j < kVec; ++j)
-    mean[j] = coef[c0 + j], scale[j] = coef[channels + c0 + j],
-    beta[j] = coef[2 * channels + c0 + j];
+    for (int j = 0; j < kVec; ++j)
+      mean[j] = coef[c0 + j], scale[j] = coef[channels + c0 + j],
+      beta[j] = coef[2 * channels + c0 + j];
+  }
   if constexpr (kTail) {
-    if (tail.residual_coef != nullptr) {
+    if (kFold && fold.residual_sums != nullptr) {
+      fold_coefficients<kVec>(fold.residual_sums, fold.residual_ch, fold.p, rows, channels, c0,
+                              writes, mean2, scale2, beta2);
+    } else if (tail.residual_coef != nullptr) {
       const float* rc = tail.residual_coef;
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
@@ -35,6 +48,8 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
   }
   const std::int64_t step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
   const bool residual = kTail && tail.residual != nullptr;
+  const bool normed_residual =
+      tail.residual_coef != nullptr || (kFold && fold.residual_sums != nullptr);
   for (std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
        r0 < rows; r0 += kRows * step) {
     Pack<T, kVec> xp[kRows] = {}, rp[kRows] = {};
@@ -59,7 +74,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
         if (residual) {
           float add[kVec];
           unpack<T, kVec>(rp[k], add);
-          if (tail.residual_coef != nullptr) {
+          if (normed_residual) {
 #pragma unroll
             for (int j = 0; j < kVec; ++j) add[j] = fmaf(add[j] - mean2[j], scale2[j], beta2[j]);
           }

@@ -20,6 +20,8 @@
 //      coefficients for step 3;
 //   3. apply: y (or dx) elementwise from x (and dy) and the coefficients
 //      (cuda_batch_norm_apply.cuh).
+// Where the convolution made the forward sums (ConvParams::statistics: one chunk, unshifted),
+// forward apply does step 2 itself (fold_coefficients) and the op is that one kernel.
 // The number of chunks depends on the shape, not on the GPU, so every GPU sums the same way.
 //
 // The tail (BatchNormParams::residual, ::activation): forward apply adds the residual and
@@ -148,8 +150,13 @@ struct BackwardTail {
 };
 
 // Blocks of the partial kernel: a shape-only number, so the summation order is the same on
-// every GPU; about one wave on an H100 (132 SMs), enough to keep its memory busy.
-constexpr std::int64_t kPartialBlocks = 1024;
+// every GPU; 1024 are about one wave on an H100 (132 SMs), enough to keep its memory busy. The
+// forward sums (bf16, TF32 and f32: f16 takes them from the convolution) read x alone and do
+// best with half the blocks of the backward sums, which read x and dy. H200, ResNet-50 at batch
+// 256, one call (2026-12-01), bf16 median step with the forward at 1024 / 512 / 256 blocks:
+// 32.07, 32.02 / 31.80, 31.84 / 31.95, 31.97 ms; fp16's backward at 512 was within noise.
+constexpr std::int64_t kForwardPartialBlocks = 512;
+constexpr std::int64_t kBackwardPartialBlocks = 1024;
 constexpr std::int64_t kMaxChunks = 65535;  // gridDim.y
 // Finalize: kLanes channels per block, kLanes lanes splitting the chunks (lane_column_sums).
 // Per-channel coefficients in the workspace, ahead of the partials (see the finalize kernels).
@@ -178,8 +185,9 @@ struct Chunking {
   std::int64_t chunks, rows_per_chunk;
 };
 
-inline Chunking chunking(const BatchNormParams& p, const Tiling& t) {
-  const std::int64_t wanted = std::clamp<std::int64_t>((kPartialBlocks + t.tiles - 1) / t.tiles, 1,
+// Chunks of rows for `blocks` partial-kernel blocks in all.
+inline Chunking chunking(const BatchNormParams& p, const Tiling& t, std::int64_t blocks) {
+  const std::int64_t wanted = std::clamp<std::int64_t>((blocks + t.tiles - 1) / t.tiles, 1,
                                                        std::min(t.row_steps, kMaxChunks));
   const std::int64_t rows_per_chunk = (p.rows + wanted - 1) / wanted;
   return {(p.rows + rows_per_chunk - 1) / rows_per_chunk, rows_per_chunk};
@@ -342,8 +350,8 @@ struct ForwardChannels {
   float* running_var;
 };
 
-// Statistics, running statistics, and coefficients [mean, gamma inv_std, beta] for apply. The
-// sums are shifted by x's first row, or by nothing where x is null (sums made elsewhere).
+// Statistics, running statistics, and coefficients [mean, gamma inv_std, beta] for apply, from
+// the partial sums of x shifted by its first row.
 template <class T>
 __global__ void bn_forward_finalize_kernel(const float* partial, std::int64_t chunks, const T* x,
                                            std::int64_t rows, std::int64_t channels,
@@ -353,7 +361,7 @@ __global__ void bn_forward_finalize_kernel(const float* partial, std::int64_t ch
   if (threadIdx.y != 0 || c >= channels) return;
   const double n = static_cast<double>(rows);
   const double offset = s.a / n;
-  const double shift = x != nullptr ? static_cast<double>(to_f32(x[c])) : 0.0;
+  const double shift = static_cast<double>(to_f32(x[c]));
   const float mean = static_cast<float>(shift + offset);
   const float var = static_cast<float>(fmax(s.b / n - offset * offset, 0.0));
   const float inv_std = 1.0f / sqrtf(var + p.epsilon);
@@ -367,6 +375,46 @@ __global__ void bn_forward_finalize_kernel(const float* partial, std::int64_t ch
   coef[c] = mean;
   coef[channels + c] = ch.gamma[c] * inv_std;
   coef[2 * channels + c] = ch.beta[c];
+}
+
+// What a forward apply needs to make its own coefficients from the convolution's sums (one
+// chunk, unshifted), in place of bn_forward_finalize_kernel.
+struct FoldedStatistics {
+  const float* sums = nullptr;  // [2][channels]: sum x, sum x^2
+  ForwardChannels ch = {};
+  const float* residual_sums = nullptr;  // the residual's batch norm (p.residual_norm)
+  ForwardChannels residual_ch = {};
+  BatchNormParams p = {};
+};
+
+// bn_forward_finalize_kernel's arithmetic for channels c0 .. c0 + kVec - 1 from one chunk of
+// unshifted sums (its double sum over one chunk is the float converted), so the coefficients and
+// statistics are the same bits; `writes` says whether this thread stores the statistics.
+template <int kVec>
+__device__ __forceinline__ void fold_coefficients(const float* sums, const ForwardChannels& ch,
+                                                  const BatchNormParams& p, std::int64_t rows,
+                                                  std::int64_t channels, std::int64_t c0,
+                                                  bool writes, float (&mean)[kVec],
+                                                  float (&scale)[kVec], float (&beta)[kVec]) {
+  const double n = static_cast<double>(rows);
+  const float unbias = rows > 1 ? static_cast<float>(n / (n - 1)) : 1.0f;
+  const float m = p.momentum;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    const std::int64_t c = c0 + j;
+    const double offset = static_cast<double>(sums[c]) / n;
+    const float mu = static_cast<float>(offset);
+    const float var = static_cast<float>(
+        fmax(static_cast<double>(sums[channels + c]) / n - offset * offset, 0.0));
+    const float inv_std = 1.0f / sqrtf(var + p.epsilon);
+    mean[j] = mu, scale[j] = ch.gamma[c] * inv_std, beta[j] = ch.beta[c];
+    if (writes) {
+      ch.saved_mean[c] = mu;
+      ch.saved_inv_std[c] = inv_std;
+      ch.running_mean[c] = (1.0f - m) * ch.running_mean[c] + m * mu;
+      ch.running_var[c] = (1.0f - m) * ch.running_var[c] + m * var * unbias;
+    }
+  }
 }
 
 // Inference coefficients from the running statistics.
