@@ -11,8 +11,8 @@
 #include "engine/backend/backend.h"
 #include "engine/core/error.h"
 #include "engine/data/synthetic.h"
-#include "engine/models/registry.h"
 #include "engine/nn/trainer.h"
+#include "tests/gpu/small_resnet.h"
 
 namespace dlbench {
 namespace {
@@ -27,19 +27,12 @@ bool have_gpu() {
 
 result::LayerProfile profile(Mode mode, Precision precision) {
   auto be = backend::make_backend(Device::cuda(0));
-  const models::ModelSpec& info = models::find_model("resnet50");
-  models::ModelConfig mc;
-  mc.batch = 8;
-  mc.size = 32;
-  mc.compute = compute_dtype(precision);
-  mc = models::resolve(info, mc);
   nn::TrainerConfig nc;
   nc.mode = mode;
   nc.precision = precision;
   // Low enough that no fp16 step overflows and skips its update.
   nc.initial_loss_scale = 1024.0f;
-  nn::Graph graph = info.build(mc);
-  nn::Trainer net(std::move(graph), *be, nc);
+  nn::Trainer net(gpu_test::small_resnet50(precision), *be, nc);
   data::SyntheticSource source(net.graph().input_specs(), 5);
   source.fill(*be, net.inputs());
   auto step = [&](int) {
