@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "engine/core/error.h"
@@ -76,6 +77,16 @@ RunRecord run_from_json(const json& j) {
   return r;
 }
 
+// A name the store keeps once per run (a result's tag, a telemetry metric) that the file lists
+// twice: the database would refuse the run half-way through the import. Empty when none is.
+template <class Record, class Name>
+std::string repeated_name(const std::vector<Record>& records, Name name) {
+  std::set<std::string> seen;
+  for (const Record& r : records)
+    if (!seen.insert(name(r)).second) return name(r);
+  return "";
+}
+
 }  // namespace
 
 std::vector<RunRecord> parse_runs_json(const std::string& text, const std::string& origin) {
@@ -99,6 +110,16 @@ std::vector<RunRecord> parse_runs_json(const std::string& text, const std::strin
                   origin + ": run " + std::to_string(i + 1) + " is incomplete (" + e.what() + ")",
                   hint);
     }
+    const RunRecord& r = runs.back();
+    for (const auto& [what, name] :
+         {std::pair{"metric", repeated_name(r.metrics, [](const auto& m) { return m.tag; })},
+          std::pair{"telemetry metric",
+                    repeated_name(r.telemetry, [](const auto& t) { return t.name; })}})
+      if (!name.empty())
+        throw Error(ErrorKind::kUsage,
+                    origin + ": run " + std::to_string(i + 1) + " lists " + what + " '" + name +
+                        "' twice (edited by hand?)",
+                    hint);
   }
   return runs;
 }

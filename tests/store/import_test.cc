@@ -8,6 +8,7 @@
 #include "bench/store/import.h"
 #include "bench/store/store.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "tests/store/import_test_util.h"
 #include "tests/store/store_test_util.h"
 
@@ -66,6 +67,23 @@ TEST(ImportTest, CorruptTruncatedOrForeignFilesAreRefused) {
     }
   }
   EXPECT_EQ(store::parse_runs_json(good, "f.json").size(), 3u);
+
+  // A file that lists a result or a telemetry metric twice for one run (edited by hand) is
+  // refused by name before the database would refuse it half-way through.
+  for (const char* list : {"metrics", "telemetry"}) {
+    nlohmann::json doc = nlohmann::json::parse(good);
+    nlohmann::json& entries = doc["runs"][1][list];
+    ASSERT_FALSE(entries.empty()) << list;
+    entries.push_back(entries[0]);
+    try {
+      store::parse_runs_json(dump_json(doc), "f.json");
+      ADD_FAILURE() << "accepted a repeated entry of " << list;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_NE(std::string(e.what()).find("f.json: run 2 lists"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("twice"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // A failure half-way through leaves nothing: the import is one transaction.
