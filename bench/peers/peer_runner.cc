@@ -12,7 +12,9 @@
 #include "bench/peers/worker_process.h"
 #include "bench/result/efficiency.h"
 #include "bench/result/run_config.h"
+#include "bench/runner/sampled_gpus.h"
 #include "bench/runner/validated_config.h"
+#include "bench/sysinfo/gpu_info.h"
 #include "bench/sysinfo/machine_info.h"
 #include "bench/telemetry/window.h"
 #include "engine/core/error.h"
@@ -239,9 +241,11 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   if (const std::string flag = variant_flag(config.framework); !flag.empty()) argv.push_back(flag);
   WorkerProcess worker(argv);
 
-  // The worker's process tree and every GPU, from its first measured step on.
-  telemetry::MeasuredWindow window(config.telemetry, worker.pid(), config.telemetry_interval_s,
-                                   nvml);
+  // The worker's process tree and its GPU, from its first measured step on.
+  telemetry::MeasuredWindow window(
+      config.telemetry, worker.pid(), config.telemetry_interval_s, nvml,
+      config.telemetry ? runner::sampled_gpus(config.launch, 1, sysinfo::query_gpus(*nvml))
+                       : telemetry::GpuSelection{});
   auto begin_window = [&] {
     if (!config.telemetry || window.began()) return;
     window.begin();

@@ -55,10 +55,10 @@ std::optional<EnergyUse> energy_use(const telemetry::Summary& telemetry, double 
   return e;
 }
 
-void add_energy_metrics(RunResult& r) {
+void add_energy_metrics(RunResult& r, double sampled_share) {
   if (!r.telemetry) return;
   const std::optional<EnergyUse> e =
-      energy_use(r.telemetry->summary, r.throughput * r.measured_seconds);
+      energy_use(r.telemetry->summary, r.throughput * r.measured_seconds * sampled_share);
   if (!e) return;
   const std::string source = "NVML energy counters over the measured steps, summed over the GPUs";
   add_metric(r, "energy/samples_per_joule", e->samples_per_joule, "samples/J",

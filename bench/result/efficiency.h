@@ -34,7 +34,8 @@ struct EnergyUse {
 std::optional<EnergyUse> energy_use(const telemetry::Summary& telemetry, double samples);
 
 // Adds `energy/samples_per_joule`, `energy/joules_per_sample` and `power/mean_w` to a run whose
-// telemetry saw GPU energy; nothing otherwise.
-void add_energy_metrics(RunResult& r);
+// telemetry saw GPU energy; nothing otherwise. `sampled_share`: the share of the run's samples
+// that the sampled GPUs processed (an MPI job over several nodes samples rank 0's node only).
+void add_energy_metrics(RunResult& r, double sampled_share = 1.0);
 
 }  // namespace dlbench::result

@@ -16,6 +16,7 @@
 #include "bench/runner/layer_profiler.h"
 #include "bench/runner/peak_rss.h"
 #include "bench/runner/ranking_eval.h"
+#include "bench/runner/sampled_gpus.h"
 #include "bench/runner/stepped_model.h"
 #include "bench/runner/trainer_setup.h"
 #include "bench/runner/translation_eval.h"
@@ -36,6 +37,12 @@ namespace dlbench::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Ranks of an MPI job on this node (1 outside MPI): each drives cuda:<local rank>.
+int mpi_local_ranks() {
+  const dist::MpiSession* mpi = dist::MpiSession::current();
+  return mpi != nullptr ? mpi->local_size() : 1;
+}
 
 double elapsed_ms(Clock::time_point since) {
   return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
@@ -197,10 +204,16 @@ result::RunResult run_replica(const result::RunConfig& config,
   start_up.warmup_ms = elapsed_ms(warmup_start);
   start_up.planning = be.planning_time();
   be.allocator().reset_peak();
+  auto nvml = nvml::Nvml::open();
+  // The sampler (root only) follows dlbench's own process and the GPUs this node's replicas
+  // drive, found before the barrier so that the root starts measuring with the others.
+  const bool sampling = config.telemetry && replica.root();
+  const telemetry::GpuSelection sampled =
+      sampling ? sampled_gpus(config.launch, mpi_local_ranks(), sysinfo::query_gpus(*nvml))
+               : telemetry::GpuSelection{};
   dist::Communicator* comm = replica.communicator;
   if (comm != nullptr) comm->barrier();  // every replica starts measuring together
 
-  auto nvml = nvml::Nvml::open();
   std::vector<double> step_ms;
   std::int64_t produced = 0;  // decoding: the tokens the measured steps translated into
   bool cut = false;           // the stop ended the measured window early
@@ -212,10 +225,8 @@ result::RunResult run_replica(const result::RunConfig& config,
   std::optional<data::DataSource::ReadCount> read_before, read_after;
   // Stopped during warm-up: nothing is measured, so there is no window to time or sample.
   if (!stop_requested()) {
-    // The sampler (root only) follows dlbench's own process and every GPU during the measured
-    // steps only.
-    telemetry::MeasuredWindow window(config.telemetry && replica.root(), getpid(),
-                                     config.telemetry_interval_s, nvml);
+    telemetry::MeasuredWindow window(sampling, getpid(), config.telemetry_interval_s, nvml,
+                                     sampled);
     window.begin();
     if (hooks.on_measure_begin) hooks.on_measure_begin();
     read_before = source->read_count();
@@ -314,7 +325,10 @@ result::RunResult run_replica(const result::RunConfig& config,
       if (net.decodes())
         result::add_decoding_metrics(r, translated, static_cast<double>(samples),
                                      net.decoder()->max_length());
-      result::add_energy_metrics(r);
+      // Under MPI the sampler sees rank 0's node: its ranks' share of the samples.
+      const dist::MpiSession* mpi = dist::MpiSession::current();
+      result::add_energy_metrics(
+          r, mpi != nullptr ? static_cast<double>(mpi->local_size()) / mpi->size() : 1.0);
       // A model's tokens/s is its samples' padded length where it has one (BERT), else the
       // tokens its data counted (the Transformer's sentence pairs, padding left out).
       if (read >= 0) {
@@ -352,19 +366,13 @@ result::RunResult run_replica(const result::RunConfig& config,
     const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
     r.environment = sysinfo::to_json(machine);
     if (r.data_parallel && be.device().type == DeviceType::kCuda) {
-      // The GPUs of this node: the threads' GPUs, or one per local MPI rank.
-      const dist::MpiSession* mpi = dist::MpiSession::current();
-      const int local = config.launch.mode == LaunchMode::kThreads ? config.launch.gpus
-                        : mpi != nullptr                           ? mpi->local_size()
-                                                                   : 1;
-      std::vector<int> cuda_devices;
-      for (int i = 0; i < local; ++i) cuda_devices.push_back(i);
       // An empty mapping would describe every GPU: say nothing rather than something wrong.
-      const std::vector<int> indices =
-          sysinfo::nvml_indices_of_cuda_devices(machine.gpu, cuda_devices);
+      const std::vector<int> indices = sysinfo::nvml_indices_of_cuda_devices(
+          machine.gpu, node_cuda_devices(config.launch, mpi_local_ranks()));
       if (!indices.empty())
         r.data_parallel->interconnect = sysinfo::describe_interconnect(*nvml, indices).summary;
-      if (mpi != nullptr && mpi->size() > mpi->local_size())
+      if (const dist::MpiSession* mpi = dist::MpiSession::current();
+          mpi != nullptr && mpi->size() > mpi->local_size())
         r.data_parallel->interconnect += "; nodes over the network NCCL chose";
     }
   }

@@ -17,7 +17,8 @@ const char* kGpusHint = "use --gpus all, --gpus none or NVML indices such as --g
 std::vector<unsigned> gpu_indices(const SourceOptions& options, const nvml::Nvml& nvml,
                                   std::string& none_reason) {
   if (options.gpus.mode == GpuSelection::Mode::kNone) {
-    none_reason = "GPU sampling was turned off (--gpus none)";
+    none_reason = options.gpus.none_reason.empty() ? "GPU sampling was turned off (--gpus none)"
+                                                   : options.gpus.none_reason;
     return {};
   }
   unsigned count = 0;

@@ -19,6 +19,7 @@ struct GpuSelection {
   enum class Mode { kAll, kNone, kList };
   Mode mode = Mode::kAll;
   std::vector<unsigned> indices;
+  std::string none_reason;  // kNone: why, for the recording; empty: turned off by --gpus none
 };
 
 // "all", "none" or a comma-separated list of NVML indices ("0,2"); throws dlbench::Error

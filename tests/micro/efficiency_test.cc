@@ -81,6 +81,14 @@ TEST(EnergyTest, MetricsAreAddedOnlyWhereTheCountersWereSampled) {
   EXPECT_EQ(find(r, "energy/samples_per_joule")->unit, "samples/J");
   EXPECT_DOUBLE_EQ(find(r, "energy/joules_per_sample")->value, 0.5);
   EXPECT_DOUBLE_EQ(find(r, "power/mean_w")->value, 250);
+
+  // Half the samples processed where the counters were read (one node of an MPI job over two):
+  // the energy per sample is that node's energy over its own samples.
+  result::RunResult half = r;
+  half.metrics.clear();
+  result::add_energy_metrics(half, 0.5);
+  EXPECT_DOUBLE_EQ(find(half, "energy/samples_per_joule")->value, 1.0);
+  EXPECT_DOUBLE_EQ(find(half, "power/mean_w")->value, 250);
 }
 
 // The peak comes from the newest ok micro gemm of the run's own machine and device.

@@ -278,13 +278,50 @@ TEST_F(MonitorTest, FakeGpuIsSampledWithEveryFallbackAndReason) {
   EXPECT_NE(r.err.find("kernel_busy"), std::string::npos) << r.err;
 }
 
-// From the sampler through the results database to the report: a run on the CPU sampled
-// with the fake GPU (power cap at every reading) is flagged as throttled for all of it.
-TEST_F(MonitorTest, AStoredRunsReportSaysHowLongItsGpuWasThrottled) {
-  const std::string db = " --db " + path("r.db") + " ";
-  auto run = run_command(kFakeNvml + kDlbench + db +
-                         "run resnet50 --device cpu --batch 2 --input 32 --warmup 1 --steps 3");
+// A run samples the GPUs it drives only: a CPU run on a machine with a (fake) GPU records no GPU
+// metric, so no idle GPU's energy reaches it, and says why.
+TEST_F(MonitorTest, ACpuRunSamplesNoGpu) {
+  auto run = run_command(kFakeNvml + kDlbench + " --db " + path("r.db") +
+                         " run resnet50 --device cpu --batch 2 --input 32 --warmup 1 --steps 3");
   ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("no GPU telemetry (the run uses no GPU)"), std::string::npos) << run.out;
+  auto exported = run_command(kDlbench + " --db " + path("r.db") + " runs export --format json");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const json runs = json::parse(exported.out)["runs"];
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_FALSE(runs[0]["telemetry"].empty());
+  for (const json& m : runs[0]["telemetry"])
+    EXPECT_NE(m["name"].get<std::string>().rfind("gpu", 0), 0u) << m["name"];
+  EXPECT_EQ(runs[0].value("metrics", json::object()).count("energy/samples_per_joule"), 0u);
+}
+
+// From the sampler through the results database to the report: a run stored with the fake GPU's
+// telemetry (power cap at every reading, as `monitor` sampled it) is flagged as throttled for
+// all of it. CI has no GPU to run on, so the GPU's recording joins a CPU run's export, and the
+// report reads it back from `runs import`.
+TEST_F(MonitorTest, AStoredRunsReportSaysHowLongItsGpuWasThrottled) {
+  auto sampled = monitor("--interval 0.2 --json " + path("g.json") + " -- sleep 1", kFakeNvml);
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  const json gpu = read_json("g.json")["metrics"];
+  auto run = run_command(kFakeNvml + kDlbench + " --db " + path("cpu.db") +
+                         " run resnet50 --device cpu --batch 2 --input 32 --warmup 1 --steps 3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto exported = run_command(kDlbench + " --db " + path("cpu.db") + " runs export --format json");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  json file = json::parse(exported.out);
+  // Into both places a stored run keeps it: the summary rows and the result's own telemetry.
+  json& stored = file["runs"][0];
+  for (const auto& [name, m] : gpu.items()) {
+    if (name.rfind("gpu", 0) != 0) continue;  // the run has its own host metrics
+    json entry = m;
+    entry["name"] = name;
+    stored["telemetry"].push_back(entry);
+    stored["result"]["telemetry"]["metrics"][name] = m;
+  }
+  std::ofstream(path("gpu-run.json")) << dump_json(file);
+  const std::string db = " --db " + path("r.db") + " ";
+  auto imported = run_command(kDlbench + db + "runs import " + path("gpu-run.json"));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
   auto text = run_command(kDlbench + db + "report --last 1 --format text");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("throttled: power cap during 100 % of the run"), std::string::npos)
