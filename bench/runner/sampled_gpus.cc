@@ -1,5 +1,7 @@
 #include "bench/runner/sampled_gpus.h"
 
+#include <string>
+
 #include "bench/sysinfo/interconnect.h"
 
 namespace dlbench::runner {
@@ -22,6 +24,8 @@ telemetry::GpuSelection sampled_gpus(const result::Launch& launch, int mpi_local
     selection.none_reason = "the run uses no GPU";
     return selection;
   }
+  // NVML lists every GPU the driver has and CUDA a subset of them, so in practice all of the
+  // run's devices match or (NVML missing) none does.
   const std::vector<int> indices = sysinfo::nvml_indices_of_cuda_devices(gpus, devices);
   if (indices.empty()) {
     // Why NVML could not give the first of them (not loaded, or not listing it).
