@@ -389,7 +389,10 @@ struct FoldedStatistics {
 
 // bn_forward_finalize_kernel's arithmetic for channels c0 .. c0 + kVec - 1 from one chunk of
 // unshifted sums (its double sum over one chunk is the float converted), so the coefficients and
-// statistics are the same bits; `writes` says whether this thread stores the statistics.
+// statistics are the same bits; `writes` says whether this thread stores the statistics. Written
+// out, not shared with the finalize through a helper: every shared form tried (2026-12-01) made
+// ptxas give the f16/bf16 tail kernel 84 registers instead of 80, which allocates as 88 and fits
+// 2 blocks of 256 threads per SM instead of 3. A change to one must be made to the other.
 template <int kVec>
 __device__ __forceinline__ void fold_coefficients(const float* sums, const ForwardChannels& ch,
                                                   const BatchNormParams& p, std::int64_t rows,
