@@ -14,7 +14,6 @@
 #include "bench/result/run_config.h"
 #include "bench/runner/sampled_gpus.h"
 #include "bench/runner/validated_config.h"
-#include "bench/sysinfo/gpu_info.h"
 #include "bench/sysinfo/machine_info.h"
 #include "bench/telemetry/window.h"
 #include "engine/core/error.h"
@@ -242,10 +241,9 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
   WorkerProcess worker(argv);
 
   // The worker's process tree and its GPU, from its first measured step on.
-  telemetry::MeasuredWindow window(
-      config.telemetry, worker.pid(), config.telemetry_interval_s, nvml,
-      config.telemetry ? runner::sampled_gpus(config.launch, 1, sysinfo::query_gpus(*nvml))
-                       : telemetry::GpuSelection{});
+  const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
+  telemetry::MeasuredWindow window(config.telemetry, worker.pid(), config.telemetry_interval_s,
+                                   nvml, runner::sampled_gpus(config.launch, 1, machine.gpu));
   auto begin_window = [&] {
     if (!config.telemetry || window.began()) return;
     window.begin();
@@ -351,7 +349,7 @@ result::RunResult run_peer(const result::RunConfig& requested, const PeerOptions
             {"protocol", kProtocolVersion}, {"exit_code", exit.code}};
   r.telemetry = window.take();
   if (r.telemetry) result::add_energy_metrics(r);
-  r.environment = sysinfo::to_json(sysinfo::query_machine(*nvml));
+  r.environment = sysinfo::to_json(machine);
   return r;
 }
 

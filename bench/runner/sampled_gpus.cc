@@ -28,13 +28,15 @@ telemetry::GpuSelection sampled_gpus(const result::Launch& launch, int mpi_local
   // run's devices match or (NVML missing) none does.
   const std::vector<int> indices = sysinfo::nvml_indices_of_cuda_devices(gpus, devices);
   if (indices.empty()) {
-    // Why NVML could not give the first of them (not loaded, or not listing it).
-    selection.none_reason = "NVML does not list cuda:" + std::to_string(devices.front());
-    for (const sysinfo::GpuInfo& gpu : gpus.gpus)
-      if (gpu.cuda_index.available() && gpu.cuda_index.value() == devices.front() &&
-          !gpu.nvml_index.available())
-        selection.none_reason += " (" + gpu.nvml_index.reason() + ")";
-    if (!gpus.none_reason.empty()) selection.none_reason = gpus.none_reason;
+    // Why NVML could not give the first of them: none seen at all, not loaded, or not listed.
+    selection.none_reason = gpus.none_reason;
+    if (selection.none_reason.empty()) {
+      selection.none_reason = "NVML does not list cuda:" + std::to_string(devices.front());
+      for (const sysinfo::GpuInfo& gpu : gpus.gpus)
+        if (gpu.cuda_index.available() && gpu.cuda_index.value() == devices.front() &&
+            !gpu.nvml_index.available())
+          selection.none_reason += " (" + gpu.nvml_index.reason() + ")";
+    }
     return selection;
   }
   selection.mode = telemetry::GpuSelection::Mode::kList;

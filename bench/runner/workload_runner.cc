@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "bench/nvml/nvml.h"
 #include "bench/result/efficiency.h"
@@ -205,11 +206,14 @@ result::RunResult run_replica(const result::RunConfig& config,
   start_up.planning = be.planning_time();
   be.allocator().reset_peak();
   auto nvml = nvml::Nvml::open();
-  // The sampler (root only) follows dlbench's own process and the GPUs this node's replicas
-  // drive, found before the barrier so that the root starts measuring with the others.
+  // The root describes the machine (for the result) before the barrier, so that it starts
+  // measuring with the others; its sampler follows dlbench's own process and the GPUs this
+  // node's replicas drive.
+  const std::optional<sysinfo::MachineInfo> machine =
+      replica.root() ? std::optional(sysinfo::query_machine(*nvml)) : std::nullopt;
   const bool sampling = config.telemetry && replica.root();
   const telemetry::GpuSelection sampled =
-      sampling ? sampled_gpus(config.launch, mpi_local_ranks(), sysinfo::query_gpus(*nvml))
+      sampling ? sampled_gpus(config.launch, mpi_local_ranks(), machine->gpu)
                : telemetry::GpuSelection{};
   dist::Communicator* comm = replica.communicator;
   if (comm != nullptr) comm->barrier();  // every replica starts measuring together
@@ -363,12 +367,11 @@ result::RunResult run_replica(const result::RunConfig& config,
         }
       }
     }
-    const sysinfo::MachineInfo machine = sysinfo::query_machine(*nvml);
-    r.environment = sysinfo::to_json(machine);
+    r.environment = sysinfo::to_json(*machine);
     if (r.data_parallel && be.device().type == DeviceType::kCuda) {
       // An empty mapping would describe every GPU: say nothing rather than something wrong.
       const std::vector<int> indices = sysinfo::nvml_indices_of_cuda_devices(
-          machine.gpu, node_cuda_devices(config.launch, mpi_local_ranks()));
+          machine->gpu, node_cuda_devices(config.launch, mpi_local_ranks()));
       if (!indices.empty())
         r.data_parallel->interconnect = sysinfo::describe_interconnect(*nvml, indices).summary;
       if (const dist::MpiSession* mpi = dist::MpiSession::current();
