@@ -46,8 +46,9 @@ TEST(SupportsTest, CudaRunsEveryFloatDtypeAndKeepsTheOptimizerInF32) {
   EXPECT_FALSE(cuda::cuda_supports(OpKind::kMatmulForward, relu_matmul(), DType::kI32));
 }
 
-// A convolution hands a batch norm its statistics where that measured faster: on CUDA in f16;
-// never on the CPU, whose batch norm sums its input itself.
+// A convolution hands a batch norm its statistics where that measured faster: on CUDA in f16,
+// and in bf16 on ResNet's stem (which CUDA's stem kernel may run); never on the CPU, whose batch
+// norm sums its input itself.
 TEST(SupportsTest, ConvolutionStatisticsWhereTheyPay) {
   ConvParams p;
   p.k = 64;
@@ -58,6 +59,13 @@ TEST(SupportsTest, ConvolutionStatisticsWhereTheyPay) {
     EXPECT_FALSE(no) << to_string(t);
     EXPECT_NE(no.reason.find("f16 only"), std::string::npos) << no.reason;
   }
+  ConvParams stem = p;
+  stem.n = 2, stem.h = stem.w = 224, stem.c = 3, stem.r = stem.s = 7;
+  stem.stride_h = stem.stride_w = 2, stem.pad_h = stem.pad_w = 3;
+  EXPECT_TRUE(cuda::cuda_supports(OpKind::kConvForward, stem, DType::kBF16));
+  EXPECT_FALSE(cuda::cuda_supports(OpKind::kConvForward, stem, DType::kF32));
+  stem.k = 32;  // not the stem the kernel runs
+  EXPECT_FALSE(cuda::cuda_supports(OpKind::kConvForward, stem, DType::kBF16));
   EXPECT_FALSE(cpu::cpu_supports(OpKind::kConvForward, p, DType::kF32));
   p.statistics = false;
   EXPECT_TRUE(cpu::cpu_supports(OpKind::kConvForward, p, DType::kF32));

@@ -142,18 +142,20 @@ void* CudaBackend::scratch(Buffer& buffer, std::size_t bytes) {
   return buffer.data();
 }
 
-int resident_blocks_on(int device, const void* kernel, int threads) {
+int resident_blocks_on(int device, const void* kernel, int threads, std::size_t shared) {
   int sms = 0, per_sm = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
   return std::max(1, sms * per_sm);
 }
 
-int CudaBackend::resident_blocks(const void* kernel, dim3 block) {
-  const std::pair<const void*, unsigned> key(kernel, block.x * block.y * block.z);
+int CudaBackend::resident_blocks(const void* kernel, dim3 block, std::size_t shared) {
+  const unsigned threads = block.x * block.y * block.z;
+  const auto key = std::make_tuple(kernel, threads, shared);
   if (const auto it = resident_blocks_.find(key); it != resident_blocks_.end()) return it->second;
   activate();
-  return resident_blocks_[key] = resident_blocks_on(index_, kernel, static_cast<int>(key.second));
+  return resident_blocks_[key] =
+             resident_blocks_on(index_, kernel, static_cast<int>(threads), shared);
 }
 
 cublasHandle_t CudaBackend::cublas() {

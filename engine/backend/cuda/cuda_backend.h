@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -65,7 +66,9 @@ class CudaAllocator final : public DeviceAllocator {
 // fewer than 8 input channels also time the same pass on inputs padded with zero channels
 // (cuda_conv_padded.cu) where the copy is a small share of the memory held; kPadded pads every
 // one whose copy fits the free memory (the share waived), its routes measured as by default.
-enum class ConvRoute { kMeasured, kCudnn, kGemm, kGraph, kPadded };
+// ResNet's stem forward (7x7/2, 3 -> 64 channels, f16 and bf16) is also timed on our own kernel
+// (cuda_conv_stem.cu) against the route chosen for it; kStem runs every such forward there.
+enum class ConvRoute { kMeasured, kCudnn, kGemm, kGraph, kPadded, kStem };
 
 // How one convolution shape and direction runs: its descriptors, the algorithm the
 // measurement chose (cuDNN's enum of that direction, stored as an int), and its workspace.
@@ -184,6 +187,17 @@ class CudaBackend final : public Backend {
   const std::vector<PaddingChoice>& padding_choices() const { return padding_choices_; }
   // Passes run on padded channels so far, timing runs included (tests count the ones after).
   std::size_t padded_passes() const { return padded_passes_; }
+  // The stem forwards timed on our own kernel (cuda_conv_stem.cu) against the route chosen for
+  // them (ms), for the timing tool and the tests; and the passes that kernel ran so far, timing
+  // runs included.
+  struct StemChoice {
+    ConvParams params;
+    DType dtype;
+    float route_ms, stem_ms;
+    bool stem;
+  };
+  const std::vector<StemChoice>& stem_choices() const { return stem_choices_; }
+  std::size_t stem_passes() const { return stem_passes_; }
   // How many planned shapes run their pass on cuDNN's graph API.
   std::size_t graph_routes() const { return graph_routes_; }
   // Applies to shapes planned after the call; a pinned route records times of 0.
@@ -199,9 +213,9 @@ class CudaBackend final : public Backend {
   void set_conv_slice_bytes(std::size_t bytes) {
     conv_slice_bytes_ = std::max<std::size_t>(bytes, 1);
   }
-  // The workspace and the padded operands (cuda_conv_padded.cu).
+  // The workspace, the padded operands (cuda_conv_padded.cu) and the stem kernel's partial sums.
   std::size_t workspace_bytes() const override {
-    return workspace_.bytes() + padded_operands_.bytes();
+    return workspace_.bytes() + padded_operands_.bytes() + stem_partials_.bytes();
   }
 
  protected:
@@ -217,9 +231,10 @@ class CudaBackend final : public Backend {
   // `buffer` grown to hold at least `bytes` (its contents lost when it grows): the workspace
   // and the padded operands.
   void* scratch(Buffer& buffer, std::size_t bytes);
-  // Blocks of `kernel` (a __global__ function) launched with `block` that this GPU keeps
-  // resident at once (resident_blocks_on), asked once per kernel and block size.
-  int resident_blocks(const void* kernel, dim3 block);
+  // Blocks of `kernel` (a __global__ function) launched with `block` (and `shared` bytes of
+  // dynamic shared memory) that this GPU keeps resident at once (resident_blocks_on), asked once
+  // per kernel, block size and shared memory.
+  int resident_blocks(const void* kernel, dim3 block, std::size_t shared = 0);
   template <class... Args>
   int resident_blocks(void (*kernel)(Args...), dim3 block) {
     return resident_blocks(reinterpret_cast<const void*>(kernel), block);
@@ -268,6 +283,16 @@ class CudaBackend final : public Backend {
   // writing only what the call may overwrite; it is called only while measuring.
   std::int64_t padded_channels(ConvDirection direction, const ConvParams& p, DType dtype,
                                const std::function<void(std::int64_t)>& run);
+  // Keeps the padded operands to what the shapes that run padded need: timing the wider widths
+  // grew them, and a forward that runs on the stem kernel needs none.
+  void fit_padded_operands();
+  // Whether the forward over p runs on the stem kernel (cuda_conv_stem.cu): where it can and
+  // measured faster than `route` (the forward on the route chosen for it), or kStem pins it.
+  bool stem_route(const ConvParams& p, DType dtype, const ConvOperands& o, const void* bias,
+                  float* statistics, const std::function<void()>& route);
+  // The forward on the stem kernel, with its bias and ReLU and, with p.statistics, the sums.
+  void stem_forward(const ConvParams& p, DType dtype, const ConvOperands& o, const void* bias,
+                    float* statistics);
   // The forward's batch slices on their plans, then the statistics where no fused plan wrote
   // them (cuda_conv_run.cc); the same at `channels` input channels, the padding written first
   // (cuda_conv_padded.cu).
@@ -354,7 +379,8 @@ class CudaBackend final : public Backend {
   std::uint64_t capture_generation_ = 0;  // workspace_generation_ when the capture began
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans_;
-  std::map<std::pair<const void*, unsigned>, int> resident_blocks_;  // kernel, block size
+  // Kernel, block size and dynamic shared memory.
+  std::map<std::tuple<const void*, unsigned, std::size_t>, int> resident_blocks_;
   // What a cuDNN attention plan depends on (math aside: it runs f16 and bf16 only).
   struct AttentionKey {
     std::int64_t batch, heads, seq_q, seq_kv, head_dim;
@@ -376,10 +402,14 @@ class CudaBackend final : public Backend {
   // choice, no larger than the widths chosen need.
   Buffer padded_operands_;
   std::size_t padded_passes_ = 0;
+  std::map<ConvKey, bool> stem_routes_;  // whether each measured stem forward runs our kernel
+  std::vector<StemChoice> stem_choices_;
+  Buffer stem_partials_;  // the stem kernel's per-block sums
+  std::size_t stem_passes_ = 0;
   std::size_t conv_plans_measured_ = 0;
   // Wall time of the measurements behind conv_plans_ (planning_time's parts).
   double find_seconds_ = 0, product_timing_seconds_ = 0, fused_graph_seconds_ = 0,
-         graph_route_seconds_ = 0, padding_seconds_ = 0;
+         graph_route_seconds_ = 0, padding_seconds_ = 0, stem_seconds_ = 0;
   std::size_t graph_routes_ = 0;  // plans whose pass runs on the graph route
   ConvRoute conv_route_ = ConvRoute::kMeasured;
   std::size_t column_bytes_ = kColumnBytes;
@@ -392,10 +422,20 @@ void require_float(const Tensor& t, const char* op, const char* what);
 // Blocks of `kernel` (a __global__ function's address) of `threads` threads that all of
 // `device`'s multiprocessors keep resident at once, from CUDA's occupancy calculator, which
 // answers for the current device: callers make `device` current first.
-int resident_blocks_on(int device, const void* kernel, int threads);
+int resident_blocks_on(int device, const void* kernel, int threads, std::size_t shared = 0);
 // Bytes of the padded operands of a convolution over p at `channels` input channels: x, then w
 // or its gradient (cuda_conv_padded.cu).
 std::size_t padded_operand_bytes(const ConvParams& p, DType dtype, std::int64_t channels);
+// Whether the stem kernel (cuda_conv_stem.cu) runs a forward over p: ResNet's stem (7x7,
+// stride 2, padding 3, 3 -> 64 channels) in f16 or bf16, with or without a bias, a ReLU and
+// statistics, and no residual.
+bool stem_kernel_fits(const ConvParams& p, DType dtype);
+// Mean device time of `work`'s launches on the stream over `runs` runs after one unmeasured run
+// (which may plan or allocate), in ms, timed with CUDA events (cuda_conv.cc).
+float mean_device_ms(cudaStream_t stream, const std::function<void()>& work, int runs = 3);
+// The key a convolution's plan and route choices are kept under: direction, dtype and math,
+// then ConvParams::fields() (cuda_conv.cc).
+ConvKey conv_key(ConvDirection direction, const ConvParams& p, DType dtype);
 // Throws Error(kUsage) unless a and b have the same dtype.
 void require_same_dtype(const Tensor& a, const Tensor& b, const char* op, const char* what);
 

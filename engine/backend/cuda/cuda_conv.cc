@@ -81,9 +81,6 @@ constexpr std::size_t kConvKeyBatch = 3;  // then the rest of ConvParams::fields
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;
 
-// Runs per candidate when cuDNN and a matrix product compete for a shape, after one
-// unmeasured run (which may plan or allocate).
-constexpr int kChoiceRuns = 3;
 // The graph route times one run per candidate after its unmeasured one: strict-f32 3D passes
 // take up to 200 ms a run on their slow engines, and three runs each made 3D U-Net's first step
 // take 110 s (H200, 2026-11-28); one run still separates engines that differ by 2x or more.
@@ -99,20 +96,6 @@ class WallTimer {
  private:
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
-
-// Mean device time of fn's work on the stream over `runs` runs, in ms.
-template <class F>
-float mean_device_ms(cudaStream_t stream, F&& fn, int runs = kChoiceRuns) {
-  fn();
-  Event start, stop;
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < runs; ++i) fn();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  return ms / static_cast<float>(runs);
-}
 
 cudnnMathType_t math_type(const ConvParams& p, DType dtype) {
   if (dtype == DType::kF32 && p.math == MathMode::kStrict) return CUDNN_FMA_MATH;
@@ -191,6 +174,25 @@ std::vector<ConvPlan::Ranked> ranked(const std::vector<Perf>& results, int retur
   return out;
 }
 
+// The widths a convolution's input channels may be padded to (cuda_conv_padded.cu): whole
+// 8- and 16-byte rows in f16/bf16.
+constexpr std::int64_t kPaddedWidths[] = {4, 8};
+
+}  // namespace
+
+// Candidates compete over 3 runs each (mean_device_ms's default) after their unmeasured one.
+float mean_device_ms(cudaStream_t stream, const std::function<void()>& work, int runs) {
+  work();
+  Event start, stop;
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < runs; ++i) work();
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  return ms / static_cast<float>(runs);
+}
+
 ConvKey conv_key(ConvDirection direction, const ConvParams& p, DType dtype) {
   ConvKey key{static_cast<std::int64_t>(direction), static_cast<std::int64_t>(dtype),
               static_cast<std::int64_t>(math_type(p, dtype))};
@@ -198,12 +200,6 @@ ConvKey conv_key(ConvDirection direction, const ConvParams& p, DType dtype) {
   std::copy(fields.begin(), fields.end(), key.begin() + kConvKeyBatch);
   return key;
 }
-
-// The widths a convolution's input channels may be padded to (cuda_conv_padded.cu): whole
-// 8- and 16-byte rows in f16/bf16.
-constexpr std::int64_t kPaddedWidths[] = {4, 8};
-
-}  // namespace
 
 const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const ConvParams& p, DType dtype,
                                        const ConvOperands& ops, GradMode output_mode,
@@ -389,22 +385,26 @@ std::int64_t CudaBackend::padded_channels(ConvDirection direction, const ConvPar
   }
   padded_channels_.emplace(key, choice.channels);
   if (!choice.padded_ms.empty()) padding_choices_.push_back(choice);
-  // The padded operands keep what the shapes that run padded need and no more: timing the
-  // wider widths grew them (ResNet-50's fp16 stem: 206 MB at 8 channels against 103 MB at 4).
-  // Reallocated here, at its size, not left for the next pass to allocate: that pass may be
-  // inside a graph recording.
+  fit_padded_operands();
+  // The planning of the shapes timed here counts in its own parts.
+  padding_seconds_ += timer.seconds() - (planning_time().seconds() - planning_before);
+  return choice.channels;
+}
+
+void CudaBackend::fit_padded_operands() {
+  // ResNet-50's fp16 stem: 206 MB at 8 channels against 103 MB at 4. Reallocated here, at its
+  // size, not left for the next pass to allocate: that pass may be inside a graph recording.
   std::size_t needed = 0;
-  for (const PaddingChoice& c : padding_choices_)
-    if (c.channels != c.params.c)
+  for (const PaddingChoice& c : padding_choices_) {
+    const auto stem = stem_routes_.find(conv_key(c.direction, c.params, c.dtype));
+    if (c.channels != c.params.c && (stem == stem_routes_.end() || !stem->second))
       needed = std::max(needed, padded_operand_bytes(c.params, c.dtype, c.channels));
+  }
   if (padded_operands_.bytes() > needed) {
     ++workspace_generation_;  // as scratch() does when a buffer goes
     padded_operands_ = Buffer();
     if (needed > 0) padded_operands_ = Buffer(allocator_, needed);
   }
-  // The planning of the shapes timed here counts in its own parts.
-  padding_seconds_ += timer.seconds() - (planning_time().seconds() - planning_before);
-  return choice.channels;
 }
 
 PlanningTime CudaBackend::planning_time() const {
@@ -414,7 +414,8 @@ PlanningTime CudaBackend::planning_time() const {
              {"product_timing", "matrix-product timing", product_timing_seconds_},
              {"fused_graphs", "fused cuDNN graphs", fused_graph_seconds_},
              {"graph_route", "cuDNN graph-API engines", graph_route_seconds_},
-             {"channel_padding", "padded input channels", padding_seconds_}};
+             {"channel_padding", "padded input channels", padding_seconds_},
+             {"stem_kernel", "stem kernel", stem_seconds_}};
   return t;
 }
 

@@ -1,5 +1,6 @@
 // Running planned convolutions: the doors (forward, backward-data, backward-weights), the batch
-// slices they run in (on padded input channels where that measured faster, cuda_conv_padded.cu),
+// slices they run in (on padded input channels where that measured faster, cuda_conv_padded.cu;
+// ResNet's stem forward on our own kernel where that did, cuda_conv_stem.cu),
 // and each pass on the route its plan chose (the graph API's engine, the
 // matrix product or Find's algorithm; a forward's bias, residual and ReLU after it, or a fused
 // graph with them). cuda_conv.cc plans: it measures the routes and keeps the fastest.
@@ -114,6 +115,10 @@ void CudaBackend::conv_forward_impl(const ConvParams& p, const Tensor& x, const 
       in_place ? p.c : padded_channels(ConvDirection::kForward, p, dtype, [&](std::int64_t c) {
         forward_on_channels(c, p, dtype, o, b, stats);
       });
+  // ResNet's stem may run faster on our own kernel than on the route chosen so far.
+  if (stem_route(p, dtype, o, b, stats,
+                 [&] { forward_on_channels(channels, p, dtype, o, b, stats); }))
+    return stem_forward(p, dtype, o, b, stats);
   forward_on_channels(channels, p, dtype, o, b, stats);
 }
 

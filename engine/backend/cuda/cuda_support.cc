@@ -17,11 +17,13 @@ Support cuda_supports(OpKind op, const OpParams& params, DType dtype) {
   // Measured on an H100 (2026-11-28, ResNet-50 training at batch 256): the statistics from the
   // convolution gained 4 % in f16, where cuDNN runs conv + genstats on a specialized engine,
   // and lost 4.5 % in bf16 and 2.5 % in TF32, where only its runtime-fusion engines take it.
+  // ResNet's stem also writes them in bf16, where our stem kernel (cuda_conv_stem.cu) may run it.
   if (const auto* conv = std::get_if<ConvParams>(&params);
-      conv && conv->statistics && dtype != DType::kF16)
+      conv && conv->statistics && dtype != DType::kF16 &&
+      !(dtype == DType::kBF16 && stem_kernel_fits(*conv, dtype)))
     return Support::no(
-        "a convolution writes a batch norm's statistics in f16 only (faster "
-        "there; slower than the batch norm's own pass in bf16, TF32 and fp32)");
+        "a convolution writes a batch norm's statistics in f16 only, and in bf16 on ResNet's "
+        "stem (faster there; slower than the batch norm's own pass elsewhere)");
   if (const auto* bn = std::get_if<BatchNormParams>(&params);
       bn && bn->has_tail() && bn->channels % 8 != 0)
     return Support::no("a batch norm's fused residual or ReLU needs channels in multiples of 8");

@@ -63,6 +63,17 @@ const std::vector<ConvParams> kShapes = {
     conv(2, 14, 14, 64, 32, 1, 1, 2, 0, false), conv(2, 28, 28, 64, 96, 1, 1, 1, 0, false),
 };
 
+// ResNet's stem at its 64 filters, which CUDA's stem kernel (cuda_conv_stem.cu) runs in f16 and
+// bf16: rows that copy in 16-byte loads (32 wide) and ones that do not (20 and 17 wide); tiles
+// that span several output rows, images of fewer pixels than a tile, partial last tiles; a bias
+// (inference's folded batch norm); and the full 224x224 image.
+const std::vector<ConvParams> kStemShapes = {
+    conv(2, 32, 32, 3, 64, 7, 7, 2, 3, false),
+    conv(2, 20, 20, 3, 64, 7, 7, 2, 3, false),
+    conv(3, 19, 17, 3, 64, 7, 7, 2, 3, true),
+    conv(1, 224, 224, 3, 64, 7, 7, 2, 3, false),
+};
+
 // 3D U-Net's convolutions, shrunk: same-padded 3x3x3 blocks (one at tensor-core channels),
 // its stride-2 downsampling, the 1x1x1 head with a bias, and the 2x2x2 stride-2 convolution its
 // transposed convolutions are the backward-data of; non-cubic sides throughout.
@@ -254,6 +265,17 @@ CaseList cases() {
   }
   for (const ConvParams& p : kShapes) out.push_back(std::make_unique<ConvForward>(p));
   for (const ConvParams& p : kShapes3d) out.push_back(std::make_unique<ConvForward>(p));
+  // The stem at 64 filters as it is, with a ReLU (inference's, after the folded bias), and with
+  // a training batch norm's statistics.
+  for (ConvParams p : kStemShapes) {
+    out.push_back(std::make_unique<ConvForward>(p));
+    p.activation = backend::Activation::kRelu;
+    out.push_back(std::make_unique<ConvForward>(p));
+    p.activation = backend::Activation::kNone;
+    p.bias = false;
+    p.statistics = true;
+    out.push_back(std::make_unique<ConvForward>(p));
+  }
   // The ReLU epilogue (fuse_conv_relu) after a bias and without one, on the stem and a 3x3.
   for (ConvParams p : {kShapes[2], kShapes[3], kShapes[4], kShapes[5]}) {
     p.activation = backend::Activation::kRelu;

@@ -1,5 +1,6 @@
 // The CUDA variants of the op harness: the measured convolution route (the default), the
-// pinned routes (cuDNN's Find, the matrix product, cuDNN's graph API, input channels padded),
+// pinned routes (cuDNN's Find, the matrix product, cuDNN's graph API, input channels padded,
+// ResNet's stem on our own kernel),
 // each checked after a convolution case ran (cuda_backend.h: ConvRoute),
 // and convolutions cut into one-sample slices of the batch (what batches past cuDNN's 2^31
 // limits run as).
@@ -74,6 +75,23 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   if (route != ConvRoute::kMeasured && route != ConvRoute::kPadded) {
     EXPECT_TRUE(gpu.padding_choices().empty());
   }
+  // The stem forwards the stem kernel can run were timed on it and on the route chosen for them
+  // where routes are measured; pinned to it, they ran there and nothing else planned them.
+  for (const auto& c : gpu.stem_choices()) {
+    EXPECT_TRUE(backend::cuda::stem_kernel_fits(c.params, c.dtype));
+    EXPECT_GT(c.route_ms, 0.0f);
+    EXPECT_GT(c.stem_ms, 0.0f);
+  }
+  if (route == ConvRoute::kStem) {
+    EXPECT_TRUE(gpu.stem_choices().empty());
+    for (const auto& c : gpu.conv_choices())
+      EXPECT_FALSE(c.direction == ConvDirection::kForward &&
+                   backend::cuda::stem_kernel_fits(c.params, c.dtype))
+          << "a stem forward planned on cuDNN's side while the stem kernel is pinned";
+  } else if (route != ConvRoute::kMeasured && route != ConvRoute::kPadded) {
+    EXPECT_TRUE(gpu.stem_choices().empty());
+    EXPECT_EQ(gpu.stem_passes(), 0u);
+  }
   if (route == ConvRoute::kCudnn) {
     EXPECT_TRUE(gpu.conv_choices().empty());
   }
@@ -115,6 +133,16 @@ void print_routes(backend::Backend& be) {
       std::printf("  padded to %lld %8.3f ms", static_cast<long long>(width), ms);
     std::printf("  -> %lld\n", static_cast<long long>(c.channels));
   }
+  for (const auto& c : static_cast<CudaBackend&>(be).stem_choices()) {
+    const auto& p = c.params;
+    const double gflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
+    std::printf(
+        "conv7x7 %lldx%lldx3->64 s2 n%lld fwd%s %-4s route %8.3f ms (%5.1f TFLOP/s)  stem kernel "
+        "%8.3f ms (%5.1f)  -> %s\n",
+        static_cast<long long>(p.h), static_cast<long long>(p.w), static_cast<long long>(p.n),
+        p.statistics ? "+stats" : "      ", to_string(c.dtype), c.route_ms, gflop / c.route_ms,
+        c.stem_ms, gflop / c.stem_ms, c.stem ? "stem kernel" : "route");
+  }
 }
 
 Variant cuda_variant(std::string name, ConvRoute route, bool conv_only,
@@ -154,6 +182,8 @@ void add_cuda_variants(std::vector<Variant>& out) {
   out.push_back(cuda_variant("cuda/graph", ConvRoute::kGraph, true));
   // Inputs of fewer than 8 channels padded to 4 or 8 (cuda_conv_padded.cu), whatever it costs.
   out.push_back(cuda_variant("cuda/padded", ConvRoute::kPadded, true));
+  // ResNet's stem forward on our own kernel (cuda_conv_stem.cu) wherever it fits.
+  out.push_back(cuda_variant("cuda/stem", ConvRoute::kStem, true));
   // Any limit below one sample's bytes makes a slice of every sample.
   out.push_back(cuda_variant("cuda/sliced", ConvRoute::kMeasured, true, 1));
 }
