@@ -236,8 +236,8 @@ class CudaBackend final : public Backend {
   // per kernel, block size and shared memory.
   int resident_blocks(const void* kernel, dim3 block, std::size_t shared = 0);
   template <class... Args>
-  int resident_blocks(void (*kernel)(Args...), dim3 block) {
-    return resident_blocks(reinterpret_cast<const void*>(kernel), block);
+  int resident_blocks(void (*kernel)(Args...), dim3 block, std::size_t shared = 0) {
+    return resident_blocks(reinterpret_cast<const void*>(kernel), block, shared);
   }
   // The cuBLAS handle on the backend's stream, made on first use.
   cublasHandle_t cublas();

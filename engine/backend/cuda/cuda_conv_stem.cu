@@ -64,6 +64,7 @@ std::size_t shared_bytes(const StemGeometry& g) {
           static_cast<std::size_t>(g.rows) * static_cast<std::size_t>(g.row_halves));
 }
 
+// One specialization per dtype: the operand types are part of the PTX instruction's name.
 template <class T>
 struct Mma;
 template <>
@@ -92,6 +93,8 @@ struct Mma<__nv_bfloat16> {
 __device__ __forceinline__ std::uint32_t pack(std::uint16_t lo, std::uint16_t hi) {
   return static_cast<std::uint32_t>(lo) | (static_cast<std::uint32_t>(hi) << 16);
 }
+// A value's bits, for y's stores: one 32-bit store of a packed pair (Pack<T, 2>'s store compiles
+// to st.v2.u16 here, and a cubin 1.5 KB larger).
 template <class T>
 __device__ __forceinline__ std::uint16_t bits(T v) {
   std::uint16_t u;
@@ -254,21 +257,19 @@ __global__ void stem_statistics_kernel(const float* partial, int blocks, float* 
   statistics[i] = static_cast<float>(s);
 }
 
-template <class T, bool kStats>
-const void* stem_kernel() {
-  return reinterpret_cast<const void*>(stem_forward_kernel<T, kStats>);
-}
-
 }  // namespace
 
 bool stem_kernel_fits(const ConvParams& p, DType dtype) {
-  return (dtype == DType::kF16 || dtype == DType::kBF16) && !p.volumetric() && !p.residual &&
-         p.c == kChannels && p.k == kFilters && p.r == kWindow && p.s == kWindow &&
-         p.stride_h == kStride && p.stride_w == kStride && p.pad_h == kPad && p.pad_w == kPad &&
-         p.dilation_h == 1 && p.dilation_w == 1 && p.h >= 1 && p.w >= 1 && p.n >= 1 &&
-         (p.activation == Activation::kNone || p.activation == Activation::kRelu) &&
-         shared_bytes(geometry(p)) <= kSharedLimit &&
-         p.n * geometry(p).tiles_per_image <= std::numeric_limits<int>::max() / 2;
+  const bool stem = (dtype == DType::kF16 || dtype == DType::kBF16) && !p.volumetric() &&
+                    !p.residual && p.c == kChannels && p.k == kFilters && p.r == kWindow &&
+                    p.s == kWindow && p.stride_h == kStride && p.stride_w == kStride &&
+                    p.pad_h == kPad && p.pad_w == kPad && p.dilation_h == 1 && p.dilation_w == 1 &&
+                    p.h >= 1 && p.w >= 1 && p.n >= 1 &&
+                    (p.activation == Activation::kNone || p.activation == Activation::kRelu);
+  if (!stem) return false;
+  const StemGeometry g = geometry(p);  // the shape checks above keep its divisions defined
+  return shared_bytes(g) <= kSharedLimit &&
+         p.n * g.tiles_per_image <= std::numeric_limits<int>::max() / 2;
 }
 
 void CudaBackend::stem_forward(const ConvParams& p, DType dtype, const ConvOperands& o,
@@ -289,30 +290,30 @@ void CudaBackend::stem_forward(const ConvParams& p, DType dtype, const ConvOpera
              g,
              p.activation == Activation::kRelu,
              p.w * kChannels % 8 == 0 && reinterpret_cast<std::uintptr_t>(o.x) % 16 == 0};
-  const bool stats = p.statistics && statistics != nullptr;
-  dispatch_float(dtype, "conv_forward (stem kernel)", [&](auto tag) {
+  // stem_kernel_fits admits f16 and bf16 only.
+  auto launch = [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float>) {
-      throw Error(ErrorKind::kInternal, "the stem kernel runs f16 and bf16 only");
-    } else {
-      dispatch_bool(stats, [&](auto with_stats) {
-        constexpr bool kStats = decltype(with_stats)::value;
-        // Persistent: as many blocks as stay resident (more measured slower in the prototype).
-        const int blocks = static_cast<int>(std::min<std::int64_t>(
-            p.n * g.tiles_per_image,
-            resident_blocks(stem_kernel<T, kStats>(), dim3(kThreads), shared)));
-        if constexpr (kStats)
-          a.partial = static_cast<float*>(scratch(
-              stem_partials_, sizeof(float) * 2 * kFilters * static_cast<std::size_t>(blocks)));
-        stem_forward_kernel<T, kStats><<<blocks, kThreads, shared, stream_>>>(a);
+    dispatch_bool(statistics != nullptr, [&](auto with_stats) {
+      constexpr bool kStats = decltype(with_stats)::value;
+      // Persistent: as many blocks as stay resident (more measured slower in the prototype).
+      const int blocks = static_cast<int>(std::min<std::int64_t>(
+          p.n * g.tiles_per_image,
+          resident_blocks(stem_forward_kernel<T, kStats>, dim3(kThreads), shared)));
+      if constexpr (kStats)
+        a.partial = static_cast<float*>(scratch(
+            stem_partials_, sizeof(float) * 2 * kFilters * static_cast<std::size_t>(blocks)));
+      stem_forward_kernel<T, kStats><<<blocks, kThreads, shared, stream_>>>(a);
+      CUDA_CHECK_LAUNCH();
+      if constexpr (kStats) {
+        stem_statistics_kernel<<<1, 2 * kFilters, 0, stream_>>>(a.partial, blocks, statistics);
         CUDA_CHECK_LAUNCH();
-        if constexpr (kStats) {
-          stem_statistics_kernel<<<1, 2 * kFilters, 0, stream_>>>(a.partial, blocks, statistics);
-          CUDA_CHECK_LAUNCH();
-        }
-      });
-    }
-  });
+      }
+    });
+  };
+  if (dtype == DType::kF16)
+    launch(TypeTag<__half>{});
+  else
+    launch(TypeTag<__nv_bfloat16>{});
 }
 
 bool CudaBackend::stem_route(const ConvParams& p, DType dtype, const ConvOperands& o,

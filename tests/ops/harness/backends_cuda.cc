@@ -106,42 +106,41 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   }
 }
 
-// Each convolution that could run as a product: cuDNN's best time, the product's, the choice.
+// A route line's start: the convolution's window, input and output, stride, batch, pass and
+// dtype.
+void print_shape(const backend::ConvParams& p, const char* pass, DType dtype) {
+  std::printf("conv%lldx%lld %lldx%lldx%lld->%lld s%d n%lld %-11s %-4s",
+              static_cast<long long>(p.r), static_cast<long long>(p.s), static_cast<long long>(p.h),
+              static_cast<long long>(p.w), static_cast<long long>(p.c), static_cast<long long>(p.k),
+              p.stride_h, static_cast<long long>(p.n), pass, to_string(dtype));
+}
+
+// Each convolution that could run as a product: cuDNN's best time, the product's, the choice;
+// each over few channels, its time at each padded width; each stem pass, its time on the route
+// and on the stem kernel.
 void print_routes(backend::Backend& be) {
   const char* directions[] = {"fwd", "bwd-data", "bwd-weights"};
+  auto gflop = [](const backend::ConvParams& p) {
+    return 2.0 * static_cast<double>(p.macs()) / 1e9;
+  };
   for (const auto& c : static_cast<CudaBackend&>(be).conv_choices()) {
-    const auto& p = c.params;
-    const double gflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
-    std::printf(
-        "conv%lldx%lld %lldx%lldx%lld->%lld s%d n%lld %-11s %-4s cudnn %8.3f ms (%5.1f "
-        "TFLOP/s)  gemm %8.3f ms (%5.1f)  -> %s\n",
-        static_cast<long long>(p.r), static_cast<long long>(p.s), static_cast<long long>(p.h),
-        static_cast<long long>(p.w), static_cast<long long>(p.c), static_cast<long long>(p.k),
-        p.stride_h, static_cast<long long>(p.n), directions[static_cast<int>(c.direction)],
-        to_string(c.dtype), c.cudnn_ms, gflop / c.cudnn_ms, c.gemm_ms, gflop / c.gemm_ms,
-        c.gemm ? "gemm" : "cudnn");
+    print_shape(c.params, directions[static_cast<int>(c.direction)], c.dtype);
+    std::printf(" cudnn %8.3f ms (%5.1f TFLOP/s)  gemm %8.3f ms (%5.1f)  -> %s\n", c.cudnn_ms,
+                gflop(c.params) / c.cudnn_ms, c.gemm_ms, gflop(c.params) / c.gemm_ms,
+                c.gemm ? "gemm" : "cudnn");
   }
   for (const auto& c : static_cast<CudaBackend&>(be).padding_choices()) {
-    const auto& p = c.params;
-    std::printf("conv%lldx%lld %lldx%lldx%lld->%lld s%d n%lld %-11s %-4s %lld channels %8.3f ms",
-                static_cast<long long>(p.r), static_cast<long long>(p.s),
-                static_cast<long long>(p.h), static_cast<long long>(p.w),
-                static_cast<long long>(p.c), static_cast<long long>(p.k), p.stride_h,
-                static_cast<long long>(p.n), directions[static_cast<int>(c.direction)],
-                to_string(c.dtype), static_cast<long long>(p.c), c.unpadded_ms);
+    print_shape(c.params, directions[static_cast<int>(c.direction)], c.dtype);
+    std::printf(" %lld channels %8.3f ms", static_cast<long long>(c.params.c), c.unpadded_ms);
     for (const auto& [width, ms] : c.padded_ms)
       std::printf("  padded to %lld %8.3f ms", static_cast<long long>(width), ms);
     std::printf("  -> %lld\n", static_cast<long long>(c.channels));
   }
   for (const auto& c : static_cast<CudaBackend&>(be).stem_choices()) {
-    const auto& p = c.params;
-    const double gflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
-    std::printf(
-        "conv7x7 %lldx%lldx3->64 s2 n%lld fwd%s %-4s route %8.3f ms (%5.1f TFLOP/s)  stem kernel "
-        "%8.3f ms (%5.1f)  -> %s\n",
-        static_cast<long long>(p.h), static_cast<long long>(p.w), static_cast<long long>(p.n),
-        p.statistics ? "+stats" : "      ", to_string(c.dtype), c.route_ms, gflop / c.route_ms,
-        c.stem_ms, gflop / c.stem_ms, c.stem ? "stem kernel" : "route");
+    print_shape(c.params, c.params.statistics ? "fwd+stats" : "fwd", c.dtype);
+    std::printf(" route %8.3f ms (%5.1f TFLOP/s)  stem kernel %8.3f ms (%5.1f)  -> %s\n",
+                c.route_ms, gflop(c.params) / c.route_ms, c.stem_ms, gflop(c.params) / c.stem_ms,
+                c.stem ? "stem kernel" : "route");
   }
 }
 

@@ -79,7 +79,8 @@ void register_all() {
 }  // namespace
 }  // namespace dlbench::op_harness
 
-// dlbench_ops --perf [--backend cpu|cuda|cuda/cudnn|cuda/gemm|cuda/graph|cuda/padded|cuda/stem|cuda/sliced]
+// dlbench_ops --perf [--backend cpu|cuda|cuda/cudnn|cuda/gemm|cuda/graph|cuda/padded|cuda/stem|
+//                              cuda/sliced]
 //                    [--precision f32|tf32|f16|bf16]
 //                    [--filter SUBSTRING] [--repeats N] [--show-conv-routes]: perf mode;
 // anything else runs the tests.
