@@ -340,6 +340,17 @@ void check_layer_norm(const LayerNormParams& p, const Tensor& x, std::initialize
   for (const Named& t : columns) check(t.tensor, {p.width}, kF32, op, t.name);
 }
 
+// A loss scale: a finite number, or f32 [1] on the backend's device.
+void check_loss_scale(const LossScale& scale, const Device& device, const char* op) {
+  if (!scale.on_device.defined()) {
+    DLBENCH_CHECK(std::isfinite(scale.value), std::string(op) + ": the loss scale must be finite");
+    return;
+  }
+  check(scale.on_device, {1}, kF32, op, "loss scale");
+  DLBENCH_CHECK(scale.on_device.device() == device,
+                std::string(op) + ": the loss scale must live on " + to_string(device));
+}
+
 }  // namespace
 
 void Backend::layer_norm_forward(const LayerNormParams& p, const Tensor& x, const Tensor& gamma,
@@ -365,9 +376,10 @@ void Backend::layer_norm_backward(const LayerNormParams& p, const Tensor& x, con
 }
 
 void Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
-                                    const Tensor& dlogits, float scale, const Tensor& class_weights,
-                                    const CrossEntropyParams& p) {
+                                    const Tensor& dlogits, const LossScale& scale,
+                                    const Tensor& class_weights, const CrossEntropyParams& p) {
   const char* op = "softmax_cross_entropy";
+  check_loss_scale(scale, device(), op);
   DLBENCH_CHECK(logits.rank() == 2, "logits must be [rows, classes]");
   check(labels, {logits.dim(0)}, DType::kI32, op, "labels");
   check(loss, {1}, kF32, op, "loss");
@@ -400,8 +412,10 @@ void Backend::copy_columns(const Tensor& src, std::int64_t src_col, const Tensor
 }
 
 void Backend::sigmoid_binary_cross_entropy(const Tensor& logits, const Tensor& targets,
-                                           const Tensor& loss, const Tensor& dlogits, float scale) {
+                                           const Tensor& loss, const Tensor& dlogits,
+                                           const LossScale& scale) {
   const char* op = "sigmoid_binary_cross_entropy";
+  check_loss_scale(scale, device(), op);
   DLBENCH_CHECK(logits.defined() && logits.rank() == 2 && logits.dim(1) == 1,
                 "sigmoid_binary_cross_entropy: logits must be [rows, 1]");
   check(targets, logits.shape(), kF32, op, "targets");
@@ -411,8 +425,10 @@ void Backend::sigmoid_binary_cross_entropy(const Tensor& logits, const Tensor& t
 }
 
 void Backend::soft_dice(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
-                        const Tensor& loss, const Tensor& dlogits, float scale, GradMode mode) {
+                        const Tensor& loss, const Tensor& dlogits, const LossScale& scale,
+                        GradMode mode) {
   const char* op = "soft_dice";
+  check_loss_scale(scale, device(), op);
   DLBENCH_CHECK(p.samples > 0 && p.pixels > 0 && p.classes > 0 && p.first_class >= 0 &&
                     p.first_class < p.classes && p.smooth > 0,
                 "soft_dice: samples, pixels and classes must be positive, first_class a class, "

@@ -52,6 +52,16 @@ struct ResidualNorm {
   Tensor dgamma, dbeta;
 };
 
+// A loss gradient's factor (fp16's loss scale; 1 otherwise): a number, or an f32 [1] tensor on
+// the backend's device that the loss reads when it runs. A recorded device graph replays what the
+// tensor holds then, so a dynamic loss scale can change without recording the step again.
+struct LossScale {
+  LossScale(float value = 1.0f) : value(value) {}  // NOLINT: a number converts implicitly
+  explicit LossScale(Tensor on_device) : on_device(std::move(on_device)) {}
+  float value = 1.0f;
+  Tensor on_device;  // when defined, the factor, and `value` is not used
+};
+
 // What beam search carries per hypothesis from position to position (Backend::beam_pick), each
 // read and rewritten in place: its score f32 [rows], whether it has closed i32 [rows], its
 // length in tokens i32 [rows] ([EOS] included) and its attention summed over positions f32
@@ -403,15 +413,15 @@ class Backend {
   // outside [0, classes) other than ignore_label: the CPU throws Error(kUsage) before writing;
   // CUDA writes NaN into the loss and the row's gradient.
   void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& loss,
-                             const Tensor& dlogits, float scale, const Tensor& class_weights = {},
-                             const CrossEntropyParams& p = {});
+                             const Tensor& dlogits, const LossScale& scale,
+                             const Tensor& class_weights = {}, const CrossEntropyParams& p = {});
 
   // Mean binary cross-entropy of sigmoid(logits) against targets in {0, 1}, over m rows:
   // loss [1] = (1/m) sum_i max(x_i, 0) - x_i t_i + log1p(exp(-|x_i|))   (stable for any x);
   // dlogits = scale (sigmoid(x) - t) / m. logits and dlogits [m, 1] in the compute dtype,
   // targets [m, 1] and the loss f32.
   void sigmoid_binary_cross_entropy(const Tensor& logits, const Tensor& targets, const Tensor& loss,
-                                    const Tensor& dlogits, float scale);
+                                    const Tensor& dlogits, const LossScale& scale);
 
   // Soft Dice loss of logits [samples * pixels, classes] against i32 labels [samples * pixels]
   // (p.samples blocks of p.pixels rows): with q = softmax of each row and g the labels one-hot,
@@ -420,7 +430,7 @@ class Backend {
   // loss [1] = 1 - mean of dice over n and c, and dlogits = scale * dloss/dlogits (mode: added
   // to dlogits, as the second loss on the same scores does).
   void soft_dice(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
-                 const Tensor& loss, const Tensor& dlogits, float scale,
+                 const Tensor& loss, const Tensor& dlogits, const LossScale& scale,
                  GradMode mode = GradMode::kOverwrite);
 
   // --- optimizer -------------------------------------------------------------------------

@@ -119,7 +119,8 @@ void Executor::copy_state_from(const Executor& other) {
   }
 }
 
-StepContext Executor::context(std::size_t n, Scratch& scratch, float loss_scale) const {
+StepContext Executor::context(std::size_t n, Scratch& scratch,
+                              const backend::LossScale& loss_scale) const {
   const Node& node = graph_.nodes()[n];
   scratch.inputs.clear();
   scratch.input_grads.clear();
@@ -171,7 +172,7 @@ void Executor::forward() {
   }
 }
 
-void Executor::run_losses(float loss_scale) {
+void Executor::run_losses(const backend::LossScale& loss_scale) {
   DLBENCH_CHECK(mode_ == Mode::kTrain, "losses run in training only");
   Scratch scratch;
   // Last first, as backward runs: a loss writes its scores' gradient here, and the planner gave

@@ -40,7 +40,7 @@ class Executor {
   // Every layer's forward (not the losses); the first call runs every layer's prepare() first.
   void forward();
   // Training: every loss node, writing its loss and the gradients of what it reads.
-  void run_losses(float loss_scale);
+  void run_losses(const backend::LossScale& loss_scale);
   // Every layer's backward, last to first; after(node) runs once each node's backward is issued.
   void backward(const std::function<void(std::size_t node)>& after);
   // One f32 [1] tensor per loss node, in node order; resident, outside the arena.
@@ -69,7 +69,8 @@ class Executor {
   struct Scratch {
     std::vector<Tensor> inputs, input_grads, outputs, output_grads;
   };
-  StepContext context(std::size_t n, Scratch& scratch, float loss_scale = 1.0f) const;
+  StepContext context(std::size_t n, Scratch& scratch,
+                      const backend::LossScale& loss_scale = {}) const;
 
   Graph graph_;
   backend::Backend& backend_;

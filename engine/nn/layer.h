@@ -105,8 +105,9 @@ struct StepContext {
   // Per parameter: overwrite for its first gradient in the step, accumulate for the users of a
   // shared parameter after that.
   std::span<const GradMode> param_grad_modes;
-  // Loss layers multiply the gradient they write by it (fp16 loss scaling; 1 otherwise).
-  float loss_scale = 1.0f;
+  // Loss layers multiply the gradient they write by it (fp16 loss scaling, read on the device;
+  // 1 otherwise).
+  backend::LossScale loss_scale = 1.0f;
   // Training, per parameter: for a ParamGroup::kSparseRows table, its i32 [rows] touched mask,
   // written in the parameter's gradient mode with its gradient (embedding_backward); undefined
   // for the others.

@@ -24,7 +24,8 @@ Trainer::Trainer(PassedGraph passed, backend::Backend& backend, const TrainerCon
       store_(passed.graph, backend, config.mode, compute_dtype(config.precision), config.seed),
       executor_(std::move(passed.graph), backend, store_, config.mode, config.precision),
       scaler_({config.precision == Precision::kFp16, config.initial_loss_scale,
-               config.loss_scale_growth_interval}) {
+               config.loss_scale_growth_interval},
+              backend) {
   // The inputs, resident outside the arena at fixed addresses for the trainer's life.
   std::size_t bytes = 0;
   for (ValueId v : executor_.graph().inputs())
@@ -53,8 +54,13 @@ void Trainer::train_step() {
   // which a recording may not do.
   StepGraphs* graphs = nullptr;
   if (graphs_wanted() && eager_steps_ > 0) {
-    if (!graphs_ || graphs_->loss_scale != scaler_.scale() || !graphs_->current())
+    if (!graphs_ || !graphs_->current()) {
       record_train_graphs();
+    } else if (graphs_->loss_scale != scaler_.scale()) {
+      // The losses read the scale on the device; only the update takes it as an argument.
+      recording([&] { record_update(*graphs_); });
+      if (graphs_) ++update_recordings_;
+    }
     graphs = graphs_.get();
   }
   const float step_scale = scaler_.scale();  // what this step's gradients are scaled by
@@ -76,7 +82,7 @@ void Trainer::compute_gradients() {
   executor_.forward();
   {
     ObservedPart part(executor_.observer(), StepPart::kLoss, 0);
-    executor_.run_losses(scaler_.scale());
+    executor_.run_losses(scaler_.loss_scale());
   }
   // The first step measures every convolution's algorithms (cuDNN Find). An all-reduce in
   // flight then would spin on SMs while it waits for a slower replica and skew what Find
@@ -103,40 +109,49 @@ bool Trainer::graphs_wanted() const {
          graph_failure_.empty();
 }
 
-void Trainer::record_train_graphs() {
-  graphs_.reset();
+void Trainer::recording(const std::function<void()>& record) {
   try {
-    auto recorded = std::make_unique<StepGraphs>();
-    recorded->loss_scale = scaler_.scale();
-    backend_.begin_capture();
-    compute_gradients();
-    recorded->gradients = backend_.end_capture();
-    backend_.begin_capture();
-    update_weights(recorded->loss_scale);
-    recorded->update = backend_.end_capture();
-    graphs_ = std::move(recorded);
-    ++recordings_;
+    record();
   } catch (const Error& e) {
     // Every rank records the same collectives, so a rank that falls back to eager steps
     // still issues them in the same order as the others.
     backend_.abort_capture();
+    graphs_.reset();
     graph_failure_ = e.what();
   }
 }
 
+void Trainer::record_train_graphs() {
+  graphs_.reset();
+  recording([&] {
+    auto recorded = std::make_unique<StepGraphs>();
+    backend_.begin_capture();
+    compute_gradients();
+    recorded->gradients = backend_.end_capture();
+    record_update(*recorded);
+    graphs_ = std::move(recorded);
+    ++recordings_;
+  });
+}
+
+void Trainer::record_update(StepGraphs& graphs) {
+  graphs.update.reset();
+  graphs.loss_scale = scaler_.scale();
+  backend_.begin_capture();
+  update_weights(graphs.loss_scale);
+  graphs.update = backend_.end_capture();
+}
+
 void Trainer::record_infer_graph() {
   graphs_.reset();
-  try {
+  recording([&] {
     auto recorded = std::make_unique<StepGraphs>();
     backend_.begin_capture();
     executor_.forward();
     recorded->gradients = backend_.end_capture();
     graphs_ = std::move(recorded);
     ++recordings_;
-  } catch (const Error& e) {
-    backend_.abort_capture();
-    graph_failure_ = e.what();
-  }
+  });
 }
 
 std::string Trainer::graph_status() const {
@@ -144,8 +159,12 @@ std::string Trainer::graph_status() const {
   if (!backend_.can_capture()) return "off (this backend runs each op as it is issued)";
   if (!graph_failure_.empty()) return "off after a failed recording: " + graph_failure_;
   if (recordings_ == 0) return "not yet recorded (the first step runs eagerly)";
+  std::string update;
+  if (update_recordings_ > 0)
+    update = "; the update recorded again at " + std::to_string(update_recordings_) +
+             (update_recordings_ == 1 ? " loss-scale change" : " loss-scale changes");
   return "on (" + std::to_string(recordings_) + (recordings_ == 1 ? " recording" : " recordings") +
-         "; the first step ran eagerly)";
+         update + "; the first step ran eagerly)";
 }
 
 std::vector<GradientBucket> Trainer::gradient_buckets() const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -122,12 +123,12 @@ class Trainer {
                                  const TrainerConfig& config);
   Trainer(PassedGraph passed, backend::Backend& backend, const TrainerConfig& config);
 
-  // What a recording depends on besides the trainer's own buffers: the loss scale (an argument
-  // of the loss gradient and the update), and the backend's scratch staying where it was (an op
-  // run between steps, another model's or a decoder's, may reallocate it). The batch is always
-  // in inputs().
+  // What a recording depends on besides the trainer's own buffers: the backend's scratch staying
+  // where it was (an op run between steps, another model's or a decoder's, may reallocate it),
+  // and for the update alone the loss scale (an argument of its kernels; the losses read the
+  // scale on the device). The batch is always in inputs().
   struct StepGraphs {
-    float loss_scale = 1.0f;
+    float loss_scale = 1.0f;                          // the update's
     std::unique_ptr<backend::DeviceGraph> gradients;  // forward..backward, or inference
     std::unique_ptr<backend::DeviceGraph> update;
     bool current() const { return gradients->current() && (!update || update->current()); }
@@ -137,7 +138,11 @@ class Trainer {
   // The optimizer on gradients scaled by step_scale, then the compute copy of the weights.
   void update_weights(float step_scale);
   bool graphs_wanted() const;
+  // Runs a recording; one that throws leaves no graphs, and eager steps from then on.
+  void recording(const std::function<void()>& record);
   void record_train_graphs();
+  // The update alone, at the scaler's current scale.
+  void record_update(StepGraphs& graphs);
   void record_infer_graph();
 
   TrainerConfig config_;
@@ -153,7 +158,8 @@ class Trainer {
   std::unique_ptr<StepGraphs> graphs_;
   std::string graph_failure_;
   int eager_steps_ = 0;
-  int recordings_ = 0;
+  int recordings_ = 0;         // of the whole step
+  int update_recordings_ = 0;  // of the update alone, after a loss-scale change
 };
 
 }  // namespace dlbench::nn

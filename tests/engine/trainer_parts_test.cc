@@ -161,36 +161,50 @@ TEST(SgdMomentumTest, DecaysOnlyTheDecayedRangeAsTheReference) {
   }
 }
 
+// The scale the losses read on the device follows the host's at every change.
+float device_scale(const nn::LossScaler& scaler) {
+  const backend::LossScale s = scaler.loss_scale();
+  EXPECT_TRUE(s.on_device.defined());
+  return s.on_device.defined() ? *s.on_device.data_as<float>() : s.value;
+}
+
 TEST(LossScalerTest, SkipsNonFiniteStepsHalvingAndGrowsAfterCleanOnes) {
   auto be = backend::make_backend(Device::cpu());
   std::vector<float> grads = {1.0f, -2.0f, 3.0f, 0.5f};
   const Tensor t(grads.data(), {4}, DType::kF32, Device::cpu());
-  nn::LossScaler scaler({true, 8.0f, 3});
+  nn::LossScaler scaler({true, 8.0f, 3}, *be);
   EXPECT_EQ(scaler.scale(), 8.0f);
+  EXPECT_EQ(device_scale(scaler), 8.0f);
   EXPECT_TRUE(scaler.accept(*be, t));
   EXPECT_TRUE(scaler.accept(*be, t));
   EXPECT_EQ(scaler.scale(), 8.0f);
   EXPECT_TRUE(scaler.accept(*be, t));  // the third clean step doubles it
   EXPECT_EQ(scaler.scale(), 16.0f);
+  EXPECT_EQ(device_scale(scaler), 16.0f);
   grads[2] = std::numeric_limits<float>::infinity();
   EXPECT_FALSE(scaler.accept(*be, t));
   EXPECT_EQ(scaler.scale(), 8.0f);
+  EXPECT_EQ(device_scale(scaler), 8.0f);
   EXPECT_EQ(scaler.skipped_steps(), 1);
   grads[2] = std::nanf("");
   EXPECT_TRUE(!scaler.accept(*be, t) && scaler.scale() == 4.0f && scaler.skipped_steps() == 2);
+  EXPECT_EQ(device_scale(scaler), 4.0f);
   // The count of clean steps starts again after a skip.
   grads[2] = 1.0f;
   EXPECT_TRUE(scaler.accept(*be, t));
   EXPECT_TRUE(scaler.accept(*be, t));
   EXPECT_EQ(scaler.scale(), 4.0f);
 
-  nn::LossScaler floor({true, 1.0f, 3});
+  nn::LossScaler floor({true, 1.0f, 3}, *be);
   grads[0] = std::nanf("");
   EXPECT_FALSE(floor.accept(*be, t));
   EXPECT_EQ(floor.scale(), 1.0f);  // never below 1
+  EXPECT_EQ(device_scale(floor), 1.0f);
 
-  nn::LossScaler off({false, 8.0f, 3});  // bf16, tf32, fp32: no scaling, nothing skipped
+  nn::LossScaler off({false, 8.0f, 3}, *be);  // bf16, tf32, fp32: no scaling, nothing skipped
   EXPECT_EQ(off.scale(), 1.0f);
+  EXPECT_FALSE(off.loss_scale().on_device.defined());  // the losses take the number 1
+  EXPECT_EQ(off.loss_scale().value, 1.0f);
   EXPECT_TRUE(off.accept(*be, t));
   EXPECT_EQ(off.skipped_steps(), 0);
 }

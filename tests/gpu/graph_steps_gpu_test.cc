@@ -1,7 +1,8 @@
 // Replaying recorded CUDA graphs against issuing the same ops one by one: a few ResNet-50 training
 // steps (fp32, fp16) update the weights as eager steps do, within the eager runs' own noise; a
 // loader rotating batches through the trainer's inputs replays one recording; a workspace that
-// grew between steps makes the next step record again. Labelled gpu.
+// grew between steps makes the next step record again; a loss-scale change records only the
+// update again. Labelled gpu.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,9 +31,10 @@ struct GraphRun {
   std::string status;
 };
 
-// `after_step(i)` runs after step i (from 0), outside any recording.
+// `after_step(i)` runs after step i (from 0), outside any recording; fp16's loss scale doubles
+// after every `growth_interval` clean steps.
 GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int steps,
-                     const std::function<void(int)>& after_step = {}) {
+                     const std::function<void(int)>& after_step = {}, int growth_interval = 2000) {
   nn::TrainerConfig nc;
   nc.precision = precision;
   nc.device_graphs = graphs;
@@ -40,6 +42,7 @@ GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int
   // two eager runs part by 1e-2 within four steps, as cuDNN's atomics differ in the last bit.
   nc.optimizer.learning_rate = 1e-3f;
   nc.initial_loss_scale = 1024;  // fp16: no skipped step, so both steps update
+  nc.loss_scale_growth_interval = growth_interval;
   nn::Trainer net(gpu_test::small_resnet50(precision), be, nc);
   data::SyntheticSource source(net.graph().input_specs(), 7);
   source.fill(be, net.inputs());
@@ -110,18 +113,19 @@ constexpr double kGraphFloor = 1e-6;
 constexpr double kLossFloor = 1e-5;
 
 // The first step runs eagerly, the later ones replay; `after_step` runs between steps in every
-// run, and the graphed run must have recorded `recordings` times.
-void expect_graphs_match_eager(Precision precision, int steps = 2,
-                               const std::function<void(backend::Backend&, int)>& after_step = {},
-                               int recordings = 1) {
-  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+// run, and the graphed run must have recorded `recordings` times. Returns the graphed run's
+// graph status.
+std::string expect_graphs_match_eager(
+    Precision precision, int steps = 2,
+    const std::function<void(backend::Backend&, int)>& after_step = {}, int recordings = 1,
+    int growth_interval = 2000) {
   auto be = backend::make_backend(Device::cuda(0));
   std::function<void(int)> between;
   if (after_step) between = [&](int step) { after_step(*be, step); };
-  GraphRun eager = train_steps(*be, precision, false, steps, between);
-  GraphRun again = train_steps(*be, precision, false, steps, between);
-  GraphRun third = train_steps(*be, precision, false, steps, between);
-  GraphRun graphed = train_steps(*be, precision, true, steps, between);
+  GraphRun eager = train_steps(*be, precision, false, steps, between, growth_interval);
+  GraphRun again = train_steps(*be, precision, false, steps, between, growth_interval);
+  GraphRun third = train_steps(*be, precision, false, steps, between, growth_interval);
+  GraphRun graphed = train_steps(*be, precision, true, steps, between, growth_interval);
   const double noise = std::max({update_difference(eager, again), update_difference(eager, third),
                                  update_difference(again, third)});
   const double loss_noise =
@@ -140,13 +144,27 @@ void expect_graphs_match_eager(Precision precision, int steps = 2,
   EXPECT_LE(graph, kGraphNoiseFactor * noise + kGraphFloor);
   EXPECT_LE(std::fabs(graphed.loss - eager.loss),
             kGraphNoiseFactor * loss_noise + kLossFloor * std::fabs(eager.loss));
+  return graphed.status;
 }
 
 TEST(GraphStepsGpuTest, GraphStepsMatchEagerStepsFp32) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
   expect_graphs_match_eager(Precision::kFp32);
 }
 TEST(GraphStepsGpuTest, GraphStepsMatchEagerStepsFp16) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
   expect_graphs_match_eager(Precision::kFp16);
+}
+
+// fp16's loss scale doubling after every clean step (1024 to 16384 over four steps): the losses
+// read it on the device, so the steps replay their one recording, only the update (which takes
+// the scale as an argument) records again at each change, and the steps match eager ones.
+TEST(GraphStepsGpuTest, ALossScaleChangeRecordsOnlyTheUpdateAgain) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  const std::string status = expect_graphs_match_eager(Precision::kFp16, 4, {}, 1, 1);
+  // Step 1 ran eagerly and step 2 recorded at its new scale; steps 3 and 4 changed it again.
+  EXPECT_NE(status.find("the update recorded again at 2 loss-scale changes"), std::string::npos)
+      << status;
 }
 
 // Recordings hold the backend's workspace. When an op between steps reallocates it (another
@@ -155,6 +173,7 @@ TEST(GraphStepsGpuTest, GraphStepsMatchEagerStepsFp16) {
 // fp16, whose eager runs of this model agree to the bit (H200), so the replays are held to
 // the checks' floors alone.
 TEST(GraphStepsGpuTest, AStepAfterTheWorkspaceGrewRecordsAgain) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
   expect_graphs_match_eager(
       Precision::kFp16, 4,
       [](backend::Backend& be, int step) {

@@ -324,6 +324,32 @@ TEST(DoorChecks, CrossEntropyOptionsAreChecked) {
   }
 }
 
+// A loss scale is a finite number or one f32 on the backend's device; the doors refuse the rest
+// before anything is written.
+TEST(DoorChecks, LossScalesAreChecked) {
+  std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
+  HostTensor logits({2, 3}), loss({1}), dlogits({2, 3}), pair({2}), one({1});
+  std::vector<std::int32_t> labels{0, 2}, whole{8};
+  const Tensor l(labels.data(), {2}, DType::kI32, Device::cpu());
+  loss.data[0] = 42.0f;
+  one.data[0] = 8.0f;
+  auto run = [&](const backend::LossScale& s) {
+    be->softmax_cross_entropy(logits.tensor(), l, loss.tensor(), dlogits.tensor(), s);
+  };
+  for (const backend::LossScale& bad :
+       {backend::LossScale(std::nanf("")), backend::LossScale(INFINITY),
+        backend::LossScale(pair.tensor()),
+        backend::LossScale(Tensor(whole.data(), {1}, DType::kI32, Device::cpu())),
+        backend::LossScale(Tensor(one.data.data(), {1}, DType::kF32, Device::cuda(0)))})
+    EXPECT_THROW(run(bad), Error);
+  EXPECT_EQ(loss.data[0], 42.0f);
+  // The same scale as a number and from a tensor gives the same gradient.
+  run(backend::LossScale(8.0f));
+  const std::vector<float> from_number = dlogits.data;
+  run(backend::LossScale(one.tensor()));
+  EXPECT_EQ(dlogits.data, from_number);
+}
+
 TEST(DoorChecks, WrongDTypeAndUnallocatedAreRejected) {
   std::unique_ptr<backend::Backend> be = backend::make_backend(Device::cpu());
   HostTensor logits({2, 3}), loss({1}), dlogits({2, 3});

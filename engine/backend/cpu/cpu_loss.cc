@@ -52,13 +52,22 @@ void softmax_row(const float* z, std::int64_t classes, double* q) {
   for (std::int64_t j = 0; j < classes; ++j) q[j] /= sum;
 }
 
+// The loss scale's number (a scale "on the device" is in host memory here).
+double scale_value(const LossScale& scale, const char* op) {
+  if (!scale.on_device.defined()) return scale.value;
+  require_cpu(scale.on_device, op, "loss scale");
+  return *scale.on_device.data_as<float>();
+}
+
 }  // namespace
 
 void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
-                                            const Tensor& loss, const Tensor& dlogits, float scale,
+                                            const Tensor& loss, const Tensor& dlogits,
+                                            const LossScale& loss_scale,
                                             const Tensor& class_weights,
                                             const CrossEntropyParams& p) {
   const char* op = "softmax_cross_entropy";
+  const double scale = scale_value(loss_scale, op);
   require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
   require_cpu(labels, op, "labels");
   const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
@@ -105,8 +114,9 @@ void CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& 
 
 void CpuBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
                                                    const Tensor& loss, const Tensor& dlogits,
-                                                   float scale) {
+                                                   const LossScale& loss_scale) {
   const char* op = "sigmoid_binary_cross_entropy";
+  const double scale = scale_value(loss_scale, op);
   require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
   require_f32(targets, op, "targets"), require_f32(loss, op, "loss");
   const std::int64_t rows = logits.dim(0);
@@ -132,9 +142,10 @@ void CpuBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const T
 // (samples * counted classes), dloss/dq[i, c] = -w (2 g[i, c] D - A) / D^2 for the counted
 // classes, through the softmax: dz[i, j] = scale q[i, j] (dq[i, j] - sum_c q[i, c] dq[i, c]).
 void CpuBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits, const Tensor& labels,
-                                const Tensor& loss, const Tensor& dlogits, float scale,
-                                GradMode mode) {
+                                const Tensor& loss, const Tensor& dlogits,
+                                const LossScale& loss_scale, GradMode mode) {
   const char* op = "soft_dice";
+  const double scale = scale_value(loss_scale, op);
   require_f32(logits, op, "logits"), require_f32(dlogits, op, "dlogits");
   require_cpu(labels, op, "labels");
   const std::int64_t classes = p.classes, rows = p.samples * p.pixels;

@@ -110,6 +110,17 @@ void dispatch_packs(DType dtype, std::int64_t channels, std::initializer_list<co
 // the stream, so the kernels after it read the new value, also when a device graph replays.
 void increment_on_device(std::int32_t* counter, cudaStream_t stream);
 
+// A loss scale as a loss kernel takes it: the number, or where on the device it lies (read when
+// the kernel runs, so a replayed device graph sees the scale of the moment).
+struct ScaleArg {
+  float value;
+  const float* at;  // null: value
+  __device__ __forceinline__ float get() const { return at != nullptr ? *at : value; }
+};
+inline ScaleArg scale_arg(const LossScale& scale) {
+  return {scale.value, scale.on_device.defined() ? scale.on_device.data_as<float>() : nullptr};
+}
+
 constexpr int kBlock = 256;
 // Grid-stride loops: enough blocks to fill the GPU many times over, never more than needed.
 constexpr std::int64_t kMaxBlocks = 8192;

@@ -45,7 +45,7 @@ constexpr int kWeightSumBlocks = 256;
 struct RowLoss {
   std::int32_t ignore;
   float keep, spread;  // 1 - e, and e / classes
-  float scale;
+  ScaleArg scale;
   const float* weights;
   const double* divisor;
 };
@@ -58,7 +58,7 @@ struct RowWeight {
 __device__ __forceinline__ RowWeight row_weight(const RowLoss& r, std::int32_t label) {
   const float w = r.weights == nullptr ? 1.0f : r.weights[label];
   const double divisor = *r.divisor;
-  return {w, divisor > 0 ? static_cast<float>(r.scale * w / divisor) : 0.0f};
+  return {w, divisor > 0 ? static_cast<float>(r.scale.get() * w / divisor) : 0.0f};
 }
 
 // partial[b] = the counted rows' weights (1 each without weights) over block b's grid-strided
@@ -168,7 +168,8 @@ __global__ void mean_kernel(const V* values, std::int64_t n, const double* divis
 
 template <class T>
 __global__ void sigmoid_bce_kernel(const T* logits, const float* targets, std::int64_t rows,
-                                   float grad_scale, float* loss, T* dlogits) {
+                                   ScaleArg scale, float* loss, T* dlogits) {
+  const float grad_scale = scale.get() / static_cast<float>(rows);
   double sum = 0.0;
   for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x) {
     const float x = to_f32(logits[i]), t = targets[i];
@@ -185,32 +186,33 @@ __global__ void sigmoid_bce_kernel(const T* logits, const float* targets, std::i
 
 void CudaBackend::sigmoid_binary_cross_entropy_impl(const Tensor& logits, const Tensor& targets,
                                                     const Tensor& loss, const Tensor& dlogits,
-                                                    float scale) {
+                                                    const LossScale& scale) {
   const char* op = "sigmoid_binary_cross_entropy";
   activate();
   for (const Tensor* t : {&logits, &targets, &loss, &dlogits}) require_here(*t, op, "operand");
+  if (scale.on_device.defined()) require_here(scale.on_device, op, "loss scale");
   const std::int64_t rows = logits.dim(0);
   if (rows == 0) {
     CUDA_CHECK(cudaMemsetAsync(loss.data(), 0, sizeof(float), stream_));
     return;
   }
-  const float grad_scale = scale / static_cast<float>(rows);
   dispatch_float(logits.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     sigmoid_bce_kernel<T><<<1, kMeanBlock, 0, stream_>>>(
-        static_cast<const T*>(logits.data()), targets.data_as<float>(), rows, grad_scale,
+        static_cast<const T*>(logits.data()), targets.data_as<float>(), rows, scale_arg(scale),
         loss.data_as<float>(), static_cast<T*>(dlogits.data()));
     CUDA_CHECK_LAUNCH();
   });
 }
 
 void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& labels,
-                                             const Tensor& loss, const Tensor& dlogits, float scale,
-                                             const Tensor& class_weights,
+                                             const Tensor& loss, const Tensor& dlogits,
+                                             const LossScale& scale, const Tensor& class_weights,
                                              const CrossEntropyParams& p) {
   const char* op = "softmax_cross_entropy";
   activate();
   for (const Tensor* t : {&logits, &labels, &loss, &dlogits}) require_here(*t, op, "operand");
+  if (scale.on_device.defined()) require_here(scale.on_device, op, "loss scale");
   const bool weighted = class_weights.defined();
   if (weighted) require_here(class_weights, op, "class_weights");
   const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
@@ -239,7 +241,7 @@ void CudaBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor&
   const RowLoss r{p.ignore_label,
                   1.0f - p.label_smoothing,
                   p.label_smoothing / static_cast<float>(classes),
-                  scale,
+                  scale_arg(scale),
                   weights,
                   divisor};
   float* mean = loss.data_as<float>();

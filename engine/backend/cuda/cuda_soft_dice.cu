@@ -75,8 +75,9 @@ __global__ void dice_finalize_kernel(const float* partial, SoftDiceParams p, std
 
 template <class T>
 __global__ void dice_gradient_kernel(const T* logits, const std::int32_t* labels, SoftDiceParams p,
-                                     const float* coef, float grad_scale, bool accumulate,
+                                     const float* coef, ScaleArg scale, bool accumulate,
                                      T* dlogits) {
+  const float grad_scale = scale.get();
   const int classes = static_cast<int>(p.classes);
   const float w = 1.0f / static_cast<float>(p.samples * (p.classes - p.first_class));
   const std::int64_t rows = p.samples * p.pixels;
@@ -107,10 +108,11 @@ __global__ void dice_gradient_kernel(const T* logits, const std::int32_t* labels
 
 void CudaBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits,
                                  const Tensor& labels, const Tensor& loss, const Tensor& dlogits,
-                                 float scale, GradMode mode) {
+                                 const LossScale& scale, GradMode mode) {
   const char* op = "soft_dice";
   activate();
   for (const Tensor* t : {&logits, &labels, &loss, &dlogits}) require_here(*t, op, "operand");
+  if (scale.on_device.defined()) require_here(scale.on_device, op, "loss scale");
   DLBENCH_CHECK(p.classes <= kMaxRowClasses,
                 "soft_dice: at most " + std::to_string(kMaxRowClasses) + " classes on CUDA");
   const std::int64_t chunks = (p.pixels + kDiceChunkRows - 1) / kDiceChunkRows;
@@ -128,7 +130,8 @@ void CudaBackend::soft_dice_impl(const SoftDiceParams& p, const Tensor& logits,
     dice_finalize_kernel<<<1, 1, 0, stream_>>>(partial, p, chunks, coef, loss.data_as<float>());
     CUDA_CHECK_LAUNCH();
     dice_gradient_kernel<T><<<grid_for(p.samples * p.pixels), kBlock, 0, stream_>>>(
-        z, y, p, coef, scale, mode == GradMode::kAccumulate, static_cast<T*>(dlogits.data()));
+        z, y, p, coef, scale_arg(scale), mode == GradMode::kAccumulate,
+        static_cast<T*>(dlogits.data()));
     CUDA_CHECK_LAUNCH();
   });
 }

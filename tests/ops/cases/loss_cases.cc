@@ -26,6 +26,9 @@ std::vector<std::int32_t> labels_of(std::int64_t rows, std::int64_t classes) {
 class LossCase : public OpCase {
  public:
   LossCase(std::int64_t rows, float scale, float gain) : rows_(rows), scale_(scale), gain_(gain) {}
+  // The scale comes from an f32 [1] tensor on the backend's device, as fp16 training passes it,
+  // instead of as a number.
+  void take_scale_on_device() { scale_on_device_ = true; }
   std::vector<Check> reference(const std::vector<HostTensor>& t) const override {
     const auto [loss, dlogits] = compute(t);
     return {{2, {loss}, kElementwise}, {3, dlogits, {1e-7 * scale_, 1e-5}}};
@@ -42,6 +45,15 @@ class LossCase : public OpCase {
     Vec dlogits;
   };
   virtual Result compute(const std::vector<HostTensor>& t) const = 0;
+  // The case's tensors, then the scale's where it comes from the device.
+  std::vector<HostTensor> with_scale(std::vector<HostTensor> t) const {
+    if (scale_on_device_) t.push_back({"loss_scale", {1}, Role::kIn, Kind::kF32, {scale_}});
+    return t;
+  }
+  backend::LossScale loss_scale(std::span<const Tensor> t) const {
+    return scale_on_device_ ? backend::LossScale(t.back()) : backend::LossScale(scale_);
+  }
+  const char* scale_name() const { return scale_on_device_ ? "_scale_on_device" : ""; }
   HostTensor logits(std::int64_t width, std::uint64_t seed) const {
     HostTensor z = input("logits", {rows_, width}, seed);
     for (float& v : z.data) v *= gain_;  // large gains test the max-subtraction / stable form
@@ -49,6 +61,7 @@ class LossCase : public OpCase {
   }
   std::int64_t rows_;
   float scale_, gain_;
+  bool scale_on_device_ = false;
 };
 
 // Which rows a case labels ignore_label (-100, PyTorch's default): none, every third, or all.
@@ -75,6 +88,7 @@ class SoftmaxCrossEntropy final : public LossCase {
           : ignored_ == Ignored::kAll      ? "_all_ignored"
                                            : "");
     if (p_.label_smoothing != 0) o << "_smoothing" << p_.label_smoothing;
+    o << scale_name();
     return o.str();
   }
   OpKind kind() const override { return OpKind::kSoftmaxCrossEntropy; }
@@ -84,11 +98,11 @@ class SoftmaxCrossEntropy final : public LossCase {
                                  output("dlogits", {rows_, classes_})};
     if (!weights_.empty())
       t.push_back({"class_weights", {classes_}, Role::kIn, Kind::kF32, weights_});
-    return t;
+    return with_scale(std::move(t));
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], scale_, weights_.empty() ? Tensor() : t[4],
-                             p_);
+    be.softmax_cross_entropy(t[0], t[1], t[2], t[3], loss_scale(t),
+                             weights_.empty() ? Tensor() : t[4], p_);
   }
 
  private:
@@ -119,7 +133,7 @@ class SigmoidBinaryCrossEntropy final : public LossCase {
   std::string op() const override { return "sigmoid_binary_cross_entropy"; }
   std::string params() const override {
     std::ostringstream o;
-    o << "rows" << rows_ << "_scale" << scale_ << "_gain" << gain_;
+    o << "rows" << rows_ << "_scale" << scale_ << "_gain" << gain_ << scale_name();
     return o.str();
   }
   OpKind kind() const override { return OpKind::kSigmoidBinaryCrossEntropy; }
@@ -128,10 +142,11 @@ class SigmoidBinaryCrossEntropy final : public LossCase {
     targets.role = Role::kIn;
     for (std::int64_t i = 0; i < rows_; ++i)
       targets.data[static_cast<std::size_t>(i)] = static_cast<float>(i % 2);
-    return {logits(1, 55), targets, output("loss", {1}, Kind::kF32), output("dlogits", {rows_, 1})};
+    return with_scale(
+        {logits(1, 55), targets, output("loss", {1}, Kind::kF32), output("dlogits", {rows_, 1})});
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.sigmoid_binary_cross_entropy(t[0], t[1], t[2], t[3], scale_);
+    be.sigmoid_binary_cross_entropy(t[0], t[1], t[2], t[3], loss_scale(t));
   }
 
  private:
@@ -163,7 +178,7 @@ class SoftDice final : public LossCase {
     std::ostringstream o;
     o << "samples" << p_.samples << "_pixels" << p_.pixels << "_classes" << p_.classes << "_from"
       << p_.first_class << "_scale" << scale_ << "_gain" << gain_
-      << (mode_ == GradMode::kAccumulate ? "_accumulate" : "");
+      << (mode_ == GradMode::kAccumulate ? "_accumulate" : "") << scale_name();
     return o.str();
   }
   OpKind kind() const override { return OpKind::kSoftDice; }
@@ -176,11 +191,12 @@ class SoftDice final : public LossCase {
   backend::OpParams op_params(const Precision&) const override { return p_; }
   std::vector<HostTensor> tensors(const backend::Backend&) const override {
     const std::vector<std::int32_t> labels = dice_labels(p_);
-    return {logits(p_.classes, 61), i32_input("labels", labels), output("loss", {1}, Kind::kF32),
-            grad_output("dlogits", {rows_, p_.classes}, mode_, 62)};
+    return with_scale({logits(p_.classes, 61), i32_input("labels", labels),
+                       output("loss", {1}, Kind::kF32),
+                       grad_output("dlogits", {rows_, p_.classes}, mode_, 62)});
   }
   void run(backend::Backend& be, const Precision&, std::span<const Tensor> t) const override {
-    be.soft_dice(p_, t[0], t[1], t[2], t[3], scale_, mode_);
+    be.soft_dice(p_, t[0], t[1], t[2], t[3], loss_scale(t), mode_);
   }
 
  private:
@@ -255,6 +271,16 @@ CaseList cases() {
     out.push_back(std::make_unique<SoftDice>(p, scale, gain));
   // The second loss on the same scores adds its gradient.
   out.push_back(std::make_unique<SoftDice>(dice(2, 30, 3, 1), 1, 2, GradMode::kAccumulate));
+  // The scale read from the device, as fp16 training passes it: both CUDA routes of the softmax
+  // (one with class weights), the binary loss, and Dice adding to the cross-entropy's gradient.
+  auto on_device = [&out](std::unique_ptr<LossCase> c) {
+    c->take_scale_on_device();
+    out.push_back(std::move(c));
+  };
+  on_device(std::make_unique<SoftmaxCrossEntropy>(16, 1000, 1024.0f, 4.0f));
+  on_device(std::make_unique<SoftmaxCrossEntropy>(70000, 3, 1024.0f, 3.0f, true));
+  on_device(std::make_unique<SigmoidBinaryCrossEntropy>(500, 256.0f, 8.0f));
+  on_device(std::make_unique<SoftDice>(dice(2, 50, 3, 1), 512.0f, 4.0f, GradMode::kAccumulate));
   return out;
 }
 DLBENCH_OP_CASES(cases);
