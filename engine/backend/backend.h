@@ -52,16 +52,6 @@ struct ResidualNorm {
   Tensor dgamma, dbeta;
 };
 
-// A loss gradient's factor (fp16's loss scale; 1 otherwise): a number, or an f32 [1] tensor on
-// the backend's device that the loss reads when it runs. A recorded device graph replays what the
-// tensor holds then, so a dynamic loss scale can change without recording the step again.
-struct LossScale {
-  LossScale(float value = 1.0f) : value(value) {}  // NOLINT: a number converts implicitly
-  explicit LossScale(Tensor on_device) : on_device(std::move(on_device)) {}
-  float value = 1.0f;
-  Tensor on_device;  // when defined, the factor, and `value` is not used
-};
-
 // What beam search carries per hypothesis from position to position (Backend::beam_pick), each
 // read and rewritten in place: its score f32 [rows], whether it has closed i32 [rows], its
 // length in tokens i32 [rows] ([EOS] included) and its attention summed over positions f32

@@ -5,15 +5,27 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/core/shape.h"
+#include "engine/core/tensor.h"
 
 namespace dlbench::backend {
 
 // How fp32 tensors are multiplied: strict IEEE fp32, or TF32 tensor cores (GPU only; the CPU
 // backend is always strict). f16/bf16 tensors always use their tensor-core paths.
 enum class MathMode { kStrict, kTf32 };
+
+// A loss gradient's factor (fp16's loss scale; 1 otherwise): a number, or an f32 [1] tensor on
+// the backend's device that the loss reads when it runs. A recorded device graph replays what the
+// tensor holds then, so a dynamic loss scale can change without recording the step again.
+struct LossScale {
+  LossScale(float value = 1.0f) : value(value) {}  // NOLINT: a number converts implicitly
+  explicit LossScale(Tensor on_device) : on_device(std::move(on_device)) {}
+  float value = 1.0f;
+  Tensor on_device;  // when defined, the factor, and `value` is not used
+};
 
 // Whether an op writes its gradient output or adds to what is there (fan-out edges
 // accumulate). An enum, never a bool, so a call site says which one it means.
