@@ -66,8 +66,9 @@ class CudaAllocator final : public DeviceAllocator {
 // fewer than 8 input channels also time the same pass on inputs padded with zero channels
 // (cuda_conv_padded.cu) where the copy is a small share of the memory held; kPadded pads every
 // one whose copy fits the free memory (the share waived), its routes measured as by default.
-// ResNet's stem forward (7x7/2, 3 -> 64 channels, f16 and bf16) is also timed on our own kernel
-// (cuda_conv_stem.cu) against the route chosen for it; kStem runs every such forward there.
+// ResNet's stem forward and weight gradient (7x7/2, 3 -> 64 channels, f16 and bf16) are also
+// timed on our own kernels (cuda_conv_stem.cu, cuda_conv_stem_wgrad.cu) against the route chosen
+// for them; kStem runs every such pass there.
 enum class ConvRoute { kMeasured, kCudnn, kGemm, kGraph, kPadded, kStem };
 
 // How one convolution shape and direction runs: its descriptors, the algorithm the
@@ -187,10 +188,11 @@ class CudaBackend final : public Backend {
   const std::vector<PaddingChoice>& padding_choices() const { return padding_choices_; }
   // Passes run on padded channels so far, timing runs included (tests count the ones after).
   std::size_t padded_passes() const { return padded_passes_; }
-  // The stem forwards timed on our own kernel (cuda_conv_stem.cu) against the route chosen for
-  // them (ms), for the timing tool and the tests; and the passes that kernel ran so far, timing
-  // runs included.
+  // The stem forwards and weight gradients timed on our own kernels (cuda_conv_stem.cu,
+  // cuda_conv_stem_wgrad.cu) against the route chosen for them (ms), for the timing tool and the
+  // tests; and the passes those kernels ran so far, timing runs included.
   struct StemChoice {
+    ConvDirection direction;
     ConvParams params;
     DType dtype;
     float route_ms, stem_ms;
@@ -286,13 +288,17 @@ class CudaBackend final : public Backend {
   // Keeps the padded operands to what the shapes that run padded need: timing the wider widths
   // grew them, and a forward that runs on the stem kernel needs none.
   void fit_padded_operands();
-  // Whether the forward over p runs on the stem kernel (cuda_conv_stem.cu): where it can and
-  // measured faster than `route` (the forward on the route chosen for it), or kStem pins it.
-  bool stem_route(const ConvParams& p, DType dtype, const ConvOperands& o, const void* bias,
-                  float* statistics, const std::function<void()>& route);
+  // Whether the forward or backward-weights pass over p (operands o) runs on the stem kernels:
+  // where they can and `stem` (the pass on them) measured faster than `route` (the pass on the
+  // route chosen for it), or kStem pins them. Both may write only what the call overwrites.
+  bool stem_route(ConvDirection direction, const ConvParams& p, DType dtype, const ConvOperands& o,
+                  const std::function<void()>& route, const std::function<void()>& stem);
   // The forward on the stem kernel, with its bias and ReLU and, with p.statistics, the sums.
   void stem_forward(const ConvParams& p, DType dtype, const ConvOperands& o, const void* bias,
                     float* statistics);
+  // dw (o.w) of the stem from x and dy (o.y) on the stem's weight-gradient kernel.
+  void stem_backward_weights(const ConvParams& p, DType dtype, const ConvOperands& o,
+                             GradMode mode);
   // The forward's batch slices on their plans, then the statistics where no fused plan wrote
   // them (cuda_conv_run.cc); the same at `channels` input channels, the padding written first
   // (cuda_conv_padded.cu).
@@ -402,9 +408,9 @@ class CudaBackend final : public Backend {
   // choice, no larger than the widths chosen need.
   Buffer padded_operands_;
   std::size_t padded_passes_ = 0;
-  std::map<ConvKey, bool> stem_routes_;  // whether each measured stem forward runs our kernel
+  std::map<ConvKey, bool> stem_routes_;  // whether each measured stem pass runs our kernel
   std::vector<StemChoice> stem_choices_;
-  Buffer stem_partials_;  // the stem kernel's per-block sums
+  Buffer stem_partials_;  // the stem kernels' per-block sums
   std::size_t stem_passes_ = 0;
   std::size_t conv_plans_measured_ = 0;
   // Wall time of the measurements behind conv_plans_ (planning_time's parts).

@@ -31,8 +31,9 @@
 // layer) is also timed on its input padded with zero channels to 4 and to 8, the copy
 // included (cuda_conv_padded.cu), and runs at the fastest width (padded_channels). It is timed
 // on the whole batch, and the copy's memory limits keep that to batches of a few hundred
-// images at 224x224 (so the head rule below does not apply to it). ResNet's stem forward in f16
-// and bf16 is then timed on our own kernel against that choice (cuda_conv_stem.cu: stem_route).
+// images at 224x224 (so the head rule below does not apply to it). ResNet's stem forward and
+// weight gradient in f16 and bf16 are then timed on our own kernels against that choice
+// (cuda_conv_stem.cu: stem_route).
 //
 // A batch of more than kConvMeasureBatch samples is measured on its first kConvMeasureBatch
 // (Find, the product's timing, the fused graph), and the winner runs the whole batch: past a

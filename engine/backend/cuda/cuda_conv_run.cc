@@ -1,6 +1,7 @@
 // Running planned convolutions: the doors (forward, backward-data, backward-weights), the batch
 // slices they run in (on padded input channels where that measured faster, cuda_conv_padded.cu;
-// ResNet's stem forward on our own kernel where that did, cuda_conv_stem.cu),
+// ResNet's stem forward and weight gradient on our own kernels where that did, cuda_conv_stem.cu
+// and cuda_conv_stem_wgrad.cu),
 // and each pass on the route its plan chose (the graph API's engine, the
 // matrix product or Find's algorithm; a forward's bias, residual and ReLU after it, or a fused
 // graph with them). cuda_conv.cc plans: it measures the routes and keeps the fastest.
@@ -115,9 +116,12 @@ void CudaBackend::conv_forward_impl(const ConvParams& p, const Tensor& x, const 
       in_place ? p.c : padded_channels(ConvDirection::kForward, p, dtype, [&](std::int64_t c) {
         forward_on_channels(c, p, dtype, o, b, stats);
       });
-  // ResNet's stem may run faster on our own kernel than on the route chosen so far.
-  if (stem_route(p, dtype, o, b, stats,
-                 [&] { forward_on_channels(channels, p, dtype, o, b, stats); }))
+  // ResNet's stem may run faster on our own kernel than on the route chosen so far. Both write
+  // only y and the statistics.
+  if (stem_route(
+          ConvDirection::kForward, p, dtype, o,
+          [&] { forward_on_channels(channels, p, dtype, o, b, stats); },
+          [&] { stem_forward(p, dtype, o, b, stats); }))
     return stem_forward(p, dtype, o, b, stats);
   forward_on_channels(channels, p, dtype, o, b, stats);
 }
@@ -163,13 +167,23 @@ void CudaBackend::conv_backward_weights_impl(const ConvParams& p, const Tensor& 
   const DType dtype = x.dtype();
   // Timing overwrites a scratch dw: adding to dw would add once for every timed run.
   Buffer timing_dw;
+  auto timing = [&] {
+    if (timing_dw.bytes() == 0) timing_dw = Buffer(allocator_, dw.bytes());
+    return ConvOperands{x.data(), timing_dw.data(), dy.data()};
+  };
   const std::int64_t channels =
       padded_channels(ConvDirection::kBackwardFilter, p, dtype, [&](std::int64_t c) {
-        if (timing_dw.bytes() == 0) timing_dw = Buffer(allocator_, dw.bytes());
-        backward_weights_on_channels(c, p, dtype, {x.data(), timing_dw.data(), dy.data()},
-                                     GradMode::kOverwrite);
+        backward_weights_on_channels(c, p, dtype, timing(), GradMode::kOverwrite);
       });
-  backward_weights_on_channels(channels, p, dtype, {x.data(), dw.data(), dy.data()}, mode);
+  const ConvOperands o{x.data(), dw.data(), dy.data()};
+  // ResNet's stem may run faster on our own kernel than on the route chosen so far.
+  if (stem_route(
+          ConvDirection::kBackwardFilter, p, dtype, o,
+          [&] { backward_weights_on_channels(channels, p, dtype, timing(), GradMode::kOverwrite); },
+          [&] { stem_backward_weights(p, dtype, timing(), GradMode::kOverwrite); }))
+    stem_backward_weights(p, dtype, o, mode);
+  else
+    backward_weights_on_channels(channels, p, dtype, o, mode);
   if (p.bias) {
     require_here(dbias, op, "dbias");
     column_sums(dy, p.output_rows(), p.k, dbias, mode, op);

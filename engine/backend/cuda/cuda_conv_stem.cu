@@ -7,7 +7,8 @@
 // statistics, so the batch norm reads y once more for them. This kernel runs the same layer at
 // about 138 TFLOP/s (0.44 ms, 0.51 with the sums; prototype, same call). It is timed against
 // the route cuDNN's side chose (padded channels, fused statistics and all) and runs where it
-// won (stem_route): it has to beat cuDNN's fp16 engines, which are fast here, too.
+// won (stem_route): it has to beat cuDNN's fp16 engines, which are fast here, too. Its weight
+// gradient has a kernel of its own (cuda_conv_stem_wgrad.cu).
 //
 // The kernel: persistent blocks of 4 warps keep the weights (zero-padded from 147 products to
 // 160: ten mma k-steps) in shared memory and walk tiles of 128 consecutive output pixels of one
@@ -18,88 +19,18 @@
 // blocks' partials in double, in block order: deterministic for a given GPU.
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <limits>
 
-#include "engine/backend/cuda/cuda_kernels.cuh"
+#include "engine/backend/cuda/cuda_conv_stem.cuh"
 
 namespace dlbench::backend::cuda {
 namespace {
 
-constexpr int kChannels = 3, kFilters = 64, kWindow = 7, kStride = 2, kPad = 3;
-constexpr int kProducts = kWindow * kWindow * kChannels;  // 147
-constexpr int kProductsPadded = 160;                      // ten k-steps of 16
-constexpr int kWeightRow = 168;  // halves per filter in shared memory: rows 20 banks apart
-constexpr int kTile = 128;       // output pixels per tile: 4 warps of 32
-constexpr int kThreads = 128;
-constexpr int kWarps = kThreads / kWarp;
-// Zero columns left of the copied rows: at least the padding, and 8 so each row's copy starts
-// 16 bytes in.
-constexpr int kLeftColumns = 8;
-// What one block may keep in shared memory: the weights, the rows, the offsets and the sums'
-// exchange, within the 48 KiB a launch gets without opting in (224x224 inputs take 40 KiB).
-constexpr std::size_t kSharedLimit = 48 << 10;
+using namespace stem;  // NOLINT: the stem kernels' shared shape and pieces
 
-// The input rows one tile's copy holds, and each row's width in halves.
-struct StemGeometry {
-  int out_h, out_w, rows, row_halves, tiles_per_image;
-};
-StemGeometry geometry(const ConvParams& p) {
-  StemGeometry g;
-  g.out_h = static_cast<int>(p.out_h()), g.out_w = static_cast<int>(p.out_w());
-  // 128 consecutive pixels span at most 127 / out_w + 2 output rows, which read 2 apart and
-  // kWindow deep.
-  const int span = std::min(g.out_h, (kTile - 1) / g.out_w + 2);
-  g.rows = kStride * (span - 1) + kWindow;
-  // The rightmost column read is 2 * (out_w - 1) - 3 + 6 <= w + 2; rows stay 16-byte multiples.
-  const int columns = (kLeftColumns + static_cast<int>(p.w) + kPad + 7) / 8 * 8;
-  g.row_halves = columns * kChannels;
-  g.tiles_per_image = (g.out_h * g.out_w + kTile - 1) / kTile;
-  return g;
-}
-std::size_t shared_bytes(const StemGeometry& g) {
-  return sizeof(std::uint16_t) *
-         (kFilters * kWeightRow +
-          static_cast<std::size_t>(g.rows) * static_cast<std::size_t>(g.row_halves));
-}
-
-// One specialization per dtype: the operand types are part of the PTX instruction's name.
-template <class T>
-struct Mma;
-template <>
-struct Mma<__half> {
-  static __device__ __forceinline__ void run(float (&d)[4], const std::uint32_t (&a)[4],
-                                             std::uint32_t b0, std::uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-template <>
-struct Mma<__nv_bfloat16> {
-  static __device__ __forceinline__ void run(float (&d)[4], const std::uint32_t (&a)[4],
-                                             std::uint32_t b0, std::uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-
-__device__ __forceinline__ std::uint32_t pack(std::uint16_t lo, std::uint16_t hi) {
-  return static_cast<std::uint32_t>(lo) | (static_cast<std::uint32_t>(hi) << 16);
-}
-// A value's bits, for y's stores: one 32-bit store of a packed pair (Pack<T, 2>'s store compiles
-// to st.v2.u16 here, and a cubin 1.5 KB larger).
-template <class T>
-__device__ __forceinline__ std::uint16_t bits(T v) {
-  std::uint16_t u;
-  memcpy(&u, &v, sizeof(u));
-  return u;
+std::size_t shared_bytes(const Geometry& g) {
+  return sizeof(std::uint16_t) * kFilters * kWeightRow + rows_bytes(g);
 }
 
 struct StemArgs {
@@ -109,7 +40,7 @@ struct StemArgs {
   void* y;
   float* partial;  // [blocks][2][64] with kStats
   int images, h, w_in;
-  StemGeometry g;
+  Geometry g;
   bool relu, vector_rows;  // vector_rows: x's rows copy in 16-byte loads
 };
 
@@ -122,7 +53,7 @@ __global__ void __launch_bounds__(kThreads) stem_forward_kernel(StemArgs a) {
   __shared__ float exchange[kWarps][2][kFilters];
   const int tid = threadIdx.x, warp = tid / kWarp, lane = tid % kWarp;
   const int grp = lane / 4, quad = lane % 4;  // mma's fragment coordinates
-  const StemGeometry& g = a.g;
+  const Geometry& g = a.g;
   const auto* wb = static_cast<const std::uint16_t*>(a.w);
   for (int i = tid; i < kFilters * kWeightRow; i += kThreads) {
     const int n = i / kWeightRow, k = i % kWeightRow;
@@ -130,10 +61,8 @@ __global__ void __launch_bounds__(kThreads) stem_forward_kernel(StemArgs a) {
   }
   // Product k = (kh * 7 + kw) * 3 + c (KRSC order) reads the copy kh rows and kw columns from a
   // pixel's window corner; the padded products read a zero (their weights are zero too).
-  for (int k = tid; k < kProductsPadded; k += kThreads) {
-    const int c = k % kChannels, rs = k / kChannels;
-    offset[k] = k < kProducts ? (rs / kWindow) * g.row_halves + (rs % kWindow) * kChannels + c : -1;
-  }
+  for (int k = tid; k < kProductsPadded; k += kThreads)
+    offset[k] = k < kProducts ? product_offset(k, g) : -1;
   const int copy_halves = g.rows * g.row_halves;
   for (int i = tid; i < copy_halves; i += kThreads) rows[i] = 0;
   const int pixels = g.out_h * g.out_w;
@@ -146,24 +75,8 @@ __global__ void __launch_bounds__(kThreads) stem_forward_kernel(StemArgs a) {
     const int image = tile / g.tiles_per_image, p0 = (tile % g.tiles_per_image) * kTile;
     const int oh0 = p0 / g.out_w, ih0 = kStride * oh0 - kPad;
     __syncthreads();  // the last tile's reads of the copy are done
-    const std::uint16_t* image_x = x + static_cast<std::size_t>(image) * a.h * row_values;
-    if (a.vector_rows) {
-      const int vectors = row_values / 8;
-      for (int i = tid; i < g.rows * vectors; i += kThreads) {
-        const int r = i / vectors, q = i % vectors, ih = ih0 + r;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (ih >= 0 && ih < a.h)
-          v = reinterpret_cast<const uint4*>(image_x +
-                                             static_cast<std::size_t>(ih) * row_values)[q];
-        *reinterpret_cast<uint4*>(&rows[r * g.row_halves + kLeftColumns * kChannels + q * 8]) = v;
-      }
-    } else {
-      for (int i = tid; i < g.rows * row_values; i += kThreads) {
-        const int r = i / row_values, q = i % row_values, ih = ih0 + r;
-        rows[r * g.row_halves + kLeftColumns * kChannels + q] =
-            ih >= 0 && ih < a.h ? image_x[static_cast<std::size_t>(ih) * row_values + q] : 0;
-      }
-    }
+    copy_rows(x + static_cast<std::size_t>(image) * a.h * row_values, ih0, a.h, row_values,
+              a.vector_rows, g, rows);
     __syncthreads();
     // This thread's A rows: pixels warp * 32 + mi * 16 + grp + 8 * hi of the tile (past the
     // image's last pixel, the last one stands in and nothing is stored).
@@ -172,10 +85,8 @@ __global__ void __launch_bounds__(kThreads) stem_forward_kernel(StemArgs a) {
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int hi = 0; hi < 2; ++hi) {
-        const int p = min(p0 + warp * 32 + mi * 16 + grp + 8 * hi, pixels - 1);
-        const int oh = p / g.out_w, ow = p % g.out_w;
         base[mi][hi] =
-            kStride * (oh - oh0) * g.row_halves + (kStride * ow - kPad + kLeftColumns) * kChannels;
+            window_corner(min(p0 + warp * 32 + mi * 16 + grp + 8 * hi, pixels - 1), oh0, g);
       }
     float acc[2][8][4] = {};
 #pragma unroll 2
@@ -267,7 +178,7 @@ bool stem_kernel_fits(const ConvParams& p, DType dtype) {
                     p.h >= 1 && p.w >= 1 && p.n >= 1 &&
                     (p.activation == Activation::kNone || p.activation == Activation::kRelu);
   if (!stem) return false;
-  const StemGeometry g = geometry(p);  // the shape checks above keep its divisions defined
+  const Geometry g = geometry(p);  // the shape checks above keep its divisions defined
   return shared_bytes(g) <= kSharedLimit &&
          p.n * g.tiles_per_image <= std::numeric_limits<int>::max() / 2;
 }
@@ -275,7 +186,7 @@ bool stem_kernel_fits(const ConvParams& p, DType dtype) {
 void CudaBackend::stem_forward(const ConvParams& p, DType dtype, const ConvOperands& o,
                                const void* bias, float* statistics) {
   ++stem_passes_;
-  const StemGeometry g = geometry(p);
+  const Geometry g = geometry(p);
   const std::size_t shared = shared_bytes(g);
   // y is written in 4-byte pairs; x's rows copy 16 bytes at a time where they are whole
   // 16-byte runs.
@@ -316,25 +227,27 @@ void CudaBackend::stem_forward(const ConvParams& p, DType dtype, const ConvOpera
     launch(TypeTag<__nv_bfloat16>{});
 }
 
-bool CudaBackend::stem_route(const ConvParams& p, DType dtype, const ConvOperands& o,
-                             const void* bias, float* statistics,
-                             const std::function<void()>& route) {
-  if (!stem_kernel_fits(p, dtype) || reinterpret_cast<std::uintptr_t>(o.y) % 4 != 0 ||
+bool CudaBackend::stem_route(ConvDirection direction, const ConvParams& p, DType dtype,
+                             const ConvOperands& o, const std::function<void()>& route,
+                             const std::function<void()>& stem) {
+  // The forward stores y in 4-byte pairs; the weight gradient loads dy 16 bytes at a time.
+  const std::uintptr_t alignment = direction == ConvDirection::kForward ? 4 : 16;
+  if (direction == ConvDirection::kBackwardData || !stem_kernel_fits(p, dtype) ||
+      reinterpret_cast<std::uintptr_t>(o.y) % alignment != 0 ||
       (conv_route_ != ConvRoute::kStem && !measures_routes()))
     return false;
   if (conv_route_ == ConvRoute::kStem) return true;
-  const ConvKey key = conv_key(ConvDirection::kForward, p, dtype);
+  const ConvKey key = conv_key(direction, p, dtype);
   if (const auto it = stem_routes_.find(key); it != stem_routes_.end()) return it->second;
   const auto start = std::chrono::steady_clock::now();
   const double planning_before = planning_time().seconds();
-  // Both write only y and the statistics, which the call overwrites anyway.
-  StemChoice choice{p, dtype, 0.0f, 0.0f, false};
+  StemChoice choice{direction, p, dtype, 0.0f, 0.0f, false};
   choice.route_ms = mean_device_ms(stream_, route);
-  choice.stem_ms = mean_device_ms(stream_, [&] { stem_forward(p, dtype, o, bias, statistics); });
+  choice.stem_ms = mean_device_ms(stream_, stem);
   choice.stem = choice.stem_ms < choice.route_ms;
   stem_routes_.emplace(key, choice.stem);
   stem_choices_.push_back(choice);
-  if (choice.stem) fit_padded_operands();  // the forward's padded copy is no longer needed
+  if (choice.stem) fit_padded_operands();  // the pass's padded copy is no longer needed
   // The route's first run may plan its shape (where no padded width was timed), which counts in
   // its own parts.
   stem_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -

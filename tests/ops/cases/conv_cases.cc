@@ -63,10 +63,10 @@ const std::vector<ConvParams> kShapes = {
     conv(2, 14, 14, 64, 32, 1, 1, 2, 0, false), conv(2, 28, 28, 64, 96, 1, 1, 1, 0, false),
 };
 
-// ResNet's stem at its 64 filters, which CUDA's stem kernel (cuda_conv_stem.cu) runs in f16 and
-// bf16: rows that copy in 16-byte loads (32 wide) and ones that do not (20 and 17 wide); tiles
-// that span several output rows, images of fewer pixels than a tile, partial last tiles; a bias
-// (inference's folded batch norm); and the full 224x224 image.
+// ResNet's stem at its 64 filters, which CUDA's stem kernels (cuda_conv_stem.cu and
+// cuda_conv_stem_wgrad.cu) run in f16 and bf16: rows that copy in 16-byte loads (32 wide) and ones
+// that do not (20 and 17 wide); tiles that span several output rows, images of fewer pixels than a
+// tile, partial last tiles; a bias (inference's folded batch norm); and the full 224x224 image.
 const std::vector<ConvParams> kStemShapes = {
     conv(2, 32, 32, 3, 64, 7, 7, 2, 3, false),
     conv(2, 20, 20, 3, 64, 7, 7, 2, 3, false),
@@ -304,6 +304,10 @@ CaseList cases() {
         out.push_back(std::make_unique<ConvBackwardData>(p, m));
         out.push_back(std::make_unique<ConvBackwardWeights>(p, m));
       }
+  // The stem's weight gradient at 64 filters, written and added to (its bias gradient too).
+  for (const ConvParams& p : kStemShapes)
+    for (GradMode m : {GradMode::kOverwrite, GradMode::kAccumulate})
+      out.push_back(std::make_unique<ConvBackwardWeights>(p, m));
   return out;
 }
 DLBENCH_OP_CASES(cases);

@@ -75,8 +75,9 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   if (route != ConvRoute::kMeasured && route != ConvRoute::kPadded) {
     EXPECT_TRUE(gpu.padding_choices().empty());
   }
-  // The stem forwards the stem kernel can run were timed on it and on the route chosen for them
-  // where routes are measured; pinned to it, they ran there and nothing else planned them.
+  // The stem forwards and weight gradients the stem kernels can run were timed on them and on the
+  // route chosen for them where routes are measured; pinned to them, they ran there and nothing
+  // else planned them.
   for (const auto& c : gpu.stem_choices()) {
     EXPECT_TRUE(backend::cuda::stem_kernel_fits(c.params, c.dtype));
     EXPECT_GT(c.route_ms, 0.0f);
@@ -85,9 +86,9 @@ void check_routes(backend::Backend& be, ConvRoute route) {
   if (route == ConvRoute::kStem) {
     EXPECT_TRUE(gpu.stem_choices().empty());
     for (const auto& c : gpu.conv_choices())
-      EXPECT_FALSE(c.direction == ConvDirection::kForward &&
+      EXPECT_FALSE(c.direction != ConvDirection::kBackwardData &&
                    backend::cuda::stem_kernel_fits(c.params, c.dtype))
-          << "a stem forward planned on cuDNN's side while the stem kernel is pinned";
+          << "a stem pass planned on cuDNN's side while the stem kernels are pinned";
   } else if (route != ConvRoute::kMeasured && route != ConvRoute::kPadded) {
     EXPECT_TRUE(gpu.stem_choices().empty());
     EXPECT_EQ(gpu.stem_passes(), 0u);
@@ -137,7 +138,8 @@ void print_routes(backend::Backend& be) {
     std::printf("  -> %lld\n", static_cast<long long>(c.channels));
   }
   for (const auto& c : static_cast<CudaBackend&>(be).stem_choices()) {
-    print_shape(c.params, c.params.statistics ? "fwd+stats" : "fwd", c.dtype);
+    const bool stats = c.direction == ConvDirection::kForward && c.params.statistics;
+    print_shape(c.params, stats ? "fwd+stats" : directions[static_cast<int>(c.direction)], c.dtype);
     std::printf(" route %8.3f ms (%5.1f TFLOP/s)  stem kernel %8.3f ms (%5.1f)  -> %s\n",
                 c.route_ms, gflop(c.params) / c.route_ms, c.stem_ms, gflop(c.params) / c.stem_ms,
                 c.stem ? "stem kernel" : "route");
@@ -181,7 +183,8 @@ void add_cuda_variants(std::vector<Variant>& out) {
   out.push_back(cuda_variant("cuda/graph", ConvRoute::kGraph, true));
   // Inputs of fewer than 8 channels padded to 4 or 8 (cuda_conv_padded.cu), whatever it costs.
   out.push_back(cuda_variant("cuda/padded", ConvRoute::kPadded, true));
-  // ResNet's stem forward on our own kernel (cuda_conv_stem.cu) wherever it fits.
+  // ResNet's stem forward and weight gradient on our own kernels (cuda_conv_stem.cu,
+  // cuda_conv_stem_wgrad.cu) wherever they fit.
   out.push_back(cuda_variant("cuda/stem", ConvRoute::kStem, true));
   // Any limit below one sample's bytes makes a slice of every sample.
   out.push_back(cuda_variant("cuda/sliced", ConvRoute::kMeasured, true, 1));
