@@ -432,9 +432,9 @@ int resident_blocks_on(int device, const void* kernel, int threads, std::size_t 
 // Bytes of the padded operands of a convolution over p at `channels` input channels: x, then w
 // or its gradient (cuda_conv_padded.cu).
 std::size_t padded_operand_bytes(const ConvParams& p, DType dtype, std::int64_t channels);
-// Whether the stem kernel (cuda_conv_stem.cu) runs a forward over p: ResNet's stem (7x7,
-// stride 2, padding 3, 3 -> 64 channels) in f16 or bf16, with or without a bias, a ReLU and
-// statistics, and no residual.
+// Whether the stem kernels (cuda_conv_stem.cu, cuda_conv_stem_wgrad.cu) run a forward or
+// backward-weights pass over p: ResNet's stem (7x7, stride 2, padding 3, 3 -> 64 channels) in
+// f16 or bf16, with or without a bias, a ReLU and statistics, and no residual.
 bool stem_kernel_fits(const ConvParams& p, DType dtype);
 // Mean device time of `work`'s launches on the stream over `runs` runs after one unmeasured run
 // (which may plan or allocate), in ms, timed with CUDA events (cuda_conv.cc).

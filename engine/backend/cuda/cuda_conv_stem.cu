@@ -63,20 +63,14 @@ __global__ void __launch_bounds__(kThreads) stem_forward_kernel(StemArgs a) {
   // pixel's window corner; the padded products read a zero (their weights are zero too).
   for (int k = tid; k < kProductsPadded; k += kThreads)
     offset[k] = k < kProducts ? product_offset(k, g) : -1;
-  const int copy_halves = g.rows * g.row_halves;
-  for (int i = tid; i < copy_halves; i += kThreads) rows[i] = 0;
   const int pixels = g.out_h * g.out_w;
   const int row_values = a.w_in * kChannels;
   const auto* x = static_cast<const std::uint16_t*>(a.x);
   const T* bias = static_cast<const T*>(a.bias);
   float s1[8][2] = {}, s2[8][2] = {};
-  const int tiles = a.images * g.tiles_per_image;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int image = tile / g.tiles_per_image, p0 = (tile % g.tiles_per_image) * kTile;
-    const int oh0 = p0 / g.out_w, ih0 = kStride * oh0 - kPad;
-    __syncthreads();  // the last tile's reads of the copy are done
-    copy_rows(x + static_cast<std::size_t>(image) * a.h * row_values, ih0, a.h, row_values,
-              a.vector_rows, g, rows);
+  for_each_tile(a.images, g, rows, [&](int image, int p0, int oh0) {
+    copy_rows(x + static_cast<std::size_t>(image) * a.h * row_values, kStride * oh0 - kPad, a.h,
+              row_values, a.vector_rows, g, rows);
     __syncthreads();
     // This thread's A rows: pixels warp * 32 + mi * 16 + grp + 8 * hi of the tile (past the
     // image's last pixel, the last one stands in and nothing is stored).
@@ -134,7 +128,7 @@ __global__ void __launch_bounds__(kThreads) stem_forward_kernel(StemArgs a) {
           }
         }
       }
-  }
+  });
   if constexpr (kStats) {
     // Over the 8 lanes of a quad position, then the 4 warps, in a fixed order.
 #pragma unroll
@@ -188,8 +182,6 @@ void CudaBackend::stem_forward(const ConvParams& p, DType dtype, const ConvOpera
   ++stem_passes_;
   const Geometry g = geometry(p);
   const std::size_t shared = shared_bytes(g);
-  // y is written in 4-byte pairs; x's rows copy 16 bytes at a time where they are whole
-  // 16-byte runs.
   StemArgs a{o.x,
              o.w,
              bias,
@@ -200,7 +192,7 @@ void CudaBackend::stem_forward(const ConvParams& p, DType dtype, const ConvOpera
              static_cast<int>(p.w),
              g,
              p.activation == Activation::kRelu,
-             p.w * kChannels % 8 == 0 && reinterpret_cast<std::uintptr_t>(o.x) % 16 == 0};
+             rows_copy_in_vectors(p, o.x)};
   // stem_kernel_fits admits f16 and bf16 only.
   auto launch = [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -21,7 +21,8 @@ constexpr int kWarps = kThreads / kWarp;
 // Zero columns left of the copied rows: at least the padding, and 8 so each row's copy starts
 // 16 bytes in.
 constexpr int kLeftColumns = 8;
-// What one block may keep in shared memory, within the 48 KiB a launch gets without opting in.
+// What one block may keep in shared memory, within the 48 KiB a launch gets without opting in
+// (224x224 inputs take 40 KiB in the forward).
 constexpr std::size_t kSharedLimit = 48 << 10;
 // Halves per filter of the forward's weights in shared memory (rows 20 banks apart), and per
 // pixel of the weight gradient's copy of dy (144 bytes, so the 8 rows one ldmatrix reads fall in
@@ -49,6 +50,11 @@ inline Geometry geometry(const ConvParams& p) {
 inline std::size_t rows_bytes(const Geometry& g) {
   return sizeof(std::uint16_t) * static_cast<std::size_t>(g.rows) *
          static_cast<std::size_t>(g.row_halves);
+}
+
+// Whether x's rows copy 16 bytes at a time: they are whole 16-byte runs, and x starts on one.
+inline bool rows_copy_in_vectors(const ConvParams& p, const void* x) {
+  return p.w * kChannels % 8 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
 }
 
 // Product k = (kh * 7 + kw) * 3 + c reads the copy kh rows and kw columns from a pixel's window
@@ -88,6 +94,22 @@ __device__ __forceinline__ void copy_rows(const std::uint16_t* image_x, int ih0,
   }
 }
 
+// Zeroes the block's copy of the rows (the columns around the copied rows stay zero), then runs
+// tile(image, p0, oh0) for each of the block's tiles, persistent over the grid: the tile of
+// pixels [p0, p0 + 128) of an image, starting at output row oh0, after a barrier (the last
+// tile's reads of the shared copies are done).
+template <class Tile>
+__device__ __forceinline__ void for_each_tile(int images, const Geometry& g, std::uint16_t* rows,
+                                              Tile&& tile) {
+  for (int i = static_cast<int>(threadIdx.x); i < g.rows * g.row_halves; i += kThreads) rows[i] = 0;
+  const int tiles = images * g.tiles_per_image;
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int p0 = (t % g.tiles_per_image) * kTile;
+    __syncthreads();
+    tile(t / g.tiles_per_image, p0, p0 / g.out_w);
+  }
+}
+
 // One specialization per dtype: the operand types are part of the PTX instruction's name.
 template <class T>
 struct Mma;
@@ -117,7 +139,8 @@ struct Mma<__nv_bfloat16> {
 __device__ __forceinline__ std::uint32_t pack(std::uint16_t lo, std::uint16_t hi) {
   return static_cast<std::uint32_t>(lo) | (static_cast<std::uint32_t>(hi) << 16);
 }
-// A value's bits, for packed stores.
+// A value's bits, for packed stores: the forward stores y's pairs as one 32-bit value
+// (Pack<T, 2>'s store compiles to st.v2.u16 there, and a cubin 1.5 KB larger).
 template <class T>
 __device__ __forceinline__ std::uint16_t bits(T v) {
   std::uint16_t u;

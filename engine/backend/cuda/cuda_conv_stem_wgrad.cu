@@ -5,7 +5,7 @@
 // Why: cuDNN 9.14's bf16 stem weight gradient took 0.98 ms at batch 256 on an H200 (0.46 ms in
 // fp16; layer profile, 2026-12-01), while the same products run at 0.44 ms in the forward's
 // kernel (cuda_conv_stem.cu). It is timed against the route cuDNN's side chose and runs where it
-// won (stem_route).
+// won (stem_route); bf16 ResNet-50 training gained 1.8 % with it (same call, H200, 2026-12-01).
 //
 // The kernel: persistent blocks of 4 warps walk tiles of 128 consecutive output pixels of one
 // image, as the forward does. Each tile copies dy's 128 x 64 values and the input rows its
@@ -15,8 +15,8 @@
 // 64 x 160 sums in registers and writes them as one partial; a second kernel adds the blocks'
 // partials in double, in block order (deterministic for a given GPU), adds dw's old values when
 // accumulating, and rounds once.
+#include <algorithm>
 #include <cstdint>
-#include <limits>
 
 #include "engine/backend/cuda/cuda_conv_stem.cuh"
 
@@ -68,8 +68,6 @@ __global__ void __launch_bounds__(kThreads) stem_wgrad_kernel(WgradArgs a) {
     const int k = n0 + 8 * j + grp;
     offset[j] = k < kProducts ? product_offset(k, g) : -1;
   }
-  const int copy_halves = g.rows * g.row_halves;
-  for (int i = tid; i < copy_halves; i += kThreads) rows[i] = 0;
   const int pixels = g.out_h * g.out_w;
   const int row_values = a.w_in * kChannels;
   const auto* x = static_cast<const std::uint16_t*>(a.x);
@@ -78,13 +76,9 @@ __global__ void __launch_bounds__(kThreads) stem_wgrad_kernel(WgradArgs a) {
   // (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) of a 16 x 16 step: a0..a3 of mma's A.
   const int a_pixel = (lane & 7) + ((lane >> 4) << 3), a_filter = ((lane >> 3) & 1) * 8;
   float acc[4][kNSteps][4] = {};
-  const int tiles = a.images * g.tiles_per_image;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int image = tile / g.tiles_per_image, p0 = (tile % g.tiles_per_image) * kTile;
-    const int oh0 = p0 / g.out_w, ih0 = kStride * oh0 - kPad;
-    __syncthreads();  // the last tile's reads of the copies are done
-    copy_rows(x + static_cast<std::size_t>(image) * a.h * row_values, ih0, a.h, row_values,
-              a.vector_rows, g, rows);
+  for_each_tile(a.images, g, rows, [&](int image, int p0, int oh0) {
+    copy_rows(x + static_cast<std::size_t>(image) * a.h * row_values, kStride * oh0 - kPad, a.h,
+              row_values, a.vector_rows, g, rows);
     // dy's rows of the tile's pixels, 16 bytes at a time; past the image's last pixel zeros, so
     // those pixels add nothing.
     const std::uint16_t* tile_dy = dy + (static_cast<std::size_t>(image) * pixels + p0) * kFilters;
@@ -117,7 +111,7 @@ __global__ void __launch_bounds__(kThreads) stem_wgrad_kernel(WgradArgs a) {
         for (int mt = 0; mt < 4; ++mt) Mma<T>::run(acc[mt][j], frag[mt], b0, b1);
       }
     }
-  }
+  });
   // acc[mt][j][e]: filter 16 mt + grp + 8 (e / 2), product n0 + 8j + 2 quad + e % 2.
   float* partial = a.partial + static_cast<std::size_t>(blockIdx.x) * kPartial;
 #pragma unroll
@@ -173,7 +167,7 @@ void CudaBackend::stem_backward_weights(const ConvParams& p, DType dtype, const 
               static_cast<int>(p.h),
               static_cast<int>(p.w),
               g,
-              p.w * kChannels % 8 == 0 && reinterpret_cast<std::uintptr_t>(o.x) % 16 == 0};
+              rows_copy_in_vectors(p, o.x)};
   // stem_kernel_fits admits f16 and bf16 only.
   auto launch = [&](auto tag) {
     using T = typename decltype(tag)::type;
