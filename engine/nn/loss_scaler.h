@@ -2,7 +2,8 @@
 // multiplied by S, a step whose gradients are not all finite is skipped and halves S, and S
 // doubles after growth_interval clean steps. Off (S = 1, every step accepted) in the other
 // precisions, whose exponent range needs none. S also lives on the device, where the losses read
-// it: a recorded step replays with the scale of the moment, so a change records nothing again.
+// it: a recorded step replays with the scale of the moment, so a change records only the update
+// again (it takes 1 / S as an argument), not the step.
 #pragma once
 
 #include "engine/backend/backend.h"
