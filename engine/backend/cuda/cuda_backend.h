@@ -215,7 +215,7 @@ class CudaBackend final : public Backend {
   void set_conv_slice_bytes(std::size_t bytes) {
     conv_slice_bytes_ = std::max<std::size_t>(bytes, 1);
   }
-  // The workspace, the padded operands (cuda_conv_padded.cu) and the stem kernel's partial sums.
+  // The workspace, the padded operands (cuda_conv_padded.cu) and the stem kernels' partial sums.
   std::size_t workspace_bytes() const override {
     return workspace_.bytes() + padded_operands_.bytes() + stem_partials_.bytes();
   }
@@ -286,7 +286,7 @@ class CudaBackend final : public Backend {
   std::int64_t padded_channels(ConvDirection direction, const ConvParams& p, DType dtype,
                                const std::function<void(std::int64_t)>& run);
   // Keeps the padded operands to what the shapes that run padded need: timing the wider widths
-  // grew them, and a forward that runs on the stem kernel needs none.
+  // grew them, and a pass that runs on the stem kernels needs none.
   void fit_padded_operands();
   // Whether the forward or backward-weights pass over p (operands o) runs on the stem kernels:
   // where they can and `stem` (the pass on them) measured faster than `route` (the pass on the
