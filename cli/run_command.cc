@@ -112,6 +112,19 @@ std::string energy_text(const result::RunResult& r) {
   return text;
 }
 
+// fp16's dynamic loss scaling: how many steps it skipped and where the scale ended. A skipped
+// step still counts in the throughput (as PyTorch's GradScaler skips it), so a reader should
+// see when many did.
+std::string loss_scaling_text(const result::RunResult& r) {
+  const auto* skipped = find_metric(r, "loss_scaling/skipped_steps");
+  const auto* scale = find_metric(r, "loss_scaling/final_scale");
+  if (skipped == nullptr || scale == nullptr) return "";
+  const long long steps = r.measured_steps + r.config.warmup_steps;
+  return "dynamic: " + count_text(static_cast<long long>(skipped->value), "step") + " of " +
+         std::to_string(steps) + " skipped for non-finite gradients (warm-up included), scale " +
+         significant(scale->value, 6) + " at the end";
+}
+
 // Time before the measured steps, as the compiled peer's compilation time is shown: building,
 // and the warm-up whose first step measures the algorithms.
 std::string start_up_text(const result::RunResult& r) {
@@ -243,6 +256,8 @@ void print_text(const result::RunResult& r, std::ostream& out,
               " on this synthetic batch " +
               "(throughput is unaffected; a smaller --lr keeps it finite)";
     s.row("Loss", loss);
+    if (const std::string scaling = loss_scaling_text(r); !scaling.empty())
+      s.row("Loss scaling", scaling);
   }
   add_quality_rows(s, r);
   s.print(out);

@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 from dlbench_run import run_json
 
@@ -65,15 +66,27 @@ def run_dlbench(args, binary, model, mode, precision, batch, workdir, framework=
            str(args.warmup), "--steps", str(args.steps), "--no-store", "--json", out]
     if framework != "native":
         cmd += ["--framework", framework]
+    started = time.monotonic()
     result = run_json(cmd, out)
+    took = time.monotonic() - started
     if result is None:
+        progress(f"{model} {mode} {precision} {batch} {framework}: no result ({took:.0f} s)")
         return None
     peak = next((m["value"] for m in result["metrics"] if m["tag"] == "memory/allocated_peak_gib"),
                 None)
-    return result["throughput_samples_per_s"], peak
+    speed = result["throughput_samples_per_s"]
+    progress(f"{model} {mode} {precision} {batch} {framework}: {speed:.0f} img/s ({took:.0f} s)")
+    return speed, peak
+
+
+def progress(line):
+    """Each row as it finishes, on stderr: a long table cut short still shows what it measured."""
+    print(f"peer_table: {line}", file=sys.stderr, flush=True)
 
 
 def run_peer(args):
+    progress("the reference script")
+    started = time.monotonic()
     done = subprocess.run([sys.executable, args.peer], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
@@ -85,6 +98,7 @@ def run_peer(args):
         except json.JSONDecodeError:
             continue
         rows[(r["model"], r["mode"], r["precision"], r["batch"])] = r
+    progress(f"the reference script: {len(rows)} rows ({time.monotonic() - started:.0f} s)")
     return rows
 
 
