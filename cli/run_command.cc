@@ -244,6 +244,8 @@ void print_text(const result::RunResult& r, std::ostream& out,
     s.row("Replicas", std::string(dp.replicas_identical ? "identical" : "DIFFERENT") +
                           " weights after the last step; throughput per replica " +
                           fixed(r.throughput / dp.replicas, 2) + per_second);
+    if (!dp.replica_steps.empty())
+      s.row("Slow steps", result::stragglers_text(result::find_stragglers(dp.replica_steps)));
   }
   if (c.mode == Mode::kTrain) {
     std::string loss = significant(r.first_loss, 5) + " (first measured step) -> " +

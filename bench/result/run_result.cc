@@ -198,6 +198,9 @@ nlohmann::json to_json(const RunResult& r) {
                             {"buckets", dp.buckets},
                             {"replicas_identical", dp.replicas_identical},
                             {"replica_seconds", dp.replica_seconds}};
+    for (const ReplicaSteps& steps : dp.replica_steps)
+      doc["data_parallel"]["replica_steps"].push_back(
+          {{"start_ms", steps.start_ms}, {"ms", steps.ms}});
   }
   if (c.memory_limit_bytes > 0) doc["config"]["memory_limit_bytes"] = c.memory_limit_bytes;
   if (c.beam > 1) doc["config"]["beam"] = c.beam;       // absent: greedy, or no decoding

@@ -13,6 +13,7 @@
 #include "bench/result/layer_profile.h"
 #include "bench/result/noise.h"
 #include "bench/result/repeats.h"
+#include "bench/result/replica_steps.h"
 #include "bench/result/run_config.h"
 #include "bench/result/step_stats.h"
 #include "bench/telemetry/window.h"
@@ -38,6 +39,8 @@ struct DataParallel {
   // Every replica's weights hashed after the last step: all equal means they stayed in step.
   bool replicas_identical = false;
   std::vector<double> replica_seconds;  // each replica's measured wall time
+  // Each replica's measured steps on one clock: which steps were slow, and who started them late.
+  std::vector<ReplicaSteps> replica_steps;
 };
 
 // One layer of the model as the engine built it (the runner copies the engine's summaries).

@@ -39,6 +39,35 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Every replica's measured steps, their starts on the machine's monotonic clock made relative to
+// the first start of the first step. Gathered after the window, two numbers a step, so the timed
+// steps hold no extra collective; up to the fewest steps any replica measured (none: empty).
+std::vector<result::ReplicaSteps> gather_replica_steps(dist::Communicator& comm,
+                                                       const std::vector<double>& start_ms,
+                                                       const std::vector<double>& step_ms) {
+  const std::vector<double> counts = comm.allgather(static_cast<double>(step_ms.size()));
+  const auto steps = static_cast<std::size_t>(*std::min_element(counts.begin(), counts.end()));
+  std::vector<result::ReplicaSteps> out(static_cast<std::size_t>(comm.size()));
+  for (std::size_t i = 0; i < steps; ++i) {
+    const std::vector<double> starts = comm.allgather(start_ms[i]);
+    const std::vector<double> times = comm.allgather(step_ms[i]);
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      out[r].start_ms.push_back(starts[r]);
+      out[r].ms.push_back(times[r]);
+    }
+  }
+  if (steps == 0) return {};
+  double origin = out.front().start_ms.front();
+  for (const result::ReplicaSteps& r : out) origin = std::min(origin, r.start_ms.front());
+  // To the microsecond: a long --seconds run stores every step of every replica.
+  auto microseconds = [](double ms) { return std::round(ms * 1000.0) / 1000.0; };
+  for (result::ReplicaSteps& r : out) {
+    for (double& t : r.start_ms) t = microseconds(t - origin);
+    for (double& t : r.ms) t = microseconds(t);
+  }
+  return out;
+}
+
 // Ranks of an MPI job on this node (1 outside MPI): each drives cuda:<local rank>.
 int mpi_local_ranks() {
   const dist::MpiSession* mpi = dist::MpiSession::current();
@@ -218,7 +247,7 @@ result::RunResult run_replica(const result::RunConfig& config,
   dist::Communicator* comm = replica.communicator;
   if (comm != nullptr) comm->barrier();  // every replica starts measuring together
 
-  std::vector<double> step_ms;
+  std::vector<double> step_ms, step_start_ms;
   std::int64_t produced = 0;  // decoding: the tokens the measured steps translated into
   bool cut = false;           // the stop ended the measured window early
   // With --seconds, replicas must agree on the step count (each step is a collective): after
@@ -256,6 +285,8 @@ result::RunResult run_replica(const result::RunConfig& config,
       step();
       be.synchronize();
       step_ms.push_back(elapsed_ms(t));
+      step_start_ms.push_back(
+          std::chrono::duration<double, std::milli>(t.time_since_epoch()).count());
       if (net.decodes()) produced += net.decoder()->produced_tokens();
       if (train && i == 0) r.first_loss = trainer->loss();
     }
@@ -296,6 +327,7 @@ result::RunResult run_replica(const result::RunConfig& config,
     dp.global_batch = mc.batch * comm->size();
     dp.buckets = trainer ? static_cast<std::int64_t>(trainer->gradient_buckets().size()) : 0;
     dp.replica_seconds = comm->allgather(r.measured_seconds);
+    dp.replica_steps = gather_replica_steps(*comm, step_start_ms, step_ms);
     const std::vector<std::uint64_t> hashes = comm->allgather(net.weights_hash(be));
     dp.replicas_identical =
         std::all_of(hashes.begin(), hashes.end(), [&](std::uint64_t h) { return h == hashes[0]; });

@@ -1,0 +1,69 @@
+#include "bench/result/replica_steps.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "bench/result/step_stats.h"
+
+namespace dlbench::result {
+
+Stragglers find_stragglers(const std::vector<ReplicaSteps>& replicas, double ratio) {
+  Stragglers s;
+  s.ratio = ratio;
+  if (replicas.empty()) return s;
+  std::size_t steps = replicas.front().ms.size();
+  for (const ReplicaSteps& r : replicas) steps = std::min({steps, r.ms.size(), r.start_ms.size()});
+  s.steps = static_cast<int>(steps);
+  s.started_last.assign(replicas.size(), 0);
+  if (steps == 0) return s;
+  std::vector<double> all;
+  for (const ReplicaSteps& r : replicas) all.insert(all.end(), r.ms.begin(), r.ms.begin() + steps);
+  std::sort(all.begin(), all.end());
+  s.median_ms = percentile(all, 0.5);
+  for (std::size_t i = 0; i < steps; ++i) {
+    std::size_t late = 0, early = 0, slowest = 0;
+    for (std::size_t r = 1; r < replicas.size(); ++r) {
+      if (replicas[r].start_ms[i] > replicas[late].start_ms[i]) late = r;
+      if (replicas[r].start_ms[i] < replicas[early].start_ms[i]) early = r;
+      if (replicas[r].ms[i] > replicas[slowest].ms[i]) slowest = r;
+    }
+    ++s.started_last[late];
+    const double ms = replicas[slowest].ms[i];
+    if (ms > ratio * s.median_ms)
+      s.slow.push_back({static_cast<int>(i), ms, static_cast<int>(late),
+                        replicas[late].start_ms[i] - replicas[early].start_ms[i]});
+  }
+  return s;
+}
+
+namespace {
+
+std::string number(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+}  // namespace
+
+std::string stragglers_text(const Stragglers& s, int listed) {
+  const std::string over = "over " + number("%.2f", s.ratio) + "x the median step (" +
+                           number("%.1f", s.median_ms) + " ms)";
+  if (s.slow.empty())
+    return "none of " + std::to_string(s.steps) + " steps " + over + " on any replica";
+  std::string text = std::to_string(s.slow.size()) + " of " + std::to_string(s.steps) +
+                     (s.steps == 1 ? " step " : " steps ") + over + ": ";
+  for (std::size_t i = 0; i < s.slow.size() && i < static_cast<std::size_t>(listed); ++i) {
+    const SlowStep& slow = s.slow[i];
+    text += (i ? "; step " : "step ") + std::to_string(slow.step + 1) + " " +
+            number("%.1f", slow.ms) + " ms (replica " + std::to_string(slow.late_replica) +
+            " started it " + number("%.1f", slow.late_by_ms) + " ms after the first)";
+  }
+  if (s.slow.size() > static_cast<std::size_t>(listed)) text += "; ...";
+  const auto most = std::max_element(s.started_last.begin(), s.started_last.end());
+  text += "; replica " + std::to_string(most - s.started_last.begin()) + " started " +
+          std::to_string(*most) + " of the " + std::to_string(s.steps) + " steps last";
+  return text;
+}
+
+}  // namespace dlbench::result

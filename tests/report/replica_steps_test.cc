@@ -1,0 +1,73 @@
+// A data-parallel run's per-replica step times (bench/result/replica_steps.h): which steps were
+// slow, which replica started each last, what the terminal says, and the JSON a run writes.
+#include "bench/result/replica_steps.h"
+
+#include <gtest/gtest.h>
+
+#include "bench/result/run_result.h"
+
+namespace dlbench::result {
+namespace {
+
+// Three replicas, four steps of about 10 ms. Step 3 took 15 ms everywhere: replica 2 started
+// it 4.5 ms after the others, so they waited for it in the all-reduce.
+std::vector<ReplicaSteps> three_replicas() {
+  return {
+      {{0.0, 10.1, 20.2, 35.3}, {10.0, 10.0, 15.0, 10.0}},
+      {{0.1, 10.2, 20.3, 35.3}, {10.0, 10.1, 14.9, 10.0}},
+      {{0.2, 10.1, 24.8, 35.4}, {9.9, 10.0, 10.6, 10.1}},
+  };
+}
+
+TEST(ReplicaStepsTest, ASlowStepNamesTheReplicaThatStartedItLast) {
+  const Stragglers s = find_stragglers(three_replicas());
+  EXPECT_EQ(s.steps, 4);
+  EXPECT_DOUBLE_EQ(s.median_ms, 10.0);
+  ASSERT_EQ(s.slow.size(), 1u);
+  EXPECT_EQ(s.slow[0].step, 2);
+  EXPECT_DOUBLE_EQ(s.slow[0].ms, 15.0);
+  EXPECT_EQ(s.slow[0].late_replica, 2);
+  EXPECT_NEAR(s.slow[0].late_by_ms, 4.6, 1e-9);
+  EXPECT_EQ(s.started_last, (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(stragglers_text(s),
+            "1 of 4 steps over 1.10x the median step (10.0 ms): step 3 15.0 ms (replica 2 "
+            "started it 4.6 ms after the first); replica 2 started 3 of the 4 steps last");
+}
+
+TEST(ReplicaStepsTest, EvenStepsHaveNoStragglers) {
+  std::vector<ReplicaSteps> even = three_replicas();
+  even[0].ms[2] = even[1].ms[2] = 10.5;
+  const Stragglers s = find_stragglers(even);
+  EXPECT_TRUE(s.slow.empty());
+  EXPECT_EQ(stragglers_text(s),
+            "none of 4 steps over 1.10x the median step (10.0 ms) on any replica");
+}
+
+TEST(ReplicaStepsTest, ReplicasAreReadUpToTheShortestAndListsAreCut) {
+  std::vector<ReplicaSteps> r = three_replicas();
+  r[1].ms.pop_back();
+  EXPECT_EQ(find_stragglers(r).steps, 3);
+  EXPECT_EQ(find_stragglers({}).steps, 0);
+  // Every step slow against a ratio under 1: the list stops at `listed` with "...".
+  const std::string text = stragglers_text(find_stragglers(three_replicas(), 0.5), 2);
+  EXPECT_NE(text.find("4 of 4 steps over 0.50x"), std::string::npos) << text;
+  EXPECT_NE(text.find("; ...; replica"), std::string::npos) << text;
+}
+
+TEST(ReplicaStepsTest, TheRunsJsonHoldsEachReplicasSteps) {
+  RunResult r;
+  r.config.model = "resnet50";
+  r.config.batch = 8;
+  DataParallel dp;
+  dp.replicas = 3;
+  dp.replica_steps = three_replicas();
+  r.data_parallel = dp;
+  const nlohmann::json doc = to_json(r);
+  const nlohmann::json& steps = doc["data_parallel"]["replica_steps"];
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[2]["start_ms"][2].get<double>(), 24.8);
+  EXPECT_EQ(steps[1]["ms"][2].get<double>(), 14.9);
+}
+
+}  // namespace
+}  // namespace dlbench::result
