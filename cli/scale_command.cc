@@ -4,6 +4,8 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "bench/runner/scaling.h"
 #include "bench/runner/validated_config.h"
@@ -12,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_list.h"
 #include "cli/output_file.h"
+#include "cli/scale_table.h"
 #include "cli/store_options.h"
 #include "cli/workload_options.h"
 #include "engine/backend/backend.h"
@@ -40,35 +43,6 @@ std::vector<int> default_counts() {
 
 std::string sweep_name(const result::RunConfig& c) {
   return "scale-" + c.model + "-" + to_string(c.mode) + "-" + to_string(c.precision);
-}
-
-void print_table(std::ostream& out, const std::vector<result::RunResult>& results,
-                 const std::vector<result::ScalingPoint>& points) {
-  const result::RunConfig& c = results.front().config;
-  out << c.model << " " << to_string(c.mode) << " " << to_string(c.precision) << ", batch "
-      << *c.batch << " per GPU\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "  %4s  %12s  %14s  %8s  %10s  %12s  %s\n", "GPUs",
-                "global batch", "samples/s", "speedup", "efficiency", "step ms p50", "replicas");
-  out << line;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const result::RunResult& r = results[i];
-    const result::ScalingPoint& p = points[i];
-    const char* replicas = !r.data_parallel                      ? "-"
-                           : r.data_parallel->replicas_identical ? "identical"
-                                                                 : "DIFFERENT";
-    std::snprintf(line, sizeof line, "  %4d  %12lld  %14.1f  %7.2fx  %9.1f%%  %12.1f  %s\n", p.gpus,
-                  static_cast<long long>(*c.batch * p.gpus), p.throughput, p.speedup,
-                  100 * p.efficiency, r.step.median_ms, replicas);
-    out << line;
-  }
-  for (const result::RunResult& r : results)
-    if (r.data_parallel && !r.data_parallel->interconnect.empty()) {
-      out << "  interconnect: " << r.data_parallel->interconnect << "\n";
-      break;
-    }
-  out << "  efficiency = (samples/s per GPU) / (samples/s per GPU with " << points.front().gpus
-      << (points.front().gpus == 1 ? " GPU" : " GPUs") << ")\n";
 }
 
 }  // namespace
@@ -148,7 +122,7 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global) {
       json_file.stream() << dump_json(doc, 2) << "\n";
       json_file.commit();
     }
-    print_table(std::cout, results, points);
+    print_scale_table(std::cout, results, points);
     if (db)
       std::cerr << "stored as sweep " << sweep.invocation << " in " << db->location()
                 << " (dlbench report --suite " << sweep.invocation << ")\n";
