@@ -245,7 +245,9 @@ void print_text(const result::RunResult& r, std::ostream& out,
                           " weights after the last step; throughput per replica " +
                           fixed(r.throughput / dp.replicas, 2) + per_second);
     if (!dp.replica_steps.empty())
-      s.row("Slow steps", result::stragglers_text(result::find_stragglers(dp.replica_steps)));
+      s.row("Slow steps", result::stragglers_text(
+                              result::run_stragglers(dp.replica_steps, dp.replica_steps_origin_ms,
+                                                     r.telemetry ? &*r.telemetry : nullptr)));
   }
   if (c.mode == Mode::kTrain) {
     std::string loss = significant(r.first_loss, 5) + " (first measured step) -> " +

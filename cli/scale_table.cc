@@ -28,7 +28,9 @@ void print_scale_table(std::ostream& out, const std::vector<result::RunResult>& 
                                                                  : "DIFFERENT";
     std::string slow = "-";
     if (r.data_parallel && !r.data_parallel->replica_steps.empty()) {
-      const result::Stragglers s = result::find_stragglers(r.data_parallel->replica_steps);
+      const result::Stragglers s = result::run_stragglers(r.data_parallel->replica_steps,
+                                                          r.data_parallel->replica_steps_origin_ms,
+                                                          r.telemetry ? &*r.telemetry : nullptr);
       slow = std::to_string(s.slow.size()) + "/" + std::to_string(s.steps);
       if (!s.slow.empty())
         stragglers.push_back(std::to_string(p.gpus) + " GPUs: " + result::stragglers_text(s, 3));

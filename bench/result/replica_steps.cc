@@ -7,7 +7,8 @@
 
 namespace dlbench::result {
 
-Stragglers find_stragglers(const std::vector<ReplicaSteps>& replicas, double ratio) {
+Stragglers find_stragglers(const std::vector<ReplicaSteps>& replicas, double ratio,
+                           const std::optional<std::vector<Span>>& samples) {
   Stragglers s;
   s.ratio = ratio;
   if (replicas.empty()) return s;
@@ -15,6 +16,7 @@ Stragglers find_stragglers(const std::vector<ReplicaSteps>& replicas, double rat
   for (const ReplicaSteps& r : replicas) steps = std::min({steps, r.ms.size(), r.start_ms.size()});
   s.steps = static_cast<int>(steps);
   s.started_last.assign(replicas.size(), 0);
+  if (samples) s.steps_with_sample = s.slow_with_sample = 0;
   if (steps == 0) return s;
   std::vector<double> all;
   for (const ReplicaSteps& r : replicas) all.insert(all.end(), r.ms.begin(), r.ms.begin() + steps);
@@ -29,11 +31,35 @@ Stragglers find_stragglers(const std::vector<ReplicaSteps>& replicas, double rat
     }
     ++s.started_last[late];
     const double ms = replicas[slowest].ms[i];
-    if (ms > ratio * s.median_ms)
+    const bool slow = ms > ratio * s.median_ms;
+    if (slow)
       s.slow.push_back({static_cast<int>(i), ms, static_cast<int>(late),
                         replicas[late].start_ms[i] - replicas[early].start_ms[i]});
+    if (!samples) continue;
+    const double begin = replicas[early].start_ms[i];
+    double end = begin;
+    for (const ReplicaSteps& r : replicas) end = std::max(end, r.start_ms[i] + r.ms[i]);
+    const bool sampled = std::any_of(samples->begin(), samples->end(), [&](const Span& read) {
+      return read.begin_ms < end && begin < read.end_ms;
+    });
+    s.steps_with_sample += sampled;
+    s.slow_with_sample += sampled && slow;
   }
   return s;
+}
+
+Stragglers run_stragglers(const std::vector<ReplicaSteps>& replicas, double origin_ms,
+                          const telemetry::Recording* telemetry) {
+  if (telemetry == nullptr) return find_stragglers(replicas);
+  std::vector<Span> reads;
+  for (const telemetry::Sample& sample : telemetry->samples) {
+    const double begin = static_cast<double>(sample.tick.monotonic_ns) / 1e6 - origin_ms;
+    double end = begin;
+    for (std::int64_t ns : sample.read_ns)
+      end = std::max(end, static_cast<double>(ns) / 1e6 - origin_ms);
+    reads.push_back({begin, end});
+  }
+  return find_stragglers(replicas, kSlowStepRatio, reads);
 }
 
 namespace {
@@ -63,6 +89,10 @@ std::string stragglers_text(const Stragglers& s, int listed) {
   const auto most = std::max_element(s.started_last.begin(), s.started_last.end());
   text += "; replica " + std::to_string(most - s.started_last.begin()) + " started " +
           std::to_string(*most) + " of the " + std::to_string(s.steps) + " steps last";
+  if (s.slow_with_sample >= 0)
+    text += "; a telemetry sample fell in " + std::to_string(s.slow_with_sample) + " of the " +
+            std::to_string(s.slow.size()) + " slow steps (in " +
+            std::to_string(s.steps_with_sample) + " of all " + std::to_string(s.steps) + ")";
   return text;
 }
 

@@ -6,8 +6,11 @@
 // monotonic clock, shared by threads and processes); across nodes they do not.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "bench/telemetry/window.h"
 
 namespace dlbench::result {
 
@@ -15,6 +18,9 @@ struct ReplicaSteps {
   std::vector<double> start_ms;  // since the first start of the first measured step, any replica
   std::vector<double> ms;        // the step's wall time on this replica
 };
+
+// A step is slow past this times the median step.
+inline constexpr double kSlowStepRatio = 1.10;
 
 // A step whose slowest replica took over the ratio times the median step.
 struct SlowStep {
@@ -30,14 +36,35 @@ struct Stragglers {
   double ratio = 0;      // a step is slow past ratio x median_ms
   std::vector<SlowStep> slow;
   std::vector<int> started_last;  // per replica: in how many steps it started last
+  // How many slow steps, and how many of all steps, a telemetry sample's reads overlapped; -1:
+  // not known (no telemetry). Alike shares clear the sampler; a higher share among the slow
+  // steps points at it.
+  int slow_with_sample = -1;
+  int steps_with_sample = -1;
+};
+
+// When the telemetry sampler was reading, on the steps' clock (ms since their origin).
+struct Span {
+  double begin_ms = 0;
+  double end_ms = 0;
 };
 
 // The slow steps of `replicas` (at least one, all with as many starts as times) and who started
-// each step last. Replicas with fewer steps than others are read up to the shortest.
-Stragglers find_stragglers(const std::vector<ReplicaSteps>& replicas, double ratio = 1.10);
+// each step last. Replicas with fewer steps than others are read up to the shortest. With
+// `samples` (telemetry was on), also which steps a sample's reads overlapped: a step lasts from
+// its first replica's start to its last replica's end.
+Stragglers find_stragglers(const std::vector<ReplicaSteps>& replicas, double ratio = kSlowStepRatio,
+                           const std::optional<std::vector<Span>>& samples = std::nullopt);
+
+// find_stragglers over a run's replica steps, with the reads of its telemetry samples (none:
+// telemetry was off) put on the steps' clock: `origin_ms` is start_ms 0 on CLOCK_MONOTONIC, the
+// sampler's clock.
+Stragglers run_stragglers(const std::vector<ReplicaSteps>& replicas, double origin_ms,
+                          const telemetry::Recording* telemetry);
 
 // The terminal's one line: "none of 30 steps over 1.10x the median step (28.7 ms)", or the
-// count, the first `listed` slow steps and the replica that started the most steps last.
+// count, the first `listed` slow steps, the replica that started the most steps last and, when
+// known, how many slow steps held a telemetry sample.
 std::string stragglers_text(const Stragglers& s, int listed = 5);
 
 }  // namespace dlbench::result

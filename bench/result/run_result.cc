@@ -198,6 +198,8 @@ nlohmann::json to_json(const RunResult& r) {
                             {"buckets", dp.buckets},
                             {"replicas_identical", dp.replicas_identical},
                             {"replica_seconds", dp.replica_seconds}};
+    if (!dp.replica_steps.empty())
+      doc["data_parallel"]["replica_steps_origin_ms"] = dp.replica_steps_origin_ms;
     for (const ReplicaSteps& steps : dp.replica_steps)
       doc["data_parallel"]["replica_steps"].push_back(
           {{"start_ms", steps.start_ms}, {"ms", steps.ms}});

@@ -41,6 +41,7 @@ struct DataParallel {
   std::vector<double> replica_seconds;  // each replica's measured wall time
   // Each replica's measured steps on one clock: which steps were slow, and who started them late.
   std::vector<ReplicaSteps> replica_steps;
+  double replica_steps_origin_ms = 0;  // their start_ms 0 on this node's CLOCK_MONOTONIC
 };
 
 // One layer of the model as the engine built it (the runner copies the engine's summaries).

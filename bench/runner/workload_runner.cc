@@ -42,9 +42,11 @@ using Clock = std::chrono::steady_clock;
 // Every replica's measured steps, their starts on the machine's monotonic clock made relative to
 // the first start of the first step. Gathered after the window, two numbers a step, so the timed
 // steps hold no extra collective; up to the fewest steps any replica measured (none: empty).
+// `origin_ms` gets the first start on the clock (the telemetry sampler's too).
 std::vector<result::ReplicaSteps> gather_replica_steps(dist::Communicator& comm,
                                                        const std::vector<double>& start_ms,
-                                                       const std::vector<double>& step_ms) {
+                                                       const std::vector<double>& step_ms,
+                                                       double& origin_ms) {
   const std::vector<double> counts = comm.allgather(static_cast<double>(step_ms.size()));
   const auto steps = static_cast<std::size_t>(*std::min_element(counts.begin(), counts.end()));
   std::vector<result::ReplicaSteps> out(static_cast<std::size_t>(comm.size()));
@@ -59,6 +61,7 @@ std::vector<result::ReplicaSteps> gather_replica_steps(dist::Communicator& comm,
   if (steps == 0) return {};
   double origin = out.front().start_ms.front();
   for (const result::ReplicaSteps& r : out) origin = std::min(origin, r.start_ms.front());
+  origin_ms = origin;
   // To the microsecond: a long --seconds run stores every step of every replica.
   auto microseconds = [](double ms) { return std::round(ms * 1000.0) / 1000.0; };
   for (result::ReplicaSteps& r : out) {
@@ -327,7 +330,8 @@ result::RunResult run_replica(const result::RunConfig& config,
     dp.global_batch = mc.batch * comm->size();
     dp.buckets = trainer ? static_cast<std::int64_t>(trainer->gradient_buckets().size()) : 0;
     dp.replica_seconds = comm->allgather(r.measured_seconds);
-    dp.replica_steps = gather_replica_steps(*comm, step_start_ms, step_ms);
+    dp.replica_steps =
+        gather_replica_steps(*comm, step_start_ms, step_ms, dp.replica_steps_origin_ms);
     const std::vector<std::uint64_t> hashes = comm->allgather(net.weights_hash(be));
     dp.replicas_identical =
         std::all_of(hashes.begin(), hashes.end(), [&](std::uint64_t h) { return h == hashes[0]; });

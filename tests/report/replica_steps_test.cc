@@ -34,6 +34,40 @@ TEST(ReplicaStepsTest, ASlowStepNamesTheReplicaThatStartedItLast) {
             "started it 4.6 ms after the first); replica 2 started 3 of the 4 steps last");
 }
 
+TEST(ReplicaStepsTest, TelemetrySamplesAreCountedInTheStepsTheyFellIn) {
+  // Steps span [0, 10.2), [10.1, 20.3), [20.2, 35.3), [35.3, 45.5): reads in step 3 (the slow
+  // one) and step 4, and one in the gap before the first step.
+  const std::vector<Span> reads = {{-3.0, -2.0}, {24.0, 25.0}, {36.0, 36.5}};
+  const Stragglers s = find_stragglers(three_replicas(), kSlowStepRatio, reads);
+  EXPECT_EQ(s.slow_with_sample, 1);
+  EXPECT_EQ(s.steps_with_sample, 2);
+  EXPECT_NE(
+      stragglers_text(s).find("; a telemetry sample fell in 1 of the 1 slow steps (in 2 of all 4)"),
+      std::string::npos)
+      << stragglers_text(s);
+  // Without telemetry nothing is said of it.
+  EXPECT_EQ(find_stragglers(three_replicas()).slow_with_sample, -1);
+  EXPECT_EQ(stragglers_text(find_stragglers(three_replicas())).find("telemetry"),
+            std::string::npos);
+}
+
+TEST(ReplicaStepsTest, ARunsSamplesArePutOnTheStepsClock) {
+  // The steps' origin at 5,000 ms of CLOCK_MONOTONIC; a sample ticked at 5,024 ms and read
+  // until 5,024.5 ms fell in step 3, one that ticked at 5,050 ms in none.
+  const double origin_ms = 5000.0;
+  telemetry::Recording recording;
+  telemetry::Sample in_step_3;
+  in_step_3.tick.monotonic_ns = 5'024'000'000;
+  in_step_3.read_ns = {5'024'200'000, 5'024'500'000};
+  telemetry::Sample after;
+  after.tick.monotonic_ns = 5'050'000'000;
+  recording.samples = {in_step_3, after};
+  const Stragglers s = run_stragglers(three_replicas(), origin_ms, &recording);
+  EXPECT_EQ(s.slow_with_sample, 1);
+  EXPECT_EQ(s.steps_with_sample, 1);
+  EXPECT_EQ(run_stragglers(three_replicas(), origin_ms, nullptr).steps_with_sample, -1);
+}
+
 TEST(ReplicaStepsTest, EvenStepsHaveNoStragglers) {
   std::vector<ReplicaSteps> even = three_replicas();
   even[0].ms[2] = even[1].ms[2] = 10.5;
@@ -61,12 +95,14 @@ TEST(ReplicaStepsTest, TheRunsJsonHoldsEachReplicasSteps) {
   DataParallel dp;
   dp.replicas = 3;
   dp.replica_steps = three_replicas();
+  dp.replica_steps_origin_ms = 5000.0;
   r.data_parallel = dp;
   const nlohmann::json doc = to_json(r);
   const nlohmann::json& steps = doc["data_parallel"]["replica_steps"];
   ASSERT_EQ(steps.size(), 3u);
   EXPECT_EQ(steps[2]["start_ms"][2].get<double>(), 24.8);
   EXPECT_EQ(steps[1]["ms"][2].get<double>(), 14.9);
+  EXPECT_EQ(doc["data_parallel"]["replica_steps_origin_ms"].get<double>(), 5000.0);
 }
 
 }  // namespace
