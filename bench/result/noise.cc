@@ -131,6 +131,13 @@ std::vector<NoiseWarning> noise_warnings(const NoiseInputs& in) {
                                     (in.measured_steps == 1 ? "" : "s") + ", fewer than " +
                                     std::to_string(kFewSteps) +
                                     ": too few for a stable median and CV"});
+  if (in.searched_shapes > 0)
+    out.push_back({"late-search",
+                   std::to_string(in.searched_shapes) + " op shape" +
+                       (in.searched_shapes == 1 ? "'s algorithms were" : "s' algorithms were") +
+                       " chosen by measuring during the measured steps: the "
+                       "warm-up ended before the search did, and its time is in "
+                       "the throughput"});
   if (in.repeat_throughputs.size() >= 2) {
     const SpreadStats s = spread_stats(in.repeat_throughputs);
     if (s.range > kRepeatSpread)
@@ -150,6 +157,10 @@ NoiseInputs noise_inputs(const json& doc) {
   in.step_cv = number_or_nan(doc.value("step_time_ms", json::object()), "cv");
   read_telemetry(doc.value("telemetry", json()), in);
   in.repeat_throughputs = repeat_throughputs(doc);
+  for (const json& m : doc.value("metrics", json::array()))
+    if (m.is_object() && m.value("tag", std::string()) == kSearchedShapesMetric &&
+        m.value("value", json()).is_number())
+      in.searched_shapes = m["value"].get<int>();
   return in;
 }
 
@@ -160,6 +171,8 @@ NoiseInputs noise_inputs(const RunResult& r) {
   if (r.telemetry) read_telemetry(telemetry::to_json(r.telemetry->summary), in);
   if (r.repeats)
     for (const Repeat& each : r.repeats->runs) in.repeat_throughputs.push_back(each.throughput);
+  if (const Metric* m = find_metric(r, kSearchedShapesMetric))
+    in.searched_shapes = static_cast<int>(m->value);
   return in;
 }
 

@@ -2,8 +2,9 @@
 //
 // A run is flagged when its step times scatter (high CV), when other processes in its cgroup
 // took CPU it could have used (contention), when a GPU's clocks were held down (power cap,
-// thermal or hardware slowdown), when it measured too few steps for a stable median, or when
-// its repeats (--repeat N) disagree. Each warning is a short code for filters and a line for
+// thermal or hardware slowdown), when it measured too few steps for a stable median, when its
+// measured steps still searched for algorithms (the warm-up ended too soon), or when its
+// repeats (--repeat N) disagree. Each warning is a short code for filters and a line for
 // people with the measured figure: "step time varies 8.2 % (CV), above 5 %".
 //
 // The warnings are a pure function of what a run stored, so a report can derive them for runs
@@ -22,7 +23,8 @@ namespace dlbench::result {
 struct RunResult;
 
 struct NoiseWarning {
-  std::string code;  // "high-cv", "cpu-contention", "gpu-throttled", "few-steps", "repeat-spread"
+  // "high-cv", "cpu-contention", "gpu-throttled", "few-steps", "late-search", "repeat-spread"
+  std::string code;
   std::string text;  // one line with the figure: "step time varies 8.2 % (CV), above 5 %"
   bool operator==(const NoiseWarning&) const = default;
 };
@@ -57,6 +59,9 @@ struct Throttle {
   double share = std::nan("");  // 0..1 of the measured phase; NaN: only known to have been set
 };
 
+// The metric a run stores the searched shapes of its measured steps under.
+inline constexpr const char* kSearchedShapesMetric = "measure/searched_shapes";
+
 // What the warnings are derived from; NaN or empty where the run does not know.
 struct NoiseInputs {
   int measured_steps = 0;  // 0: nothing measured, nothing to warn about
@@ -65,6 +70,9 @@ struct NoiseInputs {
   double cgroup_cpu_percent = std::nan("");   // everything in its cgroup, % of one core
   std::vector<Throttle> throttles;            // the reasons that were set at all
   std::vector<double> repeat_throughputs;     // samples/s of each repeat; empty without repeats
+  // Op shapes whose algorithms were chosen by measuring during the measured steps (on any
+  // replica): the search's time is then in the throughput.
+  int searched_shapes = 0;
 };
 
 std::vector<NoiseWarning> noise_warnings(const NoiseInputs& inputs);

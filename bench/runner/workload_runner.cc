@@ -303,6 +303,16 @@ result::RunResult run_replica(const result::RunConfig& config,
   r.measured_steps = static_cast<int>(step_ms.size());
   r.step = result::summarize_steps(step_ms);
   r.graphs = net.graph_status();
+  // Algorithm searches inside the measured steps (a warm-up too short for them, or a shape first
+  // seen late): on any replica, since each searches its own.
+  double searched = static_cast<double>(be.planning_time().shapes - start_up.planning.shapes);
+  if (comm != nullptr) {
+    const std::vector<double> each = comm->allgather(searched);
+    searched = *std::max_element(each.begin(), each.end());
+  }
+  result::add_metric(r, result::kSearchedShapesMetric, searched, "shapes",
+                     "op shapes whose algorithms were chosen by measuring during the measured "
+                     "steps (0: the warm-up chose them all)");
   if (trainer != nullptr) r.skipped_steps = trainer->skipped_steps();
   if (trainer != nullptr) r.loss_scale = trainer->loss_scale();
   // Per-layer time: extra steps after the measured ones (the marks add work), run by every

@@ -77,6 +77,30 @@ TEST(NoiseTest, FewStepsBelowTen) {
             std::string::npos);
 }
 
+TEST(NoiseTest, LateSearchWhenMeasuredStepsChoseAlgorithms) {
+  NoiseInputs in = clean();
+  EXPECT_EQ(find(noise_warnings(in), "late-search"), std::nullopt);
+  in.searched_shapes = 1;
+  std::optional<NoiseWarning> w = find(noise_warnings(in), "late-search");
+  ASSERT_NE(w, std::nullopt);
+  EXPECT_NE(w->text.find("1 op shape's algorithms were chosen by measuring during the measured "
+                         "steps"),
+            std::string::npos)
+      << w->text;
+  in.searched_shapes = 53;
+  EXPECT_NE(find(noise_warnings(in), "late-search")->text.find("53 op shapes' algorithms were"),
+            std::string::npos);
+  // From a stored document's metric and from a run in memory alike.
+  json doc = {{"measured_steps", 20},
+              {"metrics", {{{"tag", kSearchedShapesMetric}, {"value", 7}, {"unit", "shapes"}}}}};
+  EXPECT_EQ(noise_inputs(doc).searched_shapes, 7);
+  RunResult r;
+  r.measured_steps = 20;
+  add_metric(r, kSearchedShapesMetric, 2, "shapes", "");
+  EXPECT_EQ(noise_inputs(r).searched_shapes, 2);
+  EXPECT_EQ(noise_inputs(RunResult{}).searched_shapes, 0);
+}
+
 TEST(NoiseTest, CpuContentionWhenOthersInTheCgroupTookTheCores) {
   NoiseInputs in = clean();
   in.process_cpu_percent = 100;
