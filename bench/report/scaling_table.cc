@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "bench/report/names.h"
+#include "bench/result/replica_steps.h"
 #include "bench/result/scaling_math.h"
 
 namespace dlbench::report {
@@ -69,6 +70,10 @@ ScalingRow row_of(const RunRecord& r) {
   const json& dp = data_parallel(r);
   if (auto it = dp.find("replicas_identical"); it != dp.end() && it->is_boolean())
     row.replicas_identical = it->get<bool>();
+  if (const auto steps = result::replica_steps_from_json(dp); !steps.empty()) {
+    const result::Stragglers s = result::find_stragglers(steps);
+    row.slow_steps = std::to_string(s.slow.size()) + "/" + std::to_string(s.steps);
+  }
   row.interconnect = dp.value("interconnect", "");
   row.communicator = dp.value("communicator", "");
   return row;
@@ -90,6 +95,8 @@ const char* const kScalingCaption =
     "(1 GPU, and a thread per GPU) and MPI runs (a process per replica, under mpirun) as a "
     "separate dataset, both against the same base: the smallest count's single-process run "
     "where there is one. Where a count was run more than once, the newest run is shown. "
+    "Slow steps: measured steps over 1.1x the median step on some replica, of those measured "
+    "(a few slow steps lower the efficiency while the median step stays put). "
     "Replicas identical: the replicas' parameters were equal after the measured steps.";
 
 int run_replicas(const RunRecord& r) {
@@ -153,7 +160,7 @@ Table scaling_table(const ScalingGroup& g) {
               "; efficiency = (samples/s / replicas) / (samples/s / replicas at the base); the "
               "newest run of each replica count and launch",
           {"replicas", "launch", "global batch", "samples/s", "speedup", "efficiency %",
-           "replicas identical", "interconnect", "run"},
+           "slow steps", "replicas identical", "interconnect", "run"},
           {}};
   for (const ScalingRow& row : g.rows) {
     std::string identical = !row.replicas_identical   ? (row.replicas == 1 ? "-" : "")
@@ -161,8 +168,8 @@ Table scaling_table(const ScalingGroup& g) {
                                                       : "no";
     t.rows.push_back({std::to_string(row.replicas), row.launch, std::to_string(row.global_batch),
                       fixed(row.throughput, 2), fixed(row.speedup, 2) + "x",
-                      fixed(100 * row.efficiency, 1), identical, row.interconnect,
-                      row.run_id ? std::to_string(row.run_id) : ""});
+                      fixed(100 * row.efficiency, 1), row.replicas == 1 ? "-" : row.slow_steps,
+                      identical, row.interconnect, row.run_id ? std::to_string(row.run_id) : ""});
   }
   return t;
 }

@@ -29,6 +29,9 @@ struct ScalingRow {
   double speedup = 1;
   double efficiency = 1;
   std::optional<bool> replicas_identical;  // empty for one replica, or when not recorded
+  // "1/40": measured steps over 1.1x the median step on some replica, of those measured; empty
+  // for one replica, or when the run recorded no replica steps (before 2026-12-01).
+  std::string slow_steps;
   std::string interconnect;
   std::string communicator;
 };

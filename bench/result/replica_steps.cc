@@ -62,6 +62,30 @@ Stragglers run_stragglers(const std::vector<ReplicaSteps>& replicas, double orig
   return find_stragglers(replicas, kSlowStepRatio, reads);
 }
 
+std::vector<ReplicaSteps> replica_steps_from_json(const nlohmann::json& data_parallel) {
+  if (!data_parallel.is_object()) return {};
+  const auto list = data_parallel.find("replica_steps");
+  if (list == data_parallel.end() || !list->is_array()) return {};
+  std::vector<ReplicaSteps> out;
+  auto numbers = [](const nlohmann::json& replica, const char* key, std::vector<double>& to) {
+    const auto it = replica.find(key);
+    if (it == replica.end() || !it->is_array()) return false;
+    for (const nlohmann::json& v : *it) {
+      if (!v.is_number()) return false;
+      to.push_back(v.get<double>());
+    }
+    return true;
+  };
+  for (const nlohmann::json& replica : *list) {
+    ReplicaSteps steps;
+    if (!replica.is_object() || !numbers(replica, "start_ms", steps.start_ms) ||
+        !numbers(replica, "ms", steps.ms) || steps.start_ms.size() != steps.ms.size())
+      return {};
+    out.push_back(std::move(steps));
+  }
+  return out;
+}
+
 namespace {
 
 std::string number(const char* format, double value) {

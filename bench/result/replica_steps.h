@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/telemetry/window.h"
 
 namespace dlbench::result {
@@ -61,6 +63,10 @@ Stragglers find_stragglers(const std::vector<ReplicaSteps>& replicas, double rat
 // sampler's clock.
 Stragglers run_stragglers(const std::vector<ReplicaSteps>& replicas, double origin_ms,
                           const telemetry::Recording* telemetry);
+
+// A stored run's replica steps: its data_parallel object's "replica_steps" (run_result.cc writes
+// them). Empty where the run holds none or they do not read as numbers, start for start.
+std::vector<ReplicaSteps> replica_steps_from_json(const nlohmann::json& data_parallel);
 
 // The terminal's one line: "none of 30 steps over 1.10x the median step (28.7 ms)", or the
 // count, the first `listed` slow steps, the replica that started the most steps last and, when

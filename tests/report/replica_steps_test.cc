@@ -103,6 +103,24 @@ TEST(ReplicaStepsTest, TheRunsJsonHoldsEachReplicasSteps) {
   EXPECT_EQ(steps[2]["start_ms"][2].get<double>(), 24.8);
   EXPECT_EQ(steps[1]["ms"][2].get<double>(), 14.9);
   EXPECT_EQ(doc["data_parallel"]["replica_steps_origin_ms"].get<double>(), 5000.0);
+  // Read back as written.
+  const std::vector<ReplicaSteps> back = replica_steps_from_json(doc["data_parallel"]);
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back[2].start_ms, three_replicas()[2].start_ms);
+  EXPECT_EQ(back[1].ms, three_replicas()[1].ms);
+}
+
+TEST(ReplicaStepsTest, ACorruptStoredSeriesReadsAsNone) {
+  using nlohmann::json;
+  EXPECT_TRUE(replica_steps_from_json(json()).empty());
+  EXPECT_TRUE(replica_steps_from_json(json::object()).empty());
+  EXPECT_TRUE(replica_steps_from_json({{"replica_steps", "many"}}).empty());
+  const json good = {{"start_ms", {0.0, 10.0}}, {"ms", {10.0, 10.0}}};
+  EXPECT_EQ(replica_steps_from_json({{"replica_steps", {good, good}}}).size(), 2u);
+  for (const json& bad :
+       {json{{"start_ms", {0.0, "ten"}}, {"ms", {10.0, 10.0}}},
+        json{{"start_ms", {0.0}}, {"ms", {10.0, 10.0}}}, json{{"ms", {10.0, 10.0}}}, json(3)})
+    EXPECT_TRUE(replica_steps_from_json({{"replica_steps", {good, bad}}}).empty()) << bad;
 }
 
 }  // namespace

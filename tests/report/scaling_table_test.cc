@@ -116,6 +116,10 @@ TEST(ScalingTableTest, ThreadAndMpiRunsAtOneCountAreBothRowsAndTheNewestRunWins)
 TEST(ScalingTableTest, TablesShowEveryColumnInEveryFormat) {
   RunRecord different = run(4, 3600);
   different.result["data_parallel"]["replicas_identical"] = false;
+  // Three steps of 40 ms on every replica but the second step's 55 ms on one.
+  for (int r = 0; r < 4; ++r)
+    different.result["data_parallel"]["replica_steps"].push_back(
+        {{"start_ms", {0.0, 40.0, 95.0}}, {"ms", {40.0, r == 3 ? 55.0 : 54.0, 40.0}}});
   ReportData data;
   data.title = "t";
   data.runs = {run(1, 1000), run(2, 1900), different};
@@ -123,14 +127,18 @@ TEST(ScalingTableTest, TablesShowEveryColumnInEveryFormat) {
   auto it =
       std::find_if(tables.begin(), tables.end(), [](const Table& t) { return t.id == "scaling"; });
   ASSERT_NE(it, tables.end());
-  EXPECT_EQ(it->columns, (std::vector<std::string>{"replicas", "launch", "global batch",
-                                                   "samples/s", "speedup", "efficiency %",
-                                                   "replicas identical", "interconnect", "run"}));
+  EXPECT_EQ(it->columns,
+            (std::vector<std::string>{"replicas", "launch", "global batch", "samples/s", "speedup",
+                                      "efficiency %", "slow steps", "replicas identical",
+                                      "interconnect", "run"}));
   ASSERT_EQ(it->rows.size(), 3u);
-  EXPECT_EQ(it->rows[0][6], "-");
+  EXPECT_EQ(it->rows[0][6], "-");  // one replica
+  EXPECT_EQ(it->rows[0][7], "-");
   EXPECT_EQ(it->rows[1][4], "1.90x");
   EXPECT_EQ(it->rows[1][5], "95.0");
-  EXPECT_EQ(it->rows[2][6], "no");
+  EXPECT_EQ(it->rows[1][6], "");  // stored without replica steps
+  EXPECT_EQ(it->rows[2][6], "1/3");
+  EXPECT_EQ(it->rows[2][7], "no");
 
   std::ostringstream md, js;
   write_tables(data.title, tables, TableFormat::kMarkdown, md);
