@@ -31,7 +31,7 @@ void print_scale_table(std::ostream& out, const std::vector<result::RunResult>& 
       const result::Stragglers s = result::run_stragglers(r.data_parallel->replica_steps,
                                                           r.data_parallel->replica_steps_origin_ms,
                                                           r.telemetry ? &*r.telemetry : nullptr);
-      slow = std::to_string(s.slow.size()) + "/" + std::to_string(s.steps);
+      slow = result::slow_steps_cell(s);
       if (!s.slow.empty())
         stragglers.push_back(std::to_string(p.gpus) + " GPUs: " + result::stragglers_text(s, 3));
     }

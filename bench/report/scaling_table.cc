@@ -72,7 +72,7 @@ ScalingRow row_of(const RunRecord& r) {
     row.replicas_identical = it->get<bool>();
   if (const auto steps = result::replica_steps_from_json(dp); !steps.empty()) {
     const result::Stragglers s = result::find_stragglers(steps);
-    row.slow_steps = std::to_string(s.slow.size()) + "/" + std::to_string(s.steps);
+    row.slow_steps = result::slow_steps_cell(s);
   }
   row.interconnect = dp.value("interconnect", "");
   row.communicator = dp.value("communicator", "");

@@ -96,6 +96,10 @@ std::string number(const char* format, double value) {
 
 }  // namespace
 
+std::string slow_steps_cell(const Stragglers& s) {
+  return std::to_string(s.slow.size()) + "/" + std::to_string(s.steps);
+}
+
 std::string stragglers_text(const Stragglers& s, int listed) {
   const std::string over = "over " + number("%.2f", s.ratio) + "x the median step (" +
                            number("%.1f", s.median_ms) + " ms)";

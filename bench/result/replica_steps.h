@@ -68,6 +68,9 @@ Stragglers run_stragglers(const std::vector<ReplicaSteps>& replicas, double orig
 // them). Empty where the run holds none or they do not read as numbers, start for start.
 std::vector<ReplicaSteps> replica_steps_from_json(const nlohmann::json& data_parallel);
 
+// "1/40": the slow steps of those measured, for a table's cell.
+std::string slow_steps_cell(const Stragglers& s);
+
 // The terminal's one line: "none of 30 steps over 1.10x the median step (28.7 ms)", or the
 // count, the first `listed` slow steps, the replica that started the most steps last and, when
 // known, how many slow steps held a telemetry sample.

@@ -23,8 +23,8 @@ result::RunResult run_on(int gpus, double mean_ms) {
     dp.replicas_identical = true;
     // Four steps of 40 ms; in the third, replica 1 started 9 ms late and everyone took 50 ms.
     for (int r = 0; r < gpus; ++r)
-      dp.replica_steps.push_back({{0, 40, r == 1 ? 89.0 : 80.0, 130},
-                                  {40, 40, r == 1 ? 41.0 : 50.0, 40}});
+      dp.replica_steps.push_back(
+          {{0, 40, r == 1 ? 89.0 : 80.0, 130}, {40, 40, r == 1 ? 41.0 : 50.0, 40}});
     r.data_parallel = dp;
   }
   return r;
