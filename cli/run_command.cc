@@ -220,8 +220,13 @@ void print_text(const result::RunResult& r, std::ostream& out,
       mem += " (activations " + format_bytes(a->value * (1 << 30)) + ")";
     if (const auto* a = find_metric(r, "memory/allocated_peak_gib"))
       mem += ", " + format_bytes(a->value * (1 << 30)) + " allocated at peak";
-    if (const auto* ws = find_metric(r, "memory/workspace_gib"))
-      mem += " (workspace " + format_bytes(ws->value * (1 << 30)) + ")";
+    if (const auto* ws = find_metric(r, "memory/workspace_gib")) {
+      mem += " (workspace " + format_bytes(ws->value * (1 << 30));
+      if (const auto* lent = find_metric(r, "memory/workspace_in_activations_gib"))
+        mem +=
+            ", and up to " + format_bytes(lent->value * (1 << 30)) + " in free activation memory";
+      mem += ")";
+    }
     if (const auto* rss = find_metric(r, "memory/process_peak_rss_gib"))
       mem += ", process peak RSS " + format_bytes(rss->value * (1 << 30));
     s.row("Memory", mem);

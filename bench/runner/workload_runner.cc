@@ -101,6 +101,10 @@ void add_metrics(result::RunResult& r, const nn::MemoryReport& mem, std::size_t 
     add("memory/workspace_gib", static_cast<double>(workspace) / gib, "GiB",
         "of the peak, the backend's workspace after the run (convolution algorithms, fused "
         "plans, im2col columns)");
+  if (mem.lent_workspace > 0)
+    add("memory/workspace_in_activations_gib", static_cast<double>(mem.lent_workspace) / gib, "GiB",
+        "the most workspace one layer's ops took from activation memory that no value held "
+        "while they ran (inside the activations, not beside them)");
   if (r.config.launch.device.type == DeviceType::kCpu)
     add("memory/process_peak_rss_gib", rss.bytes / gib, "GiB",
         rss.since_reset ? "peak resident memory of the dlbench process during this run (VmHWM)"

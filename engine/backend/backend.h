@@ -20,27 +20,11 @@
 #include "engine/backend/device_timer.h"
 #include "engine/backend/op_params.h"
 #include "engine/backend/op_support.h"
+#include "engine/backend/planning_time.h"
 #include "engine/core/memory.h"
 #include "engine/core/tensor.h"
 
 namespace dlbench::backend {
-
-// Time a backend spent choosing how to run ops by measuring them (CUDA: each new convolution
-// shape's algorithm search), in parts; all zero where a backend measures nothing.
-struct PlanningTime {
-  struct Part {
-    std::string tag;    // "cudnn_find": a metric name's last part
-    std::string label;  // "cuDNN Find"
-    double seconds = 0;
-  };
-  std::size_t shapes = 0;  // op shapes measured
-  std::vector<Part> parts;
-  double seconds() const {
-    double s = 0;
-    for (const Part& p : parts) s += p.seconds;
-    return s;
-  }
-};
 
 // The residual's own batch norm where BatchNormParams::residual_norm: y = relu(bn(x) + bn'(r)).
 // Forward training reads gamma and beta (and, with p.statistics, the sums of r and r^2 in
@@ -90,9 +74,24 @@ class Backend {
   // What measuring took since the backend was made (run output's start-up row).
   virtual PlanningTime planning_time() const { return {}; }
   // Device scratch the backend keeps between ops (CUDA: the one workspace that convolution
-  // algorithms, fused plans and im2col columns share, grown to the largest request so far, and
-  // the padded copies of few-channel convolution inputs).
+  // algorithms, fused plans and im2col columns share, grown to the largest request so far with
+  // headroom that a recording gives back, and the padded copies of few-channel convolution
+  // inputs).
   virtual std::size_t workspace_bytes() const { return 0; }
+  // Lends the backend `bytes` of device memory at `memory` (nullptr, 0: none) for its ops'
+  // workspace until the next call: an op that needs no more than that uses it instead of the
+  // backend's own buffer. The executor lends each node the activation memory that no value
+  // occupies while the node runs, so a workspace there adds nothing to the step's peak.
+  virtual void lend_workspace(void* memory, std::size_t bytes) {
+    (void)memory;
+    (void)bytes;
+  }
+  // The largest workspace an op asked for since the last call (lent or not); 0 where the
+  // backend keeps none.
+  virtual std::size_t take_largest_workspace_request() { return 0; }
+  // Forgets the requests its own workspace served so far: the next recording sizes that buffer
+  // to the requests made after this call. An executor that starts lending calls it.
+  virtual void forget_workspace_requests() {}
 
   // Whether `op` with these parameters runs here on tensors of `dtype` (the op's main float
   // dtype; the dtype filled for fills). Asked by graph passes and tests before they call an op.

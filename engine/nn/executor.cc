@@ -7,8 +7,8 @@
 namespace dlbench::nn {
 
 Executor::Executor(Graph graph, backend::Backend& backend, const ParameterStore& store, Mode mode,
-                   Precision precision)
-    : graph_(std::move(graph)), backend_(backend), store_(store), mode_(mode) {
+                   Precision precision, bool lend)
+    : graph_(std::move(graph)), backend_(backend), store_(store), mode_(mode), may_lend_(lend) {
   DLBENCH_CHECK(!graph_.inputs().empty() && !graph_.outputs().empty(),
                 "a graph needs an input and a marked output");
   DLBENCH_CHECK(mode_ == Mode::kInfer || graph_.has_loss(), "training needs a loss node");
@@ -21,6 +21,8 @@ Executor::Executor(Graph graph, backend::Backend& backend, const ParameterStore&
   for (Node& n : graph_.nodes()) n.layer->set_math(math);
   bind_state();
   plan_ = plan_activations(graph_, mode_);
+  forward_workspace_.resize(graph_.layer_count());
+  backward_workspace_.resize(graph_.layer_count());
   arena_ =
       std::make_unique<Arena>(backend_.allocator(), std::max<std::size_t>(plan_.total_bytes, 1));
   const auto& values = graph_.values();
@@ -168,8 +170,9 @@ void Executor::forward() {
   }
   for (std::size_t n = 0; n < graph_.layer_count(); ++n) {
     ObservedPart part(observer_, StepPart::kForward, n);
-    graph_.nodes()[n].layer->forward(context(n, scratch));
+    run_pass(forward_workspace_[n], [&] { graph_.nodes()[n].layer->forward(context(n, scratch)); });
   }
+  if (mode_ == Mode::kInfer) finish_step();
 }
 
 void Executor::run_losses(const backend::LossScale& loss_scale) {
@@ -187,10 +190,50 @@ void Executor::backward(const std::function<void(std::size_t node)>& after) {
   for (std::size_t n = graph_.layer_count(); n-- > 0;) {
     {
       ObservedPart part(observer_, StepPart::kBackward, n);
-      graph_.nodes()[n].layer->backward(context(n, scratch));
+      run_pass(backward_workspace_[n],
+               [&] { graph_.nodes()[n].layer->backward(context(n, scratch)); });
     }
     if (after) after(n);
   }
+  finish_step();
+}
+
+void Executor::run_pass(NodeWorkspace& workspace, const std::function<void()>& pass) {
+  if (steps_ == 0) {
+    backend_.take_largest_workspace_request();
+    pass();
+    workspace.bytes = std::max(workspace.bytes, backend_.take_largest_workspace_request());
+    return;
+  }
+  if (workspace.offset == kNoBuffer) return pass();
+  // Taken back even when the pass throws: the memory is the arena's again after it.
+  struct Loan {
+    backend::Backend& backend;
+    ~Loan() { backend.lend_workspace(nullptr, 0); }
+  } loan{backend_};
+  backend_.lend_workspace(arena_->at(workspace.offset, workspace.bytes), workspace.bytes);
+  pass();
+}
+
+void Executor::finish_step() {
+  if (steps_++ > 0 || !may_lend_) return;
+  for (std::size_t n = 0; n < graph_.layer_count(); ++n) {
+    NodeWorkspace& f = forward_workspace_[n];
+    if (f.bytes > 0) f.offset = free_offset_at(plan_, forward_time(graph_, n), f.bytes);
+    NodeWorkspace& b = backward_workspace_[n];
+    if (b.bytes > 0) b.offset = free_offset_at(plan_, backward_time(graph_, n), b.bytes);
+    lends_ = lends_ || f.offset != kNoBuffer || b.offset != kNoBuffer;
+  }
+  // What the backend's own workspace served in the first step is lent from here on.
+  if (lends_) backend_.forget_workspace_requests();
+}
+
+std::size_t Executor::lent_workspace_bytes() const {
+  std::size_t most = 0;
+  for (const auto* passes : {&forward_workspace_, &backward_workspace_})
+    for (const NodeWorkspace& w : *passes)
+      if (w.offset != kNoBuffer) most = std::max(most, w.bytes);
+  return most;
 }
 
 std::vector<LayerSummary> Executor::layer_summaries() const {

@@ -30,9 +30,11 @@ struct LayerSummary {
 
 class Executor {
  public:
-  // The store must outlive the executor; its weights are what the layers read.
+  // The store must outlive the executor; its weights are what the layers read. `lend`: after
+  // the first step, lend each node's ops the arena's memory that no value holds while the node
+  // runs, for their workspace (Backend::lend_workspace).
   Executor(Graph graph, backend::Backend& backend, const ParameterStore& store, Mode mode,
-           Precision precision);
+           Precision precision, bool lend = true);
 
   // Points graph input `input` at a batch's tensor (checked against the input's shape and
   // dtype); it must stay valid while steps read it.
@@ -52,6 +54,14 @@ class Executor {
   Mode mode() const { return mode_; }
   std::vector<LayerSummary> layer_summaries() const;
   std::size_t activation_bytes() const { return arena_->capacity(); }
+  // Whether the steps from here on issue what the next will: not during the first step, which
+  // notes each node's workspace, nor the one after it where that first lent nodes arena memory
+  // for their workspace (the backend's own requests settle in it). Device graphs record only
+  // settled steps.
+  bool settled() const { return steps_ >= (lends_ ? 2 : 1); }
+  // The largest workspace lent to a node's ops from the arena (0: none), memory the backend's
+  // own workspace needs no longer.
+  std::size_t lent_workspace_bytes() const;
   std::size_t state_bytes() const { return state_.bytes(); }
   // Copies every layer's learned state (StateDecl::learned: batch norm's running statistics)
   // from `other`, an executor of the same model (another batch or mode, fused differently): from
@@ -71,6 +81,17 @@ class Executor {
   };
   StepContext context(std::size_t n, Scratch& scratch,
                       const backend::LossScale& loss_scale = {}) const;
+  // A node pass's workspace: the most its ops asked for in the first step, and where in the
+  // arena it fits while the node runs (kNoBuffer: the backend's own workspace serves it).
+  struct NodeWorkspace {
+    std::size_t bytes = 0;
+    std::size_t offset = kNoBuffer;
+  };
+  // Runs one node's pass: in the first step it notes what workspace the pass asks for; later it
+  // lends the pass its place in the arena.
+  void run_pass(NodeWorkspace& workspace, const std::function<void()>& pass);
+  // After a step's last pass: the first places every node's workspace in the arena.
+  void finish_step();
 
   Graph graph_;
   backend::Backend& backend_;
@@ -86,6 +107,10 @@ class Executor {
   std::vector<Tensor> losses_;
   StepObserver* observer_ = nullptr;
   bool prepared_ = false;
+  std::vector<NodeWorkspace> forward_workspace_, backward_workspace_;  // per layer
+  bool may_lend_;
+  int steps_ = 0;       // finished: forward in inference, backward in training
+  bool lends_ = false;  // some pass's workspace is in the arena
 };
 
 }  // namespace dlbench::nn

@@ -43,14 +43,27 @@ BufferPlan place_buffers(const std::vector<BufferRequest>& requests) {
   return plan;
 }
 
+int forward_time(const Graph& graph, std::size_t node) {
+  return static_cast<int>(std::min(node, graph.layer_count()));
+}
+
+int backward_time(const Graph& graph, std::size_t node) {
+  const std::size_t layers = graph.layer_count();
+  return static_cast<int>(node < layers ? 2 * layers - node : layers);
+}
+
 ActivationPlan plan_activations(const Graph& graph, Mode mode) {
   const auto& values = graph.values();
   const auto& nodes = graph.nodes();
   // L: the model's layers. Loss nodes (after them) all run at time L, in training only.
   const int layers = static_cast<int>(graph.layer_count());
   const bool train = mode == Mode::kTrain;
-  auto forward_time = [&](int node) { return std::min(node, layers); };
-  auto backward_time = [&](int node) { return node < layers ? 2 * layers - node : layers; };
+  auto forward_time = [&](int node) {
+    return nn::forward_time(graph, static_cast<std::size_t>(node));
+  };
+  auto backward_time = [&](int node) {
+    return nn::backward_time(graph, static_cast<std::size_t>(node));
+  };
   const int scheduled = train ? static_cast<int>(nodes.size()) : layers;
 
   std::vector<int> first(values.size(), 0), last(values.size(), 0);
@@ -101,6 +114,8 @@ ActivationPlan plan_activations(const Graph& graph, Mode mode) {
     (is_grad ? plan.grad_offset : plan.value_offset)[v] = placed.offsets[i];
   }
   plan.total_bytes = placed.total_bytes;
+  plan.buffers = std::move(requests);
+  plan.buffer_offsets = std::move(placed.offsets);
 
   // Backward runs nodes in reverse (the losses first, at time L): the first gradient written
   // into a value overwrites it.
@@ -124,6 +139,22 @@ ActivationPlan plan_activations(const Graph& graph, Mode mode) {
     }
   }
   return plan;
+}
+
+std::size_t free_offset_at(const ActivationPlan& plan, int time, std::size_t bytes) {
+  std::vector<std::pair<std::size_t, std::size_t>> live;  // [offset, end) of the buffers then
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].first <= time && time <= plan.buffers[i].last)
+      live.emplace_back(plan.buffer_offsets[i],
+                        plan.buffer_offsets[i] + align_up(plan.buffers[i].bytes));
+  std::sort(live.begin(), live.end());
+  const std::size_t size = align_up(bytes);
+  std::size_t offset = 0;
+  for (const auto& [start, end] : live) {
+    if (offset + size <= start) return offset;
+    offset = std::max(offset, end);
+  }
+  return offset + size <= plan.total_bytes ? offset : kNoBuffer;
 }
 
 }  // namespace dlbench::nn

@@ -44,8 +44,21 @@ struct ActivationPlan {
   // parameter (the first to run backward) overwrites, the earlier ones accumulate.
   std::vector<std::vector<GradMode>> param_grad_modes;
   std::size_t total_bytes = 0;
+  // Every arena buffer's lifetime and offset, for free_offset_at.
+  std::vector<BufferRequest> buffers;
+  std::vector<std::size_t> buffer_offsets;
 };
 
 ActivationPlan plan_activations(const Graph& graph, Mode mode);
+
+// When node `node` runs its forward and its backward in the schedule above (a loss node: L).
+int forward_time(const Graph& graph, std::size_t node);
+int backward_time(const Graph& graph, std::size_t node);
+
+// Where `bytes` needed at one schedule time only (the workspace of a node's ops while it runs)
+// fit in the arena without moving what is planned: the lowest offset clear of every buffer live
+// at `time`, or kNoBuffer where no gap is wide enough. Nothing already planned moves, so the
+// arena, and the peak, stay as they are.
+std::size_t free_offset_at(const ActivationPlan& plan, int time, std::size_t bytes);
 
 }  // namespace dlbench::nn

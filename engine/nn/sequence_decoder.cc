@@ -328,7 +328,8 @@ std::int64_t SequenceDecoder::forward_macs() const {
 MemoryReport SequenceDecoder::memory() const {
   MemoryReport a = encoder_.memory(), b = step_.memory();
   return {a.parameters + b.parameters, a.optimizer + b.optimizer,
-          a.state + b.state + buffer_.bytes(), a.activations + b.activations};
+          a.state + b.state + buffer_.bytes(), a.activations + b.activations,
+          std::max(a.lent_workspace, b.lent_workspace)};
 }
 
 std::string SequenceDecoder::graph_status() const {

@@ -22,7 +22,8 @@ Trainer::Trainer(PassedGraph passed, backend::Backend& backend, const TrainerCon
       backend_(backend),
       passes_(std::move(passed.report)),
       store_(passed.graph, backend, config.mode, compute_dtype(config.precision), config.seed),
-      executor_(std::move(passed.graph), backend, store_, config.mode, config.precision),
+      executor_(std::move(passed.graph), backend, store_, config.mode, config.precision,
+                config.lend_workspace),
       scaler_({config.precision == Precision::kFp16, config.initial_loss_scale,
                config.loss_scale_growth_interval},
               backend) {
@@ -51,9 +52,10 @@ Trainer::Trainer(PassedGraph passed, backend::Backend& backend, const TrainerCon
 void Trainer::train_step() {
   DLBENCH_CHECK(config_.mode == Mode::kTrain, "train_step on a trainer built for inference");
   // The first step runs eagerly: it measures convolution algorithms and grows workspaces,
-  // which a recording may not do.
+  // which a recording may not do; so does the next where the executor first lends workspaces
+  // (Executor::settled).
   StepGraphs* graphs = nullptr;
-  if (graphs_wanted() && eager_steps_ > 0) {
+  if (graphs_wanted() && executor_.settled()) {
     if (!graphs_ || !graphs_->current()) {
       record_train_graphs();
     } else if (graphs_->loss_scale != scaler_.scale()) {
@@ -130,7 +132,7 @@ void Trainer::record_train_graphs() {
     recorded->gradients = backend_.end_capture();
     record_update(*recorded);
     graphs_ = std::move(recorded);
-    ++recordings_;
+    if (recordings_++ == 0) eager_before_recording_ = eager_steps_;
   });
 }
 
@@ -150,7 +152,7 @@ void Trainer::record_infer_graph() {
     executor_.forward();
     recorded->gradients = backend_.end_capture();
     graphs_ = std::move(recorded);
-    ++recordings_;
+    if (recordings_++ == 0) eager_before_recording_ = eager_steps_;
   });
 }
 
@@ -158,13 +160,16 @@ std::string Trainer::graph_status() const {
   if (!config_.device_graphs) return "off (device graphs disabled)";
   if (!backend_.can_capture()) return "off (this backend runs each op as it is issued)";
   if (!graph_failure_.empty()) return "off after a failed recording: " + graph_failure_;
-  if (recordings_ == 0) return "not yet recorded (the first step runs eagerly)";
+  if (recordings_ == 0) return "not yet recorded (the first steps run eagerly)";
   std::string update;
   if (update_recordings_ > 0)
     update = "; the update recorded again at " + std::to_string(update_recordings_) +
              (update_recordings_ == 1 ? " loss-scale change" : " loss-scale changes");
+  const std::string eager = eager_before_recording_ == 1
+                                ? "the first step"
+                                : "the first " + std::to_string(eager_before_recording_) + " steps";
   return "on (" + std::to_string(recordings_) + (recordings_ == 1 ? " recording" : " recordings") +
-         update + "; the first step ran eagerly)";
+         update + "; " + eager + " ran eagerly)";
 }
 
 std::vector<GradientBucket> Trainer::gradient_buckets() const {
@@ -183,7 +188,7 @@ float Trainer::loss() {
 }
 
 void Trainer::infer_step() {
-  if (graphs_wanted() && eager_steps_ > 0) {
+  if (graphs_wanted() && executor_.settled()) {
     if (!graphs_ || !graphs_->current()) record_infer_graph();
     if (graphs_) {
       graphs_->gradients->launch();
@@ -247,6 +252,7 @@ MemoryReport Trainer::memory() const {
   r.optimizer = store_.grad_bytes() + (optimizer_ ? optimizer_->state_bytes() : 0);
   r.state = executor_.state_bytes();
   r.activations = executor_.activation_bytes();
+  r.lent_workspace = executor_.lent_workspace_bytes();
   return r;
 }
 

@@ -45,6 +45,10 @@ struct TrainerConfig {
   // kOn: graph passes (passes/pass.h) rewrite the graph before it is planned. kOff runs the
   // graph as the model built it: the reference that fused graphs are tested against.
   Fusion fusion = Fusion::kOff;
+  // Lend each layer's ops the activation memory free while they run for their workspace
+  // (Executor); false keeps every workspace in the backend's own buffer, the reference that
+  // lent workspaces are tested against.
+  bool lend_workspace = true;
 };
 
 // Bytes the trainer holds on its device, known before the first step.
@@ -53,6 +57,8 @@ struct MemoryReport {
   std::size_t optimizer = 0;    // gradients and optimizer state (training)
   std::size_t state = 0;        // running/saved statistics, workspaces
   std::size_t activations = 0;  // the planned arena: activations and their gradients
+  // Of the arena, the most lent to one node's ops for their workspace while no value used it.
+  std::size_t lent_workspace = 0;
   std::size_t total() const { return parameters + optimizer + state + activations; }
 };
 
@@ -158,8 +164,9 @@ class Trainer {
   std::unique_ptr<StepGraphs> graphs_;
   std::string graph_failure_;
   int eager_steps_ = 0;
-  int recordings_ = 0;         // of the whole step
-  int update_recordings_ = 0;  // of the update alone, after a loss-scale change
+  int recordings_ = 0;              // of the whole step
+  int eager_before_recording_ = 0;  // eager steps before the first recording
+  int update_recordings_ = 0;       // of the update alone, after a loss-scale change
 };
 
 }  // namespace dlbench::nn

@@ -201,6 +201,41 @@ TEST_F(GpuOpTest, ARecordingIsNotCurrentAfterTheWorkspaceGrows) {
   EXPECT_EQ(t.download(), std::vector<float>(64, 3.0f));
 }
 
+// The workspace grows by half again past a request, so that slowly growing requests reallocate
+// rarely; a recording gives that headroom back first (it would hold it for as long as it is
+// replayed), and what it holds then fits the largest request exactly: that request again runs
+// in place, one larger reallocates.
+TEST_F(GpuOpTest, ARecordingFitsTheWorkspaceToItsLargestRequest) {
+  auto bytes = [](std::int64_t channels) {
+    return static_cast<std::size_t>(channels) * kWorkspacePerChannel;
+  };
+  // Twice all scratch held and more, so that the buffer grows to this request exactly.
+  const auto first =
+      static_cast<std::int64_t>(2 * gpu().workspace_bytes() / kWorkspacePerChannel / 64 + 1024) *
+      64;
+  request_workspace(gpu(), first);
+  const std::size_t others = gpu().workspace_bytes() - align_up(bytes(first));
+  // Past the buffer by a quarter: it grows by half.
+  const std::int64_t largest = first + first / 4;
+  request_workspace(gpu(), largest);
+  ASSERT_EQ(gpu().workspace_bytes(), others + align_up(align_up(bytes(first)) * 3 / 2));
+
+  GpuTensor t(gpu(), {64}, DType::kF32);
+  gpu().begin_capture();
+  gpu().fill(t.tensor(), 2.0f);
+  const std::unique_ptr<backend::DeviceGraph> graph = gpu().end_capture();
+  ASSERT_NE(graph, nullptr);
+  EXPECT_EQ(gpu().workspace_bytes(), others + align_up(bytes(largest)));
+
+  request_workspace(gpu(), largest);
+  EXPECT_TRUE(graph->current()) << "the largest request reallocated the fitted workspace";
+  graph->launch();
+  gpu().synchronize();
+  EXPECT_EQ(t.download(), std::vector<float>(64, 2.0f));
+  request_workspace(gpu(), largest + 64);
+  EXPECT_FALSE(graph->current());
+}
+
 // Max pooling saves a uint8 argmax per output element, int32 past a 16x16 window.
 TEST_F(GpuOpTest, PoolWorkspaceIsOneByteArgmaxPerOutput) {
   const backend::PoolParams vgg = max_pool(8, 8, 64, 2, 2);

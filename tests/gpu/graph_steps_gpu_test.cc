@@ -1,8 +1,9 @@
-// Replaying recorded CUDA graphs against issuing the same ops one by one: a few ResNet-50 training
-// steps (fp32, fp16) update the weights as eager steps do, within the eager runs' own noise; a
-// loader rotating batches through the trainer's inputs replays one recording; a workspace that
-// grew between steps makes the next step record again; a loss-scale change records only the
-// update again. Labelled gpu.
+// Replaying recorded CUDA graphs, and lending layers' workspaces activation memory, against
+// issuing the same ops one by one with every workspace in the backend's own buffer: a few
+// ResNet-50 training steps (fp32, fp16) update the weights as those reference steps do, within
+// the reference runs' own noise; a loader rotating batches through the trainer's inputs replays
+// one recording; a workspace that grew between steps makes the next step record again; a
+// loss-scale change records only the update again. Labelled gpu.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,15 +30,26 @@ struct GraphRun {
   std::vector<float> initial, weights;
   float loss = 0;
   std::string status;
+  std::size_t lent = 0;  // the largest workspace lent from activation memory
 };
+
+// How the steps run: the reference issues every op and keeps every workspace in the backend's
+// own buffer.
+struct Way {
+  bool graphs = false;
+  bool lend = false;
+  const char* name() const { return graphs ? "graphs" : lend ? "lent  " : "eager "; }
+};
+constexpr Way kReference{};
 
 // `after_step(i)` runs after step i (from 0), outside any recording; fp16's loss scale doubles
 // after every `growth_interval` clean steps.
-GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int steps,
+GraphRun train_steps(backend::Backend& be, Precision precision, Way way, int steps,
                      const std::function<void(int)>& after_step = {}, int growth_interval = 2000) {
   nn::TrainerConfig nc;
   nc.precision = precision;
-  nc.device_graphs = graphs;
+  nc.device_graphs = way.graphs;
+  nc.lend_workspace = way.lend;
   // A small step keeps training stable: at 0.01 this batch's loss climbs from 2.6 to 7.5 and
   // two eager runs part by 1e-2 within four steps, as cuDNN's atomics differ in the last bit.
   nc.optimizer.learning_rate = 1e-3f;
@@ -49,7 +61,7 @@ GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int
   GraphRun r;
   r.initial.resize(static_cast<std::size_t>(net.parameter_count()));
   be.to_host(net.flat_weights(), r.initial.data());
-  std::printf("%s losses:", graphs ? "graphs" : "eager ");
+  std::printf("%s losses:", way.name());
   for (int i = 0; i < steps; ++i) {
     net.train_step();
     std::printf(" %.6f", net.loss());
@@ -60,6 +72,7 @@ GraphRun train_steps(backend::Backend& be, Precision precision, bool graphs, int
   r.weights.resize(r.initial.size());
   be.to_host(net.flat_weights(), r.weights.data());
   r.status = net.graph_status();
+  r.lent = net.memory().lent_workspace;
   return r;
 }
 
@@ -112,57 +125,76 @@ constexpr double kGraphNoiseFactor = 3.0;
 constexpr double kGraphFloor = 1e-6;
 constexpr double kLossFloor = 1e-5;
 
-// The first step runs eagerly, the later ones replay; `after_step` runs between steps in every
-// run, and the graphed run must have recorded `recordings` times. Returns the graphed run's
-// graph status.
-std::string expect_graphs_match_eager(
-    Precision precision, int steps = 2,
+// Every run lends workspaces but the reference ones: the first step runs eagerly and notes
+// each layer's workspace, the second runs eagerly with them lent, and with `way.graphs` the
+// later ones replay. `after_step` runs between steps in every run, and the graphed run must have
+// recorded `recordings` times. Returns the run's graph status.
+std::string expect_matches_reference(
+    Precision precision, Way way, int steps = 3,
     const std::function<void(backend::Backend&, int)>& after_step = {}, int recordings = 1,
     int growth_interval = 2000) {
   auto be = backend::make_backend(Device::cuda(0));
   std::function<void(int)> between;
   if (after_step) between = [&](int step) { after_step(*be, step); };
-  GraphRun eager = train_steps(*be, precision, false, steps, between, growth_interval);
-  GraphRun again = train_steps(*be, precision, false, steps, between, growth_interval);
-  GraphRun third = train_steps(*be, precision, false, steps, between, growth_interval);
-  GraphRun graphed = train_steps(*be, precision, true, steps, between, growth_interval);
+  GraphRun eager = train_steps(*be, precision, kReference, steps, between, growth_interval);
+  GraphRun again = train_steps(*be, precision, kReference, steps, between, growth_interval);
+  GraphRun third = train_steps(*be, precision, kReference, steps, between, growth_interval);
+  GraphRun run = train_steps(*be, precision, way, steps, between, growth_interval);
   const double noise = std::max({update_difference(eager, again), update_difference(eager, third),
                                  update_difference(again, third)});
   const double loss_noise =
       std::max({std::fabs(again.loss - eager.loss), std::fabs(third.loss - eager.loss),
                 std::fabs(third.loss - again.loss)});
-  const double graph = update_difference(eager, graphed);
+  const double diff = update_difference(eager, run);
   std::printf(
-      "%s: graphs %s; loss %.6f (eager %.6f, %.6f, %.6f); update differs by %.2e "
-      "(eager from eager: up to %.2e)\n",
-      to_string(precision), graphed.status.c_str(), graphed.loss, eager.loss, again.loss,
-      third.loss, graph, noise);
-  const std::string on =
-      "on (" + std::to_string(recordings) + (recordings == 1 ? " recording;" : " recordings;");
-  EXPECT_EQ(graphed.status.rfind(on, 0), 0u) << graphed.status;
+      "%s: graphs %s; %zu bytes lent; loss %.6f (eager %.6f, %.6f, %.6f); update differs by "
+      "%.2e (eager from eager: up to %.2e)\n",
+      to_string(precision), run.status.c_str(), run.lent, run.loss, eager.loss, again.loss,
+      third.loss, diff, noise);
+  if (way.graphs) {
+    const std::string on =
+        "on (" + std::to_string(recordings) + (recordings == 1 ? " recording;" : " recordings;");
+    EXPECT_EQ(run.status.rfind(on, 0), 0u) << run.status;
+  }
   EXPECT_EQ(eager.status, "off (device graphs disabled)");
-  EXPECT_LE(graph, kGraphNoiseFactor * noise + kGraphFloor);
-  EXPECT_LE(std::fabs(graphed.loss - eager.loss),
+  EXPECT_EQ(eager.lent, 0u);
+  // The small ResNet's convolutions and batch norms ask for workspace that fits beside its
+  // activations somewhere in the step.
+  if (way.lend) {
+    EXPECT_GT(run.lent, 0u);
+  }
+  EXPECT_LE(diff, kGraphNoiseFactor * noise + kGraphFloor);
+  EXPECT_LE(std::fabs(run.loss - eager.loss),
             kGraphNoiseFactor * loss_noise + kLossFloor * std::fabs(eager.loss));
-  return graphed.status;
+  return run.status;
 }
+
+constexpr Way kGraphs{true, true};
 
 TEST(GraphStepsGpuTest, GraphStepsMatchEagerStepsFp32) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
-  expect_graphs_match_eager(Precision::kFp32);
+  expect_matches_reference(Precision::kFp32, kGraphs);
 }
 TEST(GraphStepsGpuTest, GraphStepsMatchEagerStepsFp16) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
-  expect_graphs_match_eager(Precision::kFp16);
+  expect_matches_reference(Precision::kFp16, kGraphs);
 }
 
-// fp16's loss scale doubling after every clean step (1024 to 16384 over four steps): the losses
+// Workspaces in activation memory that no value holds while their layer runs: strict fp32,
+// whose convolutions ask for the most, steps as the backend's own workspace gives them.
+TEST(GraphStepsGpuTest, LentWorkspacesMatchTheBackendsOwn) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  expect_matches_reference(Precision::kFp32, Way{false, true});
+}
+
+// fp16's loss scale doubling after every clean step (1024 to 32768 over five steps): the losses
 // read it on the device, so the steps replay their one recording, only the update (which takes
 // the scale as an argument) records again at each change, and the steps match eager ones.
 TEST(GraphStepsGpuTest, ALossScaleChangeRecordsOnlyTheUpdateAgain) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
-  const std::string status = expect_graphs_match_eager(Precision::kFp16, 4, {}, 1, 1);
-  // Step 1 ran eagerly and step 2 recorded at its new scale; steps 3 and 4 changed it again.
+  const std::string status = expect_matches_reference(Precision::kFp16, kGraphs, 5, {}, 1, 1);
+  // Steps 1 and 2 ran eagerly and step 3 recorded at its new scale; steps 4 and 5 changed it
+  // again.
   EXPECT_NE(status.find("the update recorded again at 2 loss-scale changes"), std::string::npos)
       << status;
 }
@@ -174,10 +206,11 @@ TEST(GraphStepsGpuTest, ALossScaleChangeRecordsOnlyTheUpdateAgain) {
 // the checks' floors alone.
 TEST(GraphStepsGpuTest, AStepAfterTheWorkspaceGrewRecordsAgain) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
-  expect_graphs_match_eager(
-      Precision::kFp16, 4,
+  // Steps 0 and 1 run eagerly, step 2 records; the workspace grows after it.
+  expect_matches_reference(
+      Precision::kFp16, kGraphs, 5,
       [](backend::Backend& be, int step) {
-        if (step == 1) gpu_test::grow_workspace(be);
+        if (step == 2) gpu_test::grow_workspace(be);
       },
       2);
 }

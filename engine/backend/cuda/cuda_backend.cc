@@ -124,22 +124,34 @@ std::optional<std::size_t> CudaAllocator::free_bytes() const {
 }
 
 void* CudaBackend::workspace(std::size_t bytes) {
+  largest_request_ = std::max(largest_request_, bytes);
+  if (bytes > 0 && bytes <= lent_bytes_) return lent_;
   return scratch(workspace_, bytes);
 }
 
-void* CudaBackend::scratch(Buffer& buffer, std::size_t bytes) {
+void* CudaBackend::scratch(GrowingBuffer& scratch, std::size_t bytes) {
   if (bytes == 0) return nullptr;
-  if (buffer.bytes() < bytes) {
-    // cudaFree waits for the device, so no queued op still reads the old buffer. Grow by at
-    // least half again, so a sequence of slowly growing requests reallocates rarely.
-    const std::size_t grown = std::max(bytes, buffer.bytes() * 3 / 2);
+  scratch.largest = std::max(scratch.largest, bytes);
+  if (scratch.buffer.bytes() < bytes) {
+    // cudaFree waits for the device, so no queued op still reads the old buffer.
+    const std::size_t grown = std::max(bytes, scratch.buffer.bytes() * 3 / 2);
     // Counted before the old buffer goes: recordings that hold its address are no longer
     // current, even when the new allocation then fails (callers may catch that and go on).
     ++workspace_generation_;
-    buffer = Buffer();
-    buffer = Buffer(allocator_, align_up(grown));
+    scratch.buffer = Buffer();
+    scratch.buffer = Buffer(allocator_, align_up(grown));
   }
-  return buffer.data();
+  return scratch.buffer.data();
+}
+
+void CudaBackend::fit_scratch() {
+  // The headroom is up to a third of the buffer, memory no op uses but the step's peak counts.
+  for (GrowingBuffer* s : {&workspace_, &padded_operands_, &stem_partials_}) {
+    if (s->buffer.bytes() <= align_up(s->largest)) continue;
+    ++workspace_generation_;
+    s->buffer = Buffer();
+    s->buffer = Buffer(allocator_, align_up(s->largest));
+  }
 }
 
 int resident_blocks_on(int device, const void* kernel, int threads, std::size_t shared) {

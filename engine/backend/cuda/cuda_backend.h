@@ -217,8 +217,17 @@ class CudaBackend final : public Backend {
   }
   // The workspace, the padded operands (cuda_conv_padded.cu) and the stem kernels' partial sums.
   std::size_t workspace_bytes() const override {
-    return workspace_.bytes() + padded_operands_.bytes() + stem_partials_.bytes();
+    return workspace_.buffer.bytes() + padded_operands_.buffer.bytes() +
+           stem_partials_.buffer.bytes();
   }
+  void lend_workspace(void* memory, std::size_t bytes) override {
+    lent_ = memory;
+    lent_bytes_ = memory != nullptr ? bytes : 0;
+  }
+  std::size_t take_largest_workspace_request() override {
+    return std::exchange(largest_request_, 0);
+  }
+  void forget_workspace_requests() override { workspace_.largest = 0; }
 
  protected:
 #define DLBENCH_OP(ret, op, ...) ret op##_impl(__VA_ARGS__) override;
@@ -228,11 +237,23 @@ class CudaBackend final : public Backend {
  private:
   // Makes this backend's GPU current for the calling thread (a thread may drive several).
   void activate() const;
-  // Scratch of at least `bytes`, valid until the next call (ops on the stream run in order).
+  // Scratch of at least `bytes`, valid until the next call (ops on the stream run in order):
+  // the lent memory where it is large enough, else the backend's own workspace.
   void* workspace(std::size_t bytes);
-  // `buffer` grown to hold at least `bytes` (its contents lost when it grows): the workspace
-  // and the padded operands.
-  void* scratch(Buffer& buffer, std::size_t bytes);
+  // Device scratch kept between ops: grown to hold its largest request so far, by half again at
+  // least, so that slowly growing requests (the first step's shapes) reallocate rarely.
+  struct GrowingBuffer {
+    Buffer buffer;
+    std::size_t largest = 0;  // the largest request since the backend was made
+  };
+  // `scratch.buffer` grown to hold at least `bytes` (its contents lost when it grows): the
+  // workspace, the padded operands and the stem kernels' partial sums.
+  void* scratch(GrowingBuffer& scratch, std::size_t bytes);
+  // Gives back the growth's headroom: each scratch buffer reallocated at its largest request.
+  // Done before a recording (begin_capture), which fixes the addresses; the eager steps before
+  // it asked for every shape's scratch, and a later larger request grows the buffer again (and
+  // makes the recordings not current, as any growth does).
+  void fit_scratch();
   // Blocks of `kernel` (a __global__ function) launched with `block` (and `shared` bytes of
   // dynamic shared memory) that this GPU keeps resident at once (resident_blocks_on), asked once
   // per kernel, block size and shared memory.
@@ -379,8 +400,11 @@ class CudaBackend final : public Backend {
   // models without attention hold neither.
   std::optional<CublasHandle> cublas_;
   Buffer cublas_workspace_;
-  Buffer workspace_;
-  // Reallocations of workspace_ and padded_operands_ (DeviceGraph::current).
+  GrowingBuffer workspace_;
+  void* lent_ = nullptr;  // lend_workspace's memory, used before workspace_ where it is enough
+  std::size_t lent_bytes_ = 0;
+  std::size_t largest_request_ = 0;  // since take_largest_workspace_request
+  // Reallocations of workspace_, padded_operands_ and stem_partials_ (DeviceGraph::current).
   std::uint64_t workspace_generation_ = 0;
   std::uint64_t capture_generation_ = 0;  // workspace_generation_ when the capture began
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
@@ -406,11 +430,11 @@ class CudaBackend final : public Backend {
   std::vector<PaddingChoice> padding_choices_;
   // The padded input (and weights, or their gradient) of a pass on padded channels; after each
   // choice, no larger than the widths chosen need.
-  Buffer padded_operands_;
+  GrowingBuffer padded_operands_;
   std::size_t padded_passes_ = 0;
   std::map<ConvKey, bool> stem_routes_;  // whether each measured stem pass runs our kernel
   std::vector<StemChoice> stem_choices_;
-  Buffer stem_partials_;  // the stem kernels' per-block sums
+  GrowingBuffer stem_partials_;  // the stem kernels' per-block sums
   std::size_t stem_passes_ = 0;
   std::size_t conv_plans_measured_ = 0;
   // Wall time of the measurements behind conv_plans_ (planning_time's parts).

@@ -402,10 +402,10 @@ void CudaBackend::fit_padded_operands() {
     if (c.channels != c.params.c && (stem == stem_routes_.end() || !stem->second))
       needed = std::max(needed, padded_operand_bytes(c.params, c.dtype, c.channels));
   }
-  if (padded_operands_.bytes() > needed) {
+  if (padded_operands_.buffer.bytes() > needed) {
     ++workspace_generation_;  // as scratch() does when a buffer goes
-    padded_operands_ = Buffer();
-    if (needed > 0) padded_operands_ = Buffer(allocator_, needed);
+    padded_operands_.buffer = Buffer();
+    if (needed > 0) padded_operands_.buffer = Buffer(allocator_, needed);
   }
 }
 
@@ -422,7 +422,7 @@ PlanningTime CudaBackend::planning_time() const {
 }
 
 std::size_t CudaBackend::fused_workspace_limit(std::size_t route_bytes) const {
-  return std::min(kFindWorkspaceLimit, std::max(workspace_.bytes(), route_bytes));
+  return std::min(kFindWorkspaceLimit, std::max(workspace_.buffer.bytes(), route_bytes));
 }
 
 // The route chosen above plus its epilogue pass against cuDNN's fused graph, where it has one;
