@@ -86,12 +86,18 @@ class Backend {
     (void)memory;
     (void)bytes;
   }
-  // The largest workspace an op asked for since the last call (lent or not); 0 where the
-  // backend keeps none.
-  virtual std::size_t take_largest_workspace_request() { return 0; }
-  // Forgets the requests its own workspace served so far: the next recording sizes that buffer
-  // to the requests made after this call. An executor that starts lending calls it.
-  virtual void forget_workspace_requests() {}
+  // Watches the workspace requests of the ops issued until end_workspace_watch, which returns
+  // the largest (0 where the backend keeps no workspace). The backend's own workspace does not
+  // count them as its to keep (fit_workspace): the watcher lends them memory, or hands them
+  // back with keep_workspace.
+  virtual void begin_workspace_watch() {}
+  virtual std::size_t end_workspace_watch() { return 0; }
+  virtual void keep_workspace(std::size_t bytes) { (void)bytes; }
+  // Gives back what the own workspace holds past the largest request it must keep serving (it
+  // grows by half again past a request, and watched requests may be lent elsewhere since). The
+  // trainer calls it after its first step, and a recording (begin_capture) first, as it holds
+  // the addresses.
+  virtual void fit_workspace() {}
 
   // Whether `op` with these parameters runs here on tensors of `dtype` (the op's main float
   // dtype; the dtype filled for fills). Asked by graph passes and tests before they call an op.

@@ -200,12 +200,20 @@ void Executor::backward(const std::function<void(std::size_t node)>& after) {
 
 void Executor::run_pass(NodeWorkspace& workspace, const std::function<void()>& pass) {
   if (steps_ == 0) {
-    backend_.take_largest_workspace_request();
+    // Ended even when the pass throws, so that later requests count for the backend's own.
+    struct Watch {
+      backend::Backend& backend;
+      NodeWorkspace& workspace;
+      ~Watch() { workspace.bytes = std::max(workspace.bytes, backend.end_workspace_watch()); }
+    } watch{backend_, workspace};
+    backend_.begin_workspace_watch();
     pass();
-    workspace.bytes = std::max(workspace.bytes, backend_.take_largest_workspace_request());
     return;
   }
-  if (workspace.offset == kNoBuffer) return pass();
+  if (workspace.offset == kNoBuffer) {
+    pass();
+    return;
+  }
   // Taken back even when the pass throws: the memory is the arena's again after it.
   struct Loan {
     backend::Backend& backend;
@@ -216,16 +224,16 @@ void Executor::run_pass(NodeWorkspace& workspace, const std::function<void()>& p
 }
 
 void Executor::finish_step() {
-  if (steps_++ > 0 || !may_lend_) return;
+  if (steps_++ > 0) return;
+  auto place = [&](NodeWorkspace& w, int time) {
+    if (w.bytes == 0) return;
+    if (may_lend_) w.offset = free_offset_at(plan_, time, w.bytes);
+    if (w.offset == kNoBuffer) backend_.keep_workspace(w.bytes);
+  };
   for (std::size_t n = 0; n < graph_.layer_count(); ++n) {
-    NodeWorkspace& f = forward_workspace_[n];
-    if (f.bytes > 0) f.offset = free_offset_at(plan_, forward_time(graph_, n), f.bytes);
-    NodeWorkspace& b = backward_workspace_[n];
-    if (b.bytes > 0) b.offset = free_offset_at(plan_, backward_time(graph_, n), b.bytes);
-    lends_ = lends_ || f.offset != kNoBuffer || b.offset != kNoBuffer;
+    place(forward_workspace_[n], forward_time(graph_, n));
+    place(backward_workspace_[n], backward_time(graph_, n));
   }
-  // What the backend's own workspace served in the first step is lent from here on.
-  if (lends_) backend_.forget_workspace_requests();
 }
 
 std::size_t Executor::lent_workspace_bytes() const {

@@ -54,11 +54,6 @@ class Executor {
   Mode mode() const { return mode_; }
   std::vector<LayerSummary> layer_summaries() const;
   std::size_t activation_bytes() const { return arena_->capacity(); }
-  // Whether the steps from here on issue what the next will: not during the first step, which
-  // notes each node's workspace, nor the one after it where that first lent nodes arena memory
-  // for their workspace (the backend's own requests settle in it). Device graphs record only
-  // settled steps.
-  bool settled() const { return steps_ >= (lends_ ? 2 : 1); }
   // The largest workspace lent to a node's ops from the arena (0: none), memory the backend's
   // own workspace needs no longer.
   std::size_t lent_workspace_bytes() const;
@@ -90,7 +85,8 @@ class Executor {
   // Runs one node's pass: in the first step it notes what workspace the pass asks for; later it
   // lends the pass its place in the arena.
   void run_pass(NodeWorkspace& workspace, const std::function<void()>& pass);
-  // After a step's last pass: the first places every node's workspace in the arena.
+  // After a step's last pass: the first places every node's workspace in the arena, or hands it
+  // back to the backend's own workspace (Backend::keep_workspace) where it does not fit.
   void finish_step();
 
   Graph graph_;
@@ -109,8 +105,7 @@ class Executor {
   bool prepared_ = false;
   std::vector<NodeWorkspace> forward_workspace_, backward_workspace_;  // per layer
   bool may_lend_;
-  int steps_ = 0;       // finished: forward in inference, backward in training
-  bool lends_ = false;  // some pass's workspace is in the arena
+  int steps_ = 0;  // finished: forward in inference, backward in training
 };
 
 }  // namespace dlbench::nn

@@ -52,10 +52,10 @@ Trainer::Trainer(PassedGraph passed, backend::Backend& backend, const TrainerCon
 void Trainer::train_step() {
   DLBENCH_CHECK(config_.mode == Mode::kTrain, "train_step on a trainer built for inference");
   // The first step runs eagerly: it measures convolution algorithms and grows workspaces,
-  // which a recording may not do; so does the next where the executor first lends workspaces
-  // (Executor::settled).
+  // which a recording may not do.
+  fit_workspace_after_first_step();
   StepGraphs* graphs = nullptr;
-  if (graphs_wanted() && executor_.settled()) {
+  if (graphs_wanted() && eager_steps_ > 0) {
     if (!graphs_ || !graphs_->current()) {
       record_train_graphs();
     } else if (graphs_->loss_scale != scaler_.scale()) {
@@ -132,7 +132,7 @@ void Trainer::record_train_graphs() {
     recorded->gradients = backend_.end_capture();
     record_update(*recorded);
     graphs_ = std::move(recorded);
-    if (recordings_++ == 0) eager_before_recording_ = eager_steps_;
+    ++recordings_;
   });
 }
 
@@ -152,7 +152,7 @@ void Trainer::record_infer_graph() {
     executor_.forward();
     recorded->gradients = backend_.end_capture();
     graphs_ = std::move(recorded);
-    if (recordings_++ == 0) eager_before_recording_ = eager_steps_;
+    ++recordings_;
   });
 }
 
@@ -160,16 +160,13 @@ std::string Trainer::graph_status() const {
   if (!config_.device_graphs) return "off (device graphs disabled)";
   if (!backend_.can_capture()) return "off (this backend runs each op as it is issued)";
   if (!graph_failure_.empty()) return "off after a failed recording: " + graph_failure_;
-  if (recordings_ == 0) return "not yet recorded (the first steps run eagerly)";
+  if (recordings_ == 0) return "not yet recorded (the first step runs eagerly)";
   std::string update;
   if (update_recordings_ > 0)
     update = "; the update recorded again at " + std::to_string(update_recordings_) +
              (update_recordings_ == 1 ? " loss-scale change" : " loss-scale changes");
-  const std::string eager = eager_before_recording_ == 1
-                                ? "the first step"
-                                : "the first " + std::to_string(eager_before_recording_) + " steps";
   return "on (" + std::to_string(recordings_) + (recordings_ == 1 ? " recording" : " recordings") +
-         update + "; " + eager + " ran eagerly)";
+         update + "; the first step ran eagerly)";
 }
 
 std::vector<GradientBucket> Trainer::gradient_buckets() const {
@@ -187,8 +184,15 @@ float Trainer::loss() {
   return total;
 }
 
+void Trainer::fit_workspace_after_first_step() {
+  if (workspace_fitted_ || eager_steps_ == 0) return;
+  backend_.fit_workspace();
+  workspace_fitted_ = true;
+}
+
 void Trainer::infer_step() {
-  if (graphs_wanted() && executor_.settled()) {
+  fit_workspace_after_first_step();
+  if (graphs_wanted() && eager_steps_ > 0) {
     if (!graphs_ || !graphs_->current()) record_infer_graph();
     if (graphs_) {
       graphs_->gradients->launch();

@@ -144,6 +144,10 @@ class Trainer {
   // The optimizer on gradients scaled by step_scale, then the compute copy of the weights.
   void update_weights(float step_scale);
   bool graphs_wanted() const;
+  // After the first step (which noted the layers' workspaces and lent those that fit in the
+  // arena), the backend's own workspace gives back what the steps no longer ask of it, graphs
+  // or not.
+  void fit_workspace_after_first_step();
   // Runs a recording; one that throws leaves no graphs, and eager steps from then on.
   void recording(const std::function<void()>& record);
   void record_train_graphs();
@@ -164,9 +168,9 @@ class Trainer {
   std::unique_ptr<StepGraphs> graphs_;
   std::string graph_failure_;
   int eager_steps_ = 0;
-  int recordings_ = 0;              // of the whole step
-  int eager_before_recording_ = 0;  // eager steps before the first recording
-  int update_recordings_ = 0;       // of the update alone, after a loss-scale change
+  int recordings_ = 0;  // of the whole step
+  bool workspace_fitted_ = false;
+  int update_recordings_ = 0;  // of the update alone, after a loss-scale change
 };
 
 }  // namespace dlbench::nn

@@ -126,11 +126,11 @@ constexpr double kGraphFloor = 1e-6;
 constexpr double kLossFloor = 1e-5;
 
 // Every run lends workspaces but the reference ones: the first step runs eagerly and notes
-// each layer's workspace, the second runs eagerly with them lent, and with `way.graphs` the
-// later ones replay. `after_step` runs between steps in every run, and the graphed run must have
+// each layer's workspace, the later ones run with them lent, recorded once and replayed with
+// `way.graphs`. `after_step` runs between steps in every run, and the graphed run must have
 // recorded `recordings` times. Returns the run's graph status.
 std::string expect_matches_reference(
-    Precision precision, Way way, int steps = 3,
+    Precision precision, Way way, int steps = 2,
     const std::function<void(backend::Backend&, int)>& after_step = {}, int recordings = 1,
     int growth_interval = 2000) {
   auto be = backend::make_backend(Device::cuda(0));
@@ -187,14 +187,13 @@ TEST(GraphStepsGpuTest, LentWorkspacesMatchTheBackendsOwn) {
   expect_matches_reference(Precision::kFp32, Way{false, true});
 }
 
-// fp16's loss scale doubling after every clean step (1024 to 32768 over five steps): the losses
+// fp16's loss scale doubling after every clean step (1024 to 16384 over four steps): the losses
 // read it on the device, so the steps replay their one recording, only the update (which takes
 // the scale as an argument) records again at each change, and the steps match eager ones.
 TEST(GraphStepsGpuTest, ALossScaleChangeRecordsOnlyTheUpdateAgain) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
-  const std::string status = expect_matches_reference(Precision::kFp16, kGraphs, 5, {}, 1, 1);
-  // Steps 1 and 2 ran eagerly and step 3 recorded at its new scale; steps 4 and 5 changed it
-  // again.
+  const std::string status = expect_matches_reference(Precision::kFp16, kGraphs, 4, {}, 1, 1);
+  // Step 1 ran eagerly and step 2 recorded at its new scale; steps 3 and 4 changed it again.
   EXPECT_NE(status.find("the update recorded again at 2 loss-scale changes"), std::string::npos)
       << status;
 }
@@ -206,11 +205,10 @@ TEST(GraphStepsGpuTest, ALossScaleChangeRecordsOnlyTheUpdateAgain) {
 // the checks' floors alone.
 TEST(GraphStepsGpuTest, AStepAfterTheWorkspaceGrewRecordsAgain) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
-  // Steps 0 and 1 run eagerly, step 2 records; the workspace grows after it.
   expect_matches_reference(
-      Precision::kFp16, kGraphs, 5,
+      Precision::kFp16, kGraphs, 4,
       [](backend::Backend& be, int step) {
-        if (step == 2) gpu_test::grow_workspace(be);
+        if (step == 1) gpu_test::grow_workspace(be);
       },
       2);
 }

@@ -124,14 +124,14 @@ std::optional<std::size_t> CudaAllocator::free_bytes() const {
 }
 
 void* CudaBackend::workspace(std::size_t bytes) {
-  largest_request_ = std::max(largest_request_, bytes);
   if (bytes > 0 && bytes <= lent_bytes_) return lent_;
-  return scratch(workspace_, bytes);
+  if (watching_) watched_ = std::max(watched_, bytes);
+  return scratch(workspace_, bytes, !watching_);
 }
 
-void* CudaBackend::scratch(GrowingBuffer& scratch, std::size_t bytes) {
+void* CudaBackend::scratch(GrowingBuffer& scratch, std::size_t bytes, bool keep) {
   if (bytes == 0) return nullptr;
-  scratch.largest = std::max(scratch.largest, bytes);
+  if (keep) scratch.largest = std::max(scratch.largest, bytes);
   if (scratch.buffer.bytes() < bytes) {
     // cudaFree waits for the device, so no queued op still reads the old buffer.
     const std::size_t grown = std::max(bytes, scratch.buffer.bytes() * 3 / 2);
@@ -144,7 +144,7 @@ void* CudaBackend::scratch(GrowingBuffer& scratch, std::size_t bytes) {
   return scratch.buffer.data();
 }
 
-void CudaBackend::fit_scratch() {
+void CudaBackend::fit_workspace() {
   // The headroom is up to a third of the buffer, memory no op uses but the step's peak counts.
   for (GrowingBuffer* s : {&workspace_, &padded_operands_, &stem_partials_}) {
     if (s->buffer.bytes() <= align_up(s->largest)) continue;

@@ -224,10 +224,17 @@ class CudaBackend final : public Backend {
     lent_ = memory;
     lent_bytes_ = memory != nullptr ? bytes : 0;
   }
-  std::size_t take_largest_workspace_request() override {
-    return std::exchange(largest_request_, 0);
+  void begin_workspace_watch() override { watched_ = 0, watching_ = true; }
+  std::size_t end_workspace_watch() override {
+    watching_ = false;
+    return watched_;
   }
-  void forget_workspace_requests() override { workspace_.largest = 0; }
+  void keep_workspace(std::size_t bytes) override {
+    workspace_.largest = std::max(workspace_.largest, bytes);
+  }
+  // Each scratch buffer (the workspace, the padded operands, the stem's partial sums)
+  // reallocated at its largest request where it holds more.
+  void fit_workspace() override;
 
  protected:
 #define DLBENCH_OP(ret, op, ...) ret op##_impl(__VA_ARGS__) override;
@@ -244,16 +251,13 @@ class CudaBackend final : public Backend {
   // least, so that slowly growing requests (the first step's shapes) reallocate rarely.
   struct GrowingBuffer {
     Buffer buffer;
-    std::size_t largest = 0;  // the largest request since the backend was made
+    std::size_t largest = 0;  // the largest request it must keep serving (fit_workspace)
   };
   // `scratch.buffer` grown to hold at least `bytes` (its contents lost when it grows): the
   // workspace, the padded operands and the stem kernels' partial sums.
-  void* scratch(GrowingBuffer& scratch, std::size_t bytes);
-  // Gives back the growth's headroom: each scratch buffer reallocated at its largest request.
-  // Done before a recording (begin_capture), which fixes the addresses; the eager steps before
-  // it asked for every shape's scratch, and a later larger request grows the buffer again (and
-  // makes the recordings not current, as any growth does).
-  void fit_scratch();
+  // `keep`: count the request in scratch.largest.
+  void* scratch(GrowingBuffer& scratch, std::size_t bytes, bool keep = true);
+
   // Blocks of `kernel` (a __global__ function) launched with `block` (and `shared` bytes of
   // dynamic shared memory) that this GPU keeps resident at once (resident_blocks_on), asked once
   // per kernel, block size and shared memory.
@@ -403,7 +407,8 @@ class CudaBackend final : public Backend {
   GrowingBuffer workspace_;
   void* lent_ = nullptr;  // lend_workspace's memory, used before workspace_ where it is enough
   std::size_t lent_bytes_ = 0;
-  std::size_t largest_request_ = 0;  // since take_largest_workspace_request
+  bool watching_ = false;  // begin_workspace_watch's requests are counted in watched_
+  std::size_t watched_ = 0;
   // Reallocations of workspace_, padded_operands_ and stem_partials_ (DeviceGraph::current).
   std::uint64_t workspace_generation_ = 0;
   std::uint64_t capture_generation_ = 0;  // workspace_generation_ when the capture began

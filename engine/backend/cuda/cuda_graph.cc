@@ -54,7 +54,7 @@ class CudaGraph final : public DeviceGraph {
 void CudaBackend::begin_capture() {
   activate();
   // The recording holds the scratch buffers' addresses: size them to what the ops ask first.
-  fit_scratch();
+  fit_workspace();
   CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   // A workspace that moves while the recording is made leaves it not current.
   capture_generation_ = workspace_generation_;
