@@ -74,9 +74,9 @@ class Backend {
   // What measuring took since the backend was made (run output's start-up row).
   virtual PlanningTime planning_time() const { return {}; }
   // Device scratch the backend keeps between ops (CUDA: the one workspace that convolution
-  // algorithms, fused plans and im2col columns share, grown to the largest request so far with
-  // headroom that a recording gives back, and the padded copies of few-channel convolution
-  // inputs).
+  // algorithms, fused plans and im2col columns share, grown to the largest request and fitted
+  // to what it must keep serving after the first step, and the padded copies of few-channel
+  // convolution inputs).
   virtual std::size_t workspace_bytes() const { return 0; }
   // Lends the backend `bytes` of device memory at `memory` (nullptr, 0: none) for its ops'
   // workspace until the next call: an op that needs no more than that uses it instead of the

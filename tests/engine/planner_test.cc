@@ -8,6 +8,15 @@
 namespace dlbench::nn {
 namespace {
 
+// ResNet-50 at batch 2 on 32x32 images: every kind of buffer lifetime, planned in an instant.
+Graph small_resnet() {
+  const auto& m = models::find_model("resnet50");
+  models::ModelConfig c;
+  c.batch = 2;
+  c.size = 32;
+  return m.build(models::resolve(m, c));
+}
+
 TEST(PlannerTest, BuffersAliveTogetherNeverOverlap) {
   std::vector<BufferRequest> r{{1000, 0, 2}, {500, 1, 3}, {2000, 3, 5}, {700, 4, 4}, {300, 0, 5}};
   BufferPlan p = place_buffers(r);
@@ -25,12 +34,7 @@ TEST(PlannerTest, BuffersAliveTogetherNeverOverlap) {
 }
 
 TEST(PlannerTest, ResNetPlanIsConsistentAndInferenceNeedsLess) {
-  const auto& m = models::find_model("resnet50");
-  models::ModelConfig c;
-  c.batch = 2;
-  c.size = 32;
-  c = models::resolve(m, c);
-  Graph g = m.build(c);
+  Graph g = small_resnet();
   ActivationPlan train = plan_activations(g, Mode::kTrain);
   ActivationPlan infer = plan_activations(g, Mode::kInfer);
   EXPECT_LT(infer.total_bytes, train.total_bytes);
@@ -66,12 +70,7 @@ TEST(PlannerTest, AOneTimeBufferGoesWhereNothingLiveIs) {
 }
 
 TEST(PlannerTest, OneTimeBuffersInAResNetStepOverlapNothingLive) {
-  const auto& m = models::find_model("resnet50");
-  models::ModelConfig c;
-  c.batch = 2;
-  c.size = 32;
-  c = models::resolve(m, c);
-  Graph g = m.build(c);
+  Graph g = small_resnet();
   const ActivationPlan plan = plan_activations(g, Mode::kTrain);
   int placed = 0, refused = 0;
   for (std::size_t n = 0; n < g.layer_count(); ++n)

@@ -145,7 +145,8 @@ void* CudaBackend::scratch(GrowingBuffer& scratch, std::size_t bytes, bool keep)
 }
 
 void CudaBackend::fit_workspace() {
-  // The headroom is up to a third of the buffer, memory no op uses but the step's peak counts.
+  // A buffer may hold half again its largest request, and requests since lent elsewhere:
+  // memory no op uses but the step's peak counts.
   for (GrowingBuffer* s : {&workspace_, &padded_operands_, &stem_partials_}) {
     if (s->buffer.bytes() <= align_up(s->largest)) continue;
     ++workspace_generation_;
