@@ -8,6 +8,33 @@
 
 namespace dlbench::nn {
 
+namespace {
+
+// A placed buffer: bytes [offset, end) from schedule time first to last (inclusive).
+struct Placed {
+  std::size_t offset, end;
+  int first, last;
+  bool overlaps(int from, int to) const { return first <= to && from <= last; }
+};
+
+// The lowest offset where `size` bytes fit clear of every placed buffer alive at some time in
+// [from, to]: 0 or the end of one of them.
+std::size_t lowest_fit(const std::vector<Placed>& placed, int from, int to, std::size_t size) {
+  std::vector<Placed> live;
+  for (const Placed& p : placed)
+    if (p.overlaps(from, to)) live.push_back(p);
+  std::sort(live.begin(), live.end(),
+            [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
+  std::size_t offset = 0;
+  for (const Placed& p : live) {
+    if (offset + size <= p.offset) break;
+    offset = std::max(offset, p.end);
+  }
+  return offset;
+}
+
+}  // namespace
+
 BufferPlan place_buffers(const std::vector<BufferRequest>& requests) {
   BufferPlan plan;
   plan.offsets.assign(requests.size(), 0);
@@ -16,25 +43,11 @@ BufferPlan place_buffers(const std::vector<BufferRequest>& requests) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return requests[a].bytes > requests[b].bytes;
   });
-  struct Placed {
-    std::size_t offset, end;
-    int first, last;
-  };
   std::vector<Placed> placed;
   for (std::size_t i : order) {
     const BufferRequest& r = requests[i];
-    std::size_t size = align_up(r.bytes);
-    // Candidate offsets: 0 and the end of every live-overlapping buffer; take the lowest fit.
-    std::vector<Placed> live;
-    for (const Placed& p : placed)
-      if (p.first <= r.last && r.first <= p.last) live.push_back(p);
-    std::sort(live.begin(), live.end(),
-              [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
-    std::size_t offset = 0;
-    for (const Placed& p : live) {
-      if (offset + size <= p.offset) break;
-      offset = std::max(offset, p.end);
-    }
+    const std::size_t size = align_up(r.bytes);
+    const std::size_t offset = lowest_fit(placed, r.first, r.last, size);
     plan.offsets[i] = offset;
     const std::size_t end = checked_add(offset, size, "the planned activation memory");
     placed.push_back({offset, end, r.first, r.last});
@@ -142,18 +155,14 @@ ActivationPlan plan_activations(const Graph& graph, Mode mode) {
 }
 
 std::size_t free_offset_at(const ActivationPlan& plan, int time, std::size_t bytes) {
-  std::vector<std::pair<std::size_t, std::size_t>> live;  // [offset, end) of the buffers then
-  for (std::size_t i = 0; i < plan.buffers.size(); ++i)
-    if (plan.buffers[i].first <= time && time <= plan.buffers[i].last)
-      live.emplace_back(plan.buffer_offsets[i],
-                        plan.buffer_offsets[i] + align_up(plan.buffers[i].bytes));
-  std::sort(live.begin(), live.end());
-  const std::size_t size = align_up(bytes);
-  std::size_t offset = 0;
-  for (const auto& [start, end] : live) {
-    if (offset + size <= start) return offset;
-    offset = std::max(offset, end);
+  std::vector<Placed> placed;
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferRequest& b = plan.buffers[i];
+    placed.push_back(
+        {plan.buffer_offsets[i], plan.buffer_offsets[i] + align_up(b.bytes), b.first, b.last});
   }
+  const std::size_t size = align_up(bytes);
+  const std::size_t offset = lowest_fit(placed, time, time, size);
   return offset + size <= plan.total_bytes ? offset : kNoBuffer;
 }
 
