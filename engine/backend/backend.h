@@ -87,9 +87,9 @@ class Backend {
     (void)bytes;
   }
   // Watches the workspace requests of the ops issued until end_workspace_watch, which returns
-  // the largest (0 where the backend keeps no workspace). The backend's own workspace does not
-  // count them as its to keep (fit_workspace): the watcher lends them memory, or hands them
-  // back with keep_workspace.
+  // the largest (0 where the backend keeps no workspace; candidates timed for a plan are not
+  // counted). The backend's own workspace does not count them as its to keep (fit_workspace):
+  // the watcher lends them memory, or hands them back with keep_workspace.
   virtual void begin_workspace_watch() {}
   virtual std::size_t end_workspace_watch() { return 0; }
   virtual void keep_workspace(std::size_t bytes) { (void)bytes; }

@@ -236,6 +236,75 @@ TEST_F(GpuOpTest, ARecordingFitsTheWorkspaceToItsLargestRequest) {
   EXPECT_FALSE(graph->current());
 }
 
+// A convolution's first call times candidates (Find's algorithms, the product, the fused
+// statistics graph) before it runs the one chosen. Those requests are the search's: a watch of
+// the first call reports what later calls ask for, and the own workspace, fitted after the
+// first call, holds the chosen route's request, not the largest candidate's. ResNet-50's f16
+// shapes (batch 32), each direction, on a backend that has planned nothing.
+TEST_F(GpuOpTest, TheFirstCallsSearchCountsInNoWatchAndNoFit) {
+  struct Layer {
+    const char* name;
+    std::int64_t hw, c, k, r;
+    int stride;
+  };
+  for (const Layer& l :
+       {Layer{"layer1 conv3 1x1", 56, 64, 256, 1, 1}, Layer{"layer1 conv2 3x3", 56, 64, 64, 3, 1},
+        Layer{"layer2.0 conv2 3x3/2", 56, 128, 128, 3, 2},
+        Layer{"layer3 conv1 1x1", 14, 1024, 256, 1, 1}}) {
+    SCOPED_TRACE(l.name);
+    backend::ConvParams p;
+    p.n = 32, p.h = p.w = l.hw, p.c = l.c, p.k = l.k, p.r = p.s = l.r;
+    p.stride_h = p.stride_w = l.stride, p.pad_h = p.pad_w = static_cast<int>(l.r / 2);
+    backend::ConvParams forward = p;
+    forward.statistics = true;
+    backend::cuda::CudaBackend be(0);
+    GpuTensor x(be, p.input_shape(), DType::kF16), w(be, p.weight_shape(), DType::kF16);
+    GpuTensor y(be, p.output_shape(), DType::kF16), dy(be, p.output_shape(), DType::kF16);
+    GpuTensor dx(be, p.input_shape(), DType::kF16), dw(be, p.weight_shape(), DType::kF16);
+    GpuTensor stats(be, forward.statistics_shape(), DType::kF32);
+    x.upload(ops_test::random_tensor(p.input_shape(), 1).data);
+    w.upload(ops_test::random_tensor(p.weight_shape(), 2).data);
+    dy.upload(ops_test::random_tensor(p.output_shape(), 3).data);
+    auto step = [&] {
+      be.conv_forward(forward, x.tensor(), w.tensor(), Tensor(), y.tensor(), Tensor(),
+                      stats.tensor());
+      be.conv_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+      be.conv_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), Tensor(),
+                               GradMode::kOverwrite);
+      be.synchronize();
+    };
+    auto watched_step = [&] {
+      be.begin_workspace_watch();
+      step();
+      return be.end_workspace_watch();
+    };
+    const std::size_t first = watched_step();
+    const std::size_t later = watched_step();
+    EXPECT_EQ(first, later) << "the first call's watch counted its search";
+    EXPECT_EQ(be.conv_plans_measured(), 3u);
+
+    // Unwatched, the calls' requests are the backend's to keep: after the fit it holds the
+    // largest of them (as the watch reported it), and the next calls run without growing it.
+    backend::cuda::CudaBackend own(0);
+    auto own_step = [&] {
+      own.conv_forward(forward, x.tensor(), w.tensor(), Tensor(), y.tensor(), Tensor(),
+                       stats.tensor());
+      own.conv_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+      own.conv_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), Tensor(),
+                                GradMode::kOverwrite);
+      own.synchronize();
+    };
+    own_step();
+    own.fit_workspace();
+    const std::size_t fitted = own.workspace_bytes();
+    own.begin_workspace_watch();
+    own_step();
+    EXPECT_EQ(align_up(own.end_workspace_watch()), fitted) << "the fit kept a search's request";
+    own_step();
+    EXPECT_EQ(own.workspace_bytes(), fitted);
+  }
+}
+
 // Max pooling saves a uint8 argmax per output element, int32 past a 16x16 window.
 TEST_F(GpuOpTest, PoolWorkspaceIsOneByteArgmaxPerOutput) {
   const backend::PoolParams vgg = max_pool(8, 8, 64, 2, 2);

@@ -125,13 +125,13 @@ std::optional<std::size_t> CudaAllocator::free_bytes() const {
 
 void* CudaBackend::workspace(std::size_t bytes) {
   if (bytes > 0 && bytes <= lent_bytes_) return lent_;
-  if (watching_) watched_ = std::max(watched_, bytes);
+  if (watching_ && searches_ == 0) watched_ = std::max(watched_, bytes);
   return scratch(workspace_, bytes, !watching_);
 }
 
 void* CudaBackend::scratch(GrowingBuffer& scratch, std::size_t bytes, bool keep) {
   if (bytes == 0) return nullptr;
-  if (keep) scratch.largest = std::max(scratch.largest, bytes);
+  if (keep && searches_ == 0) scratch.largest = std::max(scratch.largest, bytes);
   if (scratch.buffer.bytes() < bytes) {
     // cudaFree waits for the device, so no queued op still reads the old buffer.
     const std::size_t grown = std::max(bytes, scratch.buffer.bytes() * 3 / 2);
@@ -142,6 +142,15 @@ void* CudaBackend::scratch(GrowingBuffer& scratch, std::size_t bytes, bool keep)
     scratch.buffer = Buffer(allocator_, align_up(grown));
   }
   return scratch.buffer.data();
+}
+
+float CudaBackend::search_ms(const std::function<void()>& work, int runs) {
+  struct Searching {
+    int& depth;
+    explicit Searching(int& d) : depth(++d) {}
+    ~Searching() { --depth; }
+  } searching(searches_);
+  return mean_device_ms(stream_, work, runs);
 }
 
 void CudaBackend::fit_workspace() {

@@ -255,8 +255,11 @@ class CudaBackend final : public Backend {
   };
   // `scratch.buffer` grown to hold at least `bytes` (its contents lost when it grows): the
   // workspace, the padded operands and the stem kernels' partial sums.
-  // `keep`: count the request in scratch.largest.
+  // `keep`: count the request in scratch.largest (never inside a search).
   void* scratch(GrowingBuffer& scratch, std::size_t bytes, bool keep = true);
+  // mean_device_ms of a candidate competing for a plan, its scratch requests left out of the
+  // watch and the fit (searches_).
+  float search_ms(const std::function<void()>& work, int runs = 3);
 
   // Blocks of `kernel` (a __global__ function) launched with `block` (and `shared` bytes of
   // dynamic shared memory) that this GPU keeps resident at once (resident_blocks_on), asked once
@@ -409,6 +412,9 @@ class CudaBackend final : public Backend {
   std::size_t lent_bytes_ = 0;
   bool watching_ = false;  // begin_workspace_watch's requests are counted in watched_
   std::size_t watched_ = 0;
+  // Above 0 while a plan's candidates are timed (search_ms): their requests are the search's, so
+  // no watch and no fit counts them; the candidate chosen asks again when it runs.
+  int searches_ = 0;
   // Reallocations of workspace_, padded_operands_ and stem_partials_ (DeviceGraph::current).
   std::uint64_t workspace_generation_ = 0;
   std::uint64_t capture_generation_ = 0;  // workspace_generation_ when the capture began

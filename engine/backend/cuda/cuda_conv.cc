@@ -292,9 +292,9 @@ const ConvPlan& CudaBackend::conv_plan(ConvDirection direction, const ConvParams
     if (conv_route_ == ConvRoute::kGemm) {
       plan->gemm = true;
     } else {
-      cudnn_ms = mean_device_ms(
-          stream_, [&] { run_cudnn_conv(direction, *plan, o, find_workspace.data(), 0.0f); });
-      gemm_ms = mean_device_ms(stream_, [&] { conv_gemm(direction, p, dtype, o, nullptr, 0.0f); });
+      cudnn_ms =
+          search_ms([&] { run_cudnn_conv(direction, *plan, o, find_workspace.data(), 0.0f); });
+      gemm_ms = search_ms([&] { conv_gemm(direction, p, dtype, o, nullptr, 0.0f); });
       plan->gemm = gemm_ms < cudnn_ms;
     }
     conv_choices_.push_back({direction, p, dtype, cudnn_ms, gemm_ms, plan->gemm});
@@ -377,10 +377,10 @@ std::int64_t CudaBackend::padded_channels(ConvDirection direction, const ConvPar
   if (!choice.padded_ms.empty()) {
     // Each route's first run (unmeasured) plans its shape; the copies count in the padded times.
     // Pinned, the times are taken for the timing tool and the narrowest width runs.
-    choice.unpadded_ms = mean_device_ms(stream_, [&] { run(p.c); });
+    choice.unpadded_ms = search_ms([&] { run(p.c); });
     float best = choice.unpadded_ms;
     for (auto& [width, ms] : choice.padded_ms) {
-      ms = mean_device_ms(stream_, [&] { run(width); });
+      ms = search_ms([&] { run(width); });
       if (ms < best) best = ms, choice.channels = width;
     }
     if (pinned) choice.channels = choice.padded_ms.front().first;
@@ -435,13 +435,13 @@ void CudaBackend::choose_fused_forward(ConvPlan& plan, const ConvParams& p, DTyp
   Buffer statistics(allocator_,
                     sizeof(float) * static_cast<std::size_t>(p.statistics ? 2 * p.k : 1));
   auto* stats = p.statistics ? static_cast<float*>(statistics.data()) : nullptr;
-  const float unfused_ms = mean_device_ms(stream_, [&] {
+  const float unfused_ms = search_ms([&] {
     run_forward(plan, p, dtype, o, b, nullptr);
     if (stats) channel_statistics(o.y, dtype, p.output_rows(), p.k, stats);
   });
   auto fused = std::make_unique<FusedConvForward>(cudnn_, p, dtype, fused_workspace_limit(0));
   if (!fused->ok() || !fused->takes(o.x, o.w, b, o.r, o.y, stats)) return;
-  const float fused_ms = mean_device_ms(stream_, [&] {
+  const float fused_ms = search_ms([&] {
     fused->run(cudnn_, o.x, o.w, b, o.r, o.y, workspace(fused->workspace_bytes()), stats);
   });
   if (fused_ms < unfused_ms) plan.fused = std::move(fused);
@@ -453,14 +453,11 @@ void CudaBackend::choose_graph_route(ConvDirection direction, ConvPlan& plan, co
   const bool pinned = conv_route_ == ConvRoute::kGraph;
   // The route so far (Find's algorithm or the product), timed as the graph's engines are.
   const float route_ms =
-      pinned
-          ? 0.0f
-          : mean_device_ms(
-                stream_, [&] { run_plain(direction, plan, p, dtype, o, kZero); }, kGraphRouteRuns);
-  auto graph = std::make_unique<GraphConv>(cudnn_, direction, p, dtype, limit, o.x, o.w, o.y, ws,
-                                           [&](const std::function<void()>& work) {
-                                             return mean_device_ms(stream_, work, kGraphRouteRuns);
-                                           });
+      pinned ? 0.0f
+             : search_ms([&] { run_plain(direction, plan, p, dtype, o, kZero); }, kGraphRouteRuns);
+  auto graph = std::make_unique<GraphConv>(
+      cudnn_, direction, p, dtype, limit, o.x, o.w, o.y, ws,
+      [&](const std::function<void()>& work) { return search_ms(work, kGraphRouteRuns); });
   if (!graph->ok() || (!pinned && graph->best_ms() >= route_ms)) return;
   plan.graph = std::move(graph);
   plan.gemm = false;

@@ -234,8 +234,8 @@ bool CudaBackend::stem_route(ConvDirection direction, const ConvParams& p, DType
   const auto start = std::chrono::steady_clock::now();
   const double planning_before = planning_time().seconds();
   StemChoice choice{direction, p, dtype, 0.0f, 0.0f, false};
-  choice.route_ms = mean_device_ms(stream_, route);
-  choice.stem_ms = mean_device_ms(stream_, stem);
+  choice.route_ms = search_ms(route);
+  choice.stem_ms = search_ms(stem);
   choice.stem = choice.stem_ms < choice.route_ms;
   stem_routes_.emplace(key, choice.stem);
   stem_choices_.push_back(choice);
