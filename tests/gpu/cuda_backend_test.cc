@@ -265,42 +265,33 @@ TEST_F(GpuOpTest, TheFirstCallsSearchCountsInNoWatchAndNoFit) {
     x.upload(ops_test::random_tensor(p.input_shape(), 1).data);
     w.upload(ops_test::random_tensor(p.weight_shape(), 2).data);
     dy.upload(ops_test::random_tensor(p.output_shape(), 3).data);
-    auto step = [&] {
-      be.conv_forward(forward, x.tensor(), w.tensor(), Tensor(), y.tensor(), Tensor(),
+    // The layer's three passes on `on`.
+    auto step = [&](backend::cuda::CudaBackend& on) {
+      on.conv_forward(forward, x.tensor(), w.tensor(), Tensor(), y.tensor(), Tensor(),
                       stats.tensor());
-      be.conv_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
-      be.conv_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), Tensor(),
+      on.conv_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
+      on.conv_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), Tensor(),
                                GradMode::kOverwrite);
-      be.synchronize();
+      on.synchronize();
     };
-    auto watched_step = [&] {
-      be.begin_workspace_watch();
-      step();
-      return be.end_workspace_watch();
+    auto watched_step = [&](backend::cuda::CudaBackend& on) {
+      on.begin_workspace_watch();
+      step(on);
+      return on.end_workspace_watch();
     };
-    const std::size_t first = watched_step();
-    const std::size_t later = watched_step();
+    const std::size_t first = watched_step(be);
+    const std::size_t later = watched_step(be);
     EXPECT_EQ(first, later) << "the first call's watch counted its search";
     EXPECT_EQ(be.conv_plans_measured(), 3u);
 
     // Unwatched, the calls' requests are the backend's to keep: after the fit it holds the
     // largest of them (as the watch reported it), and the next calls run without growing it.
     backend::cuda::CudaBackend own(0);
-    auto own_step = [&] {
-      own.conv_forward(forward, x.tensor(), w.tensor(), Tensor(), y.tensor(), Tensor(),
-                       stats.tensor());
-      own.conv_backward_data(p, dy.tensor(), w.tensor(), dx.tensor(), GradMode::kOverwrite);
-      own.conv_backward_weights(p, x.tensor(), dy.tensor(), dw.tensor(), Tensor(),
-                                GradMode::kOverwrite);
-      own.synchronize();
-    };
-    own_step();
+    step(own);
     own.fit_workspace();
     const std::size_t fitted = own.workspace_bytes();
-    own.begin_workspace_watch();
-    own_step();
-    EXPECT_EQ(align_up(own.end_workspace_watch()), fitted) << "the fit kept a search's request";
-    own_step();
+    EXPECT_EQ(align_up(watched_step(own)), fitted) << "the fit kept a search's request";
+    step(own);
     EXPECT_EQ(own.workspace_bytes(), fitted);
   }
 }
