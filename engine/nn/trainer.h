@@ -168,9 +168,9 @@ class Trainer {
   std::unique_ptr<StepGraphs> graphs_;
   std::string graph_failure_;
   int eager_steps_ = 0;
-  int recordings_ = 0;  // of the whole step
-  bool workspace_fitted_ = false;
-  int update_recordings_ = 0;  // of the update alone, after a loss-scale change
+  int recordings_ = 0;             // of the whole step
+  int update_recordings_ = 0;      // of the update alone, after a loss-scale change
+  bool workspace_fitted_ = false;  // fit_workspace_after_first_step ran
 };
 
 }  // namespace dlbench::nn

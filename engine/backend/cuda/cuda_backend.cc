@@ -144,15 +144,6 @@ void* CudaBackend::scratch(GrowingBuffer& scratch, std::size_t bytes, bool keep)
   return scratch.buffer.data();
 }
 
-float CudaBackend::search_ms(const std::function<void()>& work, int runs) {
-  struct Searching {
-    int& depth;
-    explicit Searching(int& d) : depth(++d) {}
-    ~Searching() { --depth; }
-  } searching(searches_);
-  return mean_device_ms(stream_, work, runs);
-}
-
 void CudaBackend::fit_workspace() {
   // A buffer may hold half again its largest request, and requests since lent elsewhere:
   // memory no op uses but the step's peak counts.

@@ -257,8 +257,9 @@ class CudaBackend final : public Backend {
   // workspace, the padded operands and the stem kernels' partial sums.
   // `keep`: count the request in scratch.largest (never inside a search).
   void* scratch(GrowingBuffer& scratch, std::size_t bytes, bool keep = true);
-  // mean_device_ms of a candidate competing for a plan, its scratch requests left out of the
-  // watch and the fit (searches_).
+  // Mean device time in ms of a candidate competing for a plan: `work`'s launches over `runs`
+  // runs after one unmeasured run, timed with CUDA events, its scratch requests left out of the
+  // watch and the fit (searches_; cuda_conv.cc).
   float search_ms(const std::function<void()>& work, int runs = 3);
 
   // Blocks of `kernel` (a __global__ function) launched with `block` (and `shared` bytes of
@@ -471,9 +472,6 @@ std::size_t padded_operand_bytes(const ConvParams& p, DType dtype, std::int64_t 
 // backward-weights pass over p: ResNet's stem (7x7, stride 2, padding 3, 3 -> 64 channels) in
 // f16 or bf16, with or without a bias, a ReLU and statistics, and no residual.
 bool stem_kernel_fits(const ConvParams& p, DType dtype);
-// Mean device time of `work`'s launches on the stream over `runs` runs after one unmeasured run
-// (which may plan or allocate), in ms, timed with CUDA events (cuda_conv.cc).
-float mean_device_ms(cudaStream_t stream, const std::function<void()>& work, int runs = 3);
 // The key a convolution's plan and route choices are kept under: direction, dtype and math,
 // then ConvParams::fields() (cuda_conv.cc).
 ConvKey conv_key(ConvDirection direction, const ConvParams& p, DType dtype);

@@ -182,13 +182,19 @@ constexpr std::int64_t kPaddedWidths[] = {4, 8};
 
 }  // namespace
 
-// Candidates compete over 3 runs each (mean_device_ms's default) after their unmeasured one.
-float mean_device_ms(cudaStream_t stream, const std::function<void()>& work, int runs) {
+// Candidates compete over 3 runs each (search_ms's default) after their unmeasured one, which
+// may plan or allocate. While one runs (searches_), its scratch requests are the search's.
+float CudaBackend::search_ms(const std::function<void()>& work, int runs) {
+  struct Searching {
+    int& depth;
+    explicit Searching(int& d) : depth(++d) {}
+    ~Searching() { --depth; }
+  } searching(searches_);
   work();
   Event start, stop;
-  CUDA_CHECK(cudaEventRecord(start, stream));
+  CUDA_CHECK(cudaEventRecord(start, stream_));
   for (int i = 0; i < runs; ++i) work();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventRecord(stop, stream_));
   CUDA_CHECK(cudaEventSynchronize(stop));
   float ms = 0;
   CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
